@@ -1,0 +1,1 @@
+"""Job logs: sources, the canonical attempt table, classification and the workload profile."""

@@ -1,0 +1,178 @@
+"""Job kinds: train, smoke, restart, eval, merge, quantize, export, other (SPEC F1).
+
+Order of precedence for one job:
+1. an explicit label (CSV/JSONL `kind` column, `kind=...` in a Slurm job comment);
+2. a re-submission of the same job after it failed, timed out, lost its node or was preempted
+   (same name and user, same chain when one is known) within `restart_window_hours`: restart;
+3. the first name rule that matches (team rules from the workspace, then the defaults);
+4. other.
+Requeue attempts of one job (sacct `--duplicates`) are counted as restarts too, at attempt
+level: the job keeps its kind, the extra attempts are the restarts.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import duckdb
+import pyarrow as pa
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpudecide.errors import InputError
+from gpudecide.jobs.schema import RESTART_AFTER_STATES
+
+Kind = Literal["train", "smoke", "restart", "eval", "merge", "quantize", "export", "other"]
+
+
+class KindRule(BaseModel):
+    """A job-name rule: the first rule whose pattern matches gives the kind."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Kind = Field(description="Kind given to jobs whose name matches.")
+    pattern: str = Field(
+        description="Regular expression (RE2 syntax) searched in the job name, case-insensitive."
+    )
+
+
+DEFAULT_RULES: tuple[KindRule, ...] = (
+    KindRule(kind="smoke", pattern=r"smoke|sanity|dry[-_]?run|debug|probe|canary|hpo|sweep|trial"),
+    KindRule(kind="restart", pattern=r"resume|restart|retry|requeue"),
+    KindRule(kind="eval", pattern=r"eval|bench|valid|judge|score"),
+    KindRule(kind="merge", pattern=r"merge"),
+    KindRule(kind="quantize", pattern=r"quant|awq|gptq|int4|int8|fp8"),
+    KindRule(kind="export", pattern=r"export|convert|gguf|onnx|publish|upload"),
+    KindRule(kind="train", pattern=r"train|finetune|fine-tune|sft|dpo|lora|^ft[-_]"),
+)
+
+
+class ClassifyConfig(BaseModel):
+    """How jobs get their kind (workspace `classify:` section)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rules: list[KindRule] | None = Field(
+        default=None, description="Replaces the built-in name rules when given."
+    )
+    extra_rules: list[KindRule] = Field(
+        default_factory=list, description="Checked before the built-in (or replacing) rules."
+    )
+    restart_window_hours: float = Field(
+        default=72.0,
+        gt=0,
+        description="A failed job re-submitted within this many hours counts as a restart.",
+    )
+
+    def effective_rules(self) -> list[KindRule]:
+        """Team rules first, then the built-in ones unless replaced."""
+        base = list(DEFAULT_RULES) if self.rules is None else self.rules
+        return [*self.extra_rules, *base]
+
+
+def _sql_str(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def validate_rules(rules: list[KindRule], where: str) -> None:
+    """Every pattern must compile in the regex engine that will run it."""
+    con = duckdb.connect()
+    try:
+        for i, rule in enumerate(rules):
+            try:
+                con.execute(f"SELECT regexp_matches('x', {_sql_str(rule.pattern)}, 'i')").fetchall()
+            except duckdb.Error as exc:
+                raise InputError(
+                    f"pattern {rule.pattern!r} is not a valid regular expression: "
+                    f"{str(exc).splitlines()[0]}",
+                    path=where,
+                    field=f"classify.rules[{i}].pattern",
+                    hint="RE2 syntax: no look-ahead or back-references",
+                ) from None
+    finally:
+        con.close()
+
+
+def jobs_table(attempts: pa.Table, config: ClassifyConfig | None = None) -> pa.Table:
+    """One row per job with its kind, final state, attempts and GPU-hours."""
+    cfg = config or ClassifyConfig()
+    rules = cfg.effective_rules()
+    rule_case = (
+        "CASE "
+        + " ".join(
+            f"WHEN regexp_matches(name, {_sql_str(r.pattern)}, 'i') THEN '{r.kind}'"
+            for r in rules
+        )
+        + " ELSE NULL END"
+        if rules
+        else "NULL"
+    )
+    restart_states = ", ".join(f"'{s}'" for s in RESTART_AFTER_STATES)
+    window_s = cfg.restart_window_hours * 3600.0
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    con.register("attempts", attempts)
+    sql = f"""
+    WITH a AS (
+      SELECT *,
+        (start IS NOT NULL AND gpu_count IS NOT NULL AND state <> 'pending') AS ran,
+        coalesce(gpu_count, 0) * coalesce(elapsed_s, 0) / 3600.0 AS gpu_hours
+      FROM attempts
+    ),
+    j AS (
+      SELECT job_id,
+        arg_min(name, attempt) AS name,
+        arg_min("user", attempt) AS "user",
+        arg_min(team, attempt) AS team,
+        max(chain_id) AS chain_id,
+        max(kind_label) AS kind_label,
+        arg_max(state, attempt) AS final_state,
+        arg_min(wait_reason, attempt) AS first_wait_reason,
+        CAST(count(*) AS INTEGER) AS attempts,
+        CAST(count(*) FILTER (WHERE ran) AS INTEGER) AS ran_attempts,
+        bool_or(ran) AS ran,
+        max(gpu_count) AS gpus,
+        max(req_gpus) AS req_gpus,
+        max(gpu_type) AS gpu_type,
+        min(submit) AS first_submit,
+        min(eligible) AS first_eligible,
+        min(start) AS first_start,
+        max("end") AS last_end,
+        sum(gpu_hours) AS gpu_hours,
+        coalesce(sum(gpu_hours) FILTER (WHERE attempt > 1), 0) AS requeue_gpu_hours,
+        coalesce(sum(gpu_hours) FILTER (WHERE state = 'completed'), 0) AS completed_gpu_hours,
+        max(pending_tasks) AS pending_tasks
+      FROM a GROUP BY job_id
+    ),
+    r AS (
+      SELECT *,
+        lag(final_state) OVER w AS prev_state,
+        lag(last_end) OVER w AS prev_end
+      FROM j
+      WINDOW w AS (PARTITION BY coalesce(chain_id, ''), coalesce("user", ''), name
+                   ORDER BY first_submit, job_id)
+    ),
+    flagged AS (
+      SELECT * EXCLUDE (prev_state, prev_end),
+        coalesce(name IS NOT NULL AND prev_state IN ({restart_states})
+          AND first_submit >= prev_end
+          AND epoch(first_submit) - epoch(prev_end) <= {window_s}, false) AS is_resubmission,
+        {rule_case} AS rule_kind
+      FROM r
+    )
+    SELECT * EXCLUDE (rule_kind),
+      coalesce(kind_label, CASE WHEN is_resubmission THEN 'restart' END, rule_kind, 'other')
+        AS kind,
+      -- what the job is apart from being a restart: a completed restart of a training is a
+      -- successful training
+      coalesce(kind_label, rule_kind, 'other') AS base_kind,
+      CASE WHEN kind_label IS NOT NULL THEN 'label'
+           WHEN is_resubmission THEN 'resubmission'
+           WHEN rule_kind IS NOT NULL THEN 'name rule'
+           ELSE 'no rule matched' END AS kind_source
+    FROM flagged
+    """
+    try:
+        table = con.sql(sql).to_arrow_table()
+    finally:
+        con.close()
+    return table

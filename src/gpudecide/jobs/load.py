@@ -1,0 +1,104 @@
+"""Load any number of job logs into one canonical attempt table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import duckdb
+import pyarrow as pa
+
+from gpudecide.errors import InputError
+from gpudecide.jobs.sacct import BadRow, ParseResult, read_sacct
+from gpudecide.jobs.schema import ATTEMPTS_SCHEMA
+from gpudecide.jobs.tabular import read_tabular
+
+LogFormat = Literal["auto", "sacct", "csv", "jsonl"]
+
+
+@dataclass
+class JobLog:
+    """Attempts from every source, plus what had to be skipped and why."""
+
+    attempts: pa.Table
+    sources: list[Path]
+    bad_rows: list[BadRow] = field(default_factory=list)
+    duplicate_rows: int = 0
+
+
+def check_timezone(tz: str) -> str:
+    """Validate an IANA zone name (sacct prints local time; --tz says which)."""
+    try:
+        ZoneInfo(tz)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise InputError(
+            f"unknown time zone {tz!r}", field="--tz", hint="use an IANA name such as Asia/Almaty"
+        ) from None
+    return tz
+
+
+def detect_format(path: Path) -> Literal["sacct", "csv", "jsonl"]:
+    """Format from the extension, else from the first non-empty line."""
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".ndjson"):
+        return "jsonl"
+    if suffix == ".csv":
+        return "csv"
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", path=path) from None
+    first = next((ln.strip() for ln in head.splitlines() if ln.strip()), b"")
+    if first.startswith(b"{"):
+        return "jsonl"
+    if b"|" in first or not first:
+        return "sacct"
+    if b"," in first:
+        return "csv"
+    return "sacct"
+
+
+def load_logs(
+    paths: list[Path],
+    *,
+    fmt: LogFormat = "auto",
+    tz: str = "UTC",
+    sacct_format: str | None = None,
+    skip_bad_rows: bool = False,
+) -> JobLog:
+    """Read every log; identical attempts listed in overlapping dumps are kept once."""
+    if not paths:
+        raise InputError("no job log given", hint="pass one or more sacct/CSV/JSONL files")
+    check_timezone(tz)
+    results: list[ParseResult] = []
+    for path in paths:
+        if path.is_dir():
+            raise InputError("is a directory, not a job log", path=path)
+        if not path.exists():
+            raise InputError("no such file", path=path)
+        kind = detect_format(path) if fmt == "auto" else fmt
+        if kind == "sacct":
+            results.append(
+                read_sacct(path, tz=tz, sacct_format=sacct_format, skip_bad_rows=skip_bad_rows)
+            )
+        else:
+            results.append(read_tabular(path, fmt=kind, tz=tz, skip_bad_rows=skip_bad_rows))
+    merged = pa.concat_tables([r.table for r in results]).cast(ATTEMPTS_SCHEMA)
+    before = merged.num_rows
+    if len(results) > 1:
+        con = duckdb.connect()
+        con.register("merged", merged)
+        merged = con.sql(
+            "SELECT * EXCLUDE (_k) FROM (SELECT *, row_number() OVER (PARTITION BY job_id, "
+            "attempt, submit, start, state ORDER BY source) AS _k FROM merged) WHERE _k = 1"
+        ).to_arrow_table().cast(ATTEMPTS_SCHEMA)
+        con.close()
+    return JobLog(
+        attempts=merged,
+        sources=list(paths),
+        bad_rows=[b for r in results for b in r.bad_rows],
+        duplicate_rows=before - merged.num_rows,
+    )

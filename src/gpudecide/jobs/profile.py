@@ -1,0 +1,450 @@
+"""The workload profile: how often, how much, what shape, how predictable (SPEC F1-F3, C2).
+
+All figures are computed from the team's own log over a window of whole weeks ending at the
+last event in the log (or `until`). Thresholds that turn a number into a word are constants
+here and are printed next to the verdict, so a reader can disagree with them openly.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+
+from gpudecide import evidence as ev
+from gpudecide.jobs.classify import ClassifyConfig, jobs_table
+from gpudecide.jobs.load import JobLog
+from gpudecide.jobs.schema import KINDS
+
+# F2: a workload is "bursty" when weekly GPU-hours vary this much, or when a tenth of the
+# jobs hold this share of all GPU-hours.
+BURSTY_CV = 0.75
+BURSTY_TOP_SHARE = 0.6
+TOP_JOBS_FRACTION = 0.10
+# F3: naive forecast "next week = this week"; weighted absolute percentage error bands.
+PREDICTABLE_WAPE = 0.30
+PARTLY_PREDICTABLE_WAPE = 0.60
+# F3: a job counts as planned ahead when it was made eligible this long after submission.
+LEAD_TIME_HOURS = 24.0
+
+DURATION_BUCKETS = (
+    ("< 10 min", 0.0, 10 / 60),
+    ("10 min - 1 h", 10 / 60, 1.0),
+    ("1 - 4 h", 1.0, 4.0),
+    ("4 - 12 h", 4.0, 12.0),
+    ("12 - 24 h", 12.0, 24.0),
+    ("1 - 3 days", 24.0, 72.0),
+    ("> 3 days", 72.0, math.inf),
+)
+
+
+@dataclass
+class ProfileOptions:
+    """What window to look at and what pool to compare against."""
+
+    weeks: int = 8
+    pool_gpus: int | None = None
+    until: datetime | None = None
+    classify: ClassifyConfig = field(default_factory=ClassifyConfig)
+
+
+@dataclass
+class ProfileResult:
+    """The JSON-ready figures plus the tables the report draws from."""
+
+    figures: dict[str, Any]
+    jobs: pa.Table
+    series: dict[str, Any]
+
+
+def _r(x: float | None, digits: int = 3) -> float | None:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return None
+    return round(float(x), digits)
+
+
+def _iso(ts: datetime | None) -> str | None:
+    return ts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if ts else None
+
+
+def _step_function(
+    starts: np.ndarray, ends: np.ndarray, gpus: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Times (s) and the number of GPUs in use right after each (ends before starts on ties)."""
+    times = np.concatenate([ends, starts])
+    deltas = np.concatenate([-gpus, gpus])
+    order = np.lexsort((deltas, times))
+    times, deltas = times[order], deltas[order]
+    return times, np.cumsum(deltas)
+
+
+def _integrate(times: np.ndarray, levels: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """GPU-seconds of the step function in each [edges[i], edges[i+1])."""
+    if times.size == 0:
+        return np.zeros(edges.size - 1)
+    seg = np.diff(times) * levels[:-1]
+    cum = np.concatenate([[0.0], np.cumsum(seg)])
+    idx = np.searchsorted(times, edges, side="right") - 1
+    level_at = np.where(idx >= 0, levels[np.clip(idx, 0, None)], 0.0)
+    base = np.where(idx >= 0, cum[np.clip(idx, 0, None)], 0.0)
+    value = base + level_at * (edges - times[np.clip(idx, 0, None)]) * (idx >= 0)
+    return np.diff(value)
+
+
+def _predictability(weekly: np.ndarray, lead_share: float | None) -> dict[str, Any]:
+    """F3: how well last week's demand predicts next week's."""
+    prev, nxt = weekly[:-1], weekly[1:]
+    denominator = float(nxt.sum())
+    wape = float(np.abs(nxt - prev).sum() / denominator) if denominator > 0 else None
+    autocorr = None
+    if weekly.size >= 3 and np.std(prev) > 0 and np.std(nxt) > 0:
+        autocorr = float(np.corrcoef(prev, nxt)[0, 1])
+    if wape is None:
+        verdict = "not measurable"
+        meaning = "no GPU-hours after the first week of the window"
+    elif wape <= PREDICTABLE_WAPE:
+        verdict = "predictable"
+        meaning = (
+            "last week's load predicts the next within "
+            f"{PREDICTABLE_WAPE:.0%}: capacity can be planned; renting per job adds "
+            "coordination overhead"
+        )
+    elif wape <= PARTLY_PREDICTABLE_WAPE:
+        verdict = "partly predictable"
+        meaning = "load drifts week to week: plan a base, keep headroom for the rest"
+    else:
+        verdict = "unpredictable"
+        meaning = (
+            "tomorrow's pool load cannot be told from last week's: buying permanent "
+            "capacity is premature"
+        )
+    return {
+        "method": "naive forecast: next week's GPU-hours = this week's",
+        "wape": _r(wape),
+        "lag1_autocorrelation": _r(autocorr),
+        "thresholds": {
+            "predictable_wape_max": PREDICTABLE_WAPE,
+            "partly_predictable_wape_max": PARTLY_PREDICTABLE_WAPE,
+        },
+        "verdict": verdict,
+        "meaning": meaning,
+        "lead_time_share": _r(lead_share),
+        "lead_time_hours": LEAD_TIME_HOURS,
+    }
+
+
+def _burstiness(weekly: np.ndarray, job_hours: np.ndarray) -> dict[str, Any]:
+    """F2: how uneven the load is over weeks and over jobs."""
+    mean = float(weekly.mean()) if weekly.size else 0.0
+    cv = float(weekly.std() / mean) if mean > 0 else None
+    total = float(job_hours.sum())
+    top_n = max(1, math.ceil(TOP_JOBS_FRACTION * job_hours.size)) if job_hours.size else 0
+    ranked = np.sort(job_hours)[::-1]
+    top_share = float(ranked[:top_n].sum() / total) if total > 0 else None
+    largest = float(ranked[0] / total) if total > 0 else None
+    peak_to_mean = float(weekly.max() / mean) if mean > 0 else None
+    if cv is None:
+        shape = "no load"
+    elif cv >= BURSTY_CV or (top_share is not None and top_share >= BURSTY_TOP_SHARE):
+        shape = "bursty"
+    else:
+        shape = "steady"
+    return {
+        "weekly_gpu_hours_cv": _r(cv),
+        "top_jobs_fraction": TOP_JOBS_FRACTION,
+        "top_jobs_gpu_hours_share": _r(top_share),
+        "largest_job_gpu_hours_share": _r(largest),
+        "peak_week_to_mean": _r(peak_to_mean),
+        "shape": shape,
+        "thresholds": {"bursty_cv_min": BURSTY_CV, "bursty_top_share_min": BURSTY_TOP_SHARE},
+    }
+
+
+def build_profile(log: JobLog, options: ProfileOptions | None = None) -> ProfileResult:
+    """Compute the F1-F3 profile of a job log."""
+    opts = options or ProfileOptions()
+    jobs = jobs_table(log.attempts, opts.classify)
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    con.register("attempts", log.attempts)
+    con.register("jobs", jobs)
+    last = con.execute(
+        "SELECT max(greatest(coalesce(\"end\", start, submit), coalesce(start, submit), submit)),"
+        " min(least(coalesce(submit, start), coalesce(start, submit))) FROM attempts"
+    ).fetchall()[0]
+    window_end: datetime = opts.until or last[0] or datetime.now(UTC)
+    window_end = window_end.astimezone(UTC)
+    window_start = window_end - timedelta(weeks=opts.weeks)
+    log_start: datetime | None = last[1]
+    con.execute(
+        "CREATE TEMP TABLE wjobs AS SELECT * FROM jobs "
+        "WHERE coalesce(first_start, first_submit) >= $s AND coalesce(first_start, first_submit)"
+        " <= $e",
+        {"s": window_start, "e": window_end},
+    )
+    counts = con.execute(
+        """SELECT
+          count(*) FILTER (WHERE ran AND gpus > 0),
+          count(*) FILTER (WHERE NOT ran AND final_state = 'cancelled'),
+          coalesce(sum(coalesce(pending_tasks, 1)) FILTER (WHERE NOT ran AND final_state
+            IN ('pending', 'requeued')), 0),
+          count(*) FILTER (WHERE ran AND gpus = 0),
+          coalesce(sum(ran_attempts) FILTER (WHERE ran AND gpus > 0), 0),
+          count(*) FILTER (WHERE ran AND gpus > 0 AND base_kind = 'train'
+            AND final_state = 'completed'),
+          count(*) FILTER (WHERE ran AND gpus > 0 AND is_resubmission),
+          coalesce(sum(ran_attempts - 1) FILTER (WHERE ran AND gpus > 0), 0),
+          count(*) FILTER (WHERE ran AND gpus > 0 AND final_state <> 'completed'),
+          count(*) FILTER (WHERE ran AND gpus > 0 AND final_state = 'running')
+        FROM wjobs"""
+    ).fetchall()[0]
+    (
+        jobs_total,
+        never_started,
+        pending,
+        non_gpu,
+        attempts_total,
+        trainings_ok,
+        restart_jobs,
+        requeue_attempts,
+        unsuccessful,
+        running,
+    ) = (int(x) for x in counts)
+    by_kind_rows = con.execute(
+        """SELECT kind, count(*), sum(gpu_hours - requeue_gpu_hours), sum(requeue_gpu_hours)
+        FROM wjobs WHERE ran AND gpus > 0 GROUP BY kind"""
+    ).fetchall()
+    jobs_by_kind = dict.fromkeys(KINDS, 0)
+    hours_by_kind = dict.fromkeys(KINDS, 0.0)
+    for kind, n, hours, requeue_hours in by_kind_rows:
+        jobs_by_kind[kind] = int(n)
+        hours_by_kind[kind] += float(hours or 0.0)
+        # Requeue attempts are restart work whatever the job's kind (issue: requeue = restart).
+        hours_by_kind["restart"] += float(requeue_hours or 0.0)
+    kind_sources = dict(
+        con.execute(
+            "SELECT kind_source, count(*) FROM wjobs WHERE ran AND gpus > 0 GROUP BY 1 ORDER BY 1"
+        ).fetchall()
+    )
+    state_rows = con.execute(
+        "SELECT final_state, count(*) FROM wjobs WHERE ran AND gpus > 0 GROUP BY 1 ORDER BY 1"
+    ).fetchall()
+    arrays = con.sql(
+        f"""SELECT epoch(a.start) AS s, epoch(coalesce(a."end", TIMESTAMPTZ '{_iso(window_end)}'))
+              AS e, a.gpu_count AS g, a.state = 'completed' AS ok
+        FROM attempts a SEMI JOIN (SELECT job_id FROM wjobs WHERE ran AND gpus > 0) j
+          USING (job_id)
+        WHERE a.start IS NOT NULL AND a.gpu_count > 0 AND a.state <> 'pending'"""
+    ).to_arrow_table()
+    job_hours = np.asarray(
+        con.sql("SELECT gpu_hours FROM wjobs WHERE ran AND gpus > 0").to_arrow_table()
+        .column(0).to_numpy(zero_copy_only=False),
+        dtype=float,
+    )
+    lead = con.execute(
+        f"""SELECT sum(gpu_hours) FILTER (WHERE first_eligible IS NOT NULL),
+              sum(gpu_hours) FILTER (WHERE epoch(first_eligible) - epoch(first_submit)
+                >= {LEAD_TIME_HOURS * 3600} AND coalesce(first_wait_reason, '')
+                NOT ILIKE '%depend%'),
+              count(*) FILTER (WHERE first_eligible IS NOT NULL)
+            FROM wjobs WHERE ran AND gpus > 0"""
+    ).fetchall()[0]
+    weekly_jobs_rows = con.execute(
+        f"""SELECT CAST(floor((epoch(first_start) - {window_start.timestamp()}) / 604800)
+              AS INTEGER) AS w, kind, count(*)
+            FROM wjobs WHERE ran AND gpus > 0 GROUP BY ALL"""
+    ).fetchall()
+    con.close()
+
+    s = arrays.column("s").to_numpy(zero_copy_only=False).astype(float)
+    e = arrays.column("e").to_numpy(zero_copy_only=False).astype(float)
+    g = arrays.column("g").to_numpy(zero_copy_only=False).astype(float)
+    ok = arrays.column("ok").to_numpy(zero_copy_only=False).astype(bool)
+    durations_h = (e - s) / 3600.0
+    attempt_hours = g * durations_h
+    times, levels = _step_function(s, e, g)
+    peak = float(levels.max()) if levels.size else 0.0
+    peak_at = (
+        datetime.fromtimestamp(float(times[int(levels.argmax())]), UTC) if levels.size else None
+    )
+
+    week_edges = np.array(
+        [window_start.timestamp() + i * 604800.0 for i in range(opts.weeks + 1)]
+    )
+    weekly_hours = _integrate(times, levels, week_edges) / 3600.0
+    day_count = opts.weeks * 7
+    day_edges = np.array([window_start.timestamp() + i * 86400.0 for i in range(day_count + 1)])
+    daily_hours = _integrate(times, levels, day_edges) / 3600.0
+
+    weeks: list[dict[str, Any]] = []
+    for i in range(opts.weeks):
+        by_kind = {k: 0 for k in KINDS}
+        for w, kind, n in weekly_jobs_rows:
+            if w == i or (i == opts.weeks - 1 and w == opts.weeks):
+                by_kind[kind] += int(n)
+        weeks.append(
+            {
+                "week": i + 1,
+                "start": _iso(window_start + timedelta(weeks=i)),
+                "end": _iso(window_start + timedelta(weeks=i + 1)),
+                "jobs": sum(by_kind.values()),
+                "jobs_by_kind": by_kind,
+                "gpu_hours": _r(weekly_hours[i]),
+            }
+        )
+
+    gpu_hours_total = float(attempt_hours.sum())
+    useful_hours = float(attempt_hours[ok].sum())
+    window_hours = opts.weeks * 7 * 24.0
+    busy_share = occupied_share = available = None
+    if opts.pool_gpus:
+        available = opts.pool_gpus * window_hours
+        busy_share = useful_hours / available
+        occupied_share = gpu_hours_total / available
+
+    quantiles = (
+        {f"p{q}": _r(float(np.percentile(durations_h, q))) for q in (10, 50, 90)}
+        if durations_h.size
+        else {"p10": None, "p50": None, "p90": None}
+    )
+    histogram = [
+        {"bucket": label, "attempts": int(((durations_h >= lo) & (durations_h < hi)).sum())}
+        for label, lo, hi in DURATION_BUCKETS
+    ]
+    lead_share = (
+        float(lead[1] or 0.0) / float(lead[0]) if lead[2] and lead[0] and lead[0] > 0 else None
+    )
+    notes: list[str] = []
+    covered_weeks = None
+    if log_start is not None and log_start > window_start:
+        covered_weeks = (window_end - log_start).total_seconds() / 604800.0
+        notes.append(
+            f"the log starts {_iso(log_start)}: it covers {covered_weeks:.1f} of the "
+            f"{opts.weeks} weeks asked for; weekly figures before that are zero, not measured"
+        )
+    if lead[2] == 0:
+        notes.append("the log has no eligible times: lead-time share not measurable")
+    if running:
+        notes.append(f"{running} job(s) still running: counted up to {_iso(window_end)}")
+
+    figures: dict[str, Any] = {
+        "window": {
+            "start": _iso(window_start),
+            "end": _iso(window_end),
+            "weeks": opts.weeks,
+            "weeks_covered_by_log": _r(covered_weeks, 2),
+        },
+        "jobs_total": jobs_total,
+        "attempts_total": attempts_total,
+        "jobs_by_kind": jobs_by_kind,
+        "kind_sources": kind_sources,
+        "trainings_successful": trainings_ok,
+        "related_jobs": jobs_total,
+        "restarts": restart_jobs + requeue_attempts,
+        "restart_jobs": restart_jobs,
+        "requeue_attempts": requeue_attempts,
+        "never_started": never_started,
+        "pending": pending,
+        "non_gpu_jobs": non_gpu,
+        "final_states": {str(k): int(v) for k, v in state_rows},
+        "unsuccessful_share": _r(unsuccessful / jobs_total if jobs_total else None),
+        "gpu_hours_total": _r(gpu_hours_total),
+        "gpu_hours_by_kind": {k: _r(v) for k, v in hours_by_kind.items()},
+        "gpu_hours_lost_share": _r(
+            (gpu_hours_total - useful_hours) / gpu_hours_total if gpu_hours_total else None
+        ),
+        "useful_gpu_hours": _r(useful_hours),
+        "peak_concurrent_gpus": int(peak),
+        "peak_at": _iso(peak_at),
+        "jobs_per_week_mean": _r(jobs_total / opts.weeks),
+        "duration_hours": {
+            **quantiles,
+            "max": _r(float(durations_h.max())) if durations_h.size else None,
+            "mean": _r(float(durations_h.mean())) if durations_h.size else None,
+            "histogram": histogram,
+        },
+        "weeks": weeks,
+        "burstiness": _burstiness(weekly_hours, job_hours),
+        "predictability": _predictability(weekly_hours, lead_share),
+        "pool_gpus": opts.pool_gpus,
+        "available_gpu_hours": _r(available),
+        "busy_share": _r(busy_share, 4),
+        "occupied_share": _r(occupied_share, 4),
+        "skipped_rows": len(log.bad_rows),
+        "skipped": [
+            {"path": b.path, "line": b.line, "field": b.field, "reason": b.reason}
+            for b in log.bad_rows[:50]
+        ],
+        "duplicate_rows_dropped": log.duplicate_rows,
+        "notes": notes,
+    }
+    series = {
+        "day_starts": [window_start + timedelta(days=i) for i in range(day_count)],
+        "daily_gpu_hours": daily_hours.tolist(),
+        "concurrency": _downsample(times, levels, window_start, window_end),
+    }
+    return ProfileResult(figures=figures, jobs=jobs, series=series)
+
+
+def _downsample(
+    times: np.ndarray, levels: np.ndarray, start: datetime, end: datetime, buckets: int = 1500
+) -> dict[str, list[Any]]:
+    """Max GPUs in use per time bucket: a chart needs shape and peaks, not every event."""
+    edges = np.linspace(start.timestamp(), end.timestamp(), buckets + 1)
+    if times.size == 0:
+        return {"t": [datetime.fromtimestamp(x, UTC) for x in edges[:-1]], "gpus": [0] * buckets}
+    idx_at_edge = np.searchsorted(times, edges[:-1], side="right") - 1
+    level_at_edge = np.where(idx_at_edge >= 0, levels[np.clip(idx_at_edge, 0, None)], 0)
+    bucket_of_event = np.clip(np.searchsorted(edges, times, side="right") - 1, 0, buckets - 1)
+    peak = level_at_edge.astype(float)
+    np.maximum.at(peak, bucket_of_event, levels.astype(float))
+    return {
+        "t": [datetime.fromtimestamp(float(x), UTC) for x in edges[:-1]],
+        "gpus": peak.astype(int).tolist(),
+    }
+
+
+def summary_line(figures: dict[str, Any]) -> str:
+    """F1 in one sentence: trainings next to everything else they took."""
+    parts = [
+        f"{n} {k}" for k, n in figures["jobs_by_kind"].items() if n and k != "train"
+    ]
+    return (
+        f"{figures['trainings_successful']} successful full training(s); "
+        f"{figures['jobs_total']} GPU jobs in all"
+        + (f" ({', '.join(parts)})" if parts else "")
+        + f"; {figures['gpu_hours_total']} GPU-hours"
+    )
+
+
+def to_evidence(result: ProfileResult, inputs: list[ev.InputRef]) -> ev.Evidence:
+    """The profile as an evidence record (SPEC F1-F3, C2)."""
+    f = result.figures
+    notes = list(f["notes"])
+    if f["skipped_rows"]:
+        notes.append(f"{f['skipped_rows']} malformed row(s) skipped (--skip-bad-rows)")
+    verdict: ev.Verdict = "warn" if f["skipped_rows"] or f["window"]["weeks_covered_by_log"] else "info"
+    figures = dict(f)
+    figures["series"] = {
+        "day_starts": [_iso(d) for d in result.series["day_starts"]],
+        "daily_gpu_hours": [round(h, 4) for h in result.series["daily_gpu_hours"]],
+        "concurrency": {
+            "t": [_iso(x) for x in result.series["concurrency"]["t"]],
+            "gpus": result.series["concurrency"]["gpus"],
+        },
+    }
+    return ev.Evidence(
+        kind="profile",
+        title="Workload profile",
+        spec_ids=["F1", "F2", "F3", "C2"],
+        verdict=verdict,
+        summary=summary_line(f),
+        figures=figures,
+        notes=notes,
+        inputs=inputs,
+    )

@@ -1,0 +1,121 @@
+"""The canonical job table (DESIGN: canonical job record).
+
+One row per *attempt*: a Slurm job requeued twice has three rows sharing `job_id` with
+`attempt` 1, 2, 3. A value the source does not carry is null, never guessed.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+KINDS = ("train", "smoke", "restart", "eval", "merge", "quantize", "export", "other")
+
+STATES = (
+    "completed",
+    "failed",
+    "cancelled",
+    "preempted",
+    "timeout",
+    "node_fail",
+    "running",
+    "pending",
+    "requeued",
+)
+
+# Attempts that ended without the result they were started for.
+UNSUCCESSFUL_STATES = ("failed", "cancelled", "preempted", "timeout", "node_fail", "requeued")
+# A re-submission after one of these counts as a restart (issue: failed/preempted run re-submitted).
+RESTART_AFTER_STATES = ("failed", "preempted", "timeout", "node_fail", "requeued")
+
+TIMESTAMP_COLUMNS = (
+    "submit",
+    "eligible",
+    "start",
+    "prep_start",
+    "first_step",
+    "last_checkpoint",
+    "end",
+)
+
+_TS = pa.timestamp("us", tz="UTC")
+
+ATTEMPTS_SCHEMA = pa.schema(
+    [
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("job_id", pa.string(), nullable=False),
+        pa.field("attempt", pa.int32(), nullable=False),
+        pa.field("array_job_id", pa.string()),
+        pa.field("chain_id", pa.string()),
+        pa.field("name", pa.string()),
+        pa.field("kind_label", pa.string()),
+        pa.field("user", pa.string()),
+        pa.field("team", pa.string()),
+        pa.field("partition", pa.string()),
+        pa.field("gpu_count", pa.int32()),
+        pa.field("gpu_type", pa.string()),
+        pa.field("req_gpus", pa.int32()),
+        pa.field("priority", pa.int64()),
+        pa.field("site", pa.string()),
+        pa.field("state", pa.string(), nullable=False),
+        pa.field("state_detail", pa.string()),
+        pa.field("exit_code", pa.string()),
+        pa.field("wait_reason", pa.string()),
+        *(pa.field(c, _TS) for c in TIMESTAMP_COLUMNS),
+        pa.field("elapsed_s", pa.float64()),
+        pa.field("time_limit_s", pa.int64()),
+        pa.field("steps", pa.int32()),
+        pa.field("pending_tasks", pa.int32()),
+        pa.field("extras", pa.string()),
+    ]
+)
+
+# Column documentation, shown in the README and used by the CSV/JSONL reader.
+CANONICAL_COLUMNS: dict[str, str] = {
+    "job_id": "required. Scheduler job id; several rows with one job_id are attempts (requeues).",
+    "attempt": "1, 2, ... for requeues of one job_id; default: order of start time.",
+    "chain_id": "id shared by train -> eval -> merge -> quantize -> export of one model.",
+    "name": "job name; drives kind classification when `kind` is empty.",
+    "kind": f"explicit kind, wins over rules: {', '.join(KINDS)}.",
+    "user": "who submitted it.",
+    "team": "team or account.",
+    "partition": "partition, queue or node pool.",
+    "gpu_count": "required. GPUs allocated (0 for a CPU job; empty if it never ran).",
+    "gpu_type": "GPU class, e.g. h100.",
+    "req_gpus": "GPUs requested (defaults to gpu_count).",
+    "priority": "integer scheduler priority.",
+    "site": "site, region or cluster.",
+    "state": f"required. One of {', '.join(STATES)} (Slurm state words are accepted too).",
+    "exit_code": "exit code as the scheduler printed it.",
+    "wait_reason": "why it waited (Slurm Reason, Kubernetes FailedScheduling message).",
+    "submit": "ISO 8601 time it was submitted; without an offset it is read in --tz.",
+    "eligible": "time it became ready to run (holds and dependencies over).",
+    "start": "time a node was assigned.",
+    "prep_start": "time preparation (image pull, data staging) began.",
+    "first_step": "time the first training step ran.",
+    "last_checkpoint": "time of the last checkpoint written.",
+    "end": "time it ended.",
+    "time_limit_s": "requested time limit in seconds.",
+}
+REQUIRED_COLUMNS = ("job_id", "gpu_count", "state")
+
+# Slurm state words (sacct State) mapped to canonical states; detail is kept in state_detail.
+SLURM_STATES: dict[str, str] = {
+    "COMPLETED": "completed",
+    "FAILED": "failed",
+    "OUT_OF_MEMORY": "failed",
+    "CANCELLED": "cancelled",
+    "REVOKED": "cancelled",
+    "PREEMPTED": "preempted",
+    "TIMEOUT": "timeout",
+    "DEADLINE": "timeout",
+    "NODE_FAIL": "node_fail",
+    "BOOT_FAIL": "node_fail",
+    "RUNNING": "running",
+    "SUSPENDED": "running",
+    "RESIZING": "running",
+    "COMPLETING": "running",
+    "PENDING": "pending",
+    "REQUEUED": "requeued",
+    "REQUEUE_HOLD": "requeued",
+    "REQUEUE_FED": "requeued",
+}

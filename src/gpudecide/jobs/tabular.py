@@ -1,0 +1,272 @@
+"""CSV and JSONL job logs with the canonical columns (see `schema.CANONICAL_COLUMNS`).
+
+For teams whose scheduler is not Slurm: one row per job attempt, the column names of the
+canonical table, unknown columns kept as `extras` (a JSON object per row).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pyarrow as pa
+
+from gpudecide.errors import InputError
+from gpudecide.jobs.sacct import BadRow, ParseResult
+from gpudecide.jobs.schema import (
+    ATTEMPTS_SCHEMA,
+    CANONICAL_COLUMNS,
+    KINDS,
+    REQUIRED_COLUMNS,
+    SLURM_STATES,
+    STATES,
+    TIMESTAMP_COLUMNS,
+)
+
+_INT_COLUMNS = ("attempt", "gpu_count", "req_gpus", "priority", "time_limit_s")
+_TEXT_COLUMNS = (
+    "job_id",
+    "chain_id",
+    "name",
+    "user",
+    "team",
+    "partition",
+    "gpu_type",
+    "site",
+    "exit_code",
+    "wait_reason",
+)
+
+
+class _RowError(Exception):
+    def __init__(self, field: str, reason: str) -> None:
+        self.field = field
+        self.reason = reason
+        super().__init__(reason)
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    text = str(value).strip()
+    return text or None
+
+
+def _int(column: str, value: Any, *, minimum: int | None = None) -> int | None:
+    text = _text(value)
+    if text is None:
+        return None
+    if isinstance(value, bool):
+        raise _RowError(column, f"{value!r} is not an integer")
+    try:
+        number = int(float(text)) if isinstance(value, float) else int(text)
+    except ValueError:
+        raise _RowError(column, f"{text!r} is not an integer") from None
+    if isinstance(value, float) and value != number:
+        raise _RowError(column, f"{value!r} is not a whole number")
+    if minimum is not None and number < minimum:
+        raise _RowError(column, f"{number} is below {minimum}")
+    return number
+
+
+def _time(column: str, value: Any, tz: ZoneInfo) -> datetime | None:
+    text = _text(value)
+    if text is None:
+        return None
+    try:
+        stamp = datetime.fromisoformat(text)
+    except ValueError:
+        raise _RowError(
+            column, f"{text[:40]!r} is not an ISO 8601 time (2026-07-27T14:10:00Z)"
+        ) from None
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=tz)
+    return stamp.astimezone(UTC)
+
+
+def _state(value: Any) -> tuple[str, str | None]:
+    text = _text(value)
+    if text is None:
+        raise _RowError("state", "is empty")
+    lowered = text.lower()
+    if lowered in STATES:
+        return lowered, text
+    word = text.split()[0].upper()
+    if word in SLURM_STATES:
+        return SLURM_STATES[word], text
+    raise _RowError("state", f"{text[:40]!r} is not one of {', '.join(STATES)}")
+
+
+def _convert(row: dict[str, Any], tz: ZoneInfo) -> dict[str, Any]:
+    """One source row (canonical keys, others kept as extras) -> one canonical row.
+
+    Raises _RowError naming the field.
+    """
+    extras = {k: v for k, v in row.items() if k not in CANONICAL_COLUMNS and v not in (None, "")}
+    out: dict[str, Any] = {c: _text(row.get(c)) for c in _TEXT_COLUMNS}
+    if out["job_id"] is None:
+        raise _RowError("job_id", "is empty")
+    out["attempt"] = _int("attempt", row.get("attempt"), minimum=1)
+    out["gpu_count"] = _int("gpu_count", row.get("gpu_count"), minimum=0)
+    out["req_gpus"] = _int("req_gpus", row.get("req_gpus"), minimum=0)
+    out["priority"] = _int("priority", row.get("priority"))
+    out["time_limit_s"] = _int("time_limit_s", row.get("time_limit_s"), minimum=0)
+    out["state"], out["state_detail"] = _state(row.get("state"))
+    kind = _text(row.get("kind"))
+    if kind is not None and kind.lower() not in KINDS:
+        raise _RowError("kind", f"{kind[:40]!r} is not one of {', '.join(KINDS)}")
+    out["kind_label"] = kind.lower() if kind else None
+    for col in TIMESTAMP_COLUMNS:
+        out[col] = _time(col, row.get(col), tz)
+    ran = out["start"] is not None and out["state"] != "pending"
+    if ran and out["gpu_count"] is None:
+        raise _RowError("gpu_count", "is empty for a job that started (0 for a CPU job)")
+    if out["start"] and out["end"] and out["end"] < out["start"]:
+        raise _RowError("end", "is before start")
+    if out["req_gpus"] is None:
+        out["req_gpus"] = out["gpu_count"]
+    if not ran:
+        out["gpu_count"] = None
+    out["elapsed_s"] = (
+        (out["end"] - out["start"]).total_seconds() if out["start"] and out["end"] else None
+    )
+    out["array_job_id"] = None
+    out["steps"] = None
+    out["pending_tasks"] = None
+    out["extras"] = json.dumps(extras, ensure_ascii=False, sort_keys=True) if extras else None
+    return out
+
+
+def _canonical_key(name: str) -> str:
+    key = name.strip().lower()
+    return key if key in CANONICAL_COLUMNS else name
+
+
+def _column_map(names: list[str], path: Path) -> dict[str, str]:
+    mapping: dict[str, str] = {}
+    for name in names:
+        key = name.strip().lower()
+        if key in CANONICAL_COLUMNS and key not in mapping.values():
+            mapping[name] = key
+    missing = [c for c in REQUIRED_COLUMNS if c not in mapping.values()]
+    if missing:
+        raise InputError(
+            f"missing required column(s) {', '.join(missing)}",
+            path=path,
+            line=1,
+            hint="see `gpudecide columns` for the canonical columns",
+        )
+    return mapping
+
+
+def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | BadRow]]:
+    """(line, row) pairs; undecodable lines come back as BadRow."""
+    bad_lines: dict[int, BadRow] = {}
+
+    def decoded() -> Iterator[str]:
+        with open(path, "rb") as handle:
+            for lineno, raw in enumerate(handle, start=1):
+                try:
+                    yield raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+                except UnicodeDecodeError:
+                    bad_lines[lineno] = BadRow(str(path), lineno, None, "not UTF-8 text")
+                    yield "\n"
+
+    try:
+        reader = csv.reader(decoded(), strict=True)
+        header = next(reader, None)
+        if header is None or not any(h.strip() for h in header):
+            raise InputError("no header row with column names", path=path, line=1)
+        if 1 in bad_lines:
+            raise InputError("header is not UTF-8 text", path=path, line=1)
+        mapping = _column_map(header, path)
+        for fields in reader:
+            line = reader.line_num
+            if line in bad_lines:
+                yield line, bad_lines.pop(line)
+                continue
+            if not fields or (len(fields) == 1 and not fields[0].strip()):
+                continue
+            if len(fields) != len(header):
+                yield line, BadRow(
+                    str(path), line, None, f"{len(fields)} fields, the header has {len(header)}"
+                )
+                continue
+            yield line, {mapping.get(h, h): v for h, v in zip(header, fields, strict=True)}
+    except csv.Error as exc:
+        yield reader.line_num, BadRow(str(path), reader.line_num, None, f"CSV syntax: {exc}")
+
+
+def _jsonl_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | BadRow]]:
+    with open(path, "rb") as handle:
+        for lineno, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                obj = json.loads(raw)
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                reason = (
+                    "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else
+                    f"not a JSON object: {exc.msg}"
+                )
+                yield lineno, BadRow(str(path), lineno, None, reason)
+                continue
+            if not isinstance(obj, dict):
+                yield lineno, BadRow(str(path), lineno, None, "not a JSON object")
+                continue
+            yield lineno, {_canonical_key(str(k)): v for k, v in obj.items()}
+
+
+def read_tabular(
+    path: str | Path, *, fmt: str, tz: str = "UTC", skip_bad_rows: bool = False
+) -> ParseResult:
+    """Read a CSV (`fmt='csv'`) or JSONL (`fmt='jsonl'`) job log into canonical attempts."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError("no such file", path=p)
+    zone = ZoneInfo(tz)
+    rows: list[dict[str, Any]] = []
+    bad: list[BadRow] = []
+    source = _csv_rows(p) if fmt == "csv" else _jsonl_rows(p)
+    data_lines = 0
+    for line, item in source:
+        data_lines += 1
+        if isinstance(item, BadRow):
+            bad.append(item)
+        else:
+            try:
+                rows.append(_convert(item, zone))
+            except _RowError as err:
+                bad.append(BadRow(str(p), line, err.field, err.reason))
+        if bad and not skip_bad_rows:
+            raise bad[0].as_error()
+    if not rows and not bad:
+        raise InputError("no job rows", path=p)
+    _number_attempts(rows)
+    columns: dict[str, list[Any]] = {f.name: [] for f in ATTEMPTS_SCHEMA}
+    for row in rows:
+        row["source"] = str(p)
+        for name in columns:
+            columns[name].append(row.get(name))
+    return ParseResult(
+        table=pa.table(columns, schema=ATTEMPTS_SCHEMA), bad_rows=bad, data_lines=data_lines
+    )
+
+
+def _number_attempts(rows: list[dict[str, Any]]) -> None:
+    """Fill `attempt` where a source leaves it out: order of start (then submit) per job."""
+    far = datetime.max.replace(tzinfo=UTC)
+    by_job: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_job.setdefault(row["job_id"], []).append(row)
+    for attempts in by_job.values():
+        if all(r["attempt"] is not None for r in attempts):
+            continue
+        attempts.sort(key=lambda r: (r["start"] or far, r["submit"] or far))
+        for i, r in enumerate(attempts, start=1):
+            r["attempt"] = i

@@ -1,0 +1,250 @@
+"""Render the evidence of a workspace as HTML, Markdown and JSON.
+
+Each evidence kind has a section builder (`SECTION_BUILDERS`); a later analysis adds its
+section by registering one. The HTML is a single file with inline CSS and inline SVG: no
+script, font or stylesheet is fetched, so it opens the same in an air-gapped network.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from gpudecide import __version__
+from gpudecide import evidence as ev
+from gpudecide.fsutil import atomic_write_text
+from gpudecide.report import charts
+from gpudecide.report.i18n import Language, t
+
+
+@dataclass
+class Table:
+    """A captioned table of already formatted cells."""
+
+    caption: str
+    headers: list[str]
+    rows: list[list[str]]
+
+
+@dataclass
+class Chart:
+    """An inline SVG chart."""
+
+    title: str
+    svg: str
+
+
+@dataclass
+class Section:
+    """One analysis as shown in the report."""
+
+    anchor: str
+    title: str
+    record: ev.Evidence
+    freshness: str
+    freshness_label: str
+    problems: list[str]
+    tables: list[Table] = field(default_factory=list)
+    charts: list[Chart] = field(default_factory=list)
+
+
+SectionBuilder = Callable[[Section, Language], None]
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, float):
+        return f"{value:,.3f}".rstrip("0").rstrip(".") if value % 1 else f"{value:,.0f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
+
+
+def _profile_section(section: Section, lang: Language) -> None:
+    f = section.record.figures
+    section.title = t("profile", lang)
+    kinds = list(f["jobs_by_kind"])
+    section.tables.append(
+        Table(
+            t("jobs_by_kind", lang),
+            ["kind", t("jobs", lang), t("gpu_hours", lang)],
+            [[k, _fmt(f["jobs_by_kind"][k]), _fmt(f["gpu_hours_by_kind"][k])] for k in kinds]
+            + [["all", _fmt(f["jobs_total"]), _fmt(f["gpu_hours_total"])]],
+        )
+    )
+    burst, pred = f["burstiness"], f["predictability"]
+    rows = [
+        ["successful full trainings (F1)", _fmt(f["trainings_successful"])],
+        ["GPU jobs in all (F1)", _fmt(f["jobs_total"])],
+        ["attempts (requeues included)", _fmt(f["attempts_total"])],
+        ["restarts (re-submissions + requeues)", _fmt(f["restarts"])],
+        ["never started (cancelled while pending)", _fmt(f["never_started"])],
+        ["unsuccessful share of jobs", _pct(f["unsuccessful_share"])],
+        ["GPU-hours lost to unsuccessful attempts", _pct(f["gpu_hours_lost_share"])],
+        ["jobs per week (mean)", _fmt(f["jobs_per_week_mean"])],
+        ["duration p50 / p90 / max (h)", " / ".join(
+            _fmt(f["duration_hours"][k]) for k in ("p50", "p90", "max"))],
+        ["peak concurrent GPUs (F2)", f"{_fmt(f['peak_concurrent_gpus'])} at {f['peak_at']}"],
+        ["weekly GPU-hours CV (F2)", _fmt(burst["weekly_gpu_hours_cv"])],
+        [f"GPU-hours in the largest {burst['top_jobs_fraction']:.0%} of jobs (F2)",
+         _pct(burst["top_jobs_gpu_hours_share"])],
+        ["shape (F2)", f"{burst['shape']} (bursty when CV >= "
+         f"{burst['thresholds']['bursty_cv_min']} or top share >= "
+         f"{burst['thresholds']['bursty_top_share_min']:.0%})"],
+        ["predictability (F3)", f"{pred['verdict']}: WAPE {_fmt(pred['wape'])} "
+         f"(predictable <= {pred['thresholds']['predictable_wape_max']}, partly <= "
+         f"{pred['thresholds']['partly_predictable_wape_max']}); {pred['meaning']}"],
+        [f"GPU-hours planned >= {pred['lead_time_hours']:.0f} h ahead (F3)",
+         _pct(pred["lead_time_share"])],
+    ]
+    if f.get("pool_gpus"):
+        rows.append([f"busy share of a {f['pool_gpus']}-GPU pool (C2)",
+                     f"{_pct(f['busy_share'])} useful, {_pct(f['occupied_share'])} occupied"])
+    section.tables.append(Table(t("key_figures", lang), [t("figure", lang), t("value", lang)], rows))
+    weeks = f["weeks"]
+    section.tables.append(
+        Table(
+            t("per_week", lang),
+            [t("week", lang), "start", t("jobs", lang), t("gpu_hours", lang)],
+            [[str(w["week"]), w["start"][:10], _fmt(w["jobs"]), _fmt(w["gpu_hours"])]
+             for w in weeks],
+        )
+    )
+    labels = [w["start"][5:10] for w in weeks]
+    by_kind = {k: [w["jobs_by_kind"][k] for w in weeks] for k in kinds}
+    series = f.get("series") or {}
+    section.charts.append(Chart(t("chart_jobs_week", lang),
+                                charts.jobs_per_week(labels, by_kind, t("chart_jobs_week", lang))))
+    if series:
+        days = [datetime.fromisoformat(d) for d in series["day_starts"]]
+        section.charts.append(Chart(t("chart_gpu_day", lang), charts.gpu_hours_per_day(
+            days, series["daily_gpu_hours"], t("chart_gpu_day", lang))))
+        conc = series["concurrency"]
+        section.charts.append(Chart(t("chart_concurrency", lang), charts.concurrency(
+            [datetime.fromisoformat(x) for x in conc["t"]], conc["gpus"], f.get("pool_gpus"),
+            t("chart_concurrency", lang))))
+
+
+SECTION_BUILDERS: dict[str, SectionBuilder] = {"profile": _profile_section}
+
+
+@dataclass
+class Report:
+    """Everything the three renderers need."""
+
+    title: str
+    team: str
+    decision: str
+    language: Language
+    generated_at_utc: str
+    sections: list[Section]
+    labels: dict[str, str]
+
+
+def build(
+    records: list[ev.Evidence],
+    root: Path,
+    *,
+    team: str = "",
+    decision: str = "",
+    language: Language = "en",
+    now: datetime | None = None,
+) -> Report:
+    """Sections for the newest record of every kind, each with its freshness."""
+    newest: dict[str, ev.Evidence] = {}
+    for record in records:
+        newest[record.kind] = record
+    sections: list[Section] = []
+    for kind, record in newest.items():
+        state, problems = ev.freshness(record, root)
+        section = Section(
+            anchor=kind,
+            title=record.title,
+            record=record,
+            freshness=state.value,
+            freshness_label=t(state.value, language),
+            problems=problems,
+        )
+        builder = SECTION_BUILDERS.get(kind)
+        if builder is not None:
+            builder(section, language)
+        sections.append(section)
+    stamp = (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    labels = {
+        k: t(k, language)
+        for k in ("report_title", "generated", "evidence_index", "kind", "verdict", "status",
+                  "inputs", "notes", "no_evidence")
+    }
+    return Report(
+        title=t("report_title", language),
+        team=team,
+        decision=decision,
+        language=language,
+        generated_at_utc=stamp,
+        sections=sections,
+        labels=labels,
+    )
+
+
+_ENV = Environment(
+    loader=PackageLoader("gpudecide.report", "templates"),
+    autoescape=select_autoescape(["html"]),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+
+
+def to_html(report: Report) -> str:
+    """The single self-contained HTML file."""
+    return _ENV.get_template("report.html.j2").render(r=report, version=__version__)
+
+
+def to_markdown(report: Report) -> str:
+    """The same content as Markdown (charts left out; their numbers are in the tables)."""
+    return _ENV.get_template("report.md.j2").render(r=report, version=__version__)
+
+
+def to_json(report: Report) -> str:
+    """Machine form: every record in full, with its freshness."""
+    body = {
+        "title": report.title,
+        "team": report.team,
+        "decision": report.decision,
+        "generated_at_utc": report.generated_at_utc,
+        "tool_version": __version__,
+        "sections": [
+            {
+                "kind": s.record.kind,
+                "title": s.title,
+                "freshness": s.freshness,
+                "problems": s.problems,
+                "evidence": s.record.model_dump(),
+            }
+            for s in report.sections
+        ],
+    }
+    return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
+
+
+def write(report: Report, out_dir: Path) -> dict[str, Path]:
+    """Write index.html, report.md and report.json atomically."""
+    paths = {
+        "html": out_dir / "index.html",
+        "markdown": out_dir / "report.md",
+        "json": out_dir / "report.json",
+    }
+    atomic_write_text(paths["html"], to_html(report))
+    atomic_write_text(paths["markdown"], to_markdown(report))
+    atomic_write_text(paths["json"], to_json(report))
+    return paths

@@ -1,0 +1,171 @@
+"""The decision workspace: a folder a team keeps under version control (DESIGN: Workspace).
+
+    gpudecide.yaml   what is being decided and how the team's logs are read
+    logs/            job logs (sacct, CSV, JSONL)
+    evidence/        one JSON record per analysis (written by gpudecide)
+    report/          index.html, report.md, report.json (written by gpudecide)
+
+Every input file has a schema here and a commented template under `templates/workspace/`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from gpudecide.errors import InputError
+from gpudecide.inputs import load_yaml_model
+from gpudecide.jobs.classify import ClassifyConfig, validate_rules
+from gpudecide.jobs.load import check_timezone
+
+CONFIG_NAME = "gpudecide.yaml"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LogSource(_Strict):
+    """One job log the analyses read."""
+
+    path: str = Field(description="Path of the log, relative to the workspace.")
+    format: Literal["auto", "sacct", "csv", "jsonl"] = Field(
+        default="auto", description="auto | sacct | csv | jsonl."
+    )
+    sacct_format: str | None = Field(
+        default=None, description="The --format list given to sacct, for output without a header."
+    )
+
+
+class ProfileConfig(_Strict):
+    """Defaults of `gpudecide profile`."""
+
+    weeks: int = Field(default=8, ge=1, le=520, description="Weeks of log to profile (SPEC F1).")
+    pool_gpus: int | None = Field(
+        default=None, ge=1, description="Size of the dedicated pool to compare against (C2)."
+    )
+
+
+class ReportConfig(_Strict):
+    """How the report is written."""
+
+    language: Literal["en", "ru", "kk"] = Field(
+        default="en", description="Language of the report's headings: en, ru or kk."
+    )
+
+
+class WorkspaceConfig(_Strict):
+    """Schema of gpudecide.yaml."""
+
+    version: Literal[1] = Field(default=1, description="Schema version of this file.")
+    team: str = Field(default="", description="Who is deciding; shown on the report.")
+    decision: str = Field(
+        default="Where to fine-tune: dedicated GPUs, a managed endpoint or a hybrid",
+        description="The question the report answers.",
+    )
+    timezone: str = Field(
+        default="UTC", description="IANA time zone the scheduler printed times in."
+    )
+    logs: list[LogSource] = Field(default_factory=list, description="Job logs to analyse.")
+    profile: ProfileConfig = Field(default_factory=ProfileConfig, description="Profile options.")
+    classify: ClassifyConfig = Field(
+        default_factory=ClassifyConfig, description="Job-kind rules."
+    )
+    report: ReportConfig = Field(default_factory=ReportConfig, description="Report options.")
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        try:
+            check_timezone(value)
+        except InputError:
+            raise ValueError(f"unknown time zone {value!r} (use an IANA name)") from None
+        return value
+
+
+@dataclass
+class Workspace:
+    """A loaded workspace: its root and validated configuration."""
+
+    root: Path
+    config: WorkspaceConfig
+
+    @property
+    def evidence_dir(self) -> Path:
+        """Where analyses write their records."""
+        return self.root / "evidence"
+
+    @property
+    def report_dir(self) -> Path:
+        """Where the report is written."""
+        return self.root / "report"
+
+    def log_paths(self) -> list[Path]:
+        """Configured logs, resolved against the workspace root."""
+        return [self.root / src.path for src in self.config.logs]
+
+
+def find_root(start: Path) -> Path | None:
+    """The nearest directory at or above `start` holding gpudecide.yaml."""
+    here = start.resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / CONFIG_NAME).is_file():
+            return candidate
+    return None
+
+
+def load(root: Path) -> Workspace:
+    """Load and validate a workspace."""
+    path = root / CONFIG_NAME
+    if not path.is_file():
+        raise InputError(
+            f"no {CONFIG_NAME} here", path=root, hint="create one with `gpudecide init DIR`"
+        )
+    config = load_yaml_model(path, WorkspaceConfig)
+    validate_rules(config.classify.effective_rules(), str(path))
+    return Workspace(root=root, config=config)
+
+
+def template_files() -> dict[str, str]:
+    """Relative path -> text of every file `init` writes."""
+    base = resources.files("gpudecide") / "templates" / "workspace"
+    out: dict[str, str] = {}
+
+    def walk(node: resources.abc.Traversable, prefix: str) -> None:
+        for child in node.iterdir():
+            rel = f"{prefix}{child.name}"
+            if child.is_dir():
+                walk(child, rel + "/")
+            else:
+                out[rel] = child.read_text(encoding="utf-8")
+
+    walk(base, "")
+    return out
+
+
+def init(root: Path, *, force: bool = False) -> list[Path]:
+    """Write the commented template workspace; refuses to overwrite unless `force`."""
+    if root.exists() and not root.is_dir():
+        raise InputError("exists and is not a directory", path=root)
+    files = template_files()
+    if not force:
+        clashes = [rel for rel in files if (root / rel).exists()]
+        if clashes:
+            raise InputError(
+                f"would overwrite {', '.join(sorted(clashes))}",
+                path=root,
+                hint="pick an empty directory or pass --force",
+            )
+    written: list[Path] = []
+    for rel, text in sorted(files.items()):
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        written.append(target)
+    for sub in ("logs", "evidence", "report"):
+        (root / sub).mkdir(parents=True, exist_ok=True)
+    return written
