@@ -11,7 +11,8 @@ cluster::
     text = sacct_dump(job_ids(roles), header=True, tz="UTC")
 
 Also a command line: ``python3 scripts/slurm_scenario.py [--full] [--workdir DIR]``
-prints the role map as JSON.
+prints the role map as JSON.  SLURM_SCENARIO_VERBOSE=1 logs progress to
+stderr; SLURM_SCENARIO_DEBUG=1 also logs sacct's array rows on every poll.
 
 The cases (role names are the keys of the dict that run_scenario returns):
 
@@ -54,8 +55,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 # The fields the project recommends for ``sacct --format``.  Every one was
 # checked against ``sacct --helpformat`` of Slurm 22.05.8 (Debian 12): all 21
@@ -117,7 +120,7 @@ def check_fields() -> list[str]:
     return [f for f in SACCT_FIELDS if f.lower() not in known]
 
 
-def sacct_dump(job_ids, *, header: bool, tz: str) -> str:
+def sacct_dump(job_ids: Iterable[str | int], *, header: bool, tz: str) -> str:
     """sacct's own text for these jobs: every record (--duplicates), every step,
     all users, ``--parsable2`` with SACCT_FIELDS, times printed in ``tz``."""
     ids = ",".join(str(j) for j in job_ids)
@@ -135,20 +138,23 @@ def sacct_dump(job_ids, *, header: bool, tz: str) -> str:
     return _run(cmd, env=env)
 
 
-def sacct_rows(job_ids, *, allocations_only: bool = False) -> list[dict[str, str]]:
+def sacct_rows(
+    job_ids: Iterable[str | int], *, allocations_only: bool = False
+) -> list[dict[str, str]]:
     """sacct_dump parsed into dicts (TZ=UTC)."""
     text = sacct_dump(job_ids, header=True, tz="UTC")
     lines = text.splitlines()
     if not lines:
         return []
     head = lines[0].split("|")
-    rows = [dict(zip(head, line.split("|"))) for line in lines[1:] if line]
+    # A "|" inside a Comment would shift the fields; ours never has one.
+    rows = [dict(zip(head, line.split("|"), strict=False)) for line in lines[1:] if line]
     if allocations_only:
         rows = [r for r in rows if "." not in r["JobID"]]
     return rows
 
 
-def job_ids(roles: dict) -> list[str]:
+def job_ids(roles: dict[str, dict[str, Any]]) -> list[str]:
     """The top-level job ids of a role map (array and requeued jobs included once)."""
     return [r["job_id"] for r in roles.values()]
 
@@ -156,13 +162,12 @@ def job_ids(roles: dict) -> list[str]:
 def _squeue() -> list[dict[str, str]]:
     """Jobs that are still pending/running, one row per job or pending array range."""
     out = _run(["squeue", "-h", "-o", "%F|%K|%A|%i|%T|%r|%M"])
+    keys = ("array_id", "task", "raw", "id", "state", "reason", "time")
     rows = []
     for line in out.splitlines():
         f = line.split("|")
-        if len(f) == 7:
-            rows.append(
-                dict(array_id=f[0], task=f[1], raw=f[2], id=f[3], state=f[4], reason=f[5], time=f[6])
-            )
+        if len(f) == len(keys):
+            rows.append(dict(zip(keys, f, strict=True)))
     return rows
 
 
@@ -215,7 +220,7 @@ class _Scenario:
     def __init__(self, workdir: Path, full: bool):
         self.workdir = workdir
         self.full = full
-        self.roles: dict[str, dict] = {}
+        self.roles: dict[str, dict[str, Any]] = {}
         self.t0 = time.monotonic()
         self.log_lines: list[str] = []
 
@@ -225,18 +230,29 @@ class _Scenario:
         if os.environ.get("SLURM_SCENARIO_VERBOSE"):
             print(line, file=sys.stderr, flush=True)
 
-    def submit(self, role: str, name: str, script: str, *, gpu_args: list[str],
-               comment: str | None = None, extra: list[str] = (), **expect) -> str:
+    def submit(
+        self,
+        role: str,
+        name: str,
+        script: str,
+        *,
+        gpu_args: list[str],
+        comment: str | None = None,
+        extra: Sequence[str] = (),
+        **expect: Any,
+    ) -> str:
         kind = chain = None
         if comment:
             kv = dict(p.split("=", 1) for p in comment.split() if "=" in p)
             kind, chain = kv.get("kind"), kv.get("chain")
         cmd = [
-            "sbatch", "--parsable",
+            "sbatch",
+            "--parsable",
             f"--job-name={name}",
             f"--chdir={self.workdir}",
             f"--output={self.workdir}/%x-%j.out",
-            *gpu_args, *extra,
+            *gpu_args,
+            *extra,
         ]
         if comment:
             cmd.append(f"--comment={comment}")
@@ -259,65 +275,126 @@ class _Scenario:
     def submit_all(self) -> None:
         t = ["--time=5"]  # 5 min limits let backfill schedule around running jobs
         train = self.submit(
-            "train_ok", "ft-llama-lora-train", "srun sleep 5",
-            gpu_args=["--gres=gpu:h100:2"], extra=t,
+            "train_ok",
+            "ft-llama-lora-train",
+            "srun sleep 5",
+            gpu_args=["--gres=gpu:h100:2"],
+            extra=t,
             comment="kind=train chain=ft-llama-7b-r1",
-            req_gpus=2, gpus=2, state="COMPLETED", steps=["batch", "extern", "0"],
+            req_gpus=2,
+            gpus=2,
+            state="COMPLETED",
+            steps=["batch", "extern", "0"],
         )
         if self.full:
             # Submitted early so that its 60-90 s overlap the rest.  One GPU.
             self.submit(
-                "timeout", "ft-llama-long-train", "sleep 600",
-                gpu_args=["--gres=gpu:h100:1"], extra=["--time=1"],
+                "timeout",
+                "ft-llama-long-train",
+                "sleep 600",
+                gpu_args=["--gres=gpu:h100:1"],
+                extra=["--time=1"],
                 comment="kind=train chain=ft-llama-7b-r2",
-                req_gpus=1, gpus=1, state="TIMEOUT", timelimit="00:01:00",
+                req_gpus=1,
+                gpus=1,
+                state="TIMEOUT",
+                timelimit="00:01:00",
             )
         ev = self.submit(
-            "eval_dep", "eval-ft-llama", "sleep 3",
-            gpu_args=["--gpus=1"], extra=[*t, f"--dependency=afterok:{train}"],
+            "eval_dep",
+            "eval-ft-llama",
+            "sleep 3",
+            gpu_args=["--gpus=1"],
+            extra=[*t, f"--dependency=afterok:{train}"],
             comment="kind=eval chain=ft-llama-7b-r1",
-            req_gpus=1, gpus=1, state="COMPLETED", depends_on="train_ok", reason="Dependency",
+            req_gpus=1,
+            gpus=1,
+            state="COMPLETED",
+            depends_on="train_ok",
+            reason="Dependency",
         )
         self.submit(
-            "merge_dep", "merge-adapter", "sleep 2",
-            gpu_args=["--gres=gpu:1"], extra=[*t, f"--dependency=afterok:{ev}"],
+            "merge_dep",
+            "merge-adapter",
+            "sleep 2",
+            gpu_args=["--gres=gpu:1"],
+            extra=[*t, f"--dependency=afterok:{ev}"],
             comment="kind=merge chain=ft-llama-7b-r1",
-            req_gpus=1, gpus=1, state="COMPLETED", depends_on="eval_dep", reason="Dependency",
+            req_gpus=1,
+            gpus=1,
+            state="COMPLETED",
+            depends_on="eval_dep",
+            reason="Dependency",
         )
         self.submit(
-            "smoke_fail", "smoke-ft-llama",
+            "smoke_fail",
+            "smoke-ft-llama",
             "sleep 2; echo 'RuntimeError: CUDA error: out of memory' >&2; exit 3",
-            gpu_args=["--gres=gpu:1"], extra=t,
+            gpu_args=["--gres=gpu:1"],
+            extra=t,
             comment="kind=smoke chain=ft-llama-7b-r3",
-            req_gpus=1, gpus=1, state="FAILED", exit_code="3:0",
+            req_gpus=1,
+            gpus=1,
+            state="FAILED",
+            exit_code="3:0",
         )
         self.submit(
-            "cancel_running", "ft-mistral-lora-train", "sleep 300",
-            gpu_args=["--gpus=h100:1"], extra=t,
-            req_gpus=1, gpus=1, state="CANCELLED by 0",
+            "cancel_running",
+            "ft-mistral-lora-train",
+            "sleep 300",
+            gpu_args=["--gpus=h100:1"],
+            extra=t,
+            req_gpus=1,
+            gpus=1,
+            state="CANCELLED by 0",
         )
         self.submit(
-            "held_cancel", "quantize-awq", "sleep 5",
-            gpu_args=["--gres=gpu:h100:1"], extra=[*t, "--hold"],
+            "held_cancel",
+            "quantize-awq",
+            "sleep 5",
+            gpu_args=["--gres=gpu:h100:1"],
+            extra=[*t, "--hold"],
             comment="kind=quantize chain=ft-llama-7b-r1",
-            req_gpus=1, gpus=0, state="CANCELLED by 0", ran=False,
+            req_gpus=1,
+            gpus=0,
+            state="CANCELLED by 0",
+            ran=False,
         )
         self.submit(
-            "array_sweep", "hpo-ft-llama-lr", "sleep 4",
-            gpu_args=["--gpus=1"], extra=[*t, f"--array=1-{ARRAY_TASKS}%1"],
-            req_gpus=1, gpus=1, state="COMPLETED", tasks=ARRAY_TASKS, throttle=1,
+            "array_sweep",
+            "hpo-ft-llama-lr",
+            "sleep 4",
+            gpu_args=["--gpus=1"],
+            extra=[*t, f"--array=1-{ARRAY_TASKS}%1"],
+            req_gpus=1,
+            gpus=1,
+            state="COMPLETED",
+            tasks=ARRAY_TASKS,
+            throttle=1,
         )
         self.submit(
-            "requeued", "ft-qwen-lora-train", "sleep 5",
-            gpu_args=["--gres=gpu:1"], extra=t,
+            "requeued",
+            "ft-qwen-lora-train",
+            "sleep 5",
+            gpu_args=["--gres=gpu:1"],
+            extra=t,
             comment="kind=train chain=ft-qwen-7b-r1",
-            req_gpus=1, gpus=1, state="COMPLETED", records=["REQUEUED", "COMPLETED"],
+            req_gpus=1,
+            gpus=1,
+            state="COMPLETED",
+            records=["REQUEUED", "COMPLETED"],
         )
         self.submit(
-            "export_begin", "export-gguf", "sleep 2",
-            gpu_args=[], extra=[*t, f"--begin=now+{BEGIN_DELAY}"],
+            "export_begin",
+            "export-gguf",
+            "sleep 2",
+            gpu_args=[],
+            extra=[*t, f"--begin=now+{BEGIN_DELAY}"],
             comment="kind=export chain=ft-llama-7b-r1",
-            req_gpus=0, gpus=0, state="COMPLETED", begin_delay_s=BEGIN_DELAY,
+            req_gpus=0,
+            gpus=0,
+            state="COMPLETED",
+            begin_delay_s=BEGIN_DELAY,
         )
 
     # -- the loop ---------------------------------------------------------
@@ -348,7 +425,7 @@ class _Scenario:
                 else:
                     running_since.pop(row["raw"], None)
 
-            def up_for(role: str) -> float:
+            def up_for(role: str, now: float = now) -> float:
                 jid = r[role]["job_id"]
                 return now - running_since[jid] if jid in running_since else -1.0
 
@@ -374,10 +451,14 @@ class _Scenario:
                     text = sacct_dump([v["job_id"] for v in r.values()], header=True, tz="UTC")
                     tidy, has_range = _array_view(text, array_id)
                     if os.environ.get("SLURM_SCENARIO_DEBUG"):
-                        self.log("array rows: " + " ".join(
-                            "|".join(line.split("|")[i] for i in (0, 8, 13))
-                            for line in text.splitlines()
-                            if line.startswith(f"{array_id}_") and "." not in line.split("|")[0]))
+                        self.log(
+                            "array rows: "
+                            + " ".join(
+                                "|".join(line.split("|")[i] for i in (0, 8, 13))
+                                for line in text.splitlines()
+                                if line.startswith(f"{array_id}_") and "." not in line.split("|")[0]
+                            )
+                        )
                     if tidy:
                         snapshot = text
                         self.log("recorded the pending-array snapshot")
@@ -388,8 +469,9 @@ class _Scenario:
                     self.log("recorded the pending-array snapshot (no tidier view seen)")
                 else:
                     self._cleanup(ids)
-                    raise ScenarioError("the array job finished before sacct ever showed "
-                                        "a pending task range")
+                    raise ScenarioError(
+                        "the array job finished before sacct ever showed a pending task range"
+                    )
             if snapshot is not None and not held_cancelled:
                 _run(["scancel", r["held_cancel"]["job_id"]])
                 held_cancelled = True
@@ -403,7 +485,7 @@ class _Scenario:
             raise ScenarioError("never saw the array job with a pending task range")
         return snapshot
 
-    def _cleanup(self, ids) -> None:
+    def _cleanup(self, ids: Iterable[str]) -> None:
         for jid in ids:
             _run(["scancel", jid], check=False)
 
@@ -420,8 +502,9 @@ class _Scenario:
             if not problems:
                 return
             time.sleep(0.5)
-        raise ScenarioError("sacct does not show what the scenario expected:\n  "
-                            + "\n  ".join(problems))
+        raise ScenarioError(
+            "sacct does not show what the scenario expected:\n  " + "\n  ".join(problems)
+        )
 
     def _check(self, rows: list[dict[str, str]], snapshot: str) -> list[str]:
         problems: list[str] = []
@@ -443,14 +526,20 @@ class _Scenario:
                 problems.append(f"{role}: state {last['State']!r}, expected {spec['state']!r}")
             spec["exit_code_observed"] = last["ExitCode"]
             if "exit_code" in spec and last["ExitCode"] != spec["exit_code"]:
-                problems.append(f"{role}: exit code {last['ExitCode']}, expected {spec['exit_code']}")
+                problems.append(
+                    f"{role}: exit code {last['ExitCode']}, expected {spec['exit_code']}"
+                )
             gpus, gtype = _gpus(last["AllocTRES"])
             if gpus != spec["gpus"]:
-                problems.append(f"{role}: AllocTRES {last['AllocTRES']!r}, expected {spec['gpus']} GPUs")
+                problems.append(
+                    f"{role}: AllocTRES {last['AllocTRES']!r}, expected {spec['gpus']} GPUs"
+                )
             spec["gpu_type"] = gtype
             req, _ = _gpus(last["ReqTRES"])
             if req != spec["req_gpus"]:
-                problems.append(f"{role}: ReqTRES {last['ReqTRES']!r}, expected {spec['req_gpus']} GPUs")
+                problems.append(
+                    f"{role}: ReqTRES {last['ReqTRES']!r}, expected {spec['req_gpus']} GPUs"
+                )
             spec["elapsed_observed"] = last["Elapsed"]
             if spec.get("comment") and last["Comment"] != spec["comment"]:
                 problems.append(f"{role}: Comment {last['Comment']!r}")
@@ -465,8 +554,11 @@ class _Scenario:
 
         # Steps of the srun job.
         tr = self.roles["train_ok"]
-        steps = sorted(row["JobID"].split(".", 1)[1] for row in rows
-                       if row["JobID"].startswith(tr["job_id"] + "."))
+        steps = sorted(
+            row["JobID"].split(".", 1)[1]
+            for row in rows
+            if row["JobID"].startswith(tr["job_id"] + ".")
+        )
         if steps != sorted(tr["steps"]):
             problems.append(f"train_ok: steps {steps}, expected {tr['steps']}")
 
@@ -478,8 +570,10 @@ class _Scenario:
             if mine and dep:
                 elig, dep_end = _ts(mine[-1]["Eligible"]), _ts(dep[-1]["End"])
                 if not (elig and dep_end and elig >= dep_end):
-                    problems.append(f"{role}: Eligible {mine[-1]['Eligible']} before "
-                                    f"{spec['depends_on']} End {dep[-1]['End']}")
+                    problems.append(
+                        f"{role}: Eligible {mine[-1]['Eligible']} before "
+                        f"{spec['depends_on']} End {dep[-1]['End']}"
+                    )
 
         # Held then cancelled: never started.
         held = records(self.roles["held_cancel"]["job_id"])
@@ -490,8 +584,10 @@ class _Scenario:
             self.roles["held_cancel"]["eligible_observed"] = h["Eligible"]
             self.roles["held_cancel"]["start_observed"] = h["Start"]
             if h["AllocTRES"] or (_ts(h["Start"]) is not None and h["Start"] != h["End"]):
-                problems.append(f"held_cancel: looks started: Start={h['Start']} End={h['End']} "
-                                f"AllocTRES={h['AllocTRES']!r}")
+                problems.append(
+                    f"held_cancel: looks started: Start={h['Start']} End={h['End']} "
+                    f"AllocTRES={h['AllocTRES']!r}"
+                )
 
         # Requeued: two records with --duplicates.
         rq = self.roles["requeued"]
@@ -506,7 +602,9 @@ class _Scenario:
             lead = (elig - sub).total_seconds() if sub and elig else None
             self.roles["export_begin"]["lead_s_observed"] = lead
             if lead is None or lead < BEGIN_DELAY - 1:
-                problems.append(f"export_begin: Submit {eb[-1]['Submit']} Eligible {eb[-1]['Eligible']}")
+                problems.append(
+                    f"export_begin: Submit {eb[-1]['Submit']} Eligible {eb[-1]['Eligible']}"
+                )
 
         # Array: every task COMPLETED, one at a time (%1).
         arr = self.roles["array_sweep"]
@@ -534,13 +632,14 @@ class _Scenario:
         m = re.search(rf"^({aid}_\[[^|]*\])\|", snapshot, re.M)
         arr["pending_row_in_snapshot"] = m.group(1) if m else None
         arr["task_rows_in_snapshot"] = {
-            f[0]: f[8] for f in (line.split("|") for line in snapshot.splitlines())
+            f[0]: f[8]
+            for f in (line.split("|") for line in snapshot.splitlines())
             if re.fullmatch(rf"{aid}_\d+", f[0])
         }
         return problems
 
 
-def run_scenario(workdir: Path, full: bool) -> dict:
+def run_scenario(workdir: Path, full: bool) -> dict[str, dict[str, Any]]:
     """Submit the scenario's real jobs, wait until all are finished, check sacct.
 
     Returns {role: {"job_id": ..., "name": ..., "state": ..., "gpus": ..., ...}};

@@ -120,7 +120,7 @@ def _jobs() -> list[DemoJob]:
         DemoJob(46, "12:10", "quantize-kazllm-v2-awq", "daniyar", 1, 71),
         DemoJob(46, "14:00", "export-kazllm-v2-gguf", "daniyar", 1, 16),
         DemoJob(47, "09:00", "export-kazllm-v2-safetensors", "daniyar", 1, 12),
-        DemoJob(50, "15:00", "notebook-gpu-aigerim", "aigerim", 1, 125),
+        DemoJob(53, "18:00", "notebook-gpu-aigerim", "aigerim", 1, 125),
     ]
     return j
 

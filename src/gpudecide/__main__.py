@@ -1,0 +1,5 @@
+"""`python -m gpudecide` runs the command line."""
+
+from gpudecide.cli import main
+
+main()
