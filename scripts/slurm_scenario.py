@@ -579,8 +579,10 @@ class _Scenario:
         held = records(self.roles["held_cancel"]["job_id"])
         if held:
             h = held[-1]
-            # Observed with 22.05.8: Eligible "Unknown", Start "None", End =
-            # the cancel time, empty AllocTRES, Priority 0.
+            # Observed with 22.05.8: Eligible "Unknown", End = the cancel time,
+            # empty AllocTRES, Priority 0, NodeList "None assigned"; Start is
+            # either "None" or equal to End, and Reason either JobHeldUser or
+            # None, depending on timing (both seen on this machine).
             self.roles["held_cancel"]["eligible_observed"] = h["Eligible"]
             self.roles["held_cancel"]["start_observed"] = h["Start"]
             if h["AllocTRES"] or (_ts(h["Start"]) is not None and h["Start"] != h["End"]):

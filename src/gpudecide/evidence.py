@@ -89,7 +89,8 @@ def input_ref(path: str | Path, root: Path | None = None) -> InputRef:
 
 def seal(record: Evidence, now: datetime | None = None) -> Evidence:
     """Fill id, time and content hash."""
-    stamp = (now or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # Microseconds: two runs in one second must still have an order ("latest" is defined).
+    stamp = (now or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     record = record.model_copy(update={"created_at_utc": stamp})
     record.id = f"{record.kind}-{record.identity_sha256()[:16]}"
     record.content_sha256 = record.compute_content_sha256()

@@ -126,7 +126,8 @@ def load(root: Path) -> Workspace:
             f"no {CONFIG_NAME} here", path=root, hint="create one with `gpudecide init DIR`"
         )
     config = load_yaml_model(path, WorkspaceConfig)
-    validate_rules(config.classify.effective_rules(), str(path))
+    validate_rules(config.classify.extra_rules, str(path), "classify.extra_rules")
+    validate_rules(config.classify.rules or [], str(path), "classify.rules")
     return Workspace(root=root, config=config)
 
 

@@ -73,7 +73,7 @@ def _sql_str(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def validate_rules(rules: list[KindRule], where: str) -> None:
+def validate_rules(rules: list[KindRule], where: str, field: str = "classify.rules") -> None:
     """Every pattern must compile in the regex engine that will run it."""
     con = duckdb.connect()
     try:
@@ -85,7 +85,7 @@ def validate_rules(rules: list[KindRule], where: str) -> None:
                     f"pattern {rule.pattern!r} is not a valid regular expression: "
                     f"{str(exc).splitlines()[0]}",
                     path=where,
-                    field=f"classify.rules[{i}].pattern",
+                    field=f"{field}[{i}].pattern",
                     hint="RE2 syntax: no look-ahead or back-references",
                 ) from None
     finally:

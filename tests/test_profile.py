@@ -1,0 +1,165 @@
+"""Profile figures (SPEC F1-F3, C2) against values computed by hand on small logs."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpudecide.jobs.classify import ClassifyConfig, KindRule
+from gpudecide.jobs.load import load_logs
+from gpudecide.jobs.profile import ProfileOptions, build_profile
+
+from .logs import job, write_csv
+
+UNTIL = datetime(2026, 1, 19, tzinfo=UTC)
+
+
+def _profile(path: Path, **kw: Any) -> dict[str, Any]:
+    opts = ProfileOptions(**{"weeks": 2, "until": UNTIL, **kw})
+    return build_profile(load_logs([path]), opts).figures
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> Path:
+    # Window: 2026-01-05 .. 2026-01-19 (two weeks).
+    return write_csv(tmp_path / "small.csv", [
+        # week 1: a 4-GPU training of 10 h and a 1-GPU eval of 2 h overlapping it -> 5 GPUs
+        job("a", "ft-model-train", 4, "2026-01-05T00:00:00Z", "2026-01-05T10:00:00Z"),
+        job("b", "eval-model", 1, "2026-01-05T05:00:00Z", "2026-01-05T07:00:00Z"),
+        # week 2: a smoke run fails, is re-submitted under the same name and passes
+        job("c", "smoke-model", 2, "2026-01-12T00:00:00Z", "2026-01-12T01:00:00Z", "failed"),
+        job("d", "smoke-model", 2, "2026-01-12T02:00:00Z", "2026-01-12T03:00:00Z"),
+        # cancelled while pending: never started, not a GPU job of the count
+        job("e", "export-model", "", "", "", "cancelled", submit="2026-01-13T00:00:00Z"),
+        # a CPU job: allocated, zero GPUs
+        job("f", "tokenize", 0, "2026-01-13T00:00:00Z", "2026-01-13T05:00:00Z"),
+    ])
+
+
+def test_f1_counts_every_related_job(small: Path) -> None:
+    f = _profile(small)
+    assert f["jobs_total"] == 4
+    assert f["attempts_total"] == 4
+    assert f["trainings_successful"] == 1
+    assert f["jobs_by_kind"] == {"train": 1, "smoke": 1, "restart": 1, "eval": 1, "merge": 0,
+                                 "quantize": 0, "export": 0, "other": 0}
+    assert f["restarts"] == 1 and f["restart_jobs"] == 1
+    assert f["never_started"] == 1
+    assert f["non_gpu_jobs"] == 1
+    assert f["unsuccessful_share"] == 0.25
+    assert f["gpu_hours_total"] == 46.0  # 40 + 2 + 2 + 2
+    assert f["gpu_hours_by_kind"]["train"] == 40.0
+    assert f["gpu_hours_by_kind"]["restart"] == 2.0
+    assert f["useful_gpu_hours"] == 44.0  # the failed smoke's 2 GPU-hours are lost
+    assert f["gpu_hours_lost_share"] == round(2 / 46, 3)
+
+
+def test_f2_weeks_peak_and_shape(small: Path) -> None:
+    f = _profile(small)
+    assert [w["gpu_hours"] for w in f["weeks"]] == [42.0, 4.0]
+    assert [w["jobs"] for w in f["weeks"]] == [2, 2]
+    assert f["weeks"][0]["start"] == "2026-01-05T00:00:00Z"
+    assert f["peak_concurrent_gpus"] == 5
+    assert f["peak_at"] == "2026-01-05T05:00:00Z"
+    b = f["burstiness"]
+    assert b["weekly_gpu_hours_cv"] == round(19 / 23, 3)  # mean 23, population std 19
+    assert b["top_jobs_gpu_hours_share"] == round(40 / 46, 3)  # top 10% of 4 jobs = 1 job
+    assert b["shape"] == "bursty"
+    assert f["duration_hours"]["max"] == 10.0
+    assert f["duration_hours"]["p50"] == 1.5  # durations 10, 2, 1, 1
+
+
+def test_f3_predictability_and_busy_share(small: Path) -> None:
+    f = _profile(small, pool_gpus=8)
+    p = f["predictability"]
+    assert p["wape"] == round(abs(4 - 42) / 4, 3)
+    assert p["verdict"] == "unpredictable"
+    assert "premature" in p["meaning"]
+    assert p["thresholds"] == {"predictable_wape_max": 0.3, "partly_predictable_wape_max": 0.6}
+    assert f["available_gpu_hours"] == 8 * 14 * 24.0
+    assert f["busy_share"] == round(44 / (8 * 336), 4)
+    assert f["occupied_share"] == round(46 / (8 * 336), 4)
+    assert _profile(small)["busy_share"] is None
+
+
+def test_equal_gpu_hours_different_shapes(tmp_path: Path) -> None:
+    """SPEC F2: one big monthly run vs twenty short probes a week, both 1280 GPU-hours."""
+    start = datetime(2025, 11, 24, tzinfo=UTC)  # 8 weeks before UNTIL
+    iso = lambda t: t.strftime("%Y-%m-%dT%H:%M:%SZ")  # noqa: E731
+    big = [job(f"b{i}", "ft-big-train", 8, iso(start + timedelta(weeks=4 * i)),
+               iso(start + timedelta(weeks=4 * i, hours=80))) for i in range(2)]
+    probes = []
+    for w in range(8):
+        for k in range(20):
+            t0 = start + timedelta(weeks=w, days=k % 5, hours=8 * (k // 5) // 2)
+            probes.append(job(f"p{w}-{k}", "probe-lr", 1, iso(t0), iso(t0 + timedelta(hours=8))))
+    a = _profile(write_csv(tmp_path / "big.csv", big), weeks=8)
+    b = _profile(write_csv(tmp_path / "probes.csv", probes), weeks=8)
+    assert a["gpu_hours_total"] == b["gpu_hours_total"] == 1280.0
+    assert a["burstiness"]["weekly_gpu_hours_cv"] == round(3**0.5, 3)  # [640,0,0,0,640,0,0,0]
+    assert b["burstiness"]["weekly_gpu_hours_cv"] == 0.0
+    assert (a["burstiness"]["shape"], b["burstiness"]["shape"]) == ("bursty", "steady")
+    assert (a["predictability"]["verdict"], b["predictability"]["verdict"]) == (
+        "unpredictable", "predictable")
+    assert a["jobs_per_week_mean"] == 0.25 and b["jobs_per_week_mean"] == 20.0
+    assert a["peak_concurrent_gpus"] == 8 and b["peak_concurrent_gpus"] == 2
+    assert a["burstiness"]["top_jobs_gpu_hours_share"] == 0.5
+    assert b["burstiness"]["top_jobs_gpu_hours_share"] == 0.1
+
+
+def test_lead_time_share(tmp_path: Path) -> None:
+    path = write_csv(tmp_path / "lead.csv", [
+        job("a", "eval-weekly", 1, "2026-01-12T06:00:00Z", "2026-01-12T09:00:00Z",
+            submit="2026-01-09T17:00:00Z", eligible="2026-01-12T06:00:00Z",
+            wait_reason="BeginTime"),
+        job("b", "eval-adhoc", 1, "2026-01-12T06:00:00Z", "2026-01-12T07:00:00Z",
+            eligible="2026-01-12T06:00:00Z"),
+        job("c", "merge", 1, "2026-01-14T06:00:00Z", "2026-01-14T08:00:00Z",
+            submit="2026-01-12T06:00:00Z", eligible="2026-01-14T06:00:00Z",
+            wait_reason="Dependency"),
+    ])
+    f = _profile(path)
+    assert f["predictability"]["lead_time_share"] == round(3 / 6, 3)
+
+
+def test_requeue_attempts_are_restarts(tmp_path: Path) -> None:
+    path = write_csv(tmp_path / "rq.csv", [
+        job("9", "ft-x-train", 2, "2026-01-06T00:00:00Z", "2026-01-06T03:00:00Z", "requeued"),
+        job("9", "ft-x-train", 2, "2026-01-06T04:00:00Z", "2026-01-06T10:00:00Z",
+            submit="2026-01-06T03:00:00Z"),
+    ])
+    f = _profile(path)
+    assert f["jobs_total"] == 1 and f["attempts_total"] == 2
+    assert f["restarts"] == 1 and f["requeue_attempts"] == 1 and f["restart_jobs"] == 0
+    assert f["trainings_successful"] == 1
+    assert f["gpu_hours_by_kind"]["train"] == 6.0  # the first attempt
+    assert f["gpu_hours_by_kind"]["restart"] == 12.0  # the re-run after the requeue
+
+
+def test_labels_and_team_rules(tmp_path: Path) -> None:
+    path = write_csv(tmp_path / "k.csv", [
+        job("1", "lm-harness-mmlu", 1, "2026-01-06T00:00:00Z", "2026-01-06T01:00:00Z"),
+        job("2", "nightly", 1, "2026-01-06T00:00:00Z", "2026-01-06T01:00:00Z", kind="merge"),
+        job("3", "eval-but-labelled", 1, "2026-01-06T00:00:00Z", "2026-01-06T01:00:00Z",
+            kind="export"),
+    ])
+    f = _profile(path)
+    assert f["jobs_by_kind"]["other"] == 1 and f["jobs_by_kind"]["merge"] == 1
+    assert f["jobs_by_kind"]["export"] == 1  # label beats the eval name rule
+    cfg = ClassifyConfig(extra_rules=[KindRule(kind="eval", pattern="^lm-harness")])
+    g = _profile(path, classify=cfg)
+    assert g["jobs_by_kind"]["eval"] == 1 and g["jobs_by_kind"]["other"] == 0
+    assert g["kind_sources"] == {"label": 2, "name rule": 1}
+
+
+def test_resubmission_outside_window_is_not_a_restart(tmp_path: Path) -> None:
+    path = write_csv(tmp_path / "w.csv", [
+        job("1", "ft-a-train", 1, "2026-01-05T00:00:00Z", "2026-01-05T01:00:00Z", "failed"),
+        job("2", "ft-a-train", 1, "2026-01-09T02:00:00Z", "2026-01-09T03:00:00Z"),
+    ])
+    assert _profile(path)["restarts"] == 0  # 4 days later, window is 72 h
+    cfg = ClassifyConfig(restart_window_hours=120)
+    assert _profile(path, classify=cfg)["restarts"] == 1
