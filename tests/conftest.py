@@ -23,7 +23,9 @@ def scenario() -> dict[str, Any]:
     return data
 
 
-def run_cli(*args: str, cwd: Path | None = None, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str, cwd: Path | None = None, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run `gpudecide` as a user would: a separate process, real exit code and streams."""
     env = dict(os.environ, COLUMNS="200", NO_COLOR="1")
     return subprocess.run(

@@ -7,8 +7,20 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-COLUMNS = ["job_id", "name", "user", "kind", "chain_id", "gpu_count", "state", "submit",
-           "eligible", "start", "end", "wait_reason"]
+COLUMNS = [
+    "job_id",
+    "name",
+    "user",
+    "kind",
+    "chain_id",
+    "gpu_count",
+    "state",
+    "submit",
+    "eligible",
+    "start",
+    "end",
+    "wait_reason",
+]
 
 
 def write_csv(path: Path, rows: Iterable[dict[str, Any]]) -> Path:
@@ -21,10 +33,25 @@ def write_csv(path: Path, rows: Iterable[dict[str, Any]]) -> Path:
     return path
 
 
-def job(job_id: str, name: str, gpus: int | str, start: str, end: str, state: str = "completed",
-        **extra: Any) -> dict[str, Any]:
+def job(
+    job_id: str,
+    name: str,
+    gpus: int | str,
+    start: str,
+    end: str,
+    state: str = "completed",
+    **extra: Any,
+) -> dict[str, Any]:
     """One attempt; submit defaults to start."""
-    row = {"job_id": job_id, "name": name, "gpu_count": gpus, "start": start, "end": end,
-           "state": state, "submit": extra.pop("submit", start), "user": "u1"}
+    row = {
+        "job_id": job_id,
+        "name": name,
+        "gpu_count": gpus,
+        "start": start,
+        "end": end,
+        "state": state,
+        "submit": extra.pop("submit", start),
+        "user": "u1",
+    }
     row.update(extra)
     return row

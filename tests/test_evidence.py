@@ -15,8 +15,15 @@ from gpudecide.errors import InputError
 def _record(tmp_path: Path) -> tuple[ev.Evidence, Path]:
     src = tmp_path / "log.txt"
     src.write_text("JobID|State\n")
-    rec = ev.Evidence(kind="profile", title="t", spec_ids=["F1"], verdict="info", summary="s",
-                      figures={"jobs_total": 3}, inputs=[ev.input_ref(src, tmp_path)])
+    rec = ev.Evidence(
+        kind="profile",
+        title="t",
+        spec_ids=["F1"],
+        verdict="info",
+        summary="s",
+        figures={"jobs_total": 3},
+        inputs=[ev.input_ref(src, tmp_path)],
+    )
     return rec, src
 
 

@@ -1,4 +1,4 @@
-"""Fuzzing the log parsers: any bytes give rows, counted bad rows or one InputError, never a crash."""
+"""Fuzzing the log parsers: any bytes give rows, counted bad rows or one InputError."""
 
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ from .conftest import SACCT
 REAL_LINES = (SACCT / "scenario.utc.txt").read_bytes().splitlines(keepends=True)
 FIELDS = REAL_LINES[0].decode().strip()
 FORMAT = FIELDS.replace("|", ",")
-SETTINGS = settings(max_examples=60, deadline=None,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+SETTINGS = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 
 
 def _check(path: Path, call) -> None:  # type: ignore[no-untyped-def]
@@ -34,9 +35,8 @@ def _check(path: Path, call) -> None:  # type: ignore[no-untyped-def]
 
 
 def _file(data: bytes) -> Path:
-    handle = tempfile.NamedTemporaryFile(delete=False, suffix=".txt")
-    handle.write(data)
-    handle.close()
+    with tempfile.NamedTemporaryFile(delete=False, suffix=".txt") as handle:
+        handle.write(data)
     return Path(handle.name)
 
 

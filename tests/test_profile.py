@@ -25,18 +25,21 @@ def _profile(path: Path, **kw: Any) -> dict[str, Any]:
 @pytest.fixture
 def small(tmp_path: Path) -> Path:
     # Window: 2026-01-05 .. 2026-01-19 (two weeks).
-    return write_csv(tmp_path / "small.csv", [
-        # week 1: a 4-GPU training of 10 h and a 1-GPU eval of 2 h overlapping it -> 5 GPUs
-        job("a", "ft-model-train", 4, "2026-01-05T00:00:00Z", "2026-01-05T10:00:00Z"),
-        job("b", "eval-model", 1, "2026-01-05T05:00:00Z", "2026-01-05T07:00:00Z"),
-        # week 2: a smoke run fails, is re-submitted under the same name and passes
-        job("c", "smoke-model", 2, "2026-01-12T00:00:00Z", "2026-01-12T01:00:00Z", "failed"),
-        job("d", "smoke-model", 2, "2026-01-12T02:00:00Z", "2026-01-12T03:00:00Z"),
-        # cancelled while pending: never started, not a GPU job of the count
-        job("e", "export-model", "", "", "", "cancelled", submit="2026-01-13T00:00:00Z"),
-        # a CPU job: allocated, zero GPUs
-        job("f", "tokenize", 0, "2026-01-13T00:00:00Z", "2026-01-13T05:00:00Z"),
-    ])
+    return write_csv(
+        tmp_path / "small.csv",
+        [
+            # week 1: a 4-GPU training of 10 h and a 1-GPU eval of 2 h overlapping it -> 5 GPUs
+            job("a", "ft-model-train", 4, "2026-01-05T00:00:00Z", "2026-01-05T10:00:00Z"),
+            job("b", "eval-model", 1, "2026-01-05T05:00:00Z", "2026-01-05T07:00:00Z"),
+            # week 2: a smoke run fails, is re-submitted under the same name and passes
+            job("c", "smoke-model", 2, "2026-01-12T00:00:00Z", "2026-01-12T01:00:00Z", "failed"),
+            job("d", "smoke-model", 2, "2026-01-12T02:00:00Z", "2026-01-12T03:00:00Z"),
+            # cancelled while pending: never started, not a GPU job of the count
+            job("e", "export-model", "", "", "", "cancelled", submit="2026-01-13T00:00:00Z"),
+            # a CPU job: allocated, zero GPUs
+            job("f", "tokenize", 0, "2026-01-13T00:00:00Z", "2026-01-13T05:00:00Z"),
+        ],
+    )
 
 
 def test_f1_counts_every_related_job(small: Path) -> None:
@@ -44,8 +47,16 @@ def test_f1_counts_every_related_job(small: Path) -> None:
     assert f["jobs_total"] == 4
     assert f["attempts_total"] == 4
     assert f["trainings_successful"] == 1
-    assert f["jobs_by_kind"] == {"train": 1, "smoke": 1, "restart": 1, "eval": 1, "merge": 0,
-                                 "quantize": 0, "export": 0, "other": 0}
+    assert f["jobs_by_kind"] == {
+        "train": 1,
+        "smoke": 1,
+        "restart": 1,
+        "eval": 1,
+        "merge": 0,
+        "quantize": 0,
+        "export": 0,
+        "other": 0,
+    }
     assert f["restarts"] == 1 and f["restart_jobs"] == 1
     assert f["never_started"] == 1
     assert f["non_gpu_jobs"] == 1
@@ -89,8 +100,16 @@ def test_equal_gpu_hours_different_shapes(tmp_path: Path) -> None:
     """SPEC F2: one big monthly run vs twenty short probes a week, both 1280 GPU-hours."""
     start = datetime(2025, 11, 24, tzinfo=UTC)  # 8 weeks before UNTIL
     iso = lambda t: t.strftime("%Y-%m-%dT%H:%M:%SZ")  # noqa: E731
-    big = [job(f"b{i}", "ft-big-train", 8, iso(start + timedelta(weeks=4 * i)),
-               iso(start + timedelta(weeks=4 * i, hours=80))) for i in range(2)]
+    big = [
+        job(
+            f"b{i}",
+            "ft-big-train",
+            8,
+            iso(start + timedelta(weeks=4 * i)),
+            iso(start + timedelta(weeks=4 * i, hours=80)),
+        )
+        for i in range(2)
+    ]
     probes = []
     for w in range(8):
         for k in range(20):
@@ -103,7 +122,9 @@ def test_equal_gpu_hours_different_shapes(tmp_path: Path) -> None:
     assert b["burstiness"]["weekly_gpu_hours_cv"] == 0.0
     assert (a["burstiness"]["shape"], b["burstiness"]["shape"]) == ("bursty", "steady")
     assert (a["predictability"]["verdict"], b["predictability"]["verdict"]) == (
-        "unpredictable", "predictable")
+        "unpredictable",
+        "predictable",
+    )
     assert a["jobs_per_week_mean"] == 0.25 and b["jobs_per_week_mean"] == 20.0
     assert a["peak_concurrent_gpus"] == 8 and b["peak_concurrent_gpus"] == 2
     assert a["burstiness"]["top_jobs_gpu_hours_share"] == 0.5
@@ -111,26 +132,58 @@ def test_equal_gpu_hours_different_shapes(tmp_path: Path) -> None:
 
 
 def test_lead_time_share(tmp_path: Path) -> None:
-    path = write_csv(tmp_path / "lead.csv", [
-        job("a", "eval-weekly", 1, "2026-01-12T06:00:00Z", "2026-01-12T09:00:00Z",
-            submit="2026-01-09T17:00:00Z", eligible="2026-01-12T06:00:00Z",
-            wait_reason="BeginTime"),
-        job("b", "eval-adhoc", 1, "2026-01-12T06:00:00Z", "2026-01-12T07:00:00Z",
-            eligible="2026-01-12T06:00:00Z"),
-        job("c", "merge", 1, "2026-01-14T06:00:00Z", "2026-01-14T08:00:00Z",
-            submit="2026-01-12T06:00:00Z", eligible="2026-01-14T06:00:00Z",
-            wait_reason="Dependency"),
-    ])
+    path = write_csv(
+        tmp_path / "lead.csv",
+        [
+            job(
+                "a",
+                "eval-weekly",
+                1,
+                "2026-01-12T06:00:00Z",
+                "2026-01-12T09:00:00Z",
+                submit="2026-01-09T17:00:00Z",
+                eligible="2026-01-12T06:00:00Z",
+                wait_reason="BeginTime",
+            ),
+            job(
+                "b",
+                "eval-adhoc",
+                1,
+                "2026-01-12T06:00:00Z",
+                "2026-01-12T07:00:00Z",
+                eligible="2026-01-12T06:00:00Z",
+            ),
+            job(
+                "c",
+                "merge",
+                1,
+                "2026-01-14T06:00:00Z",
+                "2026-01-14T08:00:00Z",
+                submit="2026-01-12T06:00:00Z",
+                eligible="2026-01-14T06:00:00Z",
+                wait_reason="Dependency",
+            ),
+        ],
+    )
     f = _profile(path)
     assert f["predictability"]["lead_time_share"] == round(3 / 6, 3)
 
 
 def test_requeue_attempts_are_restarts(tmp_path: Path) -> None:
-    path = write_csv(tmp_path / "rq.csv", [
-        job("9", "ft-x-train", 2, "2026-01-06T00:00:00Z", "2026-01-06T03:00:00Z", "requeued"),
-        job("9", "ft-x-train", 2, "2026-01-06T04:00:00Z", "2026-01-06T10:00:00Z",
-            submit="2026-01-06T03:00:00Z"),
-    ])
+    path = write_csv(
+        tmp_path / "rq.csv",
+        [
+            job("9", "ft-x-train", 2, "2026-01-06T00:00:00Z", "2026-01-06T03:00:00Z", "requeued"),
+            job(
+                "9",
+                "ft-x-train",
+                2,
+                "2026-01-06T04:00:00Z",
+                "2026-01-06T10:00:00Z",
+                submit="2026-01-06T03:00:00Z",
+            ),
+        ],
+    )
     f = _profile(path)
     assert f["jobs_total"] == 1 and f["attempts_total"] == 2
     assert f["restarts"] == 1 and f["requeue_attempts"] == 1 and f["restart_jobs"] == 0
@@ -140,12 +193,21 @@ def test_requeue_attempts_are_restarts(tmp_path: Path) -> None:
 
 
 def test_labels_and_team_rules(tmp_path: Path) -> None:
-    path = write_csv(tmp_path / "k.csv", [
-        job("1", "lm-harness-mmlu", 1, "2026-01-06T00:00:00Z", "2026-01-06T01:00:00Z"),
-        job("2", "nightly", 1, "2026-01-06T00:00:00Z", "2026-01-06T01:00:00Z", kind="merge"),
-        job("3", "eval-but-labelled", 1, "2026-01-06T00:00:00Z", "2026-01-06T01:00:00Z",
-            kind="export"),
-    ])
+    path = write_csv(
+        tmp_path / "k.csv",
+        [
+            job("1", "lm-harness-mmlu", 1, "2026-01-06T00:00:00Z", "2026-01-06T01:00:00Z"),
+            job("2", "nightly", 1, "2026-01-06T00:00:00Z", "2026-01-06T01:00:00Z", kind="merge"),
+            job(
+                "3",
+                "eval-but-labelled",
+                1,
+                "2026-01-06T00:00:00Z",
+                "2026-01-06T01:00:00Z",
+                kind="export",
+            ),
+        ],
+    )
     f = _profile(path)
     assert f["jobs_by_kind"]["other"] == 1 and f["jobs_by_kind"]["merge"] == 1
     assert f["jobs_by_kind"]["export"] == 1  # label beats the eval name rule
@@ -156,10 +218,13 @@ def test_labels_and_team_rules(tmp_path: Path) -> None:
 
 
 def test_resubmission_outside_window_is_not_a_restart(tmp_path: Path) -> None:
-    path = write_csv(tmp_path / "w.csv", [
-        job("1", "ft-a-train", 1, "2026-01-05T00:00:00Z", "2026-01-05T01:00:00Z", "failed"),
-        job("2", "ft-a-train", 1, "2026-01-09T02:00:00Z", "2026-01-09T03:00:00Z"),
-    ])
+    path = write_csv(
+        tmp_path / "w.csv",
+        [
+            job("1", "ft-a-train", 1, "2026-01-05T00:00:00Z", "2026-01-05T01:00:00Z", "failed"),
+            job("2", "ft-a-train", 1, "2026-01-09T02:00:00Z", "2026-01-09T03:00:00Z"),
+        ],
+    )
     assert _profile(path)["restarts"] == 0  # 4 days later, window is 72 h
     cfg = ClassifyConfig(restart_window_hours=120)
     assert _profile(path, classify=cfg)["restarts"] == 1

@@ -30,8 +30,14 @@ def test_demo_command_from_a_clean_clone(tmp_path: Path) -> None:
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
-    res = subprocess.run(["bash", "-c", readme_commands()[0]], cwd=clone, env=env,
-                         capture_output=True, text=True, timeout=1200)
+    res = subprocess.run(
+        ["bash", "-c", readme_commands()[0]],
+        cwd=clone,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     assert (clone / ".venv" / "bin" / "gpudecide").exists()  # its own fresh venv
     report = clone / "gpudecide-demo" / "report"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gpudecide.cli import build_report, run_profile
 from gpudecide import demo
+from gpudecide.cli import build_report, run_profile
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
@@ -33,8 +33,14 @@ def test_report_renders_offline_with_charts(report_html: Path) -> None:
     with sync_playwright() as p:
         browser = p.chromium.launch(
             executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"],
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
         )
         page = browser.new_page()
         page.on("request", lambda r: requests.append(r.url))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-
 from datetime import UTC, datetime
 from typing import Any
 
@@ -111,14 +110,17 @@ def test_local_time_zone_converts_to_the_same_utc(rows: Rows, ids: dict[str, str
             assert almaty[key][col] == row[col], (key, col)
     # read as UTC, the Almaty file is five hours off: --tz matters
     naive = _by_id("scenario.almaty.txt", tz="UTC")
-    assert (naive[(ids["train_ok"], 1)]["start"] - rows[(ids["train_ok"], 1)]["start"]).total_seconds() == 5 * 3600
+    assert (
+        naive[(ids["train_ok"], 1)]["start"] - rows[(ids["train_ok"], 1)]["start"]
+    ).total_seconds() == 5 * 3600
 
 
 def test_times_are_utc(rows: Rows, ids: dict[str, str]) -> None:
     start = rows[(ids["train_ok"], 1)]["start"]
     assert start.utcoffset().total_seconds() == 0
     printed = next(
-        ln.split("|")[13] for ln in (SACCT / "scenario.utc.txt").read_text().splitlines()
+        ln.split("|")[13]
+        for ln in (SACCT / "scenario.utc.txt").read_text().splitlines()
         if ln.startswith(f"{ids['train_ok']}|")
     )
     assert start == datetime.fromisoformat(printed).replace(tzinfo=UTC)
@@ -132,8 +134,10 @@ def test_headerless_needs_the_format_list(scenario: dict[str, Any]) -> None:
     headerless = read_sacct(SACCT / "scenario.noheader.txt", sacct_format=fmt).table
     with_header = read_sacct(SACCT / "scenario.utc.txt").table
     key = [("job_id", "ascending"), ("attempt", "ascending")]
-    assert headerless.drop_columns(["source"]).sort_by(key).equals(
-        with_header.drop_columns(["source"]).sort_by(key)
+    assert (
+        headerless.drop_columns(["source"])
+        .sort_by(key)
+        .equals(with_header.drop_columns(["source"]).sort_by(key))
     )
 
 

@@ -21,7 +21,7 @@ from gpudecide.jobs.sacct import read_sacct
 from .conftest import ROOT, run_cli
 
 sys.path.insert(0, str(ROOT / "scripts"))
-import slurm_scenario  # noqa: E402
+import slurm_scenario
 
 
 def _slurm_up() -> bool:
@@ -75,8 +75,17 @@ def test_live_sacct_rows_match_what_was_submitted(live: tuple[dict[str, Any], Pa
 @pytest.mark.slurm
 def test_live_profile_through_the_cli(live: tuple[dict[str, Any], Path], tmp_path: Path) -> None:
     roles, path = live
-    res = run_cli("profile", str(path), "--tz", "Asia/Almaty", "--weeks", "1", "--json",
-                  "--evidence-dir", str(tmp_path))
+    res = run_cli(
+        "profile",
+        str(path),
+        "--tz",
+        "Asia/Almaty",
+        "--weeks",
+        "1",
+        "--json",
+        "--evidence-dir",
+        str(tmp_path),
+    )
     assert res.returncode == 0, res.stderr
     body = json.loads(res.stdout)
     ran_gpu = [r for k, r in roles.items() if k != "array_sweep" and r.get("ran") and r["gpus"]]

@@ -32,10 +32,13 @@ def test_csv_round_trip_with_extras_and_time_zones(tmp_path: Path) -> None:
 
 
 def test_attempts_numbered_by_start_when_absent(tmp_path: Path) -> None:
-    path = write_csv(tmp_path / "j.csv", [
-        job("7", "t", 1, "2026-01-02T00:00:00Z", "2026-01-02T01:00:00Z"),
-        job("7", "t", 1, "2026-01-01T00:00:00Z", "2026-01-01T01:00:00Z", "requeued"),
-    ])
+    path = write_csv(
+        tmp_path / "j.csv",
+        [
+            job("7", "t", 1, "2026-01-02T00:00:00Z", "2026-01-02T01:00:00Z"),
+            job("7", "t", 1, "2026-01-01T00:00:00Z", "2026-01-01T01:00:00Z", "requeued"),
+        ],
+    )
     rows = sorted(read_tabular(path, fmt="csv").table.to_pylist(), key=lambda r: r["attempt"])
     assert [(r["attempt"], r["state"]) for r in rows] == [(1, "requeued"), (2, "completed")]
 
@@ -51,7 +54,9 @@ def test_attempts_numbered_by_start_when_absent(tmp_path: Path) -> None:
         ("end", "2025-01-01T00:00:00Z", "before start"),
     ],
 )
-def test_csv_bad_value_names_line_and_field(tmp_path: Path, field: str, value: str, words: str) -> None:
+def test_csv_bad_value_names_line_and_field(
+    tmp_path: Path, field: str, value: str, words: str
+) -> None:
     rows = [job(str(i), "x", 1, "2026-01-05T00:00:00Z", "2026-01-05T01:00:00Z") for i in range(3)]
     rows[1][field] = value
     path = write_csv(tmp_path / "j.csv", rows)
@@ -82,9 +87,20 @@ def test_csv_structure_errors(tmp_path: Path) -> None:
 def test_jsonl(tmp_path: Path) -> None:
     path = tmp_path / "j.jsonl"
     path.write_text(
-        json.dumps({"job_id": 1, "gpu_count": 2, "state": "failed", "start": "2026-01-05T00:00:00Z",
-                    "end": "2026-01-05T00:30:00Z", "Kind": "smoke", "node": "n1"}) + "\n\n"
-        + json.dumps({"job_id": "2", "gpu_count": None, "state": "pending"}) + "\n"
+        json.dumps(
+            {
+                "job_id": 1,
+                "gpu_count": 2,
+                "state": "failed",
+                "start": "2026-01-05T00:00:00Z",
+                "end": "2026-01-05T00:30:00Z",
+                "Kind": "smoke",
+                "node": "n1",
+            }
+        )
+        + "\n\n"
+        + json.dumps({"job_id": "2", "gpu_count": None, "state": "pending"})
+        + "\n"
     )
     rows = read_tabular(path, fmt="jsonl").table.to_pylist()
     assert rows[0]["job_id"] == "1" and rows[0]["kind_label"] == "smoke"

@@ -32,9 +32,7 @@ def test_template_documents_every_field(tmp_path: Path) -> None:
         if dotted.startswith("classify.rules.") or dotted.startswith("classify.extra_rules."):
             continue  # list items: documented in the comment on the list
         key = dotted.split(".")[-1]
-        idx = next(
-            (i for i, ln in enumerate(lines) if re.match(rf"\s*(- )?{key}:", ln)), None
-        )
+        idx = next((i for i, ln in enumerate(lines) if re.match(rf"\s*(- )?{key}:", ln)), None)
         assert idx is not None, f"{dotted} missing from the template"
         assert lines[idx - 1].lstrip().startswith("#"), f"{dotted} has no comment above it"
 
@@ -57,10 +55,16 @@ def test_init_writes_a_valid_workspace(tmp_path: Path) -> None:
         (("weeks: 8", "weeks: zero"), "profile.weeks", "integer"),
         (("timezone: UTC", "timezone: Mars/Olympus"), "timezone", "unknown time zone"),
         (("language: en", "language: de"), "report.language", "'en', 'ru' or 'kk'"),
-        (("restart_window_hours: 72", "restart_window_hours: 72\n  retsart: 1"),
-         "classify.retsart", "unknown key"),
-        (("extra_rules: []", "extra_rules: [{kind: eval, pattern: '(?=x)'}]"),
-         "classify.extra_rules[0].pattern", "not a valid regular expression"),
+        (
+            ("restart_window_hours: 72", "restart_window_hours: 72\n  retsart: 1"),
+            "classify.retsart",
+            "unknown key",
+        ),
+        (
+            ("extra_rules: []", "extra_rules: [{kind: eval, pattern: '(?=x)'}]"),
+            "classify.extra_rules[0].pattern",
+            "not a valid regular expression",
+        ),
     ],
 )
 def test_bad_config_names_line_and_field(

@@ -391,7 +391,9 @@ def evidence_cmd(workspace_dir: WorkspaceOpt = None, as_json: JsonOpt = False) -
     else:
         table = Table("id", "kind", "verdict", "created", "freshness", box=None)
         for r in rows:
-            table.add_row(r["id"], r["kind"], r["verdict"], r["created_at_utc"], r["freshness"])
+            table.add_row(
+                *(str(r[k]) for k in ("id", "kind", "verdict", "created_at_utc", "freshness"))
+            )
         out.print(table if rows else "no evidence records yet")
         for r in bad:
             for p in r["problems"]:

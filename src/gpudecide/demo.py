@@ -59,10 +59,27 @@ def _jobs() -> list[DemoJob]:
         DemoJob(0, "10:05", "smoke-kazllm-data", "aigerim", 1, 18),
         DemoJob(0, "11:20", "smoke-kazllm-lora", "aigerim", 2, 24, "FAILED", exit_code="1:0"),
         DemoJob(0, "14:40", "smoke-kazllm-lora", "aigerim", 2, 31),
-        DemoJob(1, "09:00", "ft-kazllm-lora-train", "daniyar", 8, 22 * 60 + 10, "NODE_FAIL",
-                wait=95, comment=a.format("train")),
-        DemoJob(2, "08:30", "ft-kazllm-lora-train", "daniyar", 8, 27 * 60 + 40, wait=240,
-                comment=a.format("train")),
+        DemoJob(
+            1,
+            "09:00",
+            "ft-kazllm-lora-train",
+            "daniyar",
+            8,
+            22 * 60 + 10,
+            "NODE_FAIL",
+            wait=95,
+            comment=a.format("train"),
+        ),
+        DemoJob(
+            2,
+            "08:30",
+            "ft-kazllm-lora-train",
+            "daniyar",
+            8,
+            27 * 60 + 40,
+            wait=240,
+            comment=a.format("train"),
+        ),
         DemoJob(2, "08:31", "eval-kazllm-mmlu", "olga", 2, 95, after=4),
         DemoJob(3, "13:10", "eval-kazllm-safety", "olga", 1, 52),
         DemoJob(2, "08:32", "merge-kazllm-adapter", "daniyar", 1, 21, after=5),
@@ -72,8 +89,19 @@ def _jobs() -> list[DemoJob]:
     ]
     # Weekly evaluation of the production model, planned: submitted Friday for Monday 06:00.
     for week in range(8):
-        j.append(DemoJob(7 * week - 3, "17:00", "eval-prod-weekly", "timur", 1, 44,
-                         begin_days=2.54, wait=3, comment="kind=eval chain=prod-weekly"))
+        j.append(
+            DemoJob(
+                7 * week - 3,
+                "17:00",
+                "eval-prod-weekly",
+                "timur",
+                1,
+                44,
+                begin_days=2.54,
+                wait=3,
+                comment="kind=eval chain=prod-weekly",
+            )
+        )
     # Week 3: trying a new attention kernel.
     j += [
         DemoJob(15, "11:00", "smoke-kazllm-flashattn", "aigerim", 2, 35),
@@ -82,20 +110,49 @@ def _jobs() -> list[DemoJob]:
     # Weeks 4-5: model B (instruction tuning): a sweep, then the run, preempted once.
     b = "kind={} chain=kazllm-8b-instruct-r1"
     for task in range(1, 5):
-        j.append(DemoJob(22, "09:00", "hpo-kazllm-instruct-lr", "aigerim", 2, 58 + task * 3,
-                         wait=5 + 60 * ((task - 1) // 2), array=("41920", task)))
+        j.append(
+            DemoJob(
+                22,
+                "09:00",
+                "hpo-kazllm-instruct-lr",
+                "aigerim",
+                2,
+                58 + task * 3,
+                wait=5 + 60 * ((task - 1) // 2),
+                array=("41920", task),
+            )
+        )
     j += [
         DemoJob(23, "10:00", "smoke-kazllm-instruct", "aigerim", 2, 22),
-        DemoJob(23, "14:00", "ft-kazllm-instruct-train", "daniyar", 8, 30 * 60 + 5, wait=30,
-                requeue_after=6 * 60 + 12, comment=b.format("train")),
-        DemoJob(25, "09:40", "eval-kazllm-instruct-mmlu", "olga", 2, 12, "FAILED",
-                exit_code="137:0"),
+        DemoJob(
+            23,
+            "14:00",
+            "ft-kazllm-instruct-train",
+            "daniyar",
+            8,
+            30 * 60 + 5,
+            wait=30,
+            requeue_after=6 * 60 + 12,
+            comment=b.format("train"),
+        ),
+        DemoJob(
+            25, "09:40", "eval-kazllm-instruct-mmlu", "olga", 2, 12, "FAILED", exit_code="137:0"
+        ),
         DemoJob(25, "10:30", "eval-kazllm-instruct-mmlu", "olga", 2, 97),
         DemoJob(25, "12:30", "eval-kazllm-instruct-safety", "olga", 1, 63),
         DemoJob(26, "09:00", "merge-kazllm-instruct", "daniyar", 1, 19, comment=b.format("merge")),
         DemoJob(26, "09:30", "quantize-kazllm-gptq", "daniyar", 1, 74, after=None),
-        DemoJob(26, "11:00", "export-kazllm-onnx", "daniyar", 1, 20, "CANCELLED by 1003",
-                never_ran=True, wait=95),
+        DemoJob(
+            26,
+            "11:00",
+            "export-kazllm-onnx",
+            "daniyar",
+            1,
+            20,
+            "CANCELLED by 1003",
+            never_ran=True,
+            wait=95,
+        ),
         DemoJob(26, "13:00", "export-kazllm-onnx", "daniyar", 1, 17),
     ]
     # Week 6: an A/B evaluation and corpus deduplication with embeddings.
@@ -110,10 +167,28 @@ def _jobs() -> list[DemoJob]:
     j += [
         DemoJob(43, "10:00", "smoke-kazllm-v2", "aigerim", 2, 26),
         DemoJob(43, "11:15", "smoke-kazllm-v2-packing", "aigerim", 2, 6, "CANCELLED by 1001"),
-        DemoJob(44, "09:00", "ft-kazllm-v2-train", "daniyar", 8, 24 * 60, "TIMEOUT", wait=60,
-                limit_h=24, comment=c.format("train")),
-        DemoJob(45, "10:30", "ft-kazllm-v2-train", "daniyar", 8, 9 * 60 + 50, wait=180,
-                comment=c.format("train")),
+        DemoJob(
+            44,
+            "09:00",
+            "ft-kazllm-v2-train",
+            "daniyar",
+            8,
+            24 * 60,
+            "TIMEOUT",
+            wait=60,
+            limit_h=24,
+            comment=c.format("train"),
+        ),
+        DemoJob(
+            45,
+            "10:30",
+            "ft-kazllm-v2-train",
+            "daniyar",
+            8,
+            9 * 60 + 50,
+            wait=180,
+            comment=c.format("train"),
+        ),
         DemoJob(46, "08:00", "eval-kazllm-v2-mmlu", "olga", 2, 92),
         DemoJob(46, "10:00", "eval-kazllm-v2-safety", "olga", 1, 58),
         DemoJob(46, "11:30", "merge-kazllm-v2-adapter", "daniyar", 1, 23),
@@ -130,7 +205,7 @@ def _ts(t: datetime | None) -> str:
 
 
 def _dur(seconds: float) -> str:
-    s = int(round(seconds))
+    s = round(seconds)
     d, rem = divmod(s, 86400)
     h, rem = divmod(rem, 3600)
     m, sec = divmod(rem, 60)
@@ -199,8 +274,11 @@ def sacct_log() -> str:
                 f"{_ts(sub)}|{_ts(elig)}|{_ts(st)}|{_ts(en)}|{elapsed}|{limit}|{alloc}|{alloc}|"
                 f"{node}|{job.comment}"
             )
-            batch_state = {"TIMEOUT": "CANCELLED", "REQUEUED": "CANCELLED",
-                           "NODE_FAIL": "CANCELLED"}.get(state, state.split()[0])
+            batch_state = {
+                "TIMEOUT": "CANCELLED",
+                "REQUEUED": "CANCELLED",
+                "NODE_FAIL": "CANCELLED",
+            }.get(state, state.split()[0])
             batch_exit = "0:15" if batch_state == "CANCELLED" else job.exit_code
             common = f"{_ts(st)}|{_ts(st)}|{_ts(st)}|{_ts(en)}|{elapsed}|"
             lines.append(
@@ -221,9 +299,8 @@ def sacct_log() -> str:
 
 def _config_text() -> str:
     template = workspace.template_files()[workspace.CONFIG_NAME]
-    return (
-        template.replace('team: "ML platform team"', f'team: "{TEAM}"')
-        .replace("timezone: UTC", f"timezone: {TZ}")
+    return template.replace('team: "ML platform team"', f'team: "{TEAM}"').replace(
+        "timezone: UTC", f"timezone: {TZ}"
     )
 
 

@@ -67,6 +67,4 @@ def load_yaml_model(path: Path, model: type[M]) -> M:
         message = first["msg"]
         if first["type"] == "extra_forbidden":
             message = "unknown key (misspelt? see the template's comments)"
-        raise InputError(
-            message, path=path, line=_node_line(root, loc), field=field
-        ) from None
+        raise InputError(message, path=path, line=_node_line(root, loc), field=field) from None

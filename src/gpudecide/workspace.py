@@ -72,9 +72,7 @@ class WorkspaceConfig(_Strict):
     )
     logs: list[LogSource] = Field(default_factory=list, description="Job logs to analyse.")
     profile: ProfileConfig = Field(default_factory=ProfileConfig, description="Profile options.")
-    classify: ClassifyConfig = Field(
-        default_factory=ClassifyConfig, description="Job-kind rules."
-    )
+    classify: ClassifyConfig = Field(default_factory=ClassifyConfig, description="Job-kind rules.")
     report: ReportConfig = Field(default_factory=ReportConfig, description="Report options.")
 
     @field_validator("timezone")

@@ -99,8 +99,7 @@ def jobs_table(attempts: pa.Table, config: ClassifyConfig | None = None) -> pa.T
     rule_case = (
         "CASE "
         + " ".join(
-            f"WHEN regexp_matches(name, {_sql_str(r.pattern)}, 'i') THEN '{r.kind}'"
-            for r in rules
+            f"WHEN regexp_matches(name, {_sql_str(r.pattern)}, 'i') THEN '{r.kind}'" for r in rules
         )
         + " ELSE NULL END"
         if rules

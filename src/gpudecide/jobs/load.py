@@ -91,10 +91,14 @@ def load_logs(
     if len(results) > 1:
         con = duckdb.connect()
         con.register("merged", merged)
-        merged = con.sql(
-            "SELECT * EXCLUDE (_k) FROM (SELECT *, row_number() OVER (PARTITION BY job_id, "
-            "attempt, submit, start, state ORDER BY source) AS _k FROM merged) WHERE _k = 1"
-        ).to_arrow_table().cast(ATTEMPTS_SCHEMA)
+        merged = (
+            con.sql(
+                "SELECT * EXCLUDE (_k) FROM (SELECT *, row_number() OVER (PARTITION BY job_id, "
+                "attempt, submit, start, state ORDER BY source) AS _k FROM merged) WHERE _k = 1"
+            )
+            .to_arrow_table()
+            .cast(ATTEMPTS_SCHEMA)
+        )
         con.close()
     return JobLog(
         attempts=merged,

@@ -174,7 +174,7 @@ def build_profile(log: JobLog, options: ProfileOptions | None = None) -> Profile
     con.register("attempts", log.attempts)
     con.register("jobs", jobs)
     last = con.execute(
-        "SELECT max(greatest(coalesce(\"end\", start, submit), coalesce(start, submit), submit)),"
+        'SELECT max(greatest(coalesce("end", start, submit), coalesce(start, submit), submit)),'
         " min(least(coalesce(submit, start), coalesce(start, submit))) FROM attempts"
     ).fetchall()[0]
     window_end: datetime = opts.until or last[0] or datetime.now(UTC)
@@ -242,8 +242,10 @@ def build_profile(log: JobLog, options: ProfileOptions | None = None) -> Profile
         WHERE a.start IS NOT NULL AND a.gpu_count > 0 AND a.state <> 'pending'"""
     ).to_arrow_table()
     job_hours = np.asarray(
-        con.sql("SELECT gpu_hours FROM wjobs WHERE ran AND gpus > 0").to_arrow_table()
-        .column(0).to_numpy(zero_copy_only=False),
+        con.sql("SELECT gpu_hours FROM wjobs WHERE ran AND gpus > 0")
+        .to_arrow_table()
+        .column(0)
+        .to_numpy(zero_copy_only=False),
         dtype=float,
     )
     lead = con.execute(
@@ -273,9 +275,7 @@ def build_profile(log: JobLog, options: ProfileOptions | None = None) -> Profile
         datetime.fromtimestamp(float(times[int(levels.argmax())]), UTC) if levels.size else None
     )
 
-    week_edges = np.array(
-        [window_start.timestamp() + i * 604800.0 for i in range(opts.weeks + 1)]
-    )
+    week_edges = np.array([window_start.timestamp() + i * 604800.0 for i in range(opts.weeks + 1)])
     weekly_hours = _integrate(times, levels, week_edges) / 3600.0
     day_count = opts.weeks * 7
     day_edges = np.array([window_start.timestamp() + i * 86400.0 for i in range(day_count + 1)])
@@ -411,9 +411,7 @@ def _downsample(
 
 def summary_line(figures: dict[str, Any]) -> str:
     """F1 in one sentence: trainings next to everything else they took."""
-    parts = [
-        f"{n} {k}" for k, n in figures["jobs_by_kind"].items() if n and k != "train"
-    ]
+    parts = [f"{n} {k}" for k, n in figures["jobs_by_kind"].items() if n and k != "train"]
     return (
         f"{figures['trainings_successful']} successful full training(s); "
         f"{figures['jobs_total']} GPU jobs in all"
@@ -428,7 +426,9 @@ def to_evidence(result: ProfileResult, inputs: list[ev.InputRef]) -> ev.Evidence
     notes = list(f["notes"])
     if f["skipped_rows"]:
         notes.append(f"{f['skipped_rows']} malformed row(s) skipped (--skip-bad-rows)")
-    verdict: ev.Verdict = "warn" if f["skipped_rows"] or f["window"]["weeks_covered_by_log"] else "info"
+    verdict: ev.Verdict = (
+        "warn" if f["skipped_rows"] or f["window"]["weeks_covered_by_log"] else "info"
+    )
     figures = dict(f)
     figures["series"] = {
         "day_starts": [_iso(d) for d in result.series["day_starts"]],

@@ -41,21 +41,123 @@ RECOMMENDED_COMMAND = (
 # `sacct --helpformat` of Slurm 22.05; used to tell a header line from a data line.
 KNOWN_FIELDS = frozenset(
     f.lower()
-    for f in """Account AdminComment AllocCPUS AllocGRES AllocNodes AllocTRES AssocID AveCPU
-    AveCPUFreq AveDiskRead AveDiskWrite AvePages AveRSS AveVMSize BlockID Cluster Comment
-    Constraints ConsumedEnergy ConsumedEnergyRaw Container CPUTime CPUTimeRAW DBIndex
-    DerivedExitCode Elapsed ElapsedRaw Eligible End ExitCode Extra Flags GID Group JobID
-    JobIDRaw JobName Layout MaxDiskRead MaxDiskReadNode MaxDiskReadTask MaxDiskWrite
-    MaxDiskWriteNode MaxDiskWriteTask MaxPages MaxPagesNode MaxPagesTask MaxRSS MaxRSSNode
-    MaxRSSTask MaxVMSize MaxVMSizeNode MaxVMSizeTask McsLabel MinCPU MinCPUNode MinCPUTask
-    NCPUS NNodes NodeList NTasks Partition Planned PlannedCPU PlannedCPURAW Priority QOS
-    QOSRAW Reason ReqCPUFreq ReqCPUFreqGov ReqCPUFreqMax ReqCPUFreqMin ReqCPUS ReqGRES ReqMem
-    ReqNodes ReqTRES Reservation ReservationId Reserved ResvCPU ResvCPURAW Start State
-    Submit SubmitLine Suspended SystemComment SystemCPU Timelimit TimelimitRaw TotalCPU
-    TRESUsageInAve TRESUsageInMax TRESUsageInMaxNode TRESUsageInMaxTask TRESUsageInMin
-    TRESUsageInMinNode TRESUsageInMinTask TRESUsageInTot TRESUsageOutAve TRESUsageOutMax
-    TRESUsageOutMaxNode TRESUsageOutMaxTask TRESUsageOutMin TRESUsageOutMinNode
-    TRESUsageOutMinTask TRESUsageOutTot UID User UserCPU WCKey WCKeyID WorkDir""".split()
+    for f in [
+        "Account",
+        "AdminComment",
+        "AllocCPUS",
+        "AllocGRES",
+        "AllocNodes",
+        "AllocTRES",
+        "AssocID",
+        "AveCPU",
+        "AveCPUFreq",
+        "AveDiskRead",
+        "AveDiskWrite",
+        "AvePages",
+        "AveRSS",
+        "AveVMSize",
+        "BlockID",
+        "Cluster",
+        "Comment",
+        "Constraints",
+        "ConsumedEnergy",
+        "ConsumedEnergyRaw",
+        "Container",
+        "CPUTime",
+        "CPUTimeRAW",
+        "DBIndex",
+        "DerivedExitCode",
+        "Elapsed",
+        "ElapsedRaw",
+        "Eligible",
+        "End",
+        "ExitCode",
+        "Extra",
+        "Flags",
+        "GID",
+        "Group",
+        "JobID",
+        "JobIDRaw",
+        "JobName",
+        "Layout",
+        "MaxDiskRead",
+        "MaxDiskReadNode",
+        "MaxDiskReadTask",
+        "MaxDiskWrite",
+        "MaxDiskWriteNode",
+        "MaxDiskWriteTask",
+        "MaxPages",
+        "MaxPagesNode",
+        "MaxPagesTask",
+        "MaxRSS",
+        "MaxRSSNode",
+        "MaxRSSTask",
+        "MaxVMSize",
+        "MaxVMSizeNode",
+        "MaxVMSizeTask",
+        "McsLabel",
+        "MinCPU",
+        "MinCPUNode",
+        "MinCPUTask",
+        "NCPUS",
+        "NNodes",
+        "NodeList",
+        "NTasks",
+        "Partition",
+        "Planned",
+        "PlannedCPU",
+        "PlannedCPURAW",
+        "Priority",
+        "QOS",
+        "QOSRAW",
+        "Reason",
+        "ReqCPUFreq",
+        "ReqCPUFreqGov",
+        "ReqCPUFreqMax",
+        "ReqCPUFreqMin",
+        "ReqCPUS",
+        "ReqGRES",
+        "ReqMem",
+        "ReqNodes",
+        "ReqTRES",
+        "Reservation",
+        "ReservationId",
+        "Reserved",
+        "ResvCPU",
+        "ResvCPURAW",
+        "Start",
+        "State",
+        "Submit",
+        "SubmitLine",
+        "Suspended",
+        "SystemComment",
+        "SystemCPU",
+        "Timelimit",
+        "TimelimitRaw",
+        "TotalCPU",
+        "TRESUsageInAve",
+        "TRESUsageInMax",
+        "TRESUsageInMaxNode",
+        "TRESUsageInMaxTask",
+        "TRESUsageInMin",
+        "TRESUsageInMinNode",
+        "TRESUsageInMinTask",
+        "TRESUsageInTot",
+        "TRESUsageOutAve",
+        "TRESUsageOutMax",
+        "TRESUsageOutMaxNode",
+        "TRESUsageOutMaxTask",
+        "TRESUsageOutMin",
+        "TRESUsageOutMinNode",
+        "TRESUsageOutMinTask",
+        "TRESUsageOutTot",
+        "UID",
+        "User",
+        "UserCPU",
+        "WCKey",
+        "WCKeyID",
+        "WorkDir",
+    ]
 )
 
 _FIELD_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
@@ -133,10 +235,7 @@ def _field_map(names: Sequence[str], path: Path) -> dict[str, str]:
     mapping: dict[str, str] = {}
     for i, name in enumerate(names):
         mapping.setdefault(name.lower(), f"c{i}")
-    if "jobid" not in mapping and "jobidraw" not in mapping:
-        missing = ["JobID"]
-    else:
-        missing = []
+    missing = [] if {"jobid", "jobidraw"} & mapping.keys() else ["JobID"]
     for need in ("state", "start"):
         if need not in mapping:
             missing.append(need.capitalize())
@@ -168,7 +267,7 @@ def _time_sql(col: str, tz: str) -> str:
 
 # Slurm time strings: "MM", "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM", "D-HH:MM:SS" (sbatch(1)).
 # Plain string splits: a regex here cost more than the rest of the parse put together.
-_DURATION_MACRO = """
+_DURATION_MACRO = f"""
 CREATE MACRO slurm_hms(has_day, rest) AS
   CASE length(rest) - length(replace(rest, ':', ''))
     WHEN 2 THEN try_cast(split_part(rest, ':', 1) AS BIGINT) * 3600
@@ -182,11 +281,11 @@ CREATE MACRO slurm_hms(has_day, rest) AS
     WHEN 0 THEN try_cast(rest AS BIGINT) * CASE WHEN has_day THEN 3600 ELSE 60 END
   END;
 CREATE MACRO slurm_duration(x) AS
-  CASE WHEN x IS NULL OR x IN {unlimited} THEN NULL
+  CASE WHEN x IS NULL OR x IN {_UNLIMITED} THEN NULL
        WHEN contains(x, '-') THEN try_cast(split_part(x, '-', 1) AS BIGINT) * 86400
                                   + slurm_hms(true, split_part(x, '-', 2))
        ELSE slurm_hms(false, x) END;
-""".format(unlimited=_UNLIMITED)
+"""
 
 
 def _duration_sql(col: str) -> str:
@@ -242,8 +341,29 @@ _KIND_RE = r"(?:^|[\s,;])(?:gpudecide\.)?kind=([^\s,;]*)"
 _CHAIN_RE = r"(?:^|[\s,;])(?:gpudecide\.)?chain=([^\s,;]+)"
 _TIME_FIELDS = ("submit", "eligible", "start", "end")
 _USED_FIELDS = frozenset(
-    """jobid jobidraw jobname user account partition alloctres allocgres reqtres priority
-    cluster state exitcode reason submit eligible start end elapsed timelimit comment""".split()
+    [
+        "jobid",
+        "jobidraw",
+        "jobname",
+        "user",
+        "account",
+        "partition",
+        "alloctres",
+        "allocgres",
+        "reqtres",
+        "priority",
+        "cluster",
+        "state",
+        "exitcode",
+        "reason",
+        "submit",
+        "eligible",
+        "start",
+        "end",
+        "elapsed",
+        "timelimit",
+        "comment",
+    ]
 )
 
 
@@ -312,18 +432,28 @@ def _build_sql(m: dict[str, str], tz: str, source: str, *, with_values: bool = F
             if n in m
         ),
         *(
-            (f, r(f.lower()), f"(NOT is_step AND {r(f.lower())} NOT IN {_UNLIMITED} "
-             f"AND {q} IS NULL)")
+            (
+                f,
+                r(f.lower()),
+                f"(NOT is_step AND {r(f.lower())} NOT IN {_UNLIMITED} AND {q} IS NULL)",
+            )
             for f, q in (("Elapsed", "elapsed_raw_s"), ("Timelimit", "time_limit_s"))
             if f.lower() in m
         ),
         *(
-            (f, r(f.lower()), f"(NOT is_step AND {r(f.lower())} <> '' "
-             f"AND NOT contains({r(f.lower())}, '='))")
+            (
+                f,
+                r(f.lower()),
+                f"(NOT is_step AND {r(f.lower())} <> '' AND NOT contains({r(f.lower())}, '='))",
+            )
             for f in ("AllocTRES", "ReqTRES")
             if f.lower() in m
         ),
-        ("Priority", r("priority"), f"(NOT is_step AND {r('priority')} <> '' AND priority IS NULL)"),
+        (
+            "Priority",
+            r("priority"),
+            f"(NOT is_step AND {r('priority')} <> '' AND priority IS NULL)",
+        ),
         ("Comment", r("comment"), f"(NOT is_step AND kind_label NOT IN ({kinds}))"),
     ]
     bad_field = " ".join(f"WHEN coalesce({cond}, false) THEN '{name}'" for name, _, cond in checks)
@@ -422,8 +552,11 @@ def _describe_bad(field_name: str, value: str | None) -> str:
     }.get(
         field_name,
         f"value {shown} is not what sacct prints here"
-        + (" (YYYY-MM-DDTHH:MM:SS, Unknown or None)" if field_name in
-           ("Submit", "Eligible", "Start", "End") else ""),
+        + (
+            " (YYYY-MM-DDTHH:MM:SS, Unknown or None)"
+            if field_name in ("Submit", "Eligible", "Start", "End")
+            else ""
+        ),
     )
 
 
@@ -472,8 +605,11 @@ def read_sacct(
             f"read_csv({_sql_str(str(p))}, delim='|', quote='', escape='', "
             f"header={'true' if header is not None else 'false'}, columns={columns}, "
             "auto_detect=false, strict_mode=true, null_padding=false, ignore_errors=true"
-            + (", store_rejects=true, rejects_table='rejects', rejects_scan='reject_scans')"
-               if rejects else ")")
+            + (
+                ", store_rejects=true, rejects_table='rejects', rejects_scan='reject_scans')"
+                if rejects
+                else ")"
+            )
         )
 
     con = duckdb.connect()
@@ -487,9 +623,7 @@ def read_sacct(
         rejects = con.execute(
             "SELECT line, column_name, error_type, error_message FROM rejects ORDER BY line"
         ).fetchall()
-        counts = con.execute(
-            "SELECT count(*), count(bad_field) FROM parsed"
-        ).fetchall()[0]
+        counts = con.execute("SELECT count(*), count(bad_field) FROM parsed").fetchall()[0]
         data_lines, n_flagged = int(counts[0]), int(counts[1])
         flagged: list[tuple[str, str, str | None]] = []
         if n_flagged:

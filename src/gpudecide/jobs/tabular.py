@@ -193,8 +193,11 @@ def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | BadRow]]:
             if not fields or (len(fields) == 1 and not fields[0].strip()):
                 continue
             if len(fields) != len(header):
-                yield line, BadRow(
-                    str(path), line, None, f"{len(fields)} fields, the header has {len(header)}"
+                yield (
+                    line,
+                    BadRow(
+                        str(path), line, None, f"{len(fields)} fields, the header has {len(header)}"
+                    ),
                 )
                 continue
             yield line, {mapping.get(h, h): v for h, v in zip(header, fields, strict=True)}
@@ -211,8 +214,9 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | BadRow]]:
                 obj = json.loads(raw)
             except (UnicodeDecodeError, json.JSONDecodeError) as exc:
                 reason = (
-                    "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else
-                    f"not a JSON object: {exc.msg}"
+                    "not UTF-8 text"
+                    if isinstance(exc, UnicodeDecodeError)
+                    else f"not a JSON object: {exc.msg}"
                 )
                 yield lineno, BadRow(str(path), lineno, None, reason)
                 continue

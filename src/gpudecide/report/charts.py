@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import Any
 
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.dates as mdates  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import matplotlib.dates as mdates
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 
 # Text stays text (searchable, small); ids are deterministic so reports diff cleanly.
 matplotlib.rcParams.update(
@@ -45,18 +46,14 @@ def _svg(fig: Figure, title: str) -> str:
     text = buf.getvalue()
     text = text[text.index("<svg") :]
     # Accessible name for screen readers and for tests that look charts up by title.
-    return re.sub(
-        r"<svg ", f'<svg role="img" aria-label="{_attr(title)}" ', text, count=1
-    )
+    return re.sub(r"<svg ", f'<svg role="img" aria-label="{_attr(title)}" ', text, count=1)
 
 
 def _attr(text: str) -> str:
     return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
 
 
-def jobs_per_week(
-    labels: Sequence[str], by_kind: dict[str, Sequence[int]], title: str
-) -> str:
+def jobs_per_week(labels: Sequence[str], by_kind: Mapping[str, Sequence[int]], title: str) -> str:
     """Stacked bars: jobs started per week, one colour per kind."""
     fig, ax = plt.subplots(figsize=(7.5, 3.0))
     bottom = [0] * len(labels)
@@ -72,13 +69,22 @@ def jobs_per_week(
     return _svg(fig, title)
 
 
+def _dates(values: Sequence[datetime]) -> Any:
+    """Datetimes as matplotlib date numbers (typed entry point of matplotlib.dates)."""
+    return mdates.date2num(list(values))  # type: ignore[no-untyped-call]
+
+
+def _date_axis(ax: Any) -> None:
+    ax.xaxis.set_major_formatter(mdates.DateFormatter("%d %b"))  # type: ignore[no-untyped-call]
+
+
 def gpu_hours_per_day(days: Sequence[datetime], hours: Sequence[float], title: str) -> str:
     """Bars: GPU-hours in use per day."""
     fig, ax = plt.subplots(figsize=(7.5, 2.6))
-    ax.bar(list(days), list(hours), width=0.9, color="#1f77b4", align="edge")
+    ax.bar(_dates(days), list(hours), width=0.9, color="#1f77b4", align="edge")
     ax.set_ylabel("GPU-hours")
     ax.set_title(title, loc="left")
-    ax.xaxis.set_major_formatter(mdates.DateFormatter("%d %b"))
+    _date_axis(ax)
     return _svg(fig, title)
 
 
@@ -87,17 +93,17 @@ def concurrency(
 ) -> str:
     """Step line: GPUs in use over time, with the pool size drawn when one is given."""
     fig, ax = plt.subplots(figsize=(7.5, 2.6))
-    ax.step(list(times), list(gpus), where="post", color="#1f77b4", linewidth=1)
+    ax.step(_dates(times), list(gpus), where="post", color="#1f77b4", linewidth=1)
     if pool_gpus:
         ax.axhline(pool_gpus, color="#d62728", linestyle="--", linewidth=1)
         ax.annotate(
             f"pool {pool_gpus} GPUs",
-            xy=(times[0], pool_gpus),
+            xy=(float(_dates(times[:1])[0]), pool_gpus),
             xytext=(2, 2),
             textcoords="offset points",
             color="#d62728",
         )
     ax.set_ylabel("GPUs in use")
     ax.set_title(title, loc="left")
-    ax.xaxis.set_major_formatter(mdates.DateFormatter("%d %b"))
+    _date_axis(ax)
     return _svg(fig, title)

@@ -93,47 +93,83 @@ def _profile_section(section: Section, lang: Language) -> None:
         ["unsuccessful share of jobs", _pct(f["unsuccessful_share"])],
         ["GPU-hours lost to unsuccessful attempts", _pct(f["gpu_hours_lost_share"])],
         ["jobs per week (mean)", _fmt(f["jobs_per_week_mean"])],
-        ["duration p50 / p90 / max (h)", " / ".join(
-            _fmt(f["duration_hours"][k]) for k in ("p50", "p90", "max"))],
+        [
+            "duration p50 / p90 / max (h)",
+            " / ".join(_fmt(f["duration_hours"][k]) for k in ("p50", "p90", "max")),
+        ],
         ["peak concurrent GPUs (F2)", f"{_fmt(f['peak_concurrent_gpus'])} at {f['peak_at']}"],
         ["weekly GPU-hours CV (F2)", _fmt(burst["weekly_gpu_hours_cv"])],
-        [f"GPU-hours in the largest {burst['top_jobs_fraction']:.0%} of jobs (F2)",
-         _pct(burst["top_jobs_gpu_hours_share"])],
-        ["shape (F2)", f"{burst['shape']} (bursty when CV >= "
-         f"{burst['thresholds']['bursty_cv_min']} or top share >= "
-         f"{burst['thresholds']['bursty_top_share_min']:.0%})"],
-        ["predictability (F3)", f"{pred['verdict']}: WAPE {_fmt(pred['wape'])} "
-         f"(predictable <= {pred['thresholds']['predictable_wape_max']}, partly <= "
-         f"{pred['thresholds']['partly_predictable_wape_max']}); {pred['meaning']}"],
-        [f"GPU-hours planned >= {pred['lead_time_hours']:.0f} h ahead (F3)",
-         _pct(pred["lead_time_share"])],
+        [
+            f"GPU-hours in the largest {burst['top_jobs_fraction']:.0%} of jobs (F2)",
+            _pct(burst["top_jobs_gpu_hours_share"]),
+        ],
+        [
+            "shape (F2)",
+            f"{burst['shape']} (bursty when CV >= "
+            f"{burst['thresholds']['bursty_cv_min']} or top share >= "
+            f"{burst['thresholds']['bursty_top_share_min']:.0%})",
+        ],
+        [
+            "predictability (F3)",
+            f"{pred['verdict']}: WAPE {_fmt(pred['wape'])} "
+            f"(predictable <= {pred['thresholds']['predictable_wape_max']}, partly <= "
+            f"{pred['thresholds']['partly_predictable_wape_max']}); {pred['meaning']}",
+        ],
+        [
+            f"GPU-hours planned >= {pred['lead_time_hours']:.0f} h ahead (F3)",
+            _pct(pred["lead_time_share"]),
+        ],
     ]
     if f.get("pool_gpus"):
-        rows.append([f"busy share of a {f['pool_gpus']}-GPU pool (C2)",
-                     f"{_pct(f['busy_share'])} useful, {_pct(f['occupied_share'])} occupied"])
-    section.tables.append(Table(t("key_figures", lang), [t("figure", lang), t("value", lang)], rows))
+        rows.append(
+            [
+                f"busy share of a {f['pool_gpus']}-GPU pool (C2)",
+                f"{_pct(f['busy_share'])} useful, {_pct(f['occupied_share'])} occupied",
+            ]
+        )
+    section.tables.append(
+        Table(t("key_figures", lang), [t("figure", lang), t("value", lang)], rows)
+    )
     weeks = f["weeks"]
     section.tables.append(
         Table(
             t("per_week", lang),
             [t("week", lang), "start", t("jobs", lang), t("gpu_hours", lang)],
-            [[str(w["week"]), w["start"][:10], _fmt(w["jobs"]), _fmt(w["gpu_hours"])]
-             for w in weeks],
+            [
+                [str(w["week"]), w["start"][:10], _fmt(w["jobs"]), _fmt(w["gpu_hours"])]
+                for w in weeks
+            ],
         )
     )
     labels = [w["start"][5:10] for w in weeks]
     by_kind = {k: [w["jobs_by_kind"][k] for w in weeks] for k in kinds}
     series = f.get("series") or {}
-    section.charts.append(Chart(t("chart_jobs_week", lang),
-                                charts.jobs_per_week(labels, by_kind, t("chart_jobs_week", lang))))
+    section.charts.append(
+        Chart(
+            t("chart_jobs_week", lang),
+            charts.jobs_per_week(labels, by_kind, t("chart_jobs_week", lang)),
+        )
+    )
     if series:
         days = [datetime.fromisoformat(d) for d in series["day_starts"]]
-        section.charts.append(Chart(t("chart_gpu_day", lang), charts.gpu_hours_per_day(
-            days, series["daily_gpu_hours"], t("chart_gpu_day", lang))))
+        section.charts.append(
+            Chart(
+                t("chart_gpu_day", lang),
+                charts.gpu_hours_per_day(days, series["daily_gpu_hours"], t("chart_gpu_day", lang)),
+            )
+        )
         conc = series["concurrency"]
-        section.charts.append(Chart(t("chart_concurrency", lang), charts.concurrency(
-            [datetime.fromisoformat(x) for x in conc["t"]], conc["gpus"], f.get("pool_gpus"),
-            t("chart_concurrency", lang))))
+        section.charts.append(
+            Chart(
+                t("chart_concurrency", lang),
+                charts.concurrency(
+                    [datetime.fromisoformat(x) for x in conc["t"]],
+                    conc["gpus"],
+                    f.get("pool_gpus"),
+                    t("chart_concurrency", lang),
+                ),
+            )
+        )
 
 
 SECTION_BUILDERS: dict[str, SectionBuilder] = {"profile": _profile_section}
@@ -183,8 +219,17 @@ def build(
     stamp = (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
     labels = {
         k: t(k, language)
-        for k in ("report_title", "generated", "evidence_index", "kind", "verdict", "status",
-                  "inputs", "notes", "no_evidence")
+        for k in (
+            "report_title",
+            "generated",
+            "evidence_index",
+            "kind",
+            "verdict",
+            "status",
+            "inputs",
+            "notes",
+            "no_evidence",
+        )
     }
     return Report(
         title=t("report_title", language),
