@@ -110,53 +110,63 @@ def jobs_table(attempts: pa.Table, config: ClassifyConfig | None = None) -> pa.T
     con = duckdb.connect()
     con.execute("SET TimeZone = 'UTC'")
     con.register("attempts", attempts)
-    sql = f"""
-    WITH a AS (
-      SELECT *,
-        (start IS NOT NULL AND gpu_count IS NOT NULL AND state <> 'pending') AS ran,
-        coalesce(gpu_count, 0) * coalesce(elapsed_s, 0) / 3600.0 AS gpu_hours
-      FROM attempts
-    ),
-    j AS (
-      SELECT job_id,
-        arg_min(name, attempt) AS name,
-        arg_min("user", attempt) AS "user",
-        arg_min(team, attempt) AS team,
-        max(chain_id) AS chain_id,
-        max(kind_label) AS kind_label,
-        arg_max(state, attempt) AS final_state,
-        arg_min(wait_reason, attempt) AS first_wait_reason,
-        CAST(count(*) AS INTEGER) AS attempts,
-        CAST(count(*) FILTER (WHERE ran) AS INTEGER) AS ran_attempts,
-        bool_or(ran) AS ran,
-        max(gpu_count) AS gpus,
-        max(req_gpus) AS req_gpus,
-        max(gpu_type) AS gpu_type,
-        min(submit) AS first_submit,
-        min(eligible) AS first_eligible,
-        min(start) AS first_start,
-        max("end") AS last_end,
-        sum(gpu_hours) AS gpu_hours,
-        coalesce(sum(gpu_hours) FILTER (WHERE attempt > 1), 0) AS requeue_gpu_hours,
-        coalesce(sum(gpu_hours) FILTER (WHERE state = 'completed'), 0) AS completed_gpu_hours,
-        max(pending_tasks) AS pending_tasks
-      FROM a GROUP BY job_id
-    ),
-    r AS (
-      SELECT *,
+    ran = "(start IS NOT NULL AND gpu_count IS NOT NULL AND state <> 'pending')"
+    hours = "coalesce(gpu_count, 0) * coalesce(elapsed_s, 0) / 3600.0"
+    # Almost every job has one attempt: those are a projection, only requeued ones a GROUP BY.
+    per_job = f"""
+    WITH dups AS (SELECT job_id FROM attempts GROUP BY job_id HAVING count(*) > 1)
+    SELECT job_id, name, "user", team, chain_id, kind_label, state AS final_state,
+      wait_reason AS first_wait_reason, CAST(1 AS INTEGER) AS attempts,
+      CAST({ran} AS INTEGER) AS ran_attempts, {ran} AS ran, gpu_count AS gpus, req_gpus,
+      gpu_type, submit AS first_submit, eligible AS first_eligible, start AS first_start,
+      "end" AS last_end, {hours} AS gpu_hours, 0.0 AS requeue_gpu_hours,
+      CASE WHEN state = 'completed' THEN {hours} ELSE 0.0 END AS completed_gpu_hours,
+      pending_tasks
+    FROM attempts ANTI JOIN dups USING (job_id)
+    UNION ALL BY NAME
+    SELECT job_id,
+      arg_min(name, attempt) AS name,
+      arg_min("user", attempt) AS "user",
+      arg_min(team, attempt) AS team,
+      max(chain_id) AS chain_id,
+      max(kind_label) AS kind_label,
+      arg_max(state, attempt) AS final_state,
+      arg_min(wait_reason, attempt) AS first_wait_reason,
+      CAST(count(*) AS INTEGER) AS attempts,
+      CAST(count(*) FILTER (WHERE {ran}) AS INTEGER) AS ran_attempts,
+      bool_or({ran}) AS ran,
+      max(gpu_count) AS gpus,
+      max(req_gpus) AS req_gpus,
+      max(gpu_type) AS gpu_type,
+      min(submit) AS first_submit,
+      min(eligible) AS first_eligible,
+      min(start) AS first_start,
+      max("end") AS last_end,
+      sum({hours}) AS gpu_hours,
+      coalesce(sum({hours}) FILTER (WHERE attempt > 1), 0) AS requeue_gpu_hours,
+      coalesce(sum({hours}) FILTER (WHERE state = 'completed'), 0) AS completed_gpu_hours,
+      max(pending_tasks) AS pending_tasks
+    FROM attempts SEMI JOIN dups USING (job_id) GROUP BY job_id
+    """
+    # The restart test needs each job's predecessor under the same name: a window over a
+    # narrow projection, joined back, costs far less than sorting every column.
+    kinds = f"""
+    WITH prev AS (
+      SELECT job_id, first_submit,
         lag(final_state) OVER w AS prev_state,
         lag(last_end) OVER w AS prev_end
-      FROM j
+      FROM jobs WHERE name IS NOT NULL
       WINDOW w AS (PARTITION BY coalesce(chain_id, ''), coalesce("user", ''), name
                    ORDER BY first_submit, job_id)
     ),
+    resub AS (
+      SELECT job_id FROM prev
+      WHERE prev_state IN ({restart_states}) AND first_submit >= prev_end
+        AND epoch(first_submit) - epoch(prev_end) <= {window_s}
+    ),
     flagged AS (
-      SELECT * EXCLUDE (prev_state, prev_end),
-        coalesce(name IS NOT NULL AND prev_state IN ({restart_states})
-          AND first_submit >= prev_end
-          AND epoch(first_submit) - epoch(prev_end) <= {window_s}, false) AS is_resubmission,
-        {rule_case} AS rule_kind
-      FROM r
+      SELECT j.*, r.job_id IS NOT NULL AS is_resubmission, {rule_case} AS rule_kind
+      FROM jobs j LEFT JOIN resub r USING (job_id)
     )
     SELECT * EXCLUDE (rule_kind),
       coalesce(kind_label, CASE WHEN is_resubmission THEN 'restart' END, rule_kind, 'other')
@@ -171,7 +181,9 @@ def jobs_table(attempts: pa.Table, config: ClassifyConfig | None = None) -> pa.T
     FROM flagged
     """
     try:
-        table = con.sql(sql).to_arrow_table()
+        jobs = con.sql(per_job).to_arrow_table()
+        con.register("jobs", jobs)
+        table = con.sql(kinds).to_arrow_table()
     finally:
         con.close()
     return table

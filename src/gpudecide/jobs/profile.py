@@ -78,9 +78,10 @@ def _step_function(
     """Times (s) and the number of GPUs in use right after each (ends before starts on ties)."""
     times = np.concatenate([ends, starts])
     deltas = np.concatenate([-gpus, gpus])
-    order = np.lexsort((deltas, times))
-    times, deltas = times[order], deltas[order]
-    return times, np.cumsum(deltas)
+    # One integer sort key instead of a two-key lexsort: microseconds * 2, +1 for a start.
+    key = np.round(times * 1e6).astype(np.int64) * 2 + (deltas > 0)
+    order = np.argsort(key, kind="stable")
+    return times[order], np.cumsum(deltas[order])
 
 
 def _integrate(times: np.ndarray, levels: np.ndarray, edges: np.ndarray) -> np.ndarray:
@@ -181,11 +182,11 @@ def build_profile(log: JobLog, options: ProfileOptions | None = None) -> Profile
     window_end = window_end.astimezone(UTC)
     window_start = window_end - timedelta(weeks=opts.weeks)
     log_start: datetime | None = last[1]
+    # A view, not a copy: each figure below is one more zero-copy scan of the Arrow table.
     con.execute(
-        "CREATE TEMP TABLE wjobs AS SELECT * FROM jobs "
-        "WHERE coalesce(first_start, first_submit) >= $s AND coalesce(first_start, first_submit)"
-        " <= $e",
-        {"s": window_start, "e": window_end},
+        "CREATE TEMP VIEW wjobs AS SELECT * FROM jobs "
+        f"WHERE coalesce(first_start, first_submit) >= TIMESTAMPTZ '{window_start.isoformat()}' "
+        f"AND coalesce(first_start, first_submit) <= TIMESTAMPTZ '{window_end.isoformat()}'"
     )
     counts = con.execute(
         """SELECT

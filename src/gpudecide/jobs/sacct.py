@@ -403,7 +403,12 @@ def _build_sql(m: dict[str, str], tz: str, source: str, *, with_values: bool = F
         "partition": f"nullif({r('partition')}, '')",
         "gpu_count": alloc,
         "gpu_type": _tres_gpu_type(tres_col),
-        "req_gpus": _tres_gpus(r("reqtres")) if "reqtres" in m else "NULL::INTEGER",
+        # ReqTRES mostly repeats AllocTRES: parse it only when it says something else.
+        "req_gpus": (
+            f"CASE WHEN {r('reqtres')} = {tres_col} THEN {alloc} ELSE {_tres_gpus(r('reqtres'))} END"
+            if "reqtres" in m
+            else "NULL::INTEGER"
+        ),
         "priority": f"try_cast(nullif({r('priority')}, '') AS BIGINT)",
         "site": f"nullif({r('cluster')}, '')",
         "state": _state_case(r("state")),
@@ -478,25 +483,44 @@ def _build_sql(m: dict[str, str], tz: str, source: str, *, with_values: bool = F
 
 
 def _fold_sql(source: str) -> str:
-    """Steps into their attempt, attempts numbered, columns in the canonical order."""
+    """Steps into their attempt, attempts numbered, columns in the canonical order.
+
+    Nearly every job has one attempt: those get attempt 1 and the count of their steps by a
+    plain GROUP BY. Only job ids listed more than once (requeues) are numbered by time and
+    get their steps assigned by time range. `parsed` is an Arrow table: each reference is a
+    zero-copy scan, so nothing is materialised twice.
+    """
+    ok_jobs = "parsed WHERE NOT is_step AND bad_field IS NULL"
+    ok_steps = "parsed WHERE is_step AND bad_field IS NULL"
     return f"""
-    WITH ok AS (SELECT * FROM parsed WHERE bad_field IS NULL),
-    jobs AS (
-      SELECT * FROM ok WHERE NOT is_step
+    WITH dups AS (SELECT job_id FROM {ok_jobs} GROUP BY job_id HAVING count(*) > 1),
+    step_count AS (
+      SELECT job_id, CAST(count(*) AS INTEGER) AS steps FROM {ok_steps} GROUP BY job_id
+    ),
+    single AS (
+      SELECT j.*, CAST(1 AS INTEGER) AS attempt, coalesce(c.steps, 0) AS steps
+      FROM (SELECT * FROM {ok_jobs}) j
+        ANTI JOIN dups USING (job_id)
+        LEFT JOIN step_count c USING (job_id)
+    ),
+    multi AS (
+      SELECT j.*, CAST(row_number() OVER (
+          PARTITION BY job_id ORDER BY start NULLS LAST, submit NULLS LAST, "end" NULLS LAST,
+          state) AS INTEGER) AS attempt
+      FROM (SELECT * FROM {ok_jobs}) j SEMI JOIN dups USING (job_id)
+    ),
+    multi_steps AS (
+      SELECT m.job_id, m.attempt, CAST(count(*) AS INTEGER) AS steps
+      FROM (SELECT job_id, start FROM {ok_steps}) s JOIN multi m USING (job_id)
+      WHERE s.start IS NULL OR m.start IS NULL OR (s.start >= m.start
+        AND (m."end" IS NULL OR s.start <= m."end"))
+      GROUP BY ALL
     ),
     numbered AS (
-      SELECT *, CAST(row_number() OVER (
-          PARTITION BY job_id ORDER BY start NULLS LAST, submit NULLS LAST, "end" NULLS LAST,
-          state) AS INTEGER)
-        AS attempt
-      FROM jobs
-    ),
-    steps AS (
-      SELECT n.job_id, n.attempt, CAST(count(*) AS INTEGER) AS steps
-      FROM ok s JOIN numbered n ON s.job_id = n.job_id
-      WHERE s.is_step AND (s.start IS NULL OR n.start IS NULL OR (s.start >= n.start
-        AND (n."end" IS NULL OR s.start <= n."end")))
-      GROUP BY ALL
+      SELECT * FROM single
+      UNION ALL BY NAME
+      SELECT m.*, coalesce(ms.steps, 0) AS steps
+      FROM multi m LEFT JOIN multi_steps ms USING (job_id, attempt)
     )
     SELECT
       {_sql_str(source)} AS source, n.job_id, n.attempt, n.array_job_id, n.chain_id, n.name,
@@ -510,9 +534,9 @@ def _fold_sql(source: str) -> str:
       NULL::TIMESTAMPTZ AS prep_start, NULL::TIMESTAMPTZ AS first_step,
       NULL::TIMESTAMPTZ AS last_checkpoint, n."end",
       CAST(coalesce(epoch(n."end") - epoch(n.start), n.elapsed_raw_s) AS DOUBLE) AS elapsed_s,
-      n.time_limit_s, coalesce(st.steps, 0) AS steps, n.pending_tasks,
+      n.time_limit_s, n.steps, n.pending_tasks,
       NULL::VARCHAR AS extras
-    FROM numbered n LEFT JOIN steps st USING (job_id, attempt)
+    FROM numbered n
     """
 
 
@@ -619,12 +643,13 @@ def read_sacct(
     con.execute("SET preserve_insertion_order = false")
     con.execute(_DURATION_MACRO)
     try:
-        con.execute(f"CREATE TABLE parsed AS {_build_sql(mapping, tz, reader(True))}")
+        # Arrow, not a DuckDB table: DuckDB would compress every column on insert.
+        parsed = con.sql(_build_sql(mapping, tz, reader(True))).to_arrow_table()
         rejects = con.execute(
             "SELECT line, column_name, error_type, error_message FROM rejects ORDER BY line"
         ).fetchall()
-        counts = con.execute("SELECT count(*), count(bad_field) FROM parsed").fetchall()[0]
-        data_lines, n_flagged = int(counts[0]), int(counts[1])
+        data_lines = parsed.num_rows
+        n_flagged = data_lines - parsed.column("bad_field").null_count
         flagged: list[tuple[str, str, str | None]] = []
         if n_flagged:
             # Error path: read the file again to fetch the offending raw text.
@@ -659,6 +684,7 @@ def read_sacct(
     if data_lines == 0 and not bad:
         raise InputError("no job rows after the header", path=p, hint=RECOMMENDED_COMMAND)
 
+    con.register("parsed", parsed)
     table = con.sql(_fold_sql(str(p))).to_arrow_table()
     con.close()
     return ParseResult(table=table.cast(ATTEMPTS_SCHEMA), bad_rows=bad, data_lines=data_lines)
