@@ -405,7 +405,8 @@ def _build_sql(m: dict[str, str], tz: str, source: str, *, with_values: bool = F
         "gpu_type": _tres_gpu_type(tres_col),
         # ReqTRES mostly repeats AllocTRES: parse it only when it says something else.
         "req_gpus": (
-            f"CASE WHEN {r('reqtres')} = {tres_col} THEN {alloc} ELSE {_tres_gpus(r('reqtres'))} END"
+            f"CASE WHEN {r('reqtres')} = {tres_col} THEN {alloc} "
+            f"ELSE {_tres_gpus(r('reqtres'))} END"
             if "reqtres" in m
             else "NULL::INTEGER"
         ),
