@@ -1,0 +1,505 @@
+"""The cost analysis: every option in a normal, a peak and an empty month (SPEC C1-C10, V2).
+
+Reads costs.yaml, the profile evidence (the team's measured workload) and, when there is one,
+the pool replay evidence (how long jobs wait on a pool of N GPUs). Writes one evidence record
+of kind "cost". Money in the figures is a decimal string in the file's currency (exact, and
+JSON has no decimal type); GPU-hours and shares are numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from gpudecide import evidence as ev
+from gpudecide.cost import sensitivity
+from gpudecide.cost.regimes import REGIMES, Regimes, Workload, from_profile
+from gpudecide.cost.schema import (
+    CostsConfig,
+    HybridOption,
+    Loc,
+    ManagedOption,
+    Option,
+    OwnedOption,
+    RentedOption,
+    dotted,
+    iter_prices,
+)
+from gpudecide.cost.tco import (
+    COMPONENTS,
+    MonthCost,
+    cents,
+    month_cost,
+    num,
+    pool_gpus,
+    reversibility,
+)
+
+# C8: a dedicated option that beats managed only at or above this useful utilisation "only
+# wins at ~100 %": research work with failed hypotheses and pauses does not get there.
+NEAR_FULL = Decimal("0.9")
+# A price whose source still says this comes from the template, not from a contract (C5).
+PLACEHOLDER = "placeholder"
+CURVE_POINTS = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
+
+@dataclass
+class CostResult:
+    """JSON-ready figures and the notes the evidence record carries."""
+
+    figures: dict[str, Any]
+    notes: list[str]
+    verdict: ev.Verdict
+
+
+def _h(value: Decimal) -> float:
+    return round(float(value), 3)
+
+
+def _share(value: Decimal | None) -> float | None:
+    return None if value is None else round(float(value), 4)
+
+
+def _money(value: Decimal | None) -> str | None:
+    return None if value is None else str(cents(value))
+
+
+def option_type(option: Option) -> str:
+    """owned | rented | managed | hybrid."""
+    return {
+        OwnedOption: "owned",
+        RentedOption: "rented",
+        ManagedOption: "managed",
+        HybridOption: "hybrid",
+    }[type(option)]
+
+
+def _month_json(mc: MonthCost) -> dict[str, Any]:
+    return {
+        "components": {c: str(v) for c, v in mc.components.items()},
+        "total": str(mc.total),
+        "useful_gpu_hours": _h(mc.useful_gpu_hours),
+        "available_gpu_hours": _h(mc.available_gpu_hours),
+        "demand_gpu_hours": _h(mc.demand_gpu_hours),
+        "useful_utilisation": _share(mc.useful_utilisation),
+        "cost_per_useful_gpu_hour": _money(mc.cost_per_useful_gpu_hour),
+        "lines": [
+            {
+                "component": ln.component,
+                "label": ln.label,
+                "amount": str(ln.amount),
+                "source": ln.source,
+            }
+            for ln in mc.lines
+        ],
+        "notes": mc.notes,
+    }
+
+
+def _replay_pool(
+    replays: list[ev.Evidence], gpus: int
+) -> tuple[ev.Evidence, dict[str, Any]] | None:
+    """The replay of a pool of `gpus` GPUs: a peak-window replay first, then the newest."""
+    found: list[tuple[int, int, ev.Evidence, dict[str, Any]]] = []
+    for age, record in enumerate(reversed(replays)):
+        window = (record.figures.get("window") or {}).get("kind")
+        for pool in record.figures.get("pools") or []:
+            if isinstance(pool, dict) and pool.get("gpus") == gpus:
+                found.append((0 if window == "peak" else 1, age, record, pool))
+    if not found:
+        return None
+    _, _, record, pool = min(found, key=lambda x: (x[0], x[1]))
+    return record, pool
+
+
+def peak_check(
+    cfg: CostsConfig, option: Option, peak: Workload, replays: list[ev.Evidence]
+) -> dict[str, Any] | None:
+    """C8 peak month: can the dedicated pool take the parallel jobs?"""
+    gpus = pool_gpus(cfg, option)
+    if gpus is None:
+        return None
+    capacity = Decimal(gpus) * cfg.hours_per_month
+    out: dict[str, Any] = {
+        "pool_gpus": gpus,
+        "peak_month_gpu_hours": _h(peak.gpu_hours),
+        "pool_gpu_hours": _h(capacity),
+        "peak_concurrent_gpus": peak.peak_concurrent_gpus,
+    }
+    if isinstance(option, HybridOption):
+        over = option.overflow_rule
+        out["source"] = "profile"
+        out["absorbs"] = True if over.rule == "over_capacity" else None
+        out["meaning"] = (
+            f"demand above {gpus} GPUs goes to {option.overflow}"
+            if over.rule == "over_capacity"
+            else f"kinds {', '.join(over.kinds)} go to {option.overflow}; the concurrency of "
+            "the jobs left on the base pool is not in the profile evidence"
+        )
+        return out
+    found = _replay_pool(replays, gpus)
+    if found is not None:
+        record, pool = found
+        slo = record.figures.get("slo")
+        unplaceable = int(pool.get("jobs_unplaceable") or 0)
+        violation = pool.get("slo_violation_share")
+        within_slo = (
+            None
+            if not slo or violation is None
+            else float(violation) <= float(slo.get("allowed_violation_share", 0))
+        )
+        absorbs = unplaceable == 0 and within_slo is not False
+        out.update(
+            {
+                "source": "replay",
+                "replay_id": record.id,
+                "window": (record.figures.get("window") or {}).get("kind"),
+                "policy": record.figures.get("policy"),
+                "absorbs": absorbs,
+                "wait_p50_s": pool.get("wait_p50_s"),
+                "wait_p95_s": pool.get("wait_p95_s"),
+                "wait_max_s": pool.get("wait_max_s"),
+                "longest_queue": pool.get("longest_queue"),
+                "jobs_unplaceable": unplaceable,
+                "slo": slo,
+                "slo_violation_share": violation,
+                "recommended_gpus": record.figures.get("recommended_gpus"),
+            }
+        )
+        p95 = pool.get("wait_p95_s")
+        wait = f"wait p95 {num(Decimal(str(p95)) / 3600)} h" if p95 is not None else "no wait"
+        out["meaning"] = (
+            f"replay of {gpus} GPUs ({out['window']} window, {out['policy']}): {wait}"
+            + (f"; {unplaceable} job(s) larger than the pool never run here" if unplaceable else "")
+            + (
+                f"; SLO {slo.get('name')} violated by {float(violation):.1%} of jobs"
+                if slo and violation is not None
+                else ""
+            )
+        )
+        return out
+    absorbs = peak.peak_concurrent_gpus <= gpus and peak.gpu_hours <= capacity
+    out.update(
+        {
+            "source": "profile",
+            "absorbs": absorbs,
+            "meaning": f"no replay of a pool of {gpus} GPUs in the evidence: the profile's peak of "
+            f"{peak.peak_concurrent_gpus} GPUs in use at once is compared with the pool "
+            f"({'fits' if peak.peak_concurrent_gpus <= gpus else 'jobs queue'}); run "
+            "`gpudecide replay` for the waits",
+        }
+    )
+    return out
+
+
+def _measured_waits(cfg: CostsConfig, option: Option, check: dict[str, Any] | None) -> list[str]:
+    """C7: what was measured about waiting next to the consequence the team wrote."""
+    out: list[str] = []
+    if check is not None:
+        out.append(check["meaning"])
+    managed = option if isinstance(option, ManagedOption) else None
+    if isinstance(option, HybridOption):
+        over = cfg.option(option.overflow)
+        managed = over if isinstance(over, ManagedOption) else None
+    if managed is not None:
+        load = cfg.data.loaded_gb_per_job * managed.loading_minutes_per_gb
+        out.append(
+            f"{managed.id}: environment start-up {num(managed.startup_minutes_per_job)} min and "
+            f"data loading {num(load)} min per job, from the contract (not measured; the queue "
+            "evidence measures submit-to-start)"
+        )
+    return out
+
+
+def _reference(regimes: Regimes) -> Workload | None:
+    """The month whose job mix the utilisation sweep scales (normal, else peak)."""
+    for w in (regimes.normal, regimes.peak):
+        if w.useful_gpu_hours > 0:
+            return w
+    return None
+
+
+def _at(ref: Workload, useful_hours: Decimal) -> Workload:
+    return ref.scaled(useful_hours / ref.useful_gpu_hours)
+
+
+def break_even(
+    cfg: CostsConfig, dedicated: Option, managed: ManagedOption, ref: Workload
+) -> dict[str, Any]:
+    """Useful utilisation of the dedicated pool at which both cost the same in a month.
+
+    Both costs are linear in the work while the pool is not full, so two points settle the
+    line: f(u) = dedicated - managed at u = s/4 and u = s/2, where s is the useful share (a
+    pool cannot be more useful than that: failed attempts occupy it too).
+    """
+    gpus = pool_gpus(cfg, dedicated)
+    assert gpus is not None
+    capacity = Decimal(gpus) * cfg.hours_per_month
+    s = ref.useful_share
+
+    def f(u: Decimal) -> Decimal:
+        w = _at(ref, u * capacity)
+        return month_cost(cfg, dedicated, w).total - month_cost(cfg, managed, w).total
+
+    u1, u2 = s / 4, s / 2
+    f1, f2 = f(u1), f(u2)
+    slope = (f2 - f1) / (u2 - u1)
+    if slope == 0:
+        u_star = None
+        side = "always" if f1 < 0 else "never"
+    else:
+        u_star = u1 - f1 / slope
+        if slope < 0:  # dedicated gains as the pool fills
+            side = "always" if u_star <= 0 else ("never" if u_star >= s else "above")
+        else:
+            side = "never" if u_star <= 0 else ("always" if u_star >= s else "below")
+    return {
+        "dedicated": dedicated.id,
+        "managed": managed.id,
+        "break_even_useful_utilisation": _share(u_star),
+        "dedicated_cheaper": side,
+        "achievable_max": _share(s),
+    }
+
+
+def _curves(
+    cfg: CostsConfig, dedicated: Option, managed: list[ManagedOption], ref: Workload
+) -> dict[str, Any]:
+    """Cost per useful GPU-hour against the dedicated pool's useful utilisation (chart data)."""
+    gpus = pool_gpus(cfg, dedicated)
+    assert gpus is not None
+    capacity = Decimal(gpus) * cfg.hours_per_month
+    s = ref.useful_share
+    points = [Decimal(str(p)) * s for p in CURVE_POINTS]
+    series: dict[str, list[str]] = {dedicated.id: []}
+    for m in managed:
+        series[m.id] = []
+    for u in points:
+        w = _at(ref, u * capacity)
+        for option in (dedicated, *managed):
+            per_hour = month_cost(cfg, option, w).total / w.useful_gpu_hours
+            series[option.id].append(str(cents(per_hour)))
+    return {
+        "dedicated": dedicated.id,
+        "pool_gpus": gpus,
+        "useful_utilisation": [_share(u) for u in points],
+        "cost_per_useful_gpu_hour": series,
+    }
+
+
+def _findings(
+    pairs: list[dict[str, Any]], observed: dict[str, dict[str, float | None]]
+) -> list[str]:
+    """C8: decisions that win only above the utilisation actually seen."""
+    out: list[str] = []
+    for p in pairs:
+        seen = observed[p["dedicated"]]
+        normal, peak = seen["normal"], seen["peak"]
+        seen_txt = f"observed {_pct(normal)} in the normal month, {_pct(peak)} in the peak month"
+        u = p["break_even_useful_utilisation"]
+        if p["dedicated_cheaper"] == "above" and u is not None and (normal or 0) < u:
+            near = " (only at ~100 % utilisation)" if u >= float(NEAR_FULL) else ""
+            p["finding"] = (
+                f"{p['dedicated']} is cheaper than {p['managed']} only above {_pct(u)} useful "
+                f"utilisation{near}; {seen_txt}"
+            )
+        elif p["dedicated_cheaper"] == "never":
+            p["finding"] = (
+                f"{p['dedicated']} is never cheaper than {p['managed']} at a utilisation this "
+                f"workload can reach (at most {_pct(p['achievable_max'])} useful: failed "
+                f"attempts occupy the pool too); {seen_txt}"
+            )
+        else:
+            p["finding"] = None
+        if p["finding"]:
+            out.append(p["finding"])
+    return out
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
+
+
+def analyse(
+    cfg: CostsConfig,
+    profile: ev.Evidence,
+    replays: list[ev.Evidence] | None = None,
+    *,
+    profile_fresh: bool = True,
+) -> CostResult:
+    """Cost every option in three months, with break-evens, findings and sensitivity."""
+    replays = replays or []
+    regimes = from_profile(profile.figures, cfg.hours_per_month)
+    notes = list(regimes.notes)
+    if not profile_fresh:
+        notes.append(f"profile evidence {profile.id} is not fresh: its log changed or is gone")
+    standalone = [o for o in cfg.options() if getattr(o, "standalone", True)]
+    months: dict[str, dict[str, MonthCost]] = {
+        o.id: {r: month_cost(cfg, o, regimes.get(r)) for r in REGIMES} for o in cfg.options()
+    }
+    options_json: list[dict[str, Any]] = []
+    for o in cfg.options():
+        m = months[o.id]
+        check = peak_check(cfg, o, regimes.peak, replays)
+        if (
+            check is not None
+            and check.get("source") == "profile"
+            and getattr(o, "standalone", True)
+            and not isinstance(o, HybridOption)
+        ):
+            notes.append(f"{o.id}: {check['meaning']}")
+        waiting = o.waiting
+        assumed = waiting.assumed_monthly_cost if waiting else None
+        options_json.append(
+            {
+                "id": o.id,
+                "name": o.name,
+                "type": option_type(o),
+                "provider": getattr(o, "provider", ""),
+                "site": getattr(o, "site", ""),
+                "standalone": getattr(o, "standalone", True),
+                "pool_gpus": pool_gpus(cfg, o),
+                "regimes": {r: _month_json(m[r]) for r in REGIMES},
+                "peak_check": check,
+                "burst_extra": str(m["peak"].total - m["normal"].total),
+                "waiting": {
+                    "consequence": waiting.consequence if waiting else None,
+                    "assumed_monthly_cost": str(assumed.amount) if assumed else None,
+                    "assumption_source": assumed.source if assumed else None,
+                    "measured": _measured_waits(cfg, o, check),
+                },
+                "reversibility": reversibility(cfg, o),
+            }
+        )
+        for r in REGIMES:
+            notes.extend(n for n in m[r].notes if n not in notes)
+
+    cheapest: dict[str, str | None] = {
+        r: min(standalone, key=lambda o: months[o.id][r].total).id if standalone else None
+        for r in REGIMES
+    }
+    ref = _reference(regimes)
+    dedicated = [o for o in standalone if isinstance(o, OwnedOption | RentedOption)]
+    managed = [o for o in cfg.managed if o.standalone]
+    pairs: list[dict[str, Any]] = []
+    curves: list[dict[str, Any]] = []
+    observed = {
+        o.id: {r: _share(months[o.id][r].useful_utilisation) for r in ("normal", "peak")}
+        for o in dedicated
+    }
+    if ref is None:
+        notes.append("no GPU-hours in the profile: no break-even utilisation to compute")
+    else:
+        for d in dedicated:
+            for mo in managed:
+                pair = break_even(cfg, d, mo, ref)
+                pair["observed_normal"] = observed[d.id]["normal"]
+                pair["observed_peak"] = observed[d.id]["peak"]
+                pairs.append(pair)
+            if managed:
+                curve = _curves(cfg, d, managed, ref)
+                curve["observed_normal"] = observed[d.id]["normal"]
+                curves.append(curve)
+    findings = _findings(pairs, observed)
+
+    placeholders = [
+        dotted(loc) for loc, price in iter_prices(cfg) if PLACEHOLDER in price.source.lower()
+    ]
+    if placeholders:
+        notes.append(
+            f"{len(placeholders)} price(s) still have a placeholder source (C5: take tariffs "
+            f"from the contract): {', '.join(placeholders[:8])}"
+            + (" ..." if len(placeholders) > 8 else "")
+        )
+    sens = sensitivity.tornado(cfg, regimes.normal) if standalone else None
+    if sens and sens["flips"]:
+        moved = sorted({f["input"] for f in sens["flips"]})
+        findings.append(
+            f"the cheapest option in the normal month ({sens['baseline_cheapest']}) changes when "
+            f"one of these moves by {sens['step']:.0%}: {', '.join(moved[:6])}"
+            + (" ..." if len(moved) > 6 else "")
+        )
+
+    figures: dict[str, Any] = {
+        "currency": cfg.currency,
+        "hours_per_month": float(cfg.hours_per_month),
+        "exit_after_months": cfg.exit_after_months,
+        "components": list(COMPONENTS),
+        "profile_evidence": profile.id,
+        "replay_evidence": [r.id for r in replays],
+        "regimes": {r: _regime_json(regimes.get(r)) for r in REGIMES},
+        "windows": regimes.windows,
+        "options": options_json,
+        "cheapest": cheapest,
+        "break_even": pairs,
+        "near_full_utilisation": float(NEAR_FULL),
+        "curves": curves,
+        "findings": findings,
+        "sensitivity": sens,
+        "prices": [
+            {
+                "option": _owner(cfg, loc),
+                "field": dotted(loc),
+                "amount": str(price.amount),
+                "source": price.source,
+            }
+            for loc, price in iter_prices(cfg)
+        ],
+        "data": {k: str(v) for k, v in cfg.data.model_dump().items()},
+    }
+    verdict: ev.Verdict = "warn" if findings or placeholders or not profile_fresh else "info"
+    return CostResult(figures=figures, notes=notes, verdict=verdict)
+
+
+def _owner(cfg: CostsConfig, loc: Loc) -> str:
+    if loc and loc[0] in ("owned", "rented", "managed", "hybrid"):
+        return str(getattr(cfg, str(loc[0]))[int(loc[1])].id)
+    return str(loc[0]) if loc else ""
+
+
+def _regime_json(w: Workload) -> dict[str, Any]:
+    return {
+        "basis": w.basis,
+        "window": w.window,
+        "gpu_hours": _h(w.gpu_hours),
+        "useful_gpu_hours": _h(w.useful_gpu_hours),
+        "attempts": _h(w.attempts),
+        "trainings": _h(w.trainings),
+        "peak_concurrent_gpus": w.peak_concurrent_gpus,
+    }
+
+
+def summary_line(figures: dict[str, Any]) -> str:
+    """Cheapest option per month, with its cost per useful GPU-hour."""
+    by_id = {o["id"]: o for o in figures["options"]}
+    cur = figures["currency"]
+    parts = []
+    for r in REGIMES:
+        oid = figures["cheapest"][r]
+        if oid is None:
+            continue
+        m = by_id[oid]["regimes"][r]
+        per = m["cost_per_useful_gpu_hour"]
+        parts.append(
+            f"{r} month: {oid} {num(Decimal(m['total']), 0)} {cur}"
+            + (f" ({num(Decimal(per), 0)} {cur} per useful GPU-hour)" if per else "")
+        )
+    text = "cheapest " + "; ".join(parts) if parts else "no standalone option"
+    if figures["findings"]:
+        text += f"; {len(figures['findings'])} finding(s)"
+    return text
+
+
+def to_evidence(result: CostResult, inputs: list[ev.InputRef]) -> ev.Evidence:
+    """The cost analysis as an evidence record (SPEC C1-C10, V2)."""
+    return ev.Evidence(
+        kind="cost",
+        title="Cost: normal, peak and empty month",
+        spec_ids=["C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "C10", "V2"],
+        verdict=result.verdict,
+        summary=summary_line(result.figures),
+        figures=result.figures,
+        notes=result.notes,
+        inputs=inputs,
+    )

@@ -1,0 +1,233 @@
+"""`gpudecide cost`: the command, and the library call it wraps (`run_cost`).
+
+    gpudecide cost [WORKSPACE]                        costs.yaml + the workspace's evidence
+    gpudecide cost costs.yaml --profile EVIDENCE      any costs file, any profile record
+
+The main CLI adds the command with `register(app)`; the shared helpers of `gpudecide.cli`
+(one-line errors, exit 2, JSON output) are imported when the command runs, so the two modules
+can import each other in either order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from gpudecide import evidence as ev
+from gpudecide import workspace
+from gpudecide.cost import analysis, schema
+from gpudecide.cost.tco import num
+from gpudecide.errors import InputError
+
+
+@dataclass
+class CostRun:
+    """What `run_cost` did: the result and where its record went."""
+
+    result: analysis.CostResult
+    written: Path | None
+    costs_path: Path
+    profile_path: Path
+
+
+def _record(path: Path, kind: str) -> ev.Evidence:
+    if not path.is_file():
+        raise InputError("no such evidence record", path=path)
+    record = ev.load(path)
+    if record.kind != kind:
+        raise InputError(
+            f"is a {record.kind!r} record, not {kind!r}",
+            path=path,
+            field="kind",
+            hint=f"pass the evidence/{kind}-*.json that `gpudecide {kind}` wrote",
+        )
+    return record
+
+
+def _newest_replays(records: list[ev.Evidence]) -> list[ev.Evidence]:
+    """The newest replay record of each window kind (full, peak), oldest first."""
+    newest: dict[str, ev.Evidence] = {}
+    for record in records:
+        if record.kind == "replay":
+            newest[str((record.figures.get("window") or {}).get("kind"))] = record
+    return sorted(newest.values(), key=lambda r: (r.created_at_utc, r.id))
+
+
+def run_cost(
+    target: Path | None,
+    *,
+    profile: Path | None = None,
+    replays: list[Path] | None = None,
+    evidence_dir: Path | None = None,
+    cwd: Path | None = None,
+) -> CostRun:
+    """Cost every option of a costs.yaml against profile (and replay) evidence; write the record.
+
+    `target` is a workspace folder, a costs.yaml, or None for the workspace found from `cwd` up.
+    In a workspace the newest profile and replay records are used unless given.
+    """
+    here = cwd or Path.cwd()
+    if target is None:
+        found = workspace.find_root(here)
+        if found is None:
+            raise InputError(
+                "not inside a gpudecide workspace",
+                hint="pass WORKSPACE, or costs.yaml with --profile EVIDENCE",
+            )
+        target = found
+    if not target.exists():
+        raise InputError("no such file or directory", path=target)
+    ws = workspace.load(target) if target.is_dir() else None
+    if ws is not None:
+        costs_path = ws.root / schema.COSTS_NAME
+        if not costs_path.is_file():
+            raise InputError(
+                f"no {schema.COSTS_NAME} in the workspace",
+                path=costs_path,
+                hint="`gpudecide init` writes a commented template of it",
+            )
+        records = ev.load_all(ws.evidence_dir)
+        root = ws.root
+        if profile is None:
+            latest = ev.latest(records, "profile")
+            if latest is None:
+                raise InputError(
+                    "no profile evidence in the workspace",
+                    path=ws.evidence_dir,
+                    hint="run `gpudecide profile` first",
+                )
+            profile = ws.evidence_dir / f"{latest.id}.json"
+        replay_records = (
+            [_record(p, "replay") for p in replays] if replays else _newest_replays(records)
+        )
+        replay_paths = list(replays or [ws.evidence_dir / f"{r.id}.json" for r in replay_records])
+        out_dir = evidence_dir or ws.evidence_dir
+    else:
+        costs_path = target
+        if profile is None:
+            raise InputError(
+                "a costs file outside a workspace needs --profile EVIDENCE",
+                path=target,
+                hint="pass the evidence/profile-*.json that `gpudecide profile` wrote",
+            )
+        root = here
+        replay_records = [_record(p, "replay") for p in replays or []]
+        replay_paths = list(replays or [])
+        out_dir = evidence_dir or here / "evidence"
+    cfg = schema.load(costs_path)
+    profile_record = _record(profile, "profile")
+    state, _ = ev.freshness(profile_record, root)
+    result = analysis.analyse(
+        cfg, profile_record, replay_records, profile_fresh=state is ev.Freshness.FRESH
+    )
+    inputs = [ev.input_ref(p, root) for p in (costs_path, profile, *replay_paths)]
+    written = ev.write(analysis.to_evidence(result, inputs), out_dir)
+    return CostRun(result, written, costs_path, profile)
+
+
+def _money(value: str | None, places: int = 0) -> str:
+    return "n/a" if value is None else num(Decimal(value), places)
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
+
+
+def print_summary(figures: dict[str, Any], console: Any) -> None:
+    """The human form: one row per option, then break-evens, findings and notes."""
+    cur = figures["currency"]
+    console.print(analysis.summary_line(figures), markup=False)
+    table = Table(
+        "option",
+        "type",
+        f"normal ({cur})",
+        f"peak ({cur})",
+        f"empty ({cur})",
+        f"per useful GPU-h ({cur})",
+        "useful util.",
+        box=None,
+    )
+    for o in figures["options"]:
+        r = o["regimes"]
+        table.add_row(
+            o["id"] + ("" if o["standalone"] else " (hybrid part)"),
+            o["type"],
+            _money(r["normal"]["total"]),
+            _money(r["peak"]["total"]),
+            _money(r["empty"]["total"]),
+            _money(r["normal"]["cost_per_useful_gpu_hour"], 2),
+            _pct(r["normal"]["useful_utilisation"]),
+        )
+    console.print(table)
+    for regime, w in figures["regimes"].items():
+        console.print(
+            f"{regime} month: {w['gpu_hours']} GPU-hours, {w['attempts']} attempts; {w['basis']}",
+            markup=False,
+        )
+    for p in figures["break_even"]:
+        u = p["break_even_useful_utilisation"]
+        console.print(
+            f"break-even {p['dedicated']} vs {p['managed']}: "
+            f"{_pct(u) if u is not None else 'none'} useful utilisation "
+            f"(dedicated cheaper: {p['dedicated_cheaper']}; observed "
+            f"{_pct(p['observed_normal'])})",
+            markup=False,
+        )
+    for finding in figures["findings"]:
+        console.print(f"finding: {finding}", markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `cost` command to the main CLI app."""
+
+    @app.command("cost")
+    def cost(
+        target: Annotated[
+            Path | None,
+            typer.Argument(
+                help="Workspace folder, or a costs.yaml (then --profile is needed); "
+                "default: the workspace found from here up."
+            ),
+        ] = None,
+        profile: Annotated[
+            Path | None,
+            typer.Option(help="Profile evidence record (default: the workspace's newest)."),
+        ] = None,
+        replay: Annotated[
+            list[Path] | None,
+            typer.Option(help="Replay evidence record(s) (default: the workspace's newest)."),
+        ] = None,
+        evidence_dir: Annotated[
+            Path | None, typer.Option(help="Where to write the evidence record.")
+        ] = None,
+        as_json: Annotated[
+            bool, typer.Option("--json", help="Print one JSON object for machines.")
+        ] = False,
+    ) -> None:
+        """Cost every option in a normal, a peak and an empty month (SPEC C1-C10, V2)."""
+        from gpudecide import cli as base
+
+        with base._guard(as_json):
+            run = run_cost(target, profile=profile, replays=replay, evidence_dir=evidence_dir)
+        figures = run.result.figures
+        if as_json:
+            base._emit_json(
+                {
+                    **figures,
+                    "summary": analysis.summary_line(figures),
+                    "verdict": run.result.verdict,
+                    "notes": run.result.notes,
+                    "evidence": str(run.written) if run.written else None,
+                }
+            )
+            return
+        print_summary(figures, base.out)
+        for note in run.result.notes:
+            base.out.print(f"note: {note}", markup=False)
+        if run.written:
+            base.out.print(f"evidence: {run.written}")

@@ -1,0 +1,254 @@
+"""The three months every option is costed in (SPEC C8), taken from the profile evidence.
+
+- normal: the median 4-week window of the profiled weeks (rolling windows, ranked by GPU-hours);
+- peak: the busiest 4-week window;
+- empty: no jobs at all: what idle capacity, storage and commitments cost.
+
+A 4-week window is 672 hours; its volumes are scaled to the billing month of costs.yaml
+(`hours_per_month`, 730 by default) so that they meet prices quoted per month. With fewer
+than four measured weeks the whole measured window is scaled instead, and normal = peak; the
+basis of every regime is written next to its figures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, Literal
+
+from gpudecide.errors import InputError
+from gpudecide.jobs.schema import KINDS
+
+Regime = Literal["normal", "peak", "empty"]
+REGIMES: tuple[Regime, ...] = ("normal", "peak", "empty")
+WINDOW_WEEKS = 4
+HOURS_PER_WEEK = Decimal(168)
+ZERO = Decimal(0)
+
+
+def dec(value: Any) -> Decimal:
+    """A JSON number as an exact Decimal (through its shortest text form)."""
+    return Decimal(str(value)) if value is not None else ZERO
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One month of the team's GPU work, as the cost model needs it."""
+
+    regime: Regime
+    basis: str
+    gpu_hours: Decimal  # occupied: every attempt, lost ones included (a managed bill counts them)
+    useful_gpu_hours: Decimal  # completed attempts only (C2)
+    attempts: Decimal  # job starts: each pays a managed start-up and data load
+    jobs_by_kind: dict[str, Decimal]
+    kind_gpu_share: dict[str, Decimal]  # share of GPU-hours per kind, over the whole profile
+    mean_gpus_per_attempt: Decimal
+    peak_concurrent_gpus: int
+    window: dict[str, Any] | None = None
+    # GPUs in use per bucket of the window (the profile keeps each bucket's maximum) and the
+    # hours one bucket stands for in this month: enough to say how much work exceeds N GPUs.
+    levels: tuple[int, ...] = ()
+    bucket_hours: Decimal = ZERO
+    # The month before an empty one: its artifacts are still stored while retention lasts.
+    prior: Workload | None = None
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def trainings(self) -> Decimal:
+        """Training jobs in the month (each may leave an endpoint and an export)."""
+        return self.jobs_by_kind.get("train", ZERO)
+
+    @property
+    def useful_share(self) -> Decimal:
+        """Useful over occupied GPU-hours (1 when there is no work)."""
+        return self.useful_gpu_hours / self.gpu_hours if self.gpu_hours > 0 else Decimal(1)
+
+    def gpu_hours_of(self, kinds: list[str]) -> Decimal:
+        """GPU-hours of these job kinds (by their share of the whole profile)."""
+        return self.gpu_hours * sum((self.kind_gpu_share.get(k, ZERO) for k in kinds), ZERO)
+
+    def gpu_hours_above(self, gpus: int) -> Decimal:
+        """GPU-hours of demand above `gpus` GPUs in use (an upper bound: bucket maxima)."""
+        over = sum((max(0, level - gpus) for level in self.levels), 0)
+        return min(self.gpu_hours, Decimal(over) * self.bucket_hours)
+
+    def scaled(self, gpu_factor: Decimal, jobs_factor: Decimal | None = None) -> Workload:
+        """The same mix with GPU-hours times `gpu_factor` and jobs times `jobs_factor`.
+
+        Jobs follow GPU-hours unless told otherwise (more jobs of the same length); with a
+        separate jobs factor the jobs get shorter or longer instead.
+        """
+        jf = gpu_factor if jobs_factor is None else jobs_factor
+        return replace(
+            self,
+            gpu_hours=self.gpu_hours * gpu_factor,
+            useful_gpu_hours=self.useful_gpu_hours * gpu_factor,
+            attempts=self.attempts * jf,
+            jobs_by_kind={k: v * jf for k, v in self.jobs_by_kind.items()},
+            bucket_hours=self.bucket_hours * gpu_factor,
+            prior=self.prior.scaled(gpu_factor, jobs_factor) if self.prior else None,
+        )
+
+
+@dataclass(frozen=True)
+class Regimes:
+    """The three months and how they were chosen."""
+
+    normal: Workload
+    peak: Workload
+    empty: Workload
+    windows: list[dict[str, Any]]
+    notes: list[str]
+
+    def get(self, regime: Regime) -> Workload:
+        """The workload of one regime."""
+        return {"normal": self.normal, "peak": self.peak, "empty": self.empty}[regime]
+
+
+def _parse(ts: str) -> datetime:
+    return datetime.fromisoformat(ts.replace("Z", "+00:00"))
+
+
+def _bucket_levels(series: dict[str, Any], start: str, end: str) -> tuple[tuple[int, ...], Decimal]:
+    """Concurrency buckets inside [start, end) and the hours each stands for."""
+    conc = (series or {}).get("concurrency") or {}
+    times, gpus = conc.get("t") or [], conc.get("gpus") or []
+    if len(times) < 2:
+        return (), ZERO
+    step_h = dec((_parse(times[1]) - _parse(times[0])).total_seconds()) / Decimal(3600)
+    lo, hi = _parse(start), _parse(end)
+    levels = tuple(int(g) for t, g in zip(times, gpus, strict=True) if lo <= _parse(t) < hi)
+    return levels, step_h
+
+
+def from_profile(figures: dict[str, Any], hours_per_month: Decimal) -> Regimes:
+    """Normal, peak and empty month of the profiled log (SPEC C8)."""
+    try:
+        weeks = list(figures["weeks"])
+        total_hours = dec(figures["gpu_hours_total"])
+        useful_total = dec(figures["useful_gpu_hours"])
+        jobs_total = int(figures["jobs_total"])
+        attempts_total = int(figures["attempts_total"])
+        by_kind_hours = {k: dec(v) for k, v in figures["gpu_hours_by_kind"].items()}
+        peak_all = int(figures["peak_concurrent_gpus"])
+        mean_h = figures.get("duration_hours", {}).get("mean")
+    except (KeyError, TypeError) as exc:
+        raise InputError(
+            f"profile evidence lacks figure {exc}",
+            field=f"figures.{exc.args[0] if exc.args else ''}",
+            hint="re-run `gpudecide profile` with this version",
+        ) from None
+    notes: list[str] = []
+    covered = (figures.get("window") or {}).get("weeks_covered_by_log")
+    if covered is not None:
+        # Weeks wholly before the log began are zeros that were never measured, not idle weeks.
+        drop = max(0, min(len(weeks) - 1, int(len(weeks) - float(covered) + 1e-9)))
+        if drop:
+            notes.append(
+                f"the log covers {covered} weeks: the first {drop} week(s) of the profile are "
+                "left out of the monthly windows (not measured)"
+            )
+            weeks = weeks[drop:]
+    useful_share = useful_total / total_hours if total_hours > 0 else Decimal(1)
+    kind_share = {
+        k: (by_kind_hours.get(k, ZERO) / total_hours if total_hours > 0 else ZERO) for k in KINDS
+    }
+    attempts_per_job = Decimal(attempts_total) / jobs_total if jobs_total else Decimal(1)
+    mean_gpus = Decimal(1)
+    if mean_h and attempts_total and total_hours > 0:
+        mean_gpus = total_hours / (dec(mean_h) * attempts_total)
+
+    span = min(WINDOW_WEEKS, len(weeks))
+    windows: list[dict[str, Any]] = []
+    for i in range(len(weeks) - span + 1):
+        part = weeks[i : i + span]
+        windows.append(
+            {
+                "weeks": [part[0]["week"], part[-1]["week"]],
+                "start": part[0]["start"],
+                "end": part[-1]["end"],
+                "gpu_hours": sum((dec(w["gpu_hours"]) for w in part), ZERO),
+                "jobs_by_kind": {
+                    k: sum(int(w["jobs_by_kind"].get(k, 0)) for w in part) for k in KINDS
+                },
+            }
+        )
+    scale = hours_per_month / (HOURS_PER_WEEK * span)
+    # Ties go to the earlier window, so the choice is stable across runs.
+    ranked = sorted(range(len(windows)), key=lambda i: (windows[i]["gpu_hours"], i))
+    normal_i = ranked[(len(ranked) - 1) // 2]  # the lower median: always a real window
+    peak_i = max(range(len(windows)), key=lambda i: (windows[i]["gpu_hours"], -i))
+    if span < WINDOW_WEEKS:
+        how = (
+            f"fewer than {WINDOW_WEEKS} measured weeks: the whole {span}-week window scaled "
+            f"x{hours_per_month}/{HOURS_PER_WEEK * span} to a {hours_per_month}-hour month; "
+            "normal and peak month are the same"
+        )
+        notes.append(how)
+        normal_how = peak_how = how
+    else:
+        tail = (
+            f"scaled x{hours_per_month}/{HOURS_PER_WEEK * span} to a {hours_per_month}-hour month"
+        )
+        normal_how = (
+            f"median of {len(windows)} rolling {span}-week windows by GPU-hours "
+            f"(weeks {windows[normal_i]['weeks'][0]}-{windows[normal_i]['weeks'][1]}), {tail}"
+        )
+        peak_how = (
+            f"busiest of {len(windows)} rolling {span}-week windows "
+            f"(weeks {windows[peak_i]['weeks'][0]}-{windows[peak_i]['weeks'][1]}), {tail}"
+        )
+
+    def month(regime: Regime, i: int, how: str) -> Workload:
+        win = windows[i]
+        levels, step_h = _bucket_levels(figures.get("series") or {}, win["start"], win["end"])
+        jobs = {k: Decimal(n) * scale for k, n in win["jobs_by_kind"].items()}
+        hours = win["gpu_hours"] * scale
+        return Workload(
+            regime=regime,
+            basis=how,
+            gpu_hours=hours,
+            useful_gpu_hours=hours * useful_share,
+            attempts=sum(jobs.values(), ZERO) * attempts_per_job,
+            jobs_by_kind=jobs,
+            kind_gpu_share=kind_share,
+            mean_gpus_per_attempt=mean_gpus,
+            peak_concurrent_gpus=max(levels) if levels else peak_all,
+            window={"weeks": win["weeks"], "start": win["start"], "end": win["end"]},
+            levels=levels,
+            bucket_hours=step_h * scale,
+        )
+
+    normal = month("normal", normal_i, normal_how)
+    peak = month("peak", peak_i, peak_how)
+    empty = Workload(
+        regime="empty",
+        basis="no jobs for a whole month after normal months: idle capacity, storage, commitments",
+        gpu_hours=ZERO,
+        useful_gpu_hours=ZERO,
+        attempts=ZERO,
+        jobs_by_kind=dict.fromkeys(KINDS, ZERO),
+        kind_gpu_share=kind_share,
+        mean_gpus_per_attempt=mean_gpus,
+        peak_concurrent_gpus=0,
+        prior=normal,
+    )
+    if total_hours > 0:
+        notes.append(
+            f"per-attempt overheads (managed start-up, data loading, billing increment) are "
+            f"charged on {mean_gpus:.2f} GPUs: GPU-hours over attempt-hours, so long, wide "
+            "jobs weigh more (the profile evidence has no per-job GPU count)"
+        )
+    if useful_share < 1:
+        notes.append(
+            f"useful GPU-hours are {useful_share:.1%} of occupied GPU-hours over the profile "
+            "(completed attempts); each month uses that share"
+        )
+    public = [
+        {**w, "gpu_hours": str(round(w["gpu_hours"], 3)), "jobs": sum(w["jobs_by_kind"].values())}
+        for w in windows
+    ]
+    for w in public:
+        del w["jobs_by_kind"]
+    return Regimes(normal=normal, peak=peak, empty=empty, windows=public, notes=notes)

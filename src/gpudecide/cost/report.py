@@ -1,0 +1,366 @@
+"""The cost section of the report (builder for `render.SECTION_BUILDERS["cost"]`).
+
+Charts first (components, cost per useful GPU-hour against utilisation, tornado), then the
+tables a reader checks the charts against: every C1 component of every option in every
+month, every cost line with the source of its price, break-evens, the peak check, waiting,
+reversibility and the inputs that flip the cheapest option.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from gpudecide.cost import charts
+from gpudecide.cost.tco import num
+
+if TYPE_CHECKING:
+    from gpudecide.report.i18n import Language
+    from gpudecide.report.render import Section
+
+TOP_INPUTS = 12
+
+_STRINGS: dict[str, dict[str, str]] = {
+    "title": {
+        "en": "Cost: normal, peak and empty month",
+        "ru": "Стоимость: обычный, пиковый и пустой месяц",
+        "kk": "Құны: қалыпты, шыңдық және бос ай",
+    },
+    "chart_components": {
+        "en": "Monthly cost by component",
+        "ru": "Месячная стоимость по статьям",
+        "kk": "Баптар бойынша айлық құн",
+    },
+    "chart_curves": {
+        "en": "Cost per useful GPU-hour against utilisation",
+        "ru": "Стоимость полезного GPU-часа от загрузки",
+        "kk": "Пайдалы GPU-сағат құны мен жүктеме",
+    },
+    "chart_tornado": {
+        "en": "Inputs moved -20 % / +20 %: what moves the decision",
+        "ru": "Входы -20 % / +20 %: что сдвигает решение",
+        "kk": "Кірістер -20 % / +20 %: шешімді не өзгертеді",
+    },
+    "findings": {"en": "Findings (C8)", "ru": "Выводы (C8)", "kk": "Тұжырымдар (C8)"},
+    "by_component": {
+        "en": "Every component (C1-C3)",
+        "ru": "Все статьи (C1-C3)",
+        "kk": "Барлық баптар (C1-C3)",
+    },
+    "months": {
+        "en": "How each month was chosen (C8)",
+        "ru": "Как выбран каждый месяц (C8)",
+        "kk": "Әр ай қалай таңдалды (C8)",
+    },
+    "break_even": {
+        "en": "Break-even utilisation, dedicated against managed (C8)",
+        "ru": "Загрузка безубыточности: выделенный против управляемого (C8)",
+        "kk": "Шығынсыздық жүктемесі: бөлінген мен басқарылатын (C8)",
+    },
+    "peak": {
+        "en": "Peak month: can the dedicated pool take the parallel jobs? (C8)",
+        "ru": "Пиковый месяц: выдержит ли выделенный пул параллельные задания (C8)",
+        "kk": "Шыңдық ай: бөлінген пул параллель тапсырмаларды көтере ме (C8)",
+    },
+    "waiting": {
+        "en": "Waiting: consequences, not invented money (C7)",
+        "ru": "Ожидание: последствия, а не выдуманные суммы (C7)",
+        "kk": "Күту: ойдан шығарылған сома емес, салдар (C7)",
+    },
+    "reversibility": {
+        "en": "Reversibility of dedicated options (C10, V2)",
+        "ru": "Обратимость выделенных вариантов (C10, V2)",
+        "kk": "Бөлінген нұсқалардың қайтымдылығы (C10, V2)",
+    },
+    "sensitivity": {
+        "en": "Inputs that move the decision most (normal month)",
+        "ru": "Входы, сильнее всего влияющие на решение (обычный месяц)",
+        "kk": "Шешімге ең көп әсер ететін кірістер (қалыпты ай)",
+    },
+    "lines": {
+        "en": "Cost lines of the normal month, with sources (C5, C9)",
+        "ru": "Строки затрат обычного месяца с источниками (C5, C9)",
+        "kk": "Қалыпты айдың шығын жолдары, дереккөздерімен (C5, C9)",
+    },
+    "prices": {
+        "en": "Every price and its source (C5)",
+        "ru": "Все цены и их источники (C5)",
+        "kk": "Барлық бағалар және олардың дереккөзі (C5)",
+    },
+}
+
+
+def _t(key: str, lang: Language) -> str:
+    entry = _STRINGS[key]
+    return entry.get(lang) or entry["en"]
+
+
+def _m(value: str | None, places: int = 0) -> str:
+    return "n/a" if value is None else num(Decimal(value), places)
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
+
+
+def _hours(seconds: Any) -> str:
+    return "n/a" if seconds is None else f"{float(seconds) / 3600:.1f} h"
+
+
+def cost_section(section: Section, lang: Language) -> None:
+    """Fill the report section of a "cost" evidence record."""
+    from gpudecide.report.render import Chart, Table
+
+    f = section.record.figures
+    cur = f["currency"]
+    regimes = list(f["regimes"])
+    comps = list(f["components"])
+    options = f["options"]
+    shown = [o for o in options if o["standalone"]] + [o for o in options if not o["standalone"]]
+    section.title = _t("title", lang)
+
+    data = {
+        o["id"]: {r: {c: float(o["regimes"][r]["components"][c]) for c in comps} for r in regimes}
+        for o in shown
+    }
+    section.charts.append(
+        Chart(
+            _t("chart_components", lang),
+            charts.stacked_components(data, comps, regimes, cur, _t("chart_components", lang)),
+        )
+    )
+    if f["curves"]:
+        section.charts.append(
+            Chart(
+                _t("chart_curves", lang),
+                charts.utilisation_curves(
+                    f["curves"], f["break_even"], cur, _t("chart_curves", lang)
+                ),
+            )
+        )
+    sens = f.get("sensitivity")
+    if sens and sens["inputs"]:
+        key = "gap" if sens["measure"] == "gap" else "leader_total"
+        base = sens["baseline_gap"] if sens["measure"] == "gap" else sens["baseline_total"]
+        bars = [
+            {
+                "input": r["input"],
+                "low": float(r["low"][key]) if r["low"] else None,
+                "high": float(r["high"][key]) if r["high"] else None,
+            }
+            for r in sens["inputs"][:TOP_INPUTS]
+        ]
+        section.charts.append(
+            Chart(
+                _t("chart_tornado", lang),
+                charts.tornado(
+                    bars, float(base), sens["measure"], sens["step"], cur, _t("chart_tornado", lang)
+                ),
+            )
+        )
+
+    if f["findings"]:
+        section.tables.append(
+            Table(
+                _t("findings", lang),
+                ["#", "finding"],
+                [[str(i), text] for i, text in enumerate(f["findings"], 1)],
+            )
+        )
+    rows = []
+    for o in shown:
+        for r in regimes:
+            m = o["regimes"][r]
+            rows.append(
+                [
+                    o["id"] + ("" if o["standalone"] else " (hybrid part)"),
+                    r,
+                    *[_m(m["components"][c]) for c in comps],
+                    _m(m["total"]),
+                    num(Decimal(str(m["useful_gpu_hours"])), 1),
+                    _pct(m["useful_utilisation"]),
+                    _m(m["cost_per_useful_gpu_hour"], 2),
+                ]
+            )
+    section.tables.append(
+        Table(
+            f"{_t('by_component', lang)}, {cur}",
+            [
+                "option",
+                "month",
+                *[c.replace("_", " ") for c in comps],
+                "total",
+                "useful GPU-h",
+                "useful utilisation (C2)",
+                "per useful GPU-h (C3)",
+            ],
+            rows,
+        )
+    )
+    section.tables.append(
+        Table(
+            _t("months", lang),
+            [
+                "month",
+                "GPU-hours",
+                "useful GPU-hours",
+                "attempts",
+                "trainings",
+                "peak GPUs at once",
+                "basis",
+            ],
+            [
+                [
+                    r,
+                    num(Decimal(str(w["gpu_hours"])), 1),
+                    num(Decimal(str(w["useful_gpu_hours"])), 1),
+                    num(Decimal(str(w["attempts"])), 1),
+                    num(Decimal(str(w["trainings"])), 1),
+                    str(w["peak_concurrent_gpus"]),
+                    w["basis"],
+                ]
+                for r, w in f["regimes"].items()
+            ],
+        )
+    )
+    if f["break_even"]:
+        section.tables.append(
+            Table(
+                _t("break_even", lang),
+                [
+                    "dedicated",
+                    "managed",
+                    "break-even useful utilisation",
+                    "dedicated cheaper",
+                    "reachable at most",
+                    "observed normal",
+                    "observed peak",
+                ],
+                [
+                    [
+                        p["dedicated"],
+                        p["managed"],
+                        _pct(p["break_even_useful_utilisation"]),
+                        p["dedicated_cheaper"],
+                        _pct(p["achievable_max"]),
+                        _pct(p["observed_normal"]),
+                        _pct(p["observed_peak"]),
+                    ]
+                    for p in f["break_even"]
+                ],
+            )
+        )
+    peak_rows = []
+    for o in shown:
+        pc = o.get("peak_check")
+        if pc is None:
+            burst = o["burst_extra"]
+            how = f"burst: {_m(burst)} {cur} over the normal month"
+            peak_rows.append([o["id"], "managed", "n/a", "n/a", how])
+            continue
+        absorbs = {True: "yes", False: "no", None: "not measured"}[pc["absorbs"]]
+        peak_rows.append(
+            [
+                o["id"],
+                f"{pc['pool_gpus']} GPUs",
+                str(pc["peak_concurrent_gpus"]),
+                absorbs,
+                pc["meaning"],
+            ]
+        )
+    section.tables.append(
+        Table(
+            _t("peak", lang),
+            ["option", "pool", "peak GPUs at once", "absorbs", "how"],
+            peak_rows,
+        )
+    )
+    section.tables.append(
+        Table(
+            _t("waiting", lang),
+            ["option", "consequence (team)", f"money ({cur}, team's assumption)", "measured"],
+            [
+                [
+                    o["id"],
+                    o["waiting"]["consequence"] or "n/a",
+                    (
+                        f"{_m(o['waiting']['assumed_monthly_cost'])} per month "
+                        f"({o['waiting']['assumption_source']})"
+                        if o["waiting"]["assumed_monthly_cost"] is not None
+                        else "none given"
+                    ),
+                    "; ".join(o["waiting"]["measured"]) or "n/a",
+                ]
+                for o in shown
+                if o["standalone"]
+            ],
+        )
+    )
+    rev_rows = [
+        [
+            o["id"],
+            str(rv["commitment_months_left"]),
+            f"{_m(rv['cost_to_shrink'])} {cur}",
+            f"{rv['days_to_shrink']:g}",
+            rv["how"],
+        ]
+        for o in shown
+        if (rv := o.get("reversibility"))
+    ]
+    if rev_rows:
+        section.tables.append(
+            Table(
+                f"{_t('reversibility', lang)}: load drops after {f['exit_after_months']} months",
+                ["option", "commitment months left", "cost to shrink", "days to shrink", "how"],
+                rev_rows,
+            )
+        )
+    if sens and sens["inputs"]:
+        what = "lead over the next option" if sens["measure"] == "gap" else "monthly cost"
+        section.tables.append(
+            Table(
+                f"{_t('sensitivity', lang)}: {what}, {cur}; cheapest {sens['baseline_cheapest']}",
+                [
+                    "input",
+                    "field",
+                    f"-{sens['step']:.0%}: cheapest, gap",
+                    f"+{sens['step']:.0%}: cheapest, gap",
+                    "swing",
+                ],
+                [
+                    [
+                        r["input"],
+                        r["field"],
+                        _side(r["low"]),
+                        _side(r["high"]),
+                        _m(r["swing"]),
+                    ]
+                    for r in sens["inputs"][:TOP_INPUTS]
+                ],
+            )
+        )
+    section.tables.append(
+        Table(
+            f"{_t('lines', lang)}, {cur}",
+            ["option", "component", "line", "amount", "source"],
+            [
+                [o["id"], ln["component"], ln["label"], _m(ln["amount"], 2), ln["source"]]
+                for o in shown
+                for ln in o["regimes"]["normal"]["lines"]
+            ],
+        )
+    )
+    section.tables.append(
+        Table(
+            f"{_t('prices', lang)}, {cur}",
+            ["option", "field", "amount", "source"],
+            [[p["option"], p["field"], _m(p["amount"], 2), p["source"]] for p in f["prices"]],
+        )
+    )
+
+
+def _side(side: dict[str, Any] | None) -> str:
+    if side is None:
+        return "n/a"
+    gap = side["gap"] if side["gap"] is not None else side["leader_total"]
+    return f"{side['cheapest']}, {_m(gap)}"

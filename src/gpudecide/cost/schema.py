@@ -1,0 +1,411 @@
+"""costs.yaml: the options a team compares and the contract terms behind every price (SPEC C1-C10).
+
+Every amount is a `Price` that names its `source` (contract clause, quote id, rate card): the
+report shows it next to the figure, because tariff rules come from the contract, not from an
+advertising calculator (C5). All amounts are in the one currency the file declares; a price
+marked with another currency is an input error, since gpudecide never guesses exchange rates.
+
+Checks that span several fields (one currency, labour never zero, references between options,
+a rack commitment that outlives the servers) run after the schema, with the same one-line
+`file:line: field` errors as the schema's own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Annotated, Any, Literal, get_args
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpudecide.errors import InputError
+from gpudecide.inputs import _node_line, load_yaml_model
+from gpudecide.jobs.schema import KINDS
+
+COSTS_NAME = "costs.yaml"
+
+Component = Literal["compute", "storage", "data_transfer", "platform_ops"]
+JobKind = Literal["train", "smoke", "restart", "eval", "merge", "quantize", "export", "other"]
+assert set(get_args(JobKind)) == set(KINDS)  # the profile's kinds, spelt out for the schema
+
+NonNegative = Annotated[Decimal, Field(ge=0, allow_inf_nan=False)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Price(_Strict):
+    """An amount of money with the clause or quote it comes from (C5)."""
+
+    amount: NonNegative = Field(description="Amount in the file's currency.")
+    currency: str | None = Field(
+        default=None,
+        pattern=r"^[A-Z]{3}$",
+        description="Only to mark where a figure came from; must equal the file's currency.",
+    )
+    source: str = Field(min_length=1, description="Contract clause, quote id or rate card.")
+
+
+class Fee(_Strict):
+    """A fixed monthly fee (support plan, platform subscription, uplink, minimum charge)."""
+
+    name: str = Field(min_length=1, description="What the fee is for.")
+    price_per_month: Price = Field(description="Amount per month.")
+    component: Component = Field(default="platform_ops", description="C1 component it counts in.")
+
+
+class LabourRole(_Strict):
+    """Engineer time an option needs every month (C6: never zero)."""
+
+    role: str = Field(min_length=1, description="Who does the work.")
+    hours_per_month: NonNegative = Field(description="Hours per month this option takes.")
+    rate_per_hour: Price = Field(description="Cost of one hour of this role.")
+
+
+class Waiting(_Strict):
+    """What a delay costs, as a consequence one can check (C7)."""
+
+    consequence: str = Field(
+        min_length=1, description="Checkable consequence of waiting (missed release window, ...)."
+    )
+    assumed_monthly_cost: Price | None = Field(
+        default=None, description="The team's own money figure, shown as its assumption."
+    )
+
+
+class _Option(_Strict):
+    """Fields every option has."""
+
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="Short unique id.")
+    name: str = Field(min_length=1, description="Name shown in the report.")
+    provider: str = Field(default="", description="Vendor or owner.")
+    site: str = Field(default="", description="Where the GPUs and data are (I7, H4).")
+    standalone: bool = Field(
+        default=True, description="False: only a building block of a hybrid, not compared alone."
+    )
+    fees: list[Fee] = Field(default_factory=list, description="Fixed monthly fees.")
+    labour: list[LabourRole] = Field(
+        default_factory=list, description="Engineer time per month (C6)."
+    )
+    waiting: Waiting | None = Field(
+        default=None, description="Consequence of waiting on this option (C7)."
+    )
+
+
+class CapexItem(_Strict):
+    """One purchase, written off in equal monthly parts (C9)."""
+
+    item: str = Field(min_length=1, description="What is bought.")
+    kind: Literal["server", "network", "disks", "spares", "redundancy", "other"] = Field(
+        description="server | network | disks | spares | redundancy | other."
+    )
+    quantity: int = Field(default=1, ge=1, description="How many.")
+    unit_price: Price = Field(description="Price of one.")
+    write_off_months: int | None = Field(
+        default=None, ge=1, le=240, description="Override of the option's write-off period."
+    )
+
+
+class Power(_Strict):
+    """Electricity of the GPU servers (C9)."""
+
+    kw_per_server_busy: NonNegative = Field(description="Draw of one busy server, kW.")
+    kw_per_server_idle: NonNegative = Field(description="Draw of one idle server, kW.")
+    pue: Decimal = Field(ge=1, le=5, allow_inf_nan=False, description="Power usage effectiveness.")
+    price_per_kwh: Price = Field(description="Price of one kWh.")
+
+
+class Colocation(_Strict):
+    """Rack space in a data centre (C9)."""
+
+    price_per_month: Price = Field(description="Rack, cooling, hands per month.")
+    commitment_months: int = Field(default=0, ge=0, description="Minimum term of the contract.")
+
+
+class Replacements(_Strict):
+    """Parts replaced during the warranty's life (C9)."""
+
+    per_year: NonNegative = Field(description="Expected replacements per year.")
+    unit_cost: Price = Field(description="Cost of one replacement not covered by warranty.")
+
+
+class OwnedExit(_Strict):
+    """Leaving owned hardware when load drops (V2)."""
+
+    resale_share: Decimal = Field(
+        ge=0, le=1, allow_inf_nan=False, description="Share of the purchase price a buyer pays."
+    )
+    weeks_to_shrink: NonNegative = Field(description="Weeks to sell, decommission, move jobs.")
+
+
+class OwnedOption(_Option):
+    """Servers the organisation buys (C4, C9)."""
+
+    servers: int = Field(ge=1, description="GPU servers in the pool.")
+    gpus_per_server: int = Field(ge=1, description="GPUs per server.")
+    write_off_months: int = Field(ge=1, le=240, description="Months until written off.")
+    capex: list[CapexItem] = Field(min_length=1, description="Everything bought.")
+    power: Power = Field(description="Electricity.")
+    colocation: Colocation | None = Field(default=None, description="Rack contract.")
+    support_per_month: Price | None = Field(default=None, description="Support contract.")
+    replacements: Replacements | None = Field(default=None, description="Warranty replacements.")
+    exit: OwnedExit = Field(description="Cost and time to shrink (V2).")
+
+    @property
+    def pool_gpus(self) -> int:
+        """GPUs jobs can use (spares and redundancy excluded)."""
+        return self.servers * self.gpus_per_server
+
+
+class RentedOption(_Option):
+    """A dedicated pool rented by the month, billed whether used or not (C4, C10)."""
+
+    gpus: int = Field(ge=1, description="GPUs in the pool.")
+    price_per_gpu_hour: Price | None = Field(default=None, description="Per GPU per hour.")
+    price_per_gpu_month: Price | None = Field(default=None, description="Per GPU per month.")
+    min_commitment_months: int = Field(ge=0, description="Minimum term.")
+    scale_down_step_gpus: int = Field(ge=0, description="GPUs releasable at a time (0: none).")
+    scale_down_notice_days: int = Field(ge=0, description="Notice before a release.")
+    storage_gb: NonNegative = Field(default=Decimal(0), description="Provisioned storage, GB.")
+    storage_price_per_gb_month: Price | None = Field(default=None, description="Per GB-month.")
+    egress_price_per_gb: Price | None = Field(default=None, description="Per GB out.")
+
+    @property
+    def pool_gpus(self) -> int:
+        """GPUs jobs can use."""
+        return self.gpus
+
+
+class ManagedOption(_Option):
+    """A managed fine-tuning service billed close to job time (C5)."""
+
+    price_per_gpu_hour: Price = Field(description="Per GPU-hour of job time.")
+    billing_increment_minutes: NonNegative = Field(description="Job time is rounded up to this.")
+    startup_minutes_per_job: NonNegative = Field(description="Environment start-up per job.")
+    startup_billed: bool = Field(description="Whether start-up time is billed.")
+    loading_minutes_per_gb: NonNegative = Field(description="Data loading time per GB.")
+    loading_billed: bool = Field(description="Whether loading time is billed.")
+    ingest_price_per_gb: Price | None = Field(default=None, description="Per GB loaded in.")
+    storage_price_per_gb_month: Price = Field(description="Per GB-month stored.")
+    retention_days: int = Field(ge=0, description="Days job artifacts are kept.")
+    endpoint_price_per_hour: Price | None = Field(default=None, description="Endpoint per hour.")
+    endpoint_hours_per_training: NonNegative = Field(
+        default=Decimal(0), description="Hours an endpoint runs until deleted."
+    )
+    egress_price_per_gb: Price | None = Field(default=None, description="Per GB out.")
+
+
+class OverflowRule(_Strict):
+    """Which work of a hybrid goes to the managed side (H1)."""
+
+    rule: Literal["kinds", "over_capacity"] = Field(description="kinds | over_capacity.")
+    kinds: list[JobKind] = Field(default_factory=list, description="Job kinds sent to managed.")
+
+
+class HybridOption(_Strict):
+    """A base pool (owned or rented) plus managed overflow (H1)."""
+
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="Short unique id.")
+    name: str = Field(min_length=1, description="Name shown in the report.")
+    base: str = Field(description="Id of an owned or rented option.")
+    overflow: str = Field(description="Id of a managed option.")
+    overflow_rule: OverflowRule = Field(description="What goes to managed.")
+    labour: list[LabourRole] = Field(
+        default_factory=list, description="Engineer time for both contours (C6)."
+    )
+    waiting: Waiting | None = Field(default=None, description="Consequence of waiting (C7).")
+
+
+class DataVolumes(_Strict):
+    """The team's data: what is stored, loaded and moved out."""
+
+    stored_gb: NonNegative = Field(description="Kept all the time (datasets, base weights).")
+    loaded_gb_per_job: NonNegative = Field(description="Loaded by each job.")
+    artifacts_gb_per_job: NonNegative = Field(description="Written by each job.")
+    egress_gb_per_training: NonNegative = Field(description="Moved out after each training.")
+    source: str = Field(min_length=1, description="Where these volumes come from.")
+
+
+class CostsConfig(_Strict):
+    """Schema of costs.yaml."""
+
+    version: Literal[1] = Field(default=1, description="Schema version of this file.")
+    currency: str = Field(pattern=r"^[A-Z]{3}$", description="ISO 4217 code of every amount.")
+    hours_per_month: Decimal = Field(
+        default=Decimal(730), ge=672, le=744, description="Hours in a billing month."
+    )
+    exit_after_months: int = Field(
+        default=12, ge=0, le=240, description="When load drops, for V2 figures."
+    )
+    data: DataVolumes = Field(description="Data volumes.")
+    owned: list[OwnedOption] = Field(default_factory=list, description="Owned pools.")
+    rented: list[RentedOption] = Field(default_factory=list, description="Rented pools.")
+    managed: list[ManagedOption] = Field(default_factory=list, description="Managed services.")
+    hybrid: list[HybridOption] = Field(default_factory=list, description="Hybrids.")
+
+    def options(self) -> list[OwnedOption | RentedOption | ManagedOption | HybridOption]:
+        """Every option in file order of its type: owned, rented, managed, hybrid."""
+        return [*self.owned, *self.rented, *self.managed, *self.hybrid]
+
+    def option(self, option_id: str) -> OwnedOption | RentedOption | ManagedOption | HybridOption:
+        """The option with this id."""
+        return next(o for o in self.options() if o.id == option_id)
+
+
+Option = OwnedOption | RentedOption | ManagedOption | HybridOption
+DedicatedOption = OwnedOption | RentedOption
+
+
+Loc = tuple[int | str, ...]
+
+
+def iter_prices(node: Any, loc: Loc = ()) -> Iterator[tuple[Loc, Price]]:
+    """Every Price in a model, with its location as pydantic would name it."""
+    if isinstance(node, Price):
+        yield loc, node
+    elif isinstance(node, BaseModel):
+        for name in type(node).model_fields:
+            yield from iter_prices(getattr(node, name), (*loc, name))
+    elif isinstance(node, list):
+        for i, item in enumerate(node):
+            yield from iter_prices(item, (*loc, i))
+
+
+def dotted(loc: Loc) -> str:
+    """A location as the dotted field name errors use (`owned.0.power.pue`)."""
+    return ".".join(str(p) for p in loc)
+
+
+_LABOUR_WHY = (
+    "engineer labour is never zero (SPEC C6): dedicated needs drivers, CUDA compatibility, node "
+    "repair, scheduler, disks, incidents; managed needs the image, access rights, dataset, job "
+    "parameters and clean-up rules"
+)
+
+
+def _ids(options: list[Any]) -> str | None:
+    return "ids: " + ", ".join(o.id for o in options) if options else None
+
+
+def _problems(cfg: CostsConfig) -> Iterator[tuple[Loc, str, str | None]]:
+    """Cross-field problems as (location, message, hint), in file order."""
+    for where, price in iter_prices(cfg):
+        if price.currency is not None and price.currency != cfg.currency:
+            yield (
+                (*where, "currency"),
+                f"amount in {price.currency} but the file's currency is {cfg.currency}",
+                f"convert it to {cfg.currency} at a rate you can cite and name the rate in "
+                "`source`; gpudecide does not guess exchange rates",
+            )
+    seen: set[str] = set()
+    for kind in ("owned", "rented", "managed", "hybrid"):
+        options: list[Any] = getattr(cfg, kind)
+        for i, opt in enumerate(options):
+            loc: Loc = (kind, i)
+            if opt.id in seen:
+                yield (*loc, "id"), f"id {opt.id!r} is used twice", "give every option its own id"
+            seen.add(opt.id)
+            # A building block of a hybrid is staffed and waited on through the hybrid.
+            if getattr(opt, "standalone", True):
+                hours = sum((r.hours_per_month for r in opt.labour), Decimal(0))
+                if hours <= 0:
+                    yield (*loc, "labour"), "no engineer hours", _LABOUR_WHY
+                if opt.waiting is None:
+                    yield (
+                        (*loc, "waiting"),
+                        "no waiting consequence",
+                        "SPEC C7: write what a delay on this option causes (missed release "
+                        "window, team-days without result, fix not in production)",
+                    )
+            colo = opt.colocation if isinstance(opt, OwnedOption) else None
+            if colo is not None and colo.commitment_months > opt.write_off_months:
+                yield (
+                    (*loc, "colocation", "commitment_months"),
+                    f"rack commitment of {colo.commitment_months} months is longer than the "
+                    f"write-off period of {opt.write_off_months} months",
+                    "the rack would be paid for after the servers are written off: shorten "
+                    "the commitment or lengthen write_off_months",
+                )
+            if isinstance(opt, RentedOption):
+                given = [p for p in (opt.price_per_gpu_hour, opt.price_per_gpu_month) if p]
+                if len(given) != 1:
+                    yield (
+                        (*loc, "price_per_gpu_hour"),
+                        "give exactly one of price_per_gpu_hour or price_per_gpu_month",
+                        None,
+                    )
+                if opt.scale_down_step_gpus > opt.gpus:
+                    yield (
+                        (*loc, "scale_down_step_gpus"),
+                        f"step of {opt.scale_down_step_gpus} GPUs is larger than the pool "
+                        f"({opt.gpus})",
+                        None,
+                    )
+                if opt.storage_gb > 0 and opt.storage_price_per_gb_month is None:
+                    yield (
+                        (*loc, "storage_price_per_gb_month"),
+                        "storage_gb is set but has no price",
+                        "add the price per GB-month from the contract (amount 0 if included)",
+                    )
+            if (
+                isinstance(opt, ManagedOption)
+                and opt.endpoint_hours_per_training > 0
+                and opt.endpoint_price_per_hour is None
+            ):
+                yield (
+                    (*loc, "endpoint_price_per_hour"),
+                    "endpoint_hours_per_training is set but the endpoint has no price",
+                    None,
+                )
+    by_id = {o.id: o for o in cfg.options()}
+    for i, hyb in enumerate(cfg.hybrid):
+        base = by_id.get(hyb.base)
+        if not isinstance(base, OwnedOption | RentedOption):
+            yield (
+                ("hybrid", i, "base"),
+                f"{hyb.base!r} is not the id of an owned or rented option",
+                _ids([*cfg.owned, *cfg.rented]),
+            )
+        over = by_id.get(hyb.overflow)
+        if not isinstance(over, ManagedOption):
+            yield (
+                ("hybrid", i, "overflow"),
+                f"{hyb.overflow!r} is not the id of a managed option",
+                _ids(cfg.managed),
+            )
+        rule = hyb.overflow_rule
+        if rule.rule == "kinds" and not rule.kinds:
+            yield (
+                ("hybrid", i, "overflow_rule", "kinds"),
+                "rule `kinds` needs the job kinds sent to the managed side",
+                "e.g. kinds: [train, restart]",
+            )
+        if rule.rule == "over_capacity" and rule.kinds:
+            yield (
+                ("hybrid", i, "overflow_rule", "kinds"),
+                "kinds are only read by rule `kinds`",
+                "remove them, or use rule: kinds",
+            )
+
+
+def is_consistent(cfg: CostsConfig) -> bool:
+    """Whether the config passes every cross-field check (used on perturbed copies)."""
+    return next(_problems(cfg), None) is None
+
+
+def validate(cfg: CostsConfig, path: Path) -> CostsConfig:
+    """Raise the first cross-field problem as an InputError with file, line and field."""
+    first = next(_problems(cfg), None)
+    if first is None:
+        return cfg
+    loc, message, hint = first
+    root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    raise InputError(message, path=path, line=_node_line(root, loc), field=dotted(loc), hint=hint)
+
+
+def load(path: Path) -> CostsConfig:
+    """Read and check costs.yaml."""
+    return validate(load_yaml_model(path, CostsConfig), path)

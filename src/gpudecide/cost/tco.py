@@ -1,0 +1,542 @@
+"""Monthly cost of one option in one month of work (SPEC C1-C7, C9, C10).
+
+    monthly_cost = compute + storage + data_transfer + platform_ops + engineer_labour
+                   + waiting_cost                                              (C1)
+    useful_utilisation = useful GPU-hours / available GPU-hours                (C2)
+    cost_per_useful_GPU_hour = monthly_cost / useful GPU-hours                 (C3)
+
+Every component is a list of lines, each with the arithmetic in its label and the `source` of
+its price, so the report never shows one opaque "GPU" line (C9). Lines are rounded to cents
+(the currency's hundredths) when made, so a component is exactly the sum of its lines.
+
+Where the C1 components sit, for every option type alike:
+- compute: GPU time. Owned: amortisation of servers, spares and redundancy plus their power;
+  rented: the pool's price, billed around the clock (C4); managed: billed job time with the
+  billing increment, start-up and data loading when billed, and endpoint time until deletion.
+- storage: disks (owned), provisioned storage (rented), GB-months kept (managed).
+- data_transfer: data loaded in and artifacts moved out, where the contract charges for it.
+- platform_ops: network hardware, rack, support, replacements and fixed fees.
+- engineer_labour: the option's roles, never zero (C6, checked on input).
+- waiting_cost: only a money figure the team gave, shown as its assumption (C7).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any, Literal
+
+from gpudecide.cost.regimes import ZERO, Workload
+from gpudecide.cost.schema import (
+    CostsConfig,
+    HybridOption,
+    LabourRole,
+    ManagedOption,
+    Option,
+    OwnedOption,
+    Price,
+    RentedOption,
+    Waiting,
+)
+
+Component = Literal[
+    "compute", "storage", "data_transfer", "platform_ops", "engineer_labour", "waiting_cost"
+]
+COMPONENTS: tuple[Component, ...] = (
+    "compute",
+    "storage",
+    "data_transfer",
+    "platform_ops",
+    "engineer_labour",
+    "waiting_cost",
+)
+CENT = Decimal("0.01")
+CAPEX_COMPONENT: dict[str, Component] = {
+    "server": "compute",
+    "spares": "compute",
+    "redundancy": "compute",
+    "disks": "storage",
+    "network": "platform_ops",
+    "other": "platform_ops",
+}
+
+
+def cents(value: Decimal) -> Decimal:
+    """Round money to hundredths, half up (how invoices round)."""
+    return value.quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+def num(value: Decimal, places: int = 2) -> str:
+    """A figure for a label: thousands separated, trailing zeros dropped."""
+    q = value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    text = f"{q:,.{places}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+@dataclass(frozen=True)
+class Line:
+    """One amount inside a C1 component, with how it was computed and where its price is from."""
+
+    component: Component
+    label: str
+    amount: Decimal
+    source: str = ""
+
+
+@dataclass
+class MonthCost:
+    """One option in one month."""
+
+    option_id: str
+    lines: list[Line]
+    useful_gpu_hours: Decimal
+    available_gpu_hours: Decimal  # dedicated: pool x month; managed: billed GPU-hours
+    demand_gpu_hours: Decimal
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def components(self) -> dict[Component, Decimal]:
+        """The six C1 components (zero where the option has none)."""
+        out: dict[Component, Decimal] = dict.fromkeys(COMPONENTS, ZERO)
+        for line in self.lines:
+            out[line.component] += line.amount
+        return out
+
+    @property
+    def total(self) -> Decimal:
+        """monthly_cost (C1)."""
+        return sum((line.amount for line in self.lines), ZERO)
+
+    @property
+    def useful_utilisation(self) -> Decimal | None:
+        """C2; None when nothing was available."""
+        if self.available_gpu_hours <= 0:
+            return None
+        return self.useful_gpu_hours / self.available_gpu_hours
+
+    @property
+    def cost_per_useful_gpu_hour(self) -> Decimal | None:
+        """C3; None in a month without useful GPU-hours."""
+        if self.useful_gpu_hours <= 0:
+            return None
+        return self.total / self.useful_gpu_hours
+
+
+def _line(component: Component, label: str, amount: Decimal, *prices: Price | None) -> Line:
+    source = "; ".join(dict.fromkeys(p.source for p in prices if p is not None))
+    return Line(component, label, cents(amount), source)
+
+
+def _labour(roles: list[LabourRole]) -> list[Line]:
+    return [
+        _line(
+            "engineer_labour",
+            f"{r.role}: {num(r.hours_per_month)} h x {num(r.rate_per_hour.amount)}",
+            r.hours_per_month * r.rate_per_hour.amount,
+            r.rate_per_hour,
+        )
+        for r in roles
+    ]
+
+
+def _waiting(waiting: Waiting | None, w: Workload) -> list[Line]:
+    # C7: money only when the team gave a figure, and only in a month that has jobs to wait.
+    cost = waiting.assumed_monthly_cost if waiting is not None else None
+    if cost is None or w.gpu_hours <= 0:
+        return []
+    return [_line("waiting_cost", "team's assumption (not measured)", cost.amount, cost)]
+
+
+def _fees(option: OwnedOption | RentedOption | ManagedOption) -> list[Line]:
+    return [
+        _line(f.component, f"{f.name} (per month)", f.price_per_month.amount, f.price_per_month)
+        for f in option.fees
+    ]
+
+
+def _owned(cfg: CostsConfig, o: OwnedOption, w: Workload) -> MonthCost:
+    hours = cfg.hours_per_month
+    capacity = Decimal(o.pool_gpus) * hours
+    occupied = min(w.gpu_hours, capacity)
+    lines: list[Line] = []
+    for item in o.capex:
+        months = item.write_off_months or o.write_off_months
+        lines.append(
+            _line(
+                CAPEX_COMPONENT[item.kind],
+                f"{item.item}: {item.quantity} x {num(item.unit_price.amount)} / {months} months",
+                item.quantity * item.unit_price.amount / months,
+                item.unit_price,
+            )
+        )
+    p = o.power
+    load = occupied / capacity
+    kw = p.kw_per_server_idle + (p.kw_per_server_busy - p.kw_per_server_idle) * load
+    kwh = o.servers * kw * hours * p.pue
+    lines.append(
+        _line(
+            "compute",
+            f"power: {o.servers} server(s) x {num(kw, 3)} kW at {load:.1%} load x {num(hours)} h "
+            f"x PUE {num(p.pue)} = {num(kwh, 0)} kWh x {num(p.price_per_kwh.amount)}",
+            kwh * p.price_per_kwh.amount,
+            p.price_per_kwh,
+        )
+    )
+    if o.colocation is not None:
+        c = o.colocation.price_per_month
+        lines.append(_line("platform_ops", "rack / colocation (per month)", c.amount, c))
+    if o.support_per_month is not None:
+        s = o.support_per_month
+        lines.append(_line("platform_ops", "support contract (per month)", s.amount, s))
+    if o.replacements is not None:
+        r = o.replacements
+        lines.append(
+            _line(
+                "platform_ops",
+                f"replacements: {num(r.per_year)} a year x {num(r.unit_cost.amount)} / 12",
+                r.per_year * r.unit_cost.amount / 12,
+                r.unit_cost,
+            )
+        )
+    lines += _fees(o) + _labour(o.labour) + _waiting(o.waiting, w)
+    return _dedicated_month(o, w, lines, capacity)
+
+
+def _rented(cfg: CostsConfig, o: RentedOption, w: Workload) -> MonthCost:
+    hours = cfg.hours_per_month
+    capacity = Decimal(o.gpus) * hours
+    lines = [_rented_pool_line(cfg, o)]
+    if o.storage_gb > 0 and o.storage_price_per_gb_month is not None:
+        s = o.storage_price_per_gb_month
+        lines.append(
+            _line(
+                "storage",
+                f"provisioned storage: {num(o.storage_gb)} GB x {num(s.amount)}",
+                o.storage_gb * s.amount,
+                s,
+            )
+        )
+    if o.egress_price_per_gb is not None:
+        lines.append(_egress(cfg, w, o.egress_price_per_gb))
+    lines += _fees(o) + _labour(o.labour) + _waiting(o.waiting, w)
+    return _dedicated_month(o, w, lines, capacity)
+
+
+def _rented_pool_line(cfg: CostsConfig, o: RentedOption) -> Line:
+    if o.price_per_gpu_hour is not None:
+        p = o.price_per_gpu_hour
+        return _line(
+            "compute",
+            f"pool: {o.gpus} GPUs x {num(cfg.hours_per_month)} h x {num(p.amount)}, billed "
+            "whether used or not (C4)",
+            o.gpus * cfg.hours_per_month * p.amount,
+            p,
+        )
+    assert o.price_per_gpu_month is not None  # schema check: exactly one of the two
+    p = o.price_per_gpu_month
+    return _line(
+        "compute",
+        f"pool: {o.gpus} GPUs x {num(p.amount)} per month, billed whether used or not (C4)",
+        o.gpus * p.amount,
+        p,
+    )
+
+
+def _egress(cfg: CostsConfig, w: Workload, price: Price) -> Line:
+    gb = w.trainings * cfg.data.egress_gb_per_training
+    return _line(
+        "data_transfer",
+        f"egress: {num(w.trainings)} trainings x {num(cfg.data.egress_gb_per_training)} GB "
+        f"x {num(price.amount)}",
+        gb * price.amount,
+        price,
+    )
+
+
+def _dedicated_month(
+    o: OwnedOption | RentedOption, w: Workload, lines: list[Line], capacity: Decimal
+) -> MonthCost:
+    notes: list[str] = []
+    served = min(w.gpu_hours, capacity)
+    if w.gpu_hours > capacity:
+        notes.append(
+            f"{o.id}: the month asks for {num(w.gpu_hours)} GPU-hours, the pool has "
+            f"{num(capacity)}: the rest waits into the next month"
+        )
+    return MonthCost(
+        option_id=o.id,
+        lines=lines,
+        useful_gpu_hours=served * w.useful_share,
+        available_gpu_hours=capacity,
+        demand_gpu_hours=w.gpu_hours,
+        notes=notes,
+    )
+
+
+def retention_months(cfg: CostsConfig, days: int) -> Decimal:
+    """Retention in billing months."""
+    return Decimal(days) * 24 / cfg.hours_per_month
+
+
+def _carried_over(retention: Decimal) -> Decimal:
+    """Months of earlier artifacts still stored, averaged over a month with no new jobs.
+
+    Artifacts written at a steady rate are kept `retention` months; with no new ones, the stock
+    at t months into the empty month is rate x max(0, retention - t); its mean over t in [0, 1].
+    """
+    if retention >= 1:
+        return retention - Decimal("0.5")
+    return retention * retention / 2
+
+
+def _managed(cfg: CostsConfig, o: ManagedOption, w: Workload) -> MonthCost:
+    d = cfg.data
+    price = o.price_per_gpu_hour
+    gpus = w.mean_gpus_per_attempt
+    lines = [
+        _line(
+            "compute",
+            f"job time: {num(w.gpu_hours)} GPU-hours x {num(price.amount)}",
+            w.gpu_hours * price.amount,
+            price,
+        )
+    ]
+    billed = w.gpu_hours
+    # Per-job durations are not in the profile evidence: rounding up to the billing increment
+    # is taken as half an increment per attempt, on the mean GPUs an attempt holds.
+    extra = [
+        (
+            "billing increment",
+            o.billing_increment_minutes / 2,
+            f"{num(o.billing_increment_minutes)} min, half per attempt on average",
+            True,
+        ),
+        ("environment start-up", o.startup_minutes_per_job, "min per attempt", o.startup_billed),
+        (
+            "data loading",
+            d.loaded_gb_per_job * o.loading_minutes_per_gb,
+            f"min per attempt ({num(d.loaded_gb_per_job)} GB x "
+            f"{num(o.loading_minutes_per_gb)} min/GB)",
+            o.loading_billed,
+        ),
+    ]
+    for what, minutes, how, is_billed in extra:
+        if not is_billed or minutes <= 0:
+            continue
+        gpu_h = w.attempts * minutes / 60 * gpus
+        billed += gpu_h
+        lines.append(
+            _line(
+                "compute",
+                f"{what}: {num(w.attempts)} attempts x {num(minutes)} {how} x {num(gpus)} GPUs "
+                f"= {num(gpu_h)} GPU-hours x {num(price.amount)}",
+                gpu_h * price.amount,
+                price,
+            )
+        )
+    if o.endpoint_price_per_hour is not None and o.endpoint_hours_per_training > 0:
+        e = o.endpoint_price_per_hour
+        lines.append(
+            _line(
+                "compute",
+                f"endpoint until deletion: {num(w.trainings)} trainings x "
+                f"{num(o.endpoint_hours_per_training)} h x {num(e.amount)}",
+                w.trainings * o.endpoint_hours_per_training * e.amount,
+                e,
+            )
+        )
+    s = o.storage_price_per_gb_month
+    keep = retention_months(cfg, o.retention_days)
+    if w.attempts > 0:
+        kept = w.attempts * d.artifacts_gb_per_job * keep
+        how = (
+            f"{num(w.attempts)} attempts x {num(d.artifacts_gb_per_job)} GB kept "
+            f"{o.retention_days} days"
+        )
+    else:
+        before = w.prior.attempts if w.prior is not None else ZERO
+        kept = before * d.artifacts_gb_per_job * _carried_over(keep)
+        how = f"earlier artifacts still inside {o.retention_days} days of retention"
+    lines.append(
+        _line(
+            "storage",
+            f"storage: ({num(d.stored_gb)} GB kept + {num(kept)} GB: {how}) x {num(s.amount)}",
+            (d.stored_gb + kept) * s.amount,
+            s,
+        )
+    )
+    if o.ingest_price_per_gb is not None and w.attempts > 0:
+        i = o.ingest_price_per_gb
+        lines.append(
+            _line(
+                "data_transfer",
+                f"data in: {num(w.attempts)} attempts x {num(d.loaded_gb_per_job)} GB x "
+                f"{num(i.amount)}",
+                w.attempts * d.loaded_gb_per_job * i.amount,
+                i,
+            )
+        )
+    if o.egress_price_per_gb is not None and w.trainings > 0:
+        lines.append(_egress(cfg, w, o.egress_price_per_gb))
+    lines += _fees(o) + _labour(o.labour) + _waiting(o.waiting, w)
+    return MonthCost(
+        option_id=o.id,
+        lines=lines,
+        useful_gpu_hours=w.useful_gpu_hours,
+        available_gpu_hours=billed,
+        demand_gpu_hours=w.gpu_hours,
+    )
+
+
+def split(w: Workload, h: HybridOption, base_gpus: int) -> tuple[Workload, Workload, str]:
+    """The part of a month a hybrid keeps on its base pool and the part it sends out (H1)."""
+    jobs = sum(w.jobs_by_kind.values(), ZERO)
+    attempts_per_job = w.attempts / jobs if jobs > 0 else ZERO
+    rule = h.overflow_rule
+    if rule.rule == "kinds":
+        over_hours = w.gpu_hours_of(list(rule.kinds))
+        over_jobs = {k: (v if k in rule.kinds else ZERO) for k, v in w.jobs_by_kind.items()}
+        how = f"job kinds {', '.join(rule.kinds)} go to {h.overflow}"
+    else:
+        over_hours = w.gpu_hours_above(base_gpus)
+        share = over_hours / w.gpu_hours if w.gpu_hours > 0 else ZERO
+        over_jobs = {k: v * share for k, v in w.jobs_by_kind.items()}
+        how = (
+            f"demand above the base pool's {base_gpus} GPUs goes to {h.overflow} (upper bound: "
+            "the profile keeps the busiest moment of each time bucket; jobs split in proportion)"
+        )
+    base_jobs = {k: v - over_jobs[k] for k, v in w.jobs_by_kind.items()}
+    over_attempts = sum(over_jobs.values(), ZERO) * attempts_per_job
+
+    def part(hours: Decimal, by_kind: dict[str, Decimal], attempts: Decimal) -> Workload:
+        return replace(
+            w,
+            gpu_hours=hours,
+            useful_gpu_hours=hours * w.useful_share,
+            attempts=attempts,
+            jobs_by_kind=by_kind,
+            prior=None,
+        )
+
+    over = part(over_hours, over_jobs, over_attempts)
+    base = part(w.gpu_hours - over_hours, base_jobs, w.attempts - over_attempts)
+    if w.prior is not None:
+        # An empty month: what earlier months stored stays on the side that stored it.
+        prior_base, prior_over, _ = split(w.prior, h, base_gpus)
+        base, over = replace(base, prior=prior_base), replace(over, prior=prior_over)
+    return base, over, how
+
+
+def _hybrid(cfg: CostsConfig, h: HybridOption, w: Workload) -> MonthCost:
+    base_opt = cfg.option(h.base)
+    over_opt = cfg.option(h.overflow)
+    assert isinstance(base_opt, OwnedOption | RentedOption)  # schema check
+    assert isinstance(over_opt, ManagedOption)
+    base_w, over_w, how = split(w, h, base_opt.pool_gpus)
+    base = month_cost(cfg, base_opt, base_w)
+    over = month_cost(cfg, over_opt, over_w)
+    # The hybrid's own labour and waiting replace those of its parts: running two contours
+    # is its own staffing, and a wait is felt once.
+    own = ("engineer_labour", "waiting_cost")
+    lines = [
+        replace(ln, label=f"base {base_opt.id}: {ln.label}")
+        for ln in base.lines
+        if ln.component not in own
+    ] + [
+        replace(ln, label=f"overflow {over_opt.id}: {ln.label}")
+        for ln in over.lines
+        if ln.component not in own
+    ]
+    lines += _labour(h.labour) + _waiting(h.waiting, w)
+    return MonthCost(
+        option_id=h.id,
+        lines=lines,
+        useful_gpu_hours=base.useful_gpu_hours + over.useful_gpu_hours,
+        available_gpu_hours=base.available_gpu_hours + over.available_gpu_hours,
+        demand_gpu_hours=w.gpu_hours,
+        notes=[f"{h.id}: {how}", *base.notes],
+    )
+
+
+def month_cost(cfg: CostsConfig, option: Option, w: Workload) -> MonthCost:
+    """Every C1 component of `option` in the month `w` (SPEC C1-C7, C9, C10)."""
+    if isinstance(option, OwnedOption):
+        return _owned(cfg, option, w)
+    if isinstance(option, RentedOption):
+        return _rented(cfg, option, w)
+    if isinstance(option, ManagedOption):
+        return _managed(cfg, option, w)
+    return _hybrid(cfg, option, w)
+
+
+def pool_gpus(cfg: CostsConfig, option: Option) -> int | None:
+    """GPUs of a dedicated pool (a hybrid's base), None for a managed option."""
+    if isinstance(option, OwnedOption | RentedOption):
+        return option.pool_gpus
+    if isinstance(option, HybridOption):
+        return pool_gpus(cfg, cfg.option(option.base))
+    return None
+
+
+def reversibility(cfg: CostsConfig, option: Option) -> dict[str, Any] | None:
+    """V2: what shrinking a dedicated pool costs and takes if load drops after a while."""
+    after = cfg.exit_after_months
+    days_per_month = cfg.hours_per_month / 24
+    if isinstance(option, HybridOption):
+        inner = reversibility(cfg, cfg.option(option.base))
+        return {**inner, "of_base": option.base} if inner else None
+    if isinstance(option, OwnedOption):
+        bought = sum((i.quantity * i.unit_price.amount for i in option.capex), ZERO)
+        book = sum(
+            (
+                i.quantity
+                * i.unit_price.amount
+                * max(0, (i.write_off_months or option.write_off_months) - after)
+                / (i.write_off_months or option.write_off_months)
+                for i in option.capex
+            ),
+            ZERO,
+        )
+        resale = bought * option.exit.resale_share
+        colo = option.colocation
+        colo_left = max(0, colo.commitment_months - after) if colo else 0
+        colo_cost = colo_left * colo.price_per_month.amount if colo else ZERO
+        loss = book - resale
+        return {
+            "kind": "owned",
+            "exit_after_months": after,
+            "months_left_to_write_off": max(0, option.write_off_months - after),
+            "commitment_months_left": colo_left,
+            "book_value": str(cents(book)),
+            "resale_value": str(cents(resale)),
+            "loss_on_sale": str(cents(loss)),
+            "committed_payments_left": str(cents(colo_cost)),
+            "cost_to_shrink": str(cents(loss + colo_cost)),
+            "days_to_shrink": float(option.exit.weeks_to_shrink * 7),
+            "how": f"sell the servers ({option.exit.resale_share:.0%} of the purchase price "
+            f"assumed), pay the rack for {colo_left} more month(s), move jobs within "
+            f"{num(option.exit.weeks_to_shrink)} weeks",
+        }
+    if isinstance(option, RentedOption):
+        monthly = _rented_pool_line(cfg, option).amount
+        left = max(0, option.min_commitment_months - after)
+        notice = option.scale_down_notice_days
+        cost = monthly * left + monthly * notice / days_per_month
+        step = option.scale_down_step_gpus
+        how = (
+            f"release {step} GPU(s) at a time with {notice} days' notice after the commitment"
+            if step
+            else "capacity cannot be reduced: only the whole contract ends, after the commitment"
+        )
+        return {
+            "kind": "rented",
+            "exit_after_months": after,
+            "commitment_months_left": left,
+            "scale_down_step_gpus": step,
+            "notice_days": notice,
+            "committed_payments_left": str(cents(monthly * left)),
+            "cost_to_shrink": str(cents(cost)),
+            "days_to_shrink": round(float(left * days_per_month + notice), 1),
+            "how": how,
+        }
+    return None
