@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gpudecide import demo
-from gpudecide.cli import build_report, run_profile
+from gpudecide.cli import LogArgs, build_report, load_for_command, run_profile
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
@@ -17,7 +17,7 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 @pytest.fixture(scope="module")
 def report_html(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ws = demo.create(tmp_path_factory.mktemp("demo"))
-    run_profile([], ws)
+    run_profile(load_for_command(LogArgs([]), ws, None))
     return build_report(ws)["html"]
 
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
@@ -19,7 +21,21 @@ from gpudecide import __version__, workspace
 from gpudecide import evidence as ev
 from gpudecide.errors import InputError
 from gpudecide.jobs import profile as prof
-from gpudecide.jobs.load import JobLog, LogFormat, load_logs
+from gpudecide.jobs.classify import ClassifyConfig
+from gpudecide.jobs.load import JobLog, LogSpec, load_logs
+from gpudecide.queue import slo as slo_mod
+from gpudecide.queue.analysis import (
+    QueueOptions,
+    analyse_queue,
+    queue_evidence,
+    queue_summary_line,
+    replay_evidence,
+    replay_input,
+    replay_summary_line,
+    run_replay,
+)
+from gpudecide.queue.replay import POLICIES, parse_sizes
+from gpudecide.workspace import ReplayConfig
 from gpudecide.jobs.schema import CANONICAL_COLUMNS
 from gpudecide.report import render
 
@@ -156,42 +172,68 @@ def _parse_until(value: str | None) -> datetime | None:
     return stamp.replace(tzinfo=UTC) if stamp.tzinfo is None else stamp
 
 
-def _load(
-    paths: list[Path],
-    *,
-    fmt: LogFormat,
-    tz: str,
-    sacct_format: str | None,
-    skip_bad_rows: bool,
-    show_progress: bool,
-) -> JobLog:
-    with _progress(show_progress) as bar:
-        task = bar.add_task("reading job logs", total=1) if bar else None
-        log = load_logs(
-            paths, fmt=fmt, tz=tz, sacct_format=sacct_format, skip_bad_rows=skip_bad_rows
-        )
-        if bar is not None and task is not None:
-            bar.update(task, completed=1)
-    return log
+# Options every log-reading command shares.
+LogsArg = Annotated[
+    list[Path] | None,
+    typer.Argument(help="Job logs (sacct --parsable2, CSV, JSONL); default: the workspace's."),
+]
+TzOpt = Annotated[str | None, typer.Option(help="Time zone sacct printed times in (IANA name).")]
+FormatOpt = Annotated[str, typer.Option("--format", help="auto | sacct | csv | jsonl.")]
+SacctFormatOpt = Annotated[
+    str | None,
+    typer.Option(help="The --format list given to sacct, for output without a header."),
+]
+SkipBadOpt = Annotated[
+    bool, typer.Option(help="Count and report malformed rows instead of stopping.")
+]
+EvidenceDirOpt = Annotated[
+    Path | None, typer.Option(help="Where to write the evidence record (default: workspace).")
+]
 
 
-def run_profile(
-    logs: list[Path],
+@dataclass
+class LogArgs:
+    """What the user said about the logs to read."""
+
+    logs: list[Path]
+    tz: str | None = None
+    fmt: str = "auto"
+    sacct_format: str | None = None
+    skip_bad_rows: bool = False
+
+
+@dataclass
+class Loaded:
+    """Logs read, plus where the result goes."""
+
+    log: JobLog
+    paths: list[Path]
+    ws: workspace.Workspace | None
+    evidence_dir: Path | None
+
+    def write(self, record: ev.Evidence) -> Path | None:
+        """Write the record to the evidence folder (nowhere when there is none)."""
+        if self.evidence_dir is None:
+            return None
+        root = self.ws.root if self.ws else None
+        record.inputs = [ev.input_ref(p, root) for p in self.paths] + record.inputs
+        return ev.write(record, self.evidence_dir)
+
+
+def load_for_command(
+    args: LogArgs,
     ws: workspace.Workspace | None,
+    evidence_dir: Path | None,
     *,
-    weeks: int | None = None,
-    pool_gpus: int | None = None,
-    tz: str | None = None,
-    fmt: LogFormat = "auto",
-    sacct_format: str | None = None,
-    skip_bad_rows: bool = False,
-    until: datetime | None = None,
-    evidence_dir: Path | None = None,
     show_progress: bool = False,
-) -> tuple[prof.ProfileResult, Path | None]:
-    """Load logs (given, or the workspace's), profile them, write the evidence record."""
-    cfg = ws.config if ws else None
-    if not logs:
+) -> Loaded:
+    """Read the given logs (or the workspace's) the way every analysis command does."""
+    if args.fmt not in ("auto", "sacct", "csv", "jsonl"):
+        raise InputError(f"{args.fmt!r} is not auto, sacct, csv or jsonl", field="--format")
+    specs: list[LogSpec]
+    if args.logs:
+        specs = [LogSpec(p, args.fmt, args.sacct_format) for p in args.logs]  # type: ignore[arg-type]
+    else:
         if ws is None:
             raise InputError(
                 "no job log given and no workspace here",
@@ -201,11 +243,26 @@ def run_profile(
             raise InputError(
                 "the workspace lists no logs", path=ws.root / workspace.CONFIG_NAME, field="logs"
             )
-        logs = ws.log_paths()
-        if sacct_format is None:
-            sacct_format = ws.config.logs[0].sacct_format
-        if fmt == "auto":
-            fmt = ws.config.logs[0].format
+        specs = [LogSpec(ws.root / s.path, s.format, s.sacct_format) for s in ws.config.logs]
+    tz = args.tz or (ws.config.timezone if ws else "UTC")
+    with _progress(show_progress) as bar:
+        task = bar.add_task("reading job logs", total=1) if bar else None
+        log = load_logs(specs, tz=tz, skip_bad_rows=args.skip_bad_rows)
+        if bar is not None and task is not None:
+            bar.update(task, completed=1)
+    target = evidence_dir or (ws.evidence_dir if ws else Path("evidence"))
+    return Loaded(log=log, paths=[s.path for s in specs], ws=ws, evidence_dir=target)
+
+
+def run_profile(
+    loaded: Loaded,
+    *,
+    weeks: int | None = None,
+    pool_gpus: int | None = None,
+    until: datetime | None = None,
+) -> tuple[prof.ProfileResult, Path | None]:
+    """Profile loaded logs (SPEC F1-F3, C2) and write the evidence record."""
+    cfg = loaded.ws.config if loaded.ws else None
     options = prof.ProfileOptions(
         weeks=weeks or (cfg.profile.weeks if cfg else 8),
         pool_gpus=pool_gpus if pool_gpus is not None else (cfg.profile.pool_gpus if cfg else None),
@@ -213,22 +270,8 @@ def run_profile(
     )
     if cfg:
         options.classify = cfg.classify
-    log = _load(
-        logs,
-        fmt=fmt,
-        tz=tz or (cfg.timezone if cfg else "UTC"),
-        sacct_format=sacct_format,
-        skip_bad_rows=skip_bad_rows,
-        show_progress=show_progress,
-    )
-    result = prof.build_profile(log, options)
-    target = evidence_dir or (ws.evidence_dir if ws else None)
-    written = None
-    if target is not None:
-        root = ws.root if ws else None
-        record = prof.to_evidence(result, [ev.input_ref(p, root) for p in logs])
-        written = ev.write(record, target)
-    return result, written
+    result = prof.build_profile(loaded.log, options)
+    return result, loaded.write(prof.to_evidence(result, []))
 
 
 def _print_profile(f: dict[str, Any]) -> None:
@@ -274,56 +317,33 @@ def _print_profile(f: dict[str, Any]) -> None:
 
 @app.command()
 def profile(
-    logs: Annotated[
-        list[Path] | None,
-        typer.Argument(help="Job logs (sacct --parsable2, CSV, JSONL); default: the workspace's."),
-    ] = None,
+    logs: LogsArg = None,
     weeks: Annotated[int | None, typer.Option(min=1, help="Weeks to profile (default 8).")] = None,
     pool_gpus: Annotated[
         int | None, typer.Option(min=1, help="Pool size for the busy share (SPEC C2).")
     ] = None,
-    tz: Annotated[
-        str | None, typer.Option(help="Time zone sacct printed times in (IANA name).")
-    ] = None,
-    log_format: Annotated[
-        str, typer.Option("--format", help="auto | sacct | csv | jsonl.")
-    ] = "auto",
-    sacct_format: Annotated[
-        str | None,
-        typer.Option(help="The --format list given to sacct, for output without a header."),
-    ] = None,
-    skip_bad_rows: Annotated[
-        bool, typer.Option(help="Count and report malformed rows instead of stopping.")
-    ] = False,
+    tz: TzOpt = None,
+    log_format: FormatOpt = "auto",
+    sacct_format: SacctFormatOpt = None,
+    skip_bad_rows: SkipBadOpt = False,
     until: Annotated[
         str | None, typer.Option(help="End of the window (ISO 8601); default: last event.")
     ] = None,
-    evidence_dir: Annotated[
-        Path | None, typer.Option(help="Where to write the evidence record.")
-    ] = None,
+    evidence_dir: EvidenceDirOpt = None,
     workspace_dir: WorkspaceOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Profile the workload: all related jobs, shape, predictability, busy share (F1-F3)."""
     with _guard(as_json):
-        if log_format not in ("auto", "sacct", "csv", "jsonl"):
-            raise InputError(f"{log_format!r} is not auto, sacct, csv or jsonl", field="--format")
         ws = _workspace(workspace_dir, required=False)
-        if ws is None and evidence_dir is None:
-            evidence_dir = Path("evidence")
-        result, written = run_profile(
-            list(logs or []),
+        end = _parse_until(until)
+        loaded = load_for_command(
+            LogArgs(list(logs or []), tz, log_format, sacct_format, skip_bad_rows),
             ws,
-            weeks=weeks,
-            pool_gpus=pool_gpus,
-            tz=tz,
-            fmt=log_format,  # type: ignore[arg-type]
-            sacct_format=sacct_format,
-            skip_bad_rows=skip_bad_rows,
-            until=_parse_until(until),
-            evidence_dir=evidence_dir,
+            evidence_dir,
             show_progress=not as_json,
         )
+        result, written = run_profile(loaded, weeks=weeks, pool_gpus=pool_gpus, until=end)
     if as_json:
         body = dict(result.figures)
         body["evidence"] = str(written) if written else None
@@ -332,6 +352,231 @@ def profile(
     _print_profile(result.figures)
     if written:
         out.print(f"evidence: {written}")
+
+
+def _slo_path(path: Path | None, ws: workspace.Workspace | None) -> Path | None:
+    if path is not None:
+        return path
+    if ws is not None and ws.config.queue.slo:
+        return Path(ws.root / ws.config.queue.slo)
+    return None
+
+
+SloOpt = Annotated[
+    Path | None, typer.Option("--slo", help="slo.yaml with the normal and urgent SLOs (Q3).")
+]
+
+
+def _check_chain_pattern(pattern: str) -> None:
+    try:
+        compiled = re.compile(pattern)
+    except re.error as exc:
+        raise InputError(f"not a regular expression: {exc}", field="--chain-pattern") from None
+    if "chain" not in compiled.groupindex:
+        raise InputError("needs a named group (?P<chain>...)", field="--chain-pattern")
+
+
+@app.command()
+def queue(
+    logs: LogsArg = None,
+    slo_opt: SloOpt = None,
+    chain_pattern: Annotated[
+        str | None,
+        typer.Option(help="Regex with a named group `chain` taken from job names (Q5)."),
+    ] = None,
+    tz: TzOpt = None,
+    log_format: FormatOpt = "auto",
+    sacct_format: SacctFormatOpt = None,
+    skip_bad_rows: SkipBadOpt = False,
+    evidence_dir: EvidenceDirOpt = None,
+    workspace_dir: WorkspaceOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Queue: lifecycle phases, wait reasons, SLOs, preemption and chains (Q1-Q5)."""
+    with _guard(as_json):
+        ws = _workspace(workspace_dir, required=False)
+        slo_path = _slo_path(slo_opt, ws)
+        slos = slo_mod.load(slo_path) if slo_path else None
+        pattern = chain_pattern or (ws.config.queue.chain_pattern if ws else None)
+        if pattern is not None:
+            _check_chain_pattern(pattern)
+        loaded = load_for_command(
+            LogArgs(list(logs or []), tz, log_format, sacct_format, skip_bad_rows),
+            ws,
+            evidence_dir,
+            show_progress=not as_json,
+        )
+        options = QueueOptions(slos=slos, chain_pattern=pattern)
+        if ws:
+            options.classify = ws.config.classify
+        figures = analyse_queue(loaded.log, options)
+        record = queue_evidence(figures, [])
+        if slo_path:
+            record.inputs.append(ev.input_ref(slo_path, ws.root if ws else None))
+        written = loaded.write(record)
+    if as_json:
+        _emit_json({**figures, "evidence": str(written) if written else None})
+    else:
+        _print_queue(figures)
+        if written:
+            out.print(f"evidence: {written}")
+    if "fail" in figures["summary"]["slo_verdicts"].values():
+        raise typer.Exit(1)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f}s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f}m"
+    if seconds < 172800:
+        return f"{seconds / 3600:.1f}h"
+    return f"{seconds / 86400:.1f}d"
+
+
+def _print_queue(f: dict[str, Any]) -> None:
+    out.print(queue_summary_line(f), markup=False)
+    table = Table("phase", "n", "p50", "p90", "p99", "max", "unmeasured", box=None)
+    for phase, q in f["phases"].items():
+        cells = ["" if q[k] is None else _duration(q[k]) for k in ("p50", "p90", "p99", "max")]
+        table.add_row(phase, str(q["n"]), *cells, str(q["unmeasured"]))
+    out.print(table)
+    if f["wait_reasons"]:
+        out.print("wait reasons by total wait:")
+        for r in f["wait_reasons"][:8]:
+            out.print(
+                f"  {_duration(r['total_wait_s']):>8}  {r['reason']} ({r['category']}, "
+                f"{r['jobs']} jobs)",
+                markup=False,
+            )
+    for s in f["slo"]:
+        share = "n/a" if s["violation_share"] is None else f"{s['violation_share']:.1%}"
+        ci = "" if not s["ci95"] else f" (95% CI {s['ci95'][0]:.1%}-{s['ci95'][1]:.1%})"
+        out.print(
+            f"SLO {s['name']}: {s['verdict']}: {s['violations']}/{s['measured']} over "
+            f"{s['threshold_minutes']:g} min {s['measure']} = {share}{ci}, allowed "
+            f"{s['allowed_violation_share']:.0%}",
+            markup=False,
+        )
+    p = f["preemption"]
+    out.print(
+        f"preemption: {p['stops']} stop(s); {p['gpu_minutes_lost_since_checkpoint']} "
+        "GPU-minutes lost since measured checkpoints",
+        markup=False,
+    )
+    for finding in p["findings"]:
+        out.print(f"  finding: {finding}", markup=False)
+    for c in f["chains"]:
+        e2e = "unfinished" if c["end_to_end_s"] is None else _duration(c["end_to_end_s"])
+        out.print(
+            f"chain {c['chain']}: {c['jobs']} jobs, {e2e} to {c['last_stage']}; longest "
+            f"wait in {c['longest_waiting_stage']}",
+            markup=False,
+        )
+
+
+@app.command()
+def replay(
+    logs: LogsArg = None,
+    gpus: Annotated[
+        str | None, typer.Option(help="Pool sizes, e.g. 8,16,32, or auto (needs an SLO).")
+    ] = None,
+    slo_opt: SloOpt = None,
+    slo_name: Annotated[
+        str | None, typer.Option(help="Which SLO of the file to meet (default normal).")
+    ] = None,
+    policy: Annotated[
+        str | None, typer.Option(help="fifo | backfill | priority (default fifo).")
+    ] = None,
+    window: Annotated[str | None, typer.Option(help="full | peak (the busiest 4 weeks).")] = None,
+    checkpoint_minutes: Annotated[
+        float | None, typer.Option(min=0.1, help="Checkpoint interval for priority preemption.")
+    ] = None,
+    tz: TzOpt = None,
+    log_format: FormatOpt = "auto",
+    sacct_format: SacctFormatOpt = None,
+    skip_bad_rows: SkipBadOpt = False,
+    evidence_dir: EvidenceDirOpt = None,
+    workspace_dir: WorkspaceOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Replay the log through a dedicated pool of N GPUs: waits, SLO, utilisation (C8, D3)."""
+    with _guard(as_json):
+        ws = _workspace(workspace_dir, required=False)
+        rcfg = ws.config.replay if ws else ReplayConfig()
+        chosen_policy = policy or rcfg.policy
+        if chosen_policy not in POLICIES:
+            raise InputError(
+                f"{chosen_policy!r} is not fifo, backfill or priority", field="--policy"
+            )
+        chosen_window = window or rcfg.window
+        if chosen_window not in ("full", "peak"):
+            raise InputError(f"{chosen_window!r} is not full or peak", field="--window")
+        try:
+            sizes = parse_sizes(gpus or rcfg.gpus)
+        except ValueError as exc:
+            raise InputError(str(exc), field="--gpus", hint="e.g. --gpus 8,16,32 or auto") from None
+        slo_path = _slo_path(slo_opt, ws)
+        slos = slo_mod.load(slo_path) if slo_path else None
+        name = slo_name or rcfg.slo
+        chosen_slo = None
+        if slos is not None:
+            if name not in slos.slos:
+                raise InputError(
+                    f"no SLO named {name!r} (have {', '.join(slos.slos)})", field="--slo-name"
+                )
+            chosen_slo = (name, slos.slos[name])
+        loaded = load_for_command(
+            LogArgs(list(logs or []), tz, log_format, sacct_format, skip_bad_rows),
+            ws,
+            evidence_dir,
+            show_progress=not as_json,
+        )
+        data = replay_input(
+            loaded.log,
+            ws.config.classify if ws else ClassifyConfig(),
+            "peak" if chosen_window == "peak" else "full",
+        )
+        ckpt = checkpoint_minutes or rcfg.checkpoint_minutes
+        figures = run_replay(
+            data,
+            sizes,
+            chosen_policy,
+            chosen_slo,
+            None if ckpt is None else ckpt * 60,
+        )
+        record = replay_evidence(figures, [])
+        if slo_path:
+            record.inputs.append(ev.input_ref(slo_path, ws.root if ws else None))
+        written = loaded.write(record)
+    if as_json:
+        _emit_json({**figures, "evidence": str(written) if written else None})
+    else:
+        _print_replay(figures)
+        if written:
+            out.print(f"evidence: {written}")
+    if figures["slo"] and figures["recommended_gpus"] is None:
+        raise typer.Exit(1)
+
+
+def _print_replay(figures: dict[str, Any]) -> None:
+    out.print(replay_summary_line(figures), markup=False)
+    table = Table(
+        "GPUs", "jobs", "p50", "p95", "p99", "max", "SLO viol.", "util.", "longest queue",
+        box=None,
+    )
+    for p in figures["pools"]:
+        waits = [_duration(p[k] or 0.0) for k in ("wait_p50_s", "wait_p95_s", "wait_p99_s",
+                                                  "wait_max_s")]
+        share = p["slo_violation_share"]
+        table.add_row(
+            str(p["gpus"]), str(p["jobs"]), *waits,
+            "n/a" if share is None else f"{share:.1%}",
+            f"{(p['utilisation'] or 0):.0%}", str(p["longest_queue"]),
+        )
+    out.print(table)
+    for note in figures["notes"]:
+        out.print(f"note: {note}", markup=False)
 
 
 def build_report(ws: workspace.Workspace, out_dir: Path | None = None) -> dict[str, Path]:
@@ -415,7 +660,8 @@ def demo(
 
     with _guard(as_json):
         ws = demo_mod.create(out_dir, force=force)
-        result, written = run_profile([], ws, show_progress=not as_json)
+        loaded = load_for_command(LogArgs([]), ws, None, show_progress=not as_json)
+        result, written = run_profile(loaded)
         paths = build_report(ws)
     if as_json:
         _emit_json(

@@ -50,6 +50,34 @@ class ProfileConfig(_Strict):
     )
 
 
+class QueueConfig(_Strict):
+    """Inputs of `gpudecide queue` (SPEC Q1-Q5)."""
+
+    slo: str | None = Field(
+        default=None, description="SLO file (normal and urgent SLOs), relative to the workspace."
+    )
+    chain_pattern: str | None = Field(
+        default=None,
+        description="Regex with a named group `chain` read from job names (Q5); null: labels only.",
+    )
+
+
+class ReplayConfig(_Strict):
+    """Defaults of `gpudecide replay` (SPEC C8, D3)."""
+
+    gpus: str = Field(default="auto", description="Pool sizes to try (8,16,32) or auto.")
+    policy: Literal["fifo", "backfill", "priority"] = Field(
+        default="fifo", description="fifo | backfill | priority."
+    )
+    slo: str = Field(default="normal", description="Name of the SLO a pool must meet.")
+    window: Literal["full", "peak"] = Field(
+        default="full", description="full log, or the busiest 4 weeks (peak month, C8)."
+    )
+    checkpoint_minutes: float | None = Field(
+        default=None, gt=0, description="Checkpoint interval assumed when preempting."
+    )
+
+
 class ReportConfig(_Strict):
     """How the report is written."""
 
@@ -73,6 +101,8 @@ class WorkspaceConfig(_Strict):
     logs: list[LogSource] = Field(default_factory=list, description="Job logs to analyse.")
     profile: ProfileConfig = Field(default_factory=ProfileConfig, description="Profile options.")
     classify: ClassifyConfig = Field(default_factory=ClassifyConfig, description="Job-kind rules.")
+    queue: QueueConfig = Field(default_factory=QueueConfig, description="Queue analysis inputs.")
+    replay: ReplayConfig = Field(default_factory=ReplayConfig, description="Replay defaults.")
     report: ReportConfig = Field(default_factory=ReportConfig, description="Report options.")
 
     @field_validator("timezone")

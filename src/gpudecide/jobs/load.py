@@ -18,6 +18,15 @@ from gpudecide.jobs.tabular import read_tabular
 LogFormat = Literal["auto", "sacct", "csv", "jsonl"]
 
 
+@dataclass(frozen=True)
+class LogSpec:
+    """One log with how to read it (a workspace's `logs:` entry)."""
+
+    path: Path
+    format: LogFormat = "auto"
+    sacct_format: str | None = None
+
+
 @dataclass
 class JobLog:
     """Attempts from every source, plus what had to be skipped and why."""
@@ -62,27 +71,34 @@ def detect_format(path: Path) -> Literal["sacct", "csv", "jsonl"]:
 
 
 def load_logs(
-    paths: list[Path],
+    paths: list[Path] | list[LogSpec],
     *,
     fmt: LogFormat = "auto",
     tz: str = "UTC",
     sacct_format: str | None = None,
     skip_bad_rows: bool = False,
 ) -> JobLog:
-    """Read every log; identical attempts listed in overlapping dumps are kept once."""
+    """Read every log; identical attempts listed in overlapping dumps are kept once.
+
+    Plain paths use `fmt` and `sacct_format`; a LogSpec carries its own.
+    """
     if not paths:
         raise InputError("no job log given", hint="pass one or more sacct/CSV/JSONL files")
     check_timezone(tz)
+    specs = [p if isinstance(p, LogSpec) else LogSpec(p, fmt, sacct_format) for p in paths]
     results: list[ParseResult] = []
-    for path in paths:
+    for spec in specs:
+        path = spec.path
         if path.is_dir():
             raise InputError("is a directory, not a job log", path=path)
         if not path.exists():
             raise InputError("no such file", path=path)
-        kind = detect_format(path) if fmt == "auto" else fmt
+        kind = detect_format(path) if spec.format == "auto" else spec.format
         if kind == "sacct":
             results.append(
-                read_sacct(path, tz=tz, sacct_format=sacct_format, skip_bad_rows=skip_bad_rows)
+                read_sacct(
+                    path, tz=tz, sacct_format=spec.sacct_format, skip_bad_rows=skip_bad_rows
+                )
             )
         else:
             results.append(read_tabular(path, fmt=kind, tz=tz, skip_bad_rows=skip_bad_rows))
@@ -102,7 +118,7 @@ def load_logs(
         con.close()
     return JobLog(
         attempts=merged,
-        sources=list(paths),
+        sources=[s.path for s in specs],
         bad_rows=[b for r in results for b in r.bad_rows],
         duplicate_rows=before - merged.num_rows,
     )

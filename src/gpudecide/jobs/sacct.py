@@ -352,6 +352,7 @@ _USED_FIELDS = frozenset(
         "allocgres",
         "reqtres",
         "priority",
+        "qos",
         "cluster",
         "state",
         "exitcode",
@@ -411,6 +412,7 @@ def _build_sql(m: dict[str, str], tz: str, source: str, *, with_values: bool = F
             else "NULL::INTEGER"
         ),
         "priority": f"try_cast(nullif({r('priority')}, '') AS BIGINT)",
+        "priority_class": f"nullif({r('qos')}, '')",
         "site": f"nullif({r('cluster')}, '')",
         "state": _state_case(r("state")),
         "state_detail": f"nullif({r('state')}, '')",
@@ -529,7 +531,8 @@ def _fold_sql(source: str) -> str:
       -- an attempt with no allocation never ran: its GPU count is unknown, not zero
       CASE WHEN n.start IS NULL OR n.state = 'pending' THEN NULL ELSE n.gpu_count END
         AS gpu_count,
-      n.gpu_type, coalesce(n.req_gpus, n.gpu_count) AS req_gpus, n.priority, n.site,
+      n.gpu_type, coalesce(n.req_gpus, n.gpu_count) AS req_gpus, n.priority, n.priority_class,
+      n.site,
       n.state, n.state_detail, n.exit_code, n.wait_reason,
       n.submit, n.eligible, n.start,
       NULL::TIMESTAMPTZ AS prep_start, NULL::TIMESTAMPTZ AS first_step,

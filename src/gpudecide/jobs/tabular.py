@@ -31,6 +31,7 @@ from gpudecide.jobs.schema import (
 _INT_COLUMNS = ("attempt", "gpu_count", "req_gpus", "priority", "time_limit_s")
 _TEXT_COLUMNS = (
     "job_id",
+    "priority_class",
     "chain_id",
     "name",
     "user",

@@ -1,0 +1,126 @@
+"""Chains: train -> evaluate -> merge -> quantize -> export, measured end to end (SPEC Q5).
+
+A job belongs to a chain by an explicit chain id (CSV/JSONL `chain_id`, `chain=` in a Slurm
+comment, a Kubernetes label) or, when the workspace gives one, by a naming rule: a regular
+expression whose named group `chain` is taken from the job name. The chain's time runs from
+its first submission to the end of the last completed job of its last stage; each stage's
+share is split into waiting (not yet eligible + queued) and running, and the time when no job
+of the chain existed at all is the hand-off between people.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+import pyarrow as pa
+
+STAGE_OF_KIND = {
+    "smoke": "prepare",
+    "train": "train",
+    "restart": "train",
+    "eval": "evaluate",
+    "merge": "merge",
+    "quantize": "quantize",
+    "export": "export",
+    "other": "other",
+}
+STAGE_ORDER = ("prepare", "train", "evaluate", "merge", "quantize", "export", "other")
+
+
+def _iso(ts: datetime | None) -> str | None:
+    return ts.strftime("%Y-%m-%dT%H:%M:%SZ") if ts else None
+
+
+def _union_seconds(intervals: list[tuple[float, float]]) -> float:
+    total = 0.0
+    cur_s = cur_e = None
+    for s, e in sorted(intervals):
+        if cur_e is None or s > cur_e:
+            if cur_e is not None and cur_s is not None:
+                total += cur_e - cur_s
+            cur_s, cur_e = s, e
+        else:
+            cur_e = max(cur_e, e)
+    if cur_e is not None and cur_s is not None:
+        total += cur_e - cur_s
+    return total
+
+
+def chain_of(name: str | None, chain_id: str | None, pattern: re.Pattern[str] | None) -> str | None:
+    """The chain a job belongs to: explicit id first, then the naming rule."""
+    if chain_id:
+        return chain_id
+    if pattern is not None and name:
+        match = pattern.search(name)
+        if match and match.groupdict().get("chain"):
+            return match.group("chain")
+    return None
+
+
+def chains(lc: pa.Table, name_pattern: str | None = None) -> list[dict[str, Any]]:
+    """Every chain with its end-to-end time, per-stage waiting/running and the worst stage."""
+    pattern = re.compile(name_pattern) if name_pattern else None
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row in lc.to_pylist():
+        key = chain_of(row["name"], row["chain_id"], pattern)
+        if key is not None:
+            groups.setdefault(key, []).append(row)
+    out = []
+    for key, jobs in groups.items():
+        submitted = [j["submit"] for j in jobs if j["submit"] is not None]
+        if not submitted:
+            continue
+        first = min(submitted)
+        stages: dict[str, dict[str, Any]] = {}
+        for j in jobs:
+            stage = STAGE_OF_KIND.get(j["kind"] or "other", "other")
+            st = stages.setdefault(stage, {"stage": stage, "jobs": 0, "waiting_s": 0.0,
+                                           "running_s": 0.0, "unmeasured_jobs": 0,
+                                           "completed": False, "last_end": None})
+            st["jobs"] += 1
+            wait = (j["dependency_wait_s"] or 0.0) + (j["queue_wait_s"] or 0.0)
+            if j["queue_wait_s"] is None and j["start"] is not None:
+                st["unmeasured_jobs"] += 1
+            st["waiting_s"] += wait
+            st["running_s"] += j["run_s"] or 0.0
+            if j["state"] == "completed":
+                st["completed"] = True
+                if j["end"] is not None and (st["last_end"] is None or j["end"] > st["last_end"]):
+                    st["last_end"] = j["end"]
+        ordered = [stages[s] for s in STAGE_ORDER if s in stages and s != "other"]
+        last = ordered[-1] if ordered else None
+        finished_at = last["last_end"] if last and last["completed"] else None
+        ends = [j["end"] for j in jobs if j["end"] is not None]
+        span_end = finished_at or (max(ends) if ends else None)
+        intervals = [
+            (j["submit"].timestamp(), stop.timestamp())
+            for j in jobs
+            if j["submit"] is not None and (stop := j["end"] or span_end) is not None
+        ]
+        e2e = (finished_at - first).total_seconds() if finished_at else None
+        covered = _union_seconds(intervals)
+        worst = max(ordered, key=lambda s: s["waiting_s"]) if ordered else None
+        out.append({
+            "chain": key,
+            "jobs": len(jobs),
+            "first_submit": _iso(first),
+            "finished_at": _iso(finished_at),
+            "finished": finished_at is not None,
+            "last_stage": last["stage"] if last else None,
+            "end_to_end_s": None if e2e is None else round(e2e, 1),
+            "handoff_idle_s": None if e2e is None else round(max(e2e - covered, 0.0), 1),
+            "stages": [
+                {k: (round(v, 1) if isinstance(v, float) else v) for k, v in s.items()
+                 if k != "last_end"}
+                for s in [stages[n] for n in STAGE_ORDER if n in stages]
+            ],
+            "longest_waiting_stage": worst["stage"] if worst and worst["waiting_s"] > 0 else None,
+            "timeline": [
+                {"job_id": j["job_id"], "kind": j["kind"], "submit": _iso(j["submit"]),
+                 "start": _iso(j["start"]), "end": _iso(j["end"]), "state": j["state"]}
+                for j in sorted(jobs, key=lambda j: j["submit"] or first)
+            ],
+        })
+    return sorted(out, key=lambda c: c["first_submit"] or "")

@@ -1,0 +1,96 @@
+"""Preemption (SPEC Q4): how often, what it cost, whether a checkpoint came first.
+
+Also the priority signal: when most jobs run at the top priority, a scheduler cannot tell
+what matters, and preemption protects nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+# A checkpoint this close before the stop counts as "taken before the stop".
+CHECKPOINT_GRACE_S = 600.0
+# A finding when more than this share of jobs sits at the highest priority level.
+TOP_PRIORITY_SHARE = 0.5
+
+
+def preemption_summary(attempts: pa.Table) -> dict[str, Any]:
+    """Preempted/requeued attempts, GPU-minutes lost since the last checkpoint, priority mix."""
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    con.register("attempts", attempts)
+    rows = con.sql(
+        f"""
+        SELECT job_id, attempt, state, state_detail, gpu_count,
+          epoch("end") - epoch(start) AS ran_s,
+          epoch("end") - epoch(last_checkpoint) AS since_ckpt_s,
+          last_checkpoint IS NOT NULL AS has_ckpt
+        FROM attempts
+        WHERE state IN ('preempted', 'requeued') AND start IS NOT NULL
+        """
+    ).fetchall()
+    levels = con.sql(
+        """
+        SELECT coalesce(priority_class, CAST(priority AS VARCHAR)) AS level,
+          max(priority) AS prio, count(DISTINCT job_id) AS jobs
+        FROM attempts WHERE start IS NOT NULL AND gpu_count > 0
+        GROUP BY 1 ORDER BY prio DESC NULLS LAST, jobs DESC
+        """
+    ).fetchall()
+    con.close()
+    lost_known = 0.0
+    lost_upper = 0.0
+    before_stop = not_before = unknown = 0
+    stops = []
+    for job_id, attempt, state, detail, gpus, ran_s, since_s, has_ckpt in rows:
+        g = gpus or 0
+        if has_ckpt and since_s is not None:
+            lost_known += g * max(since_s, 0.0) / 60.0
+            if since_s <= CHECKPOINT_GRACE_S:
+                before_stop += 1
+            else:
+                not_before += 1
+        else:
+            lost_upper += g * (ran_s or 0.0) / 60.0
+            unknown += 1
+        stops.append({"job_id": job_id, "attempt": attempt, "state": state, "detail": detail,
+                      "gpus": g, "checkpoint_before_stop": (
+                          None if not has_ckpt else bool(since_s is not None
+                                                         and since_s <= CHECKPOINT_GRACE_S))})
+    total_jobs = sum(int(j) for _, _, j in levels)
+    findings = []
+    top_share = None
+    if levels and total_jobs:
+        top_level, _, top_jobs = levels[0]
+        top_share = int(top_jobs) / total_jobs
+        if len(levels) == 1 and total_jobs > 1:
+            findings.append(
+                f"every job runs at one priority level ({top_level}): the scheduler gets no "
+                "signal about what matters (Q4)"
+            )
+        elif top_share > TOP_PRIORITY_SHARE:
+            findings.append(
+                f"{top_share:.0%} of jobs run at the top priority ({top_level}): the scheduler "
+                "gets little signal, and preemption protects little (Q4)"
+            )
+    if unknown:
+        findings.append(
+            f"{unknown} stop(s) without a checkpoint time: lost work is unmeasured, at most "
+            f"{lost_upper:,.0f} GPU-minutes (everything since the attempt started)"
+        )
+    return {
+        "stops": len(rows),
+        "preempted": sum(1 for r in rows if r[2] == "preempted"),
+        "requeued": sum(1 for r in rows if r[2] == "requeued"),
+        "gpu_minutes_lost_since_checkpoint": round(lost_known, 1),
+        "gpu_minutes_lost_upper_bound_unmeasured": round(lost_upper, 1),
+        "checkpoint_before_stop": {"yes": before_stop, "no": not_before, "unknown": unknown},
+        "checkpoint_grace_s": CHECKPOINT_GRACE_S,
+        "priority_levels": [{"level": lv, "jobs": int(j)} for lv, _, j in levels[:10]],
+        "top_priority_share": None if top_share is None else round(top_share, 4),
+        "findings": findings,
+        "attempts": stops[:200],
+    }
