@@ -9,17 +9,25 @@ from typing import Any
 
 COLUMNS = [
     "job_id",
+    "attempt",
     "name",
     "user",
     "kind",
     "chain_id",
     "gpu_count",
+    "gpu_type",
+    "priority",
+    "priority_class",
     "state",
     "submit",
     "eligible",
     "start",
+    "prep_start",
+    "first_step",
+    "last_checkpoint",
     "end",
     "wait_reason",
+    "time_limit_s",
 ]
 
 
@@ -29,6 +37,8 @@ def write_csv(path: Path, rows: Iterable[dict[str, Any]]) -> Path:
         writer = csv.DictWriter(handle, fieldnames=COLUMNS)
         writer.writeheader()
         for row in rows:
+            unknown = set(row) - set(COLUMNS)
+            assert not unknown, f"test log uses unknown columns {unknown}"
             writer.writerow({c: row.get(c, "") for c in COLUMNS})
     return path
 

@@ -1,0 +1,166 @@
+"""Queue analysis (SPEC Q1-Q5) against hand-computed values on a small canonical log."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpudecide.jobs.load import load_logs
+from gpudecide.queue.analysis import QueueOptions, analyse_queue
+from gpudecide.queue.slo import SLO, SLOFile, Selector, wilson
+
+from .logs import job, write_csv
+
+AS_OF = datetime(2026, 7, 31, tzinfo=UTC)
+
+
+@pytest.fixture
+def log(tmp_path: Path) -> Path:
+    t = "2026-07-27T"
+    return write_csv(tmp_path / "q.csv", [
+        # train: submitted 08:00, eligible 08:00, node 10:00 (2 h wait, Resources), prep until
+        # 10:20, first step 10:30, checkpoint 15:00, end 16:00
+        job("1", "ft-x-train", 8, f"{t}10:00:00Z", f"{t}16:00:00Z", submit=f"{t}08:00:00Z",
+            eligible=f"{t}08:00:00Z", prep_start=f"{t}10:20:00Z", first_step=f"{t}10:30:00Z",
+            last_checkpoint=f"{t}15:00:00Z", wait_reason="Resources", chain_id="x",
+            priority_class="normal", priority=10),
+        # eval waits on the training (dependency), then 30 min in the queue for a quota
+        job("2", "eval-x", 1, f"{t}16:30:00Z", f"{t}17:00:00Z", submit=f"{t}08:05:00Z",
+            eligible=f"{t}16:00:00Z", wait_reason="QOSMaxGRESPerUser", chain_id="x",
+            priority_class="normal", priority=10),
+        # merge after the eval: 10 min wait, 20 min run
+        job("3", "merge-x", 1, f"{t}17:10:00Z", f"{t}17:30:00Z", submit=f"{t}17:00:00Z",
+            eligible=f"{t}17:00:00Z", chain_id="x", priority_class="normal", priority=10),
+        # a preempted attempt (checkpoint 5 min before the stop) and its requeue
+        job("4", "ft-y-train", 4, f"{t}09:00:00Z", f"{t}11:00:00Z", "preempted",
+            submit=f"{t}08:00:00Z", eligible=f"{t}08:00:00Z", attempt=1,
+            last_checkpoint=f"{t}10:55:00Z", priority_class="normal", priority=10),
+        job("4", "ft-y-train", 4, f"{t}12:00:00Z", f"{t}14:00:00Z", submit=f"{t}11:00:00Z",
+            eligible=f"{t}11:00:00Z", attempt=2, priority_class="normal", priority=10),
+        # cancelled while pending after 3 h
+        job("5", "smoke-z", 1, "", f"{t}12:00:00Z", "cancelled", submit=f"{t}09:00:00Z",
+            eligible=f"{t}09:00:00Z", wait_reason="Priority", priority_class="low", priority=1),
+        # a failure with no first-step time: phases cannot be told apart
+        job("6", "ft-w-train", 2, f"{t}09:00:00Z", f"{t}09:10:00Z", "failed",
+            submit=f"{t}09:00:00Z", priority_class="normal", priority=10),
+    ])
+
+
+def _analyse(path: Path, **kw: Any) -> dict[str, Any]:
+    return analyse_queue(load_logs([path]), QueueOptions(as_of=AS_OF, **kw))
+
+
+def test_per_job_phases(log: Path) -> None:
+    jobs = {j["job_id"]: j for j in _analyse(log)["jobs"]}
+    assert jobs["1"]["queue_wait_s"] == 7200 and jobs["1"]["submit_to_start_s"] == 7200
+    assert jobs["1"]["prep_s"] == 1200 and jobs["1"]["startup_s"] == 1800
+    assert jobs["1"]["dependency_wait_s"] == 0 and jobs["1"]["run_s"] == 6 * 3600
+    assert jobs["2"]["dependency_wait_s"] == (16 * 60 - 8 * 60 - 5) * 60
+    assert jobs["2"]["queue_wait_s"] == 1800
+    assert jobs["2"]["wait_category"] == "quota"
+    # requeued job: waits of both attempts (1 h + 1 h), attempts linked
+    assert jobs["4"]["attempts"] == 2 and jobs["4"]["queue_wait_s"] == 7200
+    assert jobs["4"]["state"] == "completed"
+    # cancelled while pending: it waited until it was cancelled
+    assert jobs["5"]["queue_wait_s"] == 3 * 3600 and jobs["5"]["start"] is None
+    # no eligible time: the queue wait is unmeasured, not guessed
+    assert jobs["6"]["queue_wait_s"] is None and jobs["6"]["startup_s"] is None
+
+
+def test_summary_phases_and_ambiguity(log: Path) -> None:
+    f = _analyse(log)
+    s = f["summary"]
+    assert (s["jobs"], s["started"], s["never_started"], s["still_waiting"]) == (6, 5, 1, 0)
+    q = f["phases"]["queue_wait"]
+    assert q["n"] == 5 and q["unmeasured"] == 1
+    assert q["max"] == 3 * 3600
+    assert s["ambiguity"]["without_first_step_time"] == 4  # jobs 2, 3, 4, 6
+    assert s["ambiguity"]["failures_before_or_after_first_step_unknown"] == 1  # job 6
+    reasons = f["wait_reasons"]
+    assert reasons[0]["reason"] == "Priority" and reasons[0]["total_wait_s"] == 10800
+    assert s["wait_by_category_s"]["quota"] == 1800
+    assert s["wait_by_category_s"]["capacity"] == 7200 + 10800
+
+
+def test_preemption(log: Path) -> None:
+    p = _analyse(log)["preemption"]
+    assert p["stops"] == 1 and p["preempted"] == 1
+    assert p["gpu_minutes_lost_since_checkpoint"] == 4 * 5
+    assert p["checkpoint_before_stop"] == {"yes": 1, "no": 0, "unknown": 0}
+    # the only low-priority job never ran: every job that did ran at one level
+    assert p["priority_levels"] == [{"level": "normal", "jobs": 5}]
+    assert p["top_priority_share"] == 1.0
+    assert any("one priority level" in f for f in p["findings"])
+
+
+def test_chain_end_to_end(log: Path) -> None:
+    (chain,) = _analyse(log)["chains"]
+    assert chain["chain"] == "x" and chain["jobs"] == 3 and chain["finished"]
+    # first submit 08:00 -> merge done 17:30
+    assert chain["end_to_end_s"] == 9.5 * 3600
+    stages = {s["stage"]: s for s in chain["stages"]}
+    assert stages["train"]["waiting_s"] == 7200 and stages["train"]["running_s"] == 6 * 3600
+    # eval: not eligible until the training ended (7 h 55 min) + 30 min queued
+    assert stages["evaluate"]["waiting_s"] == (7 * 60 + 55 + 30) * 60
+    assert chain["longest_waiting_stage"] == "evaluate"
+    assert chain["handoff_idle_s"] == 0.0  # the eval was submitted early: always a job around
+
+
+def test_chain_name_pattern(tmp_path: Path) -> None:
+    path = write_csv(tmp_path / "c.csv", [
+        job("1", "ft-alpha-train", 1, "2026-07-27T01:00:00Z", "2026-07-27T02:00:00Z",
+            submit="2026-07-27T00:00:00Z", eligible="2026-07-27T00:00:00Z"),
+        job("2", "eval-alpha", 1, "2026-07-27T05:00:00Z", "2026-07-27T06:00:00Z",
+            submit="2026-07-27T04:00:00Z", eligible="2026-07-27T04:00:00Z"),
+    ])
+    (chain,) = _analyse(path, chain_pattern=r"^(?:ft|eval)-(?P<chain>[a-z]+)")["chains"]
+    assert chain["chain"] == "alpha" and chain["end_to_end_s"] == 6 * 3600
+    assert chain["handoff_idle_s"] == 2 * 3600  # nobody submitted anything 02:00-04:00
+
+
+def test_slo_evaluation(log: Path) -> None:
+    slos = SLOFile(slos={
+        "normal": SLO(threshold_minutes=90, allowed_violation_share=0.25,
+                      selector=Selector(kinds=["train", "eval", "merge"])),
+        "urgent": SLO(threshold_minutes=30, allowed_violation_share=0.0,
+                      selector=Selector(kinds=["smoke"])),
+    })
+    f = _analyse(log, slos=slos)
+    normal, urgent = f["slo"]
+    # selected: jobs 1, 2, 3, 4, 6 (kinds train/eval/merge); submit->start: 120 min, 8 h 25,
+    # 10 min, 60 min, 0 min -> two violations over 90 min of five measured
+    assert (normal["selected"], normal["measured"], normal["violations"]) == (5, 5, 2)
+    assert normal["violation_share"] == 0.4 and normal["verdict"] == "fail"
+    assert normal["violations_waiting_for_quota"] == 1
+    lo, hi = wilson(2, 5)
+    assert normal["ci95"] == [round(lo, 4), round(hi, 4)] and not normal["conclusive"]
+    # the smoke job was cancelled before it started: no submit-to-start to judge
+    assert urgent["verdict"] == "not measurable" and urgent["selected"] == 1
+    assert f["summary"]["slo_verdicts"] == {"normal": "fail", "urgent": "not measurable"}
+
+
+def test_still_waiting_job_counts_once_past_threshold(tmp_path: Path) -> None:
+    path = write_csv(tmp_path / "p.csv", [
+        job("1", "ft-a-train", "", "", "", "pending", submit="2026-07-30T00:00:00Z",
+            eligible="2026-07-30T00:00:00Z"),
+    ])
+    slos = SLOFile(slos={
+        "normal": SLO(threshold_minutes=60, allowed_violation_share=0.0),
+        "urgent": SLO(threshold_minutes=60 * 48, allowed_violation_share=0.0),
+    })
+    f = _analyse(path, slos=slos)
+    assert f["summary"]["still_waiting"] == 1
+    assert f["jobs"][0]["queue_wait_s"] == 24 * 3600  # until the end of the log (AS_OF)
+    normal, urgent = f["slo"]
+    assert normal["violations"] == 1 and normal["verdict"] == "fail"
+    assert urgent["verdict"] == "not measurable"  # 24 h so far, threshold 48 h: undecided
+
+
+def test_wilson_interval() -> None:
+    lo, hi = wilson(0, 10)
+    assert lo == 0.0 and 0.27 < hi < 0.28
+    lo, hi = wilson(5, 10)
+    assert round(lo, 3) == 0.237 and round(hi, 3) == 0.763
