@@ -1,0 +1,586 @@
+"""The export audit: could this export really leave, and really resume? (SPEC E2, E5, A2, A7, A8)
+
+Point it at a vendor's export or at the team's own checkpoint folder. It hashes every file,
+detects every format without executing anything, and answers:
+
+* the four layers of E2 (data, training, execution, provenance): each item found, missing
+  or not applicable, with the file that proves it;
+* resumable or weights-only (A2: model AND optimizer state AND step/epoch in one unit);
+* the lock-in hazards of E5, each its own item: an adapter without an exact base model
+  revision, weights without optimizer state, files no open format explains, dangerous
+  pickles, corrupt files, throttled egress (when read from a remote `--source`), and
+  artifacts the plan declared but the export lacks;
+* the A8 retention questions, answered from retention.yaml or listed as open.
+
+Every hazard is a stop factor (D5): the audit's verdict is `fail` and the CLI exits 1.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpudecide import evidence as ev
+from gpudecide.artifacts import formats, hashing, remote
+from gpudecide.artifacts import retention as ret
+from gpudecide.errors import InputError
+from gpudecide.inputs import load_yaml_model
+
+SPEC_IDS = ["A1", "A2", "A3", "A5", "A6", "A7", "A8", "E2", "E5"]
+HAZARD_IDS = (
+    "adapter_base_revision_missing",
+    "weights_without_optimizer_state",
+    "unknown_format",
+    "dangerous_pickle",
+    "corrupt_file",
+    "egress_throttled",
+    "declared_artifact_missing",
+)
+Status = Literal["found", "missing", "not_applicable"]
+_COMMIT40 = re.compile(r"^[0-9a-f]{40}$")
+_DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
+
+
+class ExportPlan(BaseModel):
+    """Schema of plan.yaml (`audit --expect`): what the team expects, written BEFORE the test.
+
+    E4: the tolerances and expectations of an acceptance test are fixed before it runs.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: Literal[1] = Field(default=1, description="Schema version of this file.")
+    run_size_gb: float | None = Field(
+        default=None, gt=0, description="Size of the whole run's artifacts in GB (1e9 bytes)."
+    )
+    max_migration_hours: float | None = Field(
+        default=None, gt=0, description="Longest acceptable time to move the whole run out."
+    )
+    resumable_required: bool = Field(
+        default=True, description="The export must allow continuing training (A2, E1)."
+    )
+    expected_files: list[str] = Field(
+        default_factory=list, description="Glob patterns every declared artifact must match."
+    )
+    retention: str | None = Field(
+        default=None, description="retention.yaml to answer A8 from, relative to this file."
+    )
+
+
+@dataclass
+class AuditResult:
+    """The audit's figures (the `--json` body) and the evidence record built from them."""
+
+    figures: dict[str, Any]
+    record: ev.Evidence
+
+    @property
+    def stop(self) -> bool:
+        """A stop-factor hazard was found."""
+        return bool(self.figures["stop_factor"])
+
+
+def load_plan(path: Path) -> ExportPlan:
+    """Read plan.yaml (file:line:field errors)."""
+    return load_yaml_model(path, ExportPlan)
+
+
+def _item(name: str, status: Status, path: str | None, detail: str = "") -> dict[str, Any]:
+    return {"name": name, "status": status, "path": path, "detail": detail}
+
+
+def _found(
+    name: str,
+    path: str | None,
+    detail: str = "",
+    *,
+    absent: Status = "missing",
+    absent_detail: str = "",
+) -> dict[str, Any]:
+    if path:
+        return _item(name, "found", path, detail)
+    return _item(name, absent, None, absent_detail)
+
+
+def _read_manifests(root: Path, det: formats.Detection) -> list[tuple[str, dict[str, Any]]]:
+    """Run manifests in the export, read loosely: a vendor's need not match our schema."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    for f in det.with_role("run_manifest"):
+        try:
+            text = (root / f.path).read_text(encoding="utf-8")
+            data = json.loads(text) if f.format == "json" else yaml.safe_load(text)
+        except (OSError, ValueError, yaml.YAMLError):
+            continue
+        if isinstance(data, dict):
+            out.append((f.path, data))
+    return out
+
+
+def _dig(data: dict[str, Any], *keys: str) -> Any:
+    node: Any = data
+    for key in keys:
+        if not isinstance(node, dict):
+            return None
+        node = node.get(key)
+    return node
+
+
+def _manifest_value(
+    manifests: list[tuple[str, dict[str, Any]]], *keys: str
+) -> tuple[Any, str | None]:
+    for path, data in manifests:
+        value = _dig(data, *keys)
+        if value not in (None, "", [], {}):
+            return value, path
+    return None, None
+
+
+def _is_local_path(base: str) -> bool:
+    return (
+        base.startswith(("/", "./", "../", "~", "file:"))
+        or "\\" in base
+        or re.match(r"^[A-Za-z]:", base) is not None
+        or not _HUB_ID.match(base)
+    )
+
+
+def _adapter_hazards(det: formats.Detection, pinned_by: str | None) -> list[dict[str, Any]]:
+    hazards = []
+    for f in det.with_role("adapter_config"):
+        base = f.details.get("base_model_name_or_path")
+        rev = f.details.get("revision")
+        problems = []
+        if not base:
+            problems.append("names no base model")
+        elif _is_local_path(str(base)):
+            problems.append(f"names a local path {base!r} as its base: not reproducible elsewhere")
+        if rev is None:
+            problems.append("has no base model revision (revision: null)")
+        elif not _COMMIT40.match(str(rev)):
+            problems.append(f"revision {rev!r} is not a 40-hex commit: a branch or tag can move")
+        if problems and pinned_by is None:
+            hazards.append(
+                _hazard("adapter_base_revision_missing", f.path, "adapter " + "; ".join(problems))
+            )
+    return hazards
+
+
+def _hazard(hid: str, path: str | None, detail: str) -> dict[str, Any]:
+    spec = {
+        "adapter_base_revision_missing": "E5",
+        "weights_without_optimizer_state": "A2, E5",
+        "unknown_format": "E5",
+        "dangerous_pickle": "A7",
+        "corrupt_file": "A4, E2",
+        "egress_throttled": "E5, V1",
+        "declared_artifact_missing": "E3",
+    }[hid]
+    return {"id": hid, "path": path, "detail": detail, "stop_factor": True, "spec": spec}
+
+
+def _best_unit(det: formats.Detection) -> formats.Unit | None:
+    units = [u for u in det.units if u.kind != "weights"] or det.units
+    if not units:
+        return None
+    return max(units, key=lambda u: (u.resumable, u.step if u.step is not None else -1, u.path))
+
+
+def _layers(
+    det: formats.Detection,
+    manifests: list[tuple[str, dict[str, Any]]],
+    plan: ExportPlan | None,
+) -> dict[str, list[dict[str, Any]]]:
+    need_resume = plan.resumable_required if plan else True
+    resume_absent: Status = "missing" if need_resume else "not_applicable"
+    resume_why = "" if need_resume else "the plan does not require resumption"
+    best = _best_unit(det)
+    checkpoints = [
+        u
+        for u in det.units
+        if u.kind
+        in ("hf_trainer_checkpoint", "torch_dcp", "deepspeed", "lightning_ckpt", "torch_checkpoint")
+    ]
+    weights_units = [u for u in det.units if u.kind in ("weights", "peft_adapter") and u.weights]
+    final = weights_units[-1].weights if weights_units else (best.weights if best else None)
+
+    data = [
+        _found("final_weights", final),
+        _found(
+            "intermediate_checkpoints",
+            checkpoints[0].path if checkpoints else None,
+            f"{len(checkpoints)} checkpoint(s)",
+            absent=resume_absent,
+            absent_detail=resume_why,
+        ),
+    ]
+
+    def role_path(role: str) -> str | None:
+        files = det.with_role(role)
+        return files[-1].path if files else None
+
+    optim = (best.optimizer_state if best and best.optimizer_state else None) or role_path(
+        "optimizer_state"
+    )
+    sched = (best.scheduler if best and best.scheduler else None) or role_path("scheduler")
+    rng = role_path("rng_state")
+    seed_src = None
+    for f in det.with_role("training_config"):
+        if f.details.get("seed") is not None:
+            seed_src = f.path
+    seed_val, seed_manifest = _manifest_value(manifests, "environment", "training", "seed")
+    config = role_path("training_config")
+    hyper, hyper_src = _manifest_value(manifests, "environment", "training", "hyperparameters")
+    step_src = best.step_source if best and (best.step is not None or best.step_stored) else None
+    precision = None
+    for f in det.with_role("weights"):
+        if isinstance(f.details.get("precision"), str):
+            precision = f.details["precision"]
+    manifest_precision, _ = _manifest_value(manifests, "precision")
+    precision = manifest_precision or precision
+    training = [
+        _found("optimizer_state", optim, absent=resume_absent, absent_detail=resume_why),
+        _found("scheduler", sched, absent=resume_absent, absent_detail=resume_why),
+        _found(
+            "random_seeds",
+            rng or seed_src or (seed_manifest if seed_val is not None else None),
+            absent=resume_absent,
+            absent_detail=resume_why,
+        ),
+        _found("exact_config", config or (hyper_src if hyper else None)),
+        _found(
+            "step_epoch",
+            step_src,
+            f"step {best.step}" if best and best.step is not None else "",
+            absent=resume_absent,
+            absent_detail=resume_why,
+        ),
+    ]
+    scaler = role_path("grad_scaler")
+    if scaler or precision == "fp16":
+        training.append(_found("grad_scaler", scaler, "fp16 training needs the loss scaler state"))
+    else:
+        training.append(
+            _item(
+                "grad_scaler",
+                "not_applicable",
+                None,
+                f"precision {precision or 'unknown'}: no fp16 loss scaling",
+            )
+        )
+
+    container, container_src = _manifest_value(manifests, "container_digest")
+    driver, driver_src = _manifest_value(manifests, "environment", "execution", "driver_version")
+    libs, libs_src = _manifest_value(manifests, "environment", "execution", "libraries")
+    if not libs:
+        for f in det.files.values():
+            if f.details.get("transformers_version") or f.details.get("peft_version"):
+                libs_src = f.path
+                break
+    execution = [
+        _found("container_digest", container_src, str(container or "")),
+        _found("driver_version", driver_src, str(driver or "")),
+        _found("library_versions", libs_src),
+    ]
+
+    base, base_src = _manifest_value(manifests, "base_model")
+    if not base:
+        for f in det.files.values():
+            name = f.details.get("base_model_name_or_path") or f.details.get("name_or_path")
+            if name:
+                base, base_src = name, f.path
+                break
+    rev_src = None
+    if isinstance(base, str) and _DIGEST.search(base):
+        rev_src = base_src
+    for f in det.with_role("adapter_config"):
+        if _COMMIT40.match(str(f.details.get("revision") or "")):
+            rev_src = rev_src or f.path
+    dataset, dataset_src = _manifest_value(manifests, "dataset_snapshot")
+    commit, commit_src = _manifest_value(manifests, "code_commit")
+    metrics_src = role_path("metrics")
+    if metrics_src is None:
+        _, metrics_src = _manifest_value(
+            manifests, "environment", "provenance", "evaluation_metrics"
+        )
+    provenance = [
+        _found("base_model_id", base_src, str(base or "")),
+        _found("base_model_revision", rev_src),
+        _found("dataset_snapshot", dataset_src, str(dataset or "")),
+        _found("code_commit", commit_src, str(commit or "")),
+        _found("evaluation_metrics", metrics_src),
+    ]
+    return {"data": data, "training": training, "execution": execution, "provenance": provenance}
+
+
+def _artifact_classes(
+    det: formats.Detection, manifests: list[tuple[str, dict[str, Any]]]
+) -> list[str]:
+    """The A1 artifact classes present in the export."""
+    present: set[str] = set()
+    in_checkpoint = any(u.kind != "weights" and u.kind != "peft_adapter" for u in det.units)
+    if det.with_role("adapter") or det.with_role("adapter_config"):
+        present.add("adapters")
+    if det.with_role("weights"):
+        present.add("final_weights")
+    if in_checkpoint:
+        present.add("full_checkpoints")
+    for role, cls in (
+        ("optimizer_state", "optimizer_state"),
+        ("tokenizer", "tokenizer"),
+        ("training_config", "training_config"),
+        ("metrics", "metrics"),
+    ):
+        if det.with_role(role):
+            present.add(cls)
+    if any(_dig(data, "environment", "execution") for _, data in manifests):
+        present.add("environment_snapshot")
+    return [c for c in ret.ARTIFACT_CLASSES if c in present]
+
+
+def _retention(
+    policy: ret.LoadedPolicy | None,
+    det: formats.Detection,
+    manifests: list[tuple[str, dict[str, Any]]],
+) -> dict[str, Any]:
+    present = _artifact_classes(det, manifests)
+    klass, klass_src = _manifest_value(manifests, "retention_class")
+    if policy is None:
+        return {
+            "policy": None,
+            "questions": [
+                {"id": k, "question": q, "status": "open", "answer": None, "source": None}
+                for k, q in ret.A8_QUESTIONS.items()
+            ],
+            "artifact_classes_present": present,
+            "uncovered": present,
+            "manifest_class": klass,
+            "manifest_class_defined": None,
+            "notes": [
+                "no retention.yaml: every A8 question is open (gpudecide init writes a template)"
+            ],
+        }
+    mapping = policy.policy.artifact_classes
+    uncovered = [c for c in present if c not in mapping]
+    return {
+        "policy": str(policy.path),
+        "questions": policy.answers(),
+        "artifact_classes_present": present,
+        "classes": {
+            c: {
+                "retention_class": mapping[c],
+                "lifetime_days": policy.policy.classes[mapping[c]].lifetime_days,
+                "restore_test_interval_days": policy.policy.classes[
+                    mapping[c]
+                ].restore_test_interval_days,
+            }
+            for c in present
+            if c in mapping
+        },
+        "uncovered": uncovered,
+        "manifest_class": klass,
+        "manifest_class_source": klass_src,
+        "manifest_class_defined": (klass in policy.policy.classes) if klass else None,
+        "notes": [],
+    }
+
+
+def _egress_figures(eg: remote.Egress, plan: ExportPlan | None) -> dict[str, Any]:
+    rate = eg.bytes_per_second
+    run_bytes = int(plan.run_size_gb * 1e9) if plan and plan.run_size_gb else None
+    basis = "plan.run_size_gb" if run_bytes else "export size (no run_size_gb in the plan)"
+    target = run_bytes or eg.bytes
+    window = eg.window_hours(target)
+    return {
+        "source": eg.source,
+        "bytes": eg.bytes,
+        "files": len(eg.files),
+        "seconds": round(eg.seconds, 4),
+        "list_seconds": round(eg.list_seconds, 4),
+        "streams": eg.streams,
+        "throughput_mb_s": round(rate / 1e6, 3) if rate else None,
+        "run_bytes": target,
+        "extrapolated_from": basis,
+        "migration_window_hours": round(window, 6) if window is not None else None,
+        "max_migration_hours": plan.max_migration_hours if plan else None,
+        "per_file": eg.per_file,
+        "note": "one short sample: repeat at the time of day the migration would run",
+    }
+
+
+def _input_refs(paths: list[Path], root: Path | None) -> list[ev.InputRef]:
+    return [ev.input_ref(p, root) for p in paths]
+
+
+def _export_refs(
+    export: Path, digests: list[hashing.FileDigest], root: Path | None
+) -> list[ev.InputRef]:
+    refs = []
+    for d in digests:
+        p = export / d.path
+        shown = str(p.resolve())
+        if root is not None and p.resolve().is_relative_to(root.resolve()):
+            shown = str(p.resolve().relative_to(root.resolve()))
+        refs.append(ev.InputRef(path=shown, sha256=d.sha256, size=d.size))
+    return refs
+
+
+def run(
+    export: Path,
+    *,
+    plan_path: Path | None = None,
+    source: str | None = None,
+    storage_options: dict[str, Any] | None = None,
+    retention_path: Path | None = None,
+    workspace_root: Path | None = None,
+    streams: int = 4,
+    workers: int | None = None,
+    on_bytes: hashing.ProgressFn | None = None,
+) -> AuditResult:
+    """Audit an export folder (or copy it from `source` into `export` first)."""
+    # Every input is validated before anything is copied or written.
+    plan = load_plan(plan_path) if plan_path is not None else None
+    if retention_path is None and plan is not None and plan.retention and plan_path is not None:
+        retention_path = plan_path.parent / plan.retention
+    policy_path = ret.find(retention_path, workspace_root)
+    policy = ret.load(policy_path) if policy_path is not None else None
+    egress = None
+    skipped: list[hashing.Skipped] = []
+    if source is not None:
+        egress = remote.fetch(
+            source, export, storage_options or {}, streams=streams, on_bytes=on_bytes
+        )
+        digests = egress.files
+    else:
+        if not export.exists():
+            raise InputError("no such directory", path=export)
+        if not export.is_dir():
+            raise InputError("not a directory", path=export, hint="audit a folder (the export)")
+        tree = hashing.hash_tree(export, workers=workers, on_bytes=on_bytes)
+        digests, skipped = tree.files, tree.skipped
+    det = formats.detect(export, [(d.path, d.size) for d in digests])
+    manifests = _read_manifests(export, det)
+
+    hazards: list[dict[str, Any]] = []
+    for f in det.findings:
+        hazards.append(_hazard(f.id, f.path, f.detail))
+    base_pin, _ = _manifest_value(manifests, "base_model")
+    pinned_by = None
+    if isinstance(base_pin, str) and _DIGEST.search(base_pin):
+        pinned_by = base_pin
+    hazards += _adapter_hazards(det, pinned_by)
+    need_resume = plan.resumable_required if plan else True
+    weights = det.with_role("weights")
+    if weights and not det.resumable and need_resume:
+        hazards.append(
+            _hazard(
+                "weights_without_optimizer_state",
+                weights[0].path,
+                "weights without optimizer state and step in one checkpoint: inference only, "
+                "training cannot continue (A2)",
+            )
+        )
+    if plan is not None:
+        names = [d.path for d in digests]
+        for pattern in plan.expected_files:
+            if not any(fnmatch.fnmatchcase(n, pattern) for n in names):
+                hazards.append(
+                    _hazard("declared_artifact_missing", pattern, f"no file matches {pattern!r}")
+                )
+    egress_fig = None
+    if egress is not None:
+        egress_fig = _egress_figures(egress, plan)
+        window = egress_fig["migration_window_hours"]
+        limit = plan.max_migration_hours if plan else None
+        if limit is not None and window is not None and window > limit:
+            hazards.append(
+                _hazard(
+                    "egress_throttled",
+                    source,
+                    f"{egress_fig['throughput_mb_s']} MB/s measured: moving "
+                    f"{egress_fig['run_bytes'] / 1e9:.3f} GB takes {window:.2f} h, over the "
+                    f"plan's {limit} h",
+                )
+            )
+    layers = _layers(det, manifests, plan)
+    retention = _retention(policy, det, manifests)
+    best = _best_unit(det)
+    resumable_from = None
+    if best is not None and best.resumable:
+        resumable_from = {"path": best.path, "step": best.step, "epoch": best.epoch}
+    missing = [
+        f"{layer}.{i['name']}"
+        for layer, items in layers.items()
+        for i in items
+        if i["status"] == "missing"
+    ]
+    open_q = [q["id"] for q in retention["questions"] if q["status"] == "open"]
+    notes: list[str] = []
+    for report in det.files.values():
+        if report.details.get("library_classes"):
+            classes = ", ".join(report.details["library_classes"][:4])
+            notes.append(
+                f"{report.path}: loading it constructs {classes}; "
+                "torch.load(weights_only=True) refuses it; read it only where that library "
+                "is trusted"
+            )
+    if any(u.kind == "peft_adapter" or "PEFT" in " ".join(u.notes) for u in det.units):
+        notes.append("an adapter is usable only with the exact base model it was trained on (E5)")
+    notes.append(
+        "A4: hashes prove integrity, not that the artifacts load: restore them and continue "
+        "training elsewhere (E1)"
+    )
+    stop = bool(hazards)
+    verdict: ev.Verdict = "fail" if stop else ("warn" if missing or open_q else "pass")
+    if resumable_from:
+        head = f"resumable from {resumable_from['path']} (step {resumable_from['step']})"
+    elif weights:
+        head = "weights only: not resumable"
+    else:
+        head = "no model weights found"
+    summary = (
+        f"{head}; {len(hazards)} hazard(s); {len(missing)} E2 item(s) missing; "
+        f"{len(open_q)} A8 question(s) open"
+    )
+    figures: dict[str, Any] = {
+        "export": str(export),
+        "source": source,
+        "file_count": len(digests),
+        "total_bytes": sum(d.size for d in digests),
+        "skipped": [{"path": s.path, "reason": s.reason} for s in skipped],
+        "formats": det.formats(),
+        "units": [u.as_dict() for u in det.units],
+        "resumable": det.resumable,
+        "resumable_from": resumable_from,
+        "layers": layers,
+        "missing": missing,
+        "hazards": hazards,
+        "stop_factor": stop,
+        "egress": egress_fig,
+        "retention": retention,
+        "plan": str(plan_path) if plan_path else None,
+        "verdict": verdict,
+        "summary": summary,
+        "notes": notes,
+    }
+    ws_root = workspace_root
+    inputs = _input_refs([p for p in (plan_path, policy_path) if p is not None], ws_root)
+    inputs += _export_refs(export, digests, ws_root)
+    record = ev.Evidence(
+        kind="audit",
+        title=f"Export audit of {PurePosixPath(export.resolve()).name}",
+        spec_ids=SPEC_IDS,
+        verdict=verdict,
+        summary=summary,
+        figures=figures,
+        notes=notes,
+        inputs=inputs,
+    )
+    return AuditResult(figures=figures, record=record)

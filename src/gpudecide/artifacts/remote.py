@@ -1,0 +1,193 @@
+"""Copy an export out of object storage, hashing as it streams, and time it (SPEC E5, V1).
+
+Throttled egress stretches the migration window: the audit copies the export from its
+`--source` (any fsspec URL: `s3://bucket/prefix`, `gs://...`, `file://...`), measures the
+bytes per second while copying and hashing, and extrapolates the time to move the whole
+run (its size comes from the plan). The copy lands in a temporary folder beside the target
+and is renamed into place only when every file arrived: a failed or denied copy leaves
+nothing half-written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from gpudecide.artifacts.hashing import CHUNK, FileDigest, ProgressFn, path_key
+from gpudecide.errors import InputError
+
+COPY_CHUNK = 8 * CHUNK
+
+
+@dataclass
+class Egress:
+    """What the copy measured."""
+
+    source: str
+    files: list[FileDigest]
+    bytes: int
+    seconds: float
+    list_seconds: float
+    streams: int
+    per_file: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def bytes_per_second(self) -> float | None:
+        """Measured throughput over the data transfer (listing excluded)."""
+        return self.bytes / self.seconds if self.seconds > 0 else None
+
+    def window_hours(self, run_bytes: int) -> float | None:
+        """Hours to move `run_bytes` at the measured rate."""
+        rate = self.bytes_per_second
+        return run_bytes / rate / 3600 if rate else None
+
+
+def parse_options(pairs: list[str]) -> dict[str, Any]:
+    """`key=value` storage options; true/false/none and integers are converted."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise InputError(
+                f"{pair!r} is not KEY=VALUE",
+                field="--storage-option",
+                hint="e.g. endpoint_url=http://host:9000",
+            )
+        low = value.lower()
+        parsed: Any = value
+        if low in ("true", "false"):
+            parsed = low == "true"
+        elif low in ("none", "null"):
+            parsed = None
+        elif value.isdigit():
+            parsed = int(value)
+        out[key] = parsed
+    return out
+
+
+def _denied(url: str, exc: BaseException) -> InputError:
+    return InputError(
+        f"access denied reading {url} ({exc})",
+        field="--source",
+        hint="check the credentials and the bucket policy (403): the export cannot be read",
+    )
+
+
+def _filesystem(url: str, options: dict[str, Any]) -> tuple[Any, str]:
+    try:
+        import fsspec  # type: ignore[import-untyped]
+    except ImportError:  # pragma: no cover - fsspec is a dependency
+        raise InputError("fsspec is not installed", field="--source") from None
+    try:
+        return fsspec.core.url_to_fs(url, **options)  # type: ignore[no-any-return]
+    except ImportError as exc:
+        proto = url.split("://", 1)[0]
+        raise InputError(
+            f"no driver for {proto}:// ({exc})",
+            field="--source",
+            hint="install it, e.g. `pip install s3fs` for s3://",
+        ) from None
+    except (ValueError, TypeError) as exc:
+        raise InputError(f"cannot open {url}: {exc}", field="--source") from None
+
+
+def fetch(
+    url: str,
+    dest: Path,
+    options: dict[str, Any],
+    *,
+    streams: int = 4,
+    on_bytes: ProgressFn | None = None,
+) -> Egress:
+    """Copy every file under `url` into `dest` (new or empty), hashing while copying."""
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise InputError(
+            "exists and is not an empty folder",
+            path=dest,
+            hint="with --source, EXPORT_DIR is where the copy goes: name a new folder",
+        )
+    fs, root = _filesystem(url, options)
+    started = time.perf_counter()
+    try:
+        listing = fs.find(root, detail=True)
+    except PermissionError as exc:
+        raise _denied(url, exc) from None
+    except FileNotFoundError:
+        raise InputError("nothing there", field="--source", path=url) from None
+    except OSError as exc:
+        raise InputError(f"cannot list {url}: {exc}", field="--source") from None
+    list_seconds = time.perf_counter() - started
+    root_key = str(root).rstrip("/")
+    items: list[tuple[str, str, int]] = []
+    for name, info in listing.items():
+        if info.get("type") not in (None, "file"):
+            continue
+        rel = str(name)[len(root_key) :].lstrip("/") if str(name).startswith(root_key) else ""
+        parts = PurePosixPath(rel).parts
+        if not rel or ".." in parts or rel.startswith("/"):
+            raise InputError(f"object {name!r} is not under {url}", field="--source")
+        items.append((rel, str(name), int(info.get("size") or 0)))
+    if not items:
+        raise InputError("no files under this URL", field="--source", path=url)
+    parent = dest.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-", dir=parent))
+    lock = threading.Lock()
+    per_file: list[dict[str, Any]] = []
+
+    def copy(item: tuple[str, str, int]) -> FileDigest:
+        rel, name, _size = item
+        target = tmp / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        digest = hashlib.sha256()
+        n = 0
+        t0 = time.perf_counter()
+        with fs.open(name, "rb", block_size=COPY_CHUNK) as src, open(target, "wb") as dst:
+            while chunk := src.read(COPY_CHUNK):
+                digest.update(chunk)
+                dst.write(chunk)
+                n += len(chunk)
+                if on_bytes is not None:
+                    on_bytes(len(chunk))
+        with lock:
+            per_file.append(
+                {"path": rel, "bytes": n, "seconds": round(time.perf_counter() - t0, 4)}
+            )
+        return FileDigest(rel, n, digest.hexdigest())
+
+    t_copy = time.perf_counter()
+    try:
+        workers = max(1, min(streams, len(items)))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="egress") as pool:
+            digests = list(pool.map(copy, sorted(items, key=lambda it: -it[2])))
+        seconds = time.perf_counter() - t_copy
+        if dest.exists():
+            dest.rmdir()
+        os.replace(tmp, dest)
+    except PermissionError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise _denied(url, exc) from None
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise InputError(f"copy from {url} failed: {exc}", field="--source") from None
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    digests.sort(key=lambda d: path_key(d.path))
+    return Egress(
+        source=url,
+        files=digests,
+        bytes=sum(d.size for d in digests),
+        seconds=seconds,
+        list_seconds=list_seconds,
+        streams=workers,
+        per_file=sorted(per_file, key=lambda p: path_key(str(p["path"]))),
+    )

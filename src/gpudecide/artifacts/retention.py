@@ -1,0 +1,142 @@
+"""The workspace's retention policy, `retention.yaml` (SPEC A1, A3, A8).
+
+A1: every artifact class has a lifetime. A3: the retention class decides location,
+encryption, backups and how often a restore is tested. A8: after a job or endpoint is
+deleted, who keeps what, who decides, whether a legal hold is possible, how copies are
+deleted, who sees the keys. The audit answers the A8 questions from this file or lists them
+as open; `manifest lint` checks that a manifest's retention class is defined here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpudecide.errors import InputError
+from gpudecide.inputs import _node_line, load_yaml_model
+
+FILE_NAME = "retention.yaml"
+
+ArtifactClass = Literal[
+    "base_weights",
+    "adapters",
+    "full_checkpoints",
+    "optimizer_state",
+    "tokenizer",
+    "training_config",
+    "environment_snapshot",
+    "metrics",
+    "final_weights",
+]
+ARTIFACT_CLASSES: tuple[str, ...] = ArtifactClass.__args__  # type: ignore[attr-defined]
+
+# A8, in the article's order; the keys are the fields of `questions` in retention.yaml.
+A8_QUESTIONS: dict[str, str] = {
+    "checkpoints_kept_after_deletion": (
+        "After the job or endpoint is deleted, are checkpoints kept separately, and where?"
+    ),
+    "retention_owner": "Who sets retention?",
+    "legal_hold": "Is a legal hold possible, and who places it?",
+    "copy_deletion": "How are copies (replicas, backups, caches) deleted, and how is it confirmed?",
+    "key_access": "Who sees the encryption keys?",
+}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RetentionClass(_Strict):
+    """One retention class (A3)."""
+
+    description: str = Field(default="", description="What this class is for.")
+    lifetime_days: int = Field(ge=1, description="Days an artifact of this class is kept.")
+    location: str = Field(min_length=1, description="Where it is stored (site, bucket, region).")
+    encryption: str = Field(min_length=1, description="How it is encrypted, and whose key.")
+    backup: str = Field(min_length=1, description="Backup copies: where, how often.")
+    restore_test_interval_days: int = Field(
+        ge=1, description="Days between two restore tests (A4: saved = restored and loaded)."
+    )
+
+
+class RetentionQuestions(_Strict):
+    """The A8 questions; null leaves a question open (it is listed as open by the audit)."""
+
+    checkpoints_kept_after_deletion: str | None = None
+    retention_owner: str | None = None
+    legal_hold: str | None = None
+    copy_deletion: str | None = None
+    key_access: str | None = None
+
+
+class RetentionPolicy(_Strict):
+    """Schema of retention.yaml."""
+
+    version: Literal[1] = Field(default=1, description="Schema version of this file.")
+    classes: dict[str, RetentionClass] = Field(
+        default_factory=dict, description="Retention classes by name (A3)."
+    )
+    artifact_classes: dict[ArtifactClass, str] = Field(
+        default_factory=dict, description="Artifact class (A1) -> retention class name."
+    )
+    questions: RetentionQuestions = Field(
+        default_factory=RetentionQuestions, description="The A8 questions."
+    )
+
+
+@dataclass
+class LoadedPolicy:
+    """A validated policy, where it came from, and the line of every A8 answer."""
+
+    path: Path
+    policy: RetentionPolicy
+    lines: dict[str, int | None]
+
+    def answers(self) -> list[dict[str, object]]:
+        """Each A8 question with its answer and source line, or marked open."""
+        out: list[dict[str, object]] = []
+        for key, question in A8_QUESTIONS.items():
+            answer = getattr(self.policy.questions, key)
+            answered = isinstance(answer, str) and answer.strip() != ""
+            out.append(
+                {
+                    "id": key,
+                    "question": question,
+                    "status": "answered" if answered else "open",
+                    "answer": answer if answered else None,
+                    "source": f"{self.path}:{self.lines.get(key)}" if answered else None,
+                }
+            )
+        return out
+
+
+def load(path: Path) -> LoadedPolicy:
+    """Read and validate retention.yaml; bad input is one InputError naming file:line:field."""
+    policy = load_yaml_model(path, RetentionPolicy)
+    root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    for artifact, cls in policy.artifact_classes.items():
+        if cls not in policy.classes:
+            raise InputError(
+                f"retention class {cls!r} is not defined under `classes`",
+                path=path,
+                line=_node_line(root, ("artifact_classes", artifact)),
+                field=f"artifact_classes.{artifact}",
+                hint=f"define it, or use one of: {', '.join(sorted(policy.classes)) or 'none yet'}",
+            )
+    lines = {key: _node_line(root, ("questions", key)) for key in A8_QUESTIONS}
+    return LoadedPolicy(path=path, policy=policy, lines=lines)
+
+
+def find(explicit: Path | None, workspace_root: Path | None) -> Path | None:
+    """The policy file to use: the one given, else the workspace's, else none."""
+    if explicit is not None:
+        if not explicit.is_file():
+            raise InputError("no such file", path=explicit, field="--retention")
+        return explicit
+    if workspace_root is not None and (workspace_root / FILE_NAME).is_file():
+        return workspace_root / FILE_NAME
+    return None
