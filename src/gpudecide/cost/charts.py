@@ -65,6 +65,7 @@ def stacked_components(
             ha="center",
             va="top",
         )
+    ax.margins(y=0.08)
     ax.set_ylabel(f"{currency} per month")
     ax.yaxis.set_major_formatter(lambda v, _pos: f"{v:,.0f}")
     ax.set_title(title + "  (N normal, P peak, E empty)", loc="left")
@@ -92,13 +93,13 @@ def utilisation_curves(
                 linewidth=1.8 if oid == dedicated else 1.2,
                 color=f"C{i}",
             )
-        for pair in break_even:
+        crossings = [
+            p
+            for p in break_even
+            if p["dedicated"] == dedicated and p["dedicated_cheaper"] in ("above", "below")
+        ]
+        for k, pair in enumerate(crossings):
             u = pair["break_even_useful_utilisation"]
-            if pair["dedicated"] != dedicated or pair["dedicated_cheaper"] not in (
-                "above",
-                "below",
-            ):
-                continue
             x = 100 * u
             own = [float(v) for v in curve["cost_per_useful_gpu_hour"][dedicated]]
             y = _interpolate(xs, own, x)
@@ -106,7 +107,7 @@ def utilisation_curves(
             ax.annotate(
                 f"{pair['managed']}: {u:.1%}",
                 xy=(x, y),
-                xytext=(4, 6),
+                xytext=(4, 6 + 11 * k),  # stacked: break-evens are often close
                 textcoords="offset points",
                 fontsize=8,
             )

@@ -155,8 +155,8 @@ def print_summary(figures: dict[str, Any], console: Any) -> None:
     for o in figures["options"]:
         r = o["regimes"]
         table.add_row(
-            o["id"] + ("" if o["standalone"] else " (hybrid part)"),
-            o["type"],
+            o["id"],
+            o["type"] + ("" if o["standalone"] else "*"),
             _money(r["normal"]["total"]),
             _money(r["peak"]["total"]),
             _money(r["empty"]["total"]),
@@ -164,6 +164,8 @@ def print_summary(figures: dict[str, Any], console: Any) -> None:
             _pct(r["normal"]["useful_utilisation"]),
         )
     console.print(table)
+    if not all(o["standalone"] for o in figures["options"]):
+        console.print("* only a building block of a hybrid, not compared alone", markup=False)
     for regime, w in figures["regimes"].items():
         console.print(
             f"{regime} month: {w['gpu_hours']} GPU-hours, {w['attempts']} attempts; {w['basis']}",
@@ -190,17 +192,25 @@ def register(app: typer.Typer) -> None:
         target: Annotated[
             Path | None,
             typer.Argument(
+                metavar="[WORKSPACE | COSTS.YAML]",
                 help="Workspace folder, or a costs.yaml (then --profile is needed); "
-                "default: the workspace found from here up."
+                "default: the workspace found from here up.",
             ),
         ] = None,
         profile: Annotated[
             Path | None,
-            typer.Option(help="Profile evidence record (default: the workspace's newest)."),
+            typer.Option(
+                metavar="EVIDENCE",
+                help="Profile evidence record (default: the workspace's newest).",
+            ),
         ] = None,
         replay: Annotated[
             list[Path] | None,
-            typer.Option(help="Replay evidence record(s) (default: the workspace's newest)."),
+            typer.Option(
+                metavar="EVIDENCE",
+                help="Replay evidence record; repeat for several (default: the workspace's "
+                "newest of each window).",
+            ),
         ] = None,
         evidence_dir: Annotated[
             Path | None, typer.Option(help="Where to write the evidence record.")
