@@ -10,7 +10,7 @@ import pytest
 
 from gpudecide.jobs.load import load_logs
 from gpudecide.queue.analysis import QueueOptions, analyse_queue
-from gpudecide.queue.slo import SLO, SLOFile, Selector, wilson
+from gpudecide.queue.slo import SLO, Selector, SLOFile, wilson
 
 from .logs import job, write_csv
 
@@ -20,33 +20,109 @@ AS_OF = datetime(2026, 7, 31, tzinfo=UTC)
 @pytest.fixture
 def log(tmp_path: Path) -> Path:
     t = "2026-07-27T"
-    return write_csv(tmp_path / "q.csv", [
-        # train: submitted 08:00, eligible 08:00, node 10:00 (2 h wait, Resources), prep until
-        # 10:20, first step 10:30, checkpoint 15:00, end 16:00
-        job("1", "ft-x-train", 8, f"{t}10:00:00Z", f"{t}16:00:00Z", submit=f"{t}08:00:00Z",
-            eligible=f"{t}08:00:00Z", prep_start=f"{t}10:20:00Z", first_step=f"{t}10:30:00Z",
-            last_checkpoint=f"{t}15:00:00Z", wait_reason="Resources", chain_id="x",
-            priority_class="normal", priority=10),
-        # eval waits on the training (dependency), then 30 min in the queue for a quota
-        job("2", "eval-x", 1, f"{t}16:30:00Z", f"{t}17:00:00Z", submit=f"{t}08:05:00Z",
-            eligible=f"{t}16:00:00Z", wait_reason="QOSMaxGRESPerUser", chain_id="x",
-            priority_class="normal", priority=10),
-        # merge after the eval: 10 min wait, 20 min run
-        job("3", "merge-x", 1, f"{t}17:10:00Z", f"{t}17:30:00Z", submit=f"{t}17:00:00Z",
-            eligible=f"{t}17:00:00Z", chain_id="x", priority_class="normal", priority=10),
-        # a preempted attempt (checkpoint 5 min before the stop) and its requeue
-        job("4", "ft-y-train", 4, f"{t}09:00:00Z", f"{t}11:00:00Z", "preempted",
-            submit=f"{t}08:00:00Z", eligible=f"{t}08:00:00Z", attempt=1,
-            last_checkpoint=f"{t}10:55:00Z", priority_class="normal", priority=10),
-        job("4", "ft-y-train", 4, f"{t}12:00:00Z", f"{t}14:00:00Z", submit=f"{t}11:00:00Z",
-            eligible=f"{t}11:00:00Z", attempt=2, priority_class="normal", priority=10),
-        # cancelled while pending after 3 h
-        job("5", "smoke-z", 1, "", f"{t}12:00:00Z", "cancelled", submit=f"{t}09:00:00Z",
-            eligible=f"{t}09:00:00Z", wait_reason="Priority", priority_class="low", priority=1),
-        # a failure with no first-step time: phases cannot be told apart
-        job("6", "ft-w-train", 2, f"{t}09:00:00Z", f"{t}09:10:00Z", "failed",
-            submit=f"{t}09:00:00Z", priority_class="normal", priority=10),
-    ])
+    return write_csv(
+        tmp_path / "q.csv",
+        [
+            # train: submitted 08:00, eligible 08:00, node 10:00 (2 h wait, Resources), prep until
+            # 10:20, first step 10:30, checkpoint 15:00, end 16:00
+            job(
+                "1",
+                "ft-x-train",
+                8,
+                f"{t}10:00:00Z",
+                f"{t}16:00:00Z",
+                submit=f"{t}08:00:00Z",
+                eligible=f"{t}08:00:00Z",
+                prep_start=f"{t}10:20:00Z",
+                first_step=f"{t}10:30:00Z",
+                last_checkpoint=f"{t}15:00:00Z",
+                wait_reason="Resources",
+                chain_id="x",
+                priority_class="normal",
+                priority=10,
+            ),
+            # eval waits on the training (dependency), then 30 min in the queue for a quota
+            job(
+                "2",
+                "eval-x",
+                1,
+                f"{t}16:30:00Z",
+                f"{t}17:00:00Z",
+                submit=f"{t}08:05:00Z",
+                eligible=f"{t}16:00:00Z",
+                wait_reason="QOSMaxGRESPerUser",
+                chain_id="x",
+                priority_class="normal",
+                priority=10,
+            ),
+            # merge after the eval: 10 min wait, 20 min run
+            job(
+                "3",
+                "merge-x",
+                1,
+                f"{t}17:10:00Z",
+                f"{t}17:30:00Z",
+                submit=f"{t}17:00:00Z",
+                eligible=f"{t}17:00:00Z",
+                chain_id="x",
+                priority_class="normal",
+                priority=10,
+            ),
+            # a preempted attempt (checkpoint 5 min before the stop) and its requeue
+            job(
+                "4",
+                "ft-y-train",
+                4,
+                f"{t}09:00:00Z",
+                f"{t}11:00:00Z",
+                "preempted",
+                submit=f"{t}08:00:00Z",
+                eligible=f"{t}08:00:00Z",
+                attempt=1,
+                last_checkpoint=f"{t}10:55:00Z",
+                priority_class="normal",
+                priority=10,
+            ),
+            job(
+                "4",
+                "ft-y-train",
+                4,
+                f"{t}12:00:00Z",
+                f"{t}14:00:00Z",
+                submit=f"{t}11:00:00Z",
+                eligible=f"{t}11:00:00Z",
+                attempt=2,
+                priority_class="normal",
+                priority=10,
+            ),
+            # cancelled while pending after 3 h
+            job(
+                "5",
+                "smoke-z",
+                1,
+                "",
+                f"{t}12:00:00Z",
+                "cancelled",
+                submit=f"{t}09:00:00Z",
+                eligible=f"{t}09:00:00Z",
+                wait_reason="Priority",
+                priority_class="low",
+                priority=1,
+            ),
+            # a failure with no first-step time: phases cannot be told apart
+            job(
+                "6",
+                "ft-w-train",
+                2,
+                f"{t}09:00:00Z",
+                f"{t}09:10:00Z",
+                "failed",
+                submit=f"{t}09:00:00Z",
+                priority_class="normal",
+                priority=10,
+            ),
+        ],
+    )
 
 
 def _analyse(path: Path, **kw: Any) -> dict[str, Any]:
@@ -110,24 +186,50 @@ def test_chain_end_to_end(log: Path) -> None:
 
 
 def test_chain_name_pattern(tmp_path: Path) -> None:
-    path = write_csv(tmp_path / "c.csv", [
-        job("1", "ft-alpha-train", 1, "2026-07-27T01:00:00Z", "2026-07-27T02:00:00Z",
-            submit="2026-07-27T00:00:00Z", eligible="2026-07-27T00:00:00Z"),
-        job("2", "eval-alpha", 1, "2026-07-27T05:00:00Z", "2026-07-27T06:00:00Z",
-            submit="2026-07-27T04:00:00Z", eligible="2026-07-27T04:00:00Z"),
-    ])
+    path = write_csv(
+        tmp_path / "c.csv",
+        [
+            job(
+                "1",
+                "ft-alpha-train",
+                1,
+                "2026-07-27T01:00:00Z",
+                "2026-07-27T02:00:00Z",
+                submit="2026-07-27T00:00:00Z",
+                eligible="2026-07-27T00:00:00Z",
+            ),
+            job(
+                "2",
+                "eval-alpha",
+                1,
+                "2026-07-27T05:00:00Z",
+                "2026-07-27T06:00:00Z",
+                submit="2026-07-27T04:00:00Z",
+                eligible="2026-07-27T04:00:00Z",
+            ),
+        ],
+    )
     (chain,) = _analyse(path, chain_pattern=r"^(?:ft|eval)-(?P<chain>[a-z]+)")["chains"]
     assert chain["chain"] == "alpha" and chain["end_to_end_s"] == 6 * 3600
     assert chain["handoff_idle_s"] == 2 * 3600  # nobody submitted anything 02:00-04:00
 
 
 def test_slo_evaluation(log: Path) -> None:
-    slos = SLOFile(slos={
-        "normal": SLO(threshold_minutes=90, allowed_violation_share=0.25,
-                      selector=Selector(kinds=["train", "eval", "merge"])),
-        "urgent": SLO(threshold_minutes=30, allowed_violation_share=0.0,
-                      selector=Selector(kinds=["smoke"])),
-    })
+    slos = SLOFile(
+        slos={
+            "normal": SLO(
+                threshold_minutes=90,
+                allowed_violation_share=0.25,
+                measure="submit_to_start",
+                selector=Selector(kinds=["train", "eval", "merge"]),
+            ),
+            "urgent": SLO(
+                threshold_minutes=30,
+                allowed_violation_share=0.0,
+                selector=Selector(kinds=["smoke"]),
+            ),
+        }
+    )
     f = _analyse(log, slos=slos)
     normal, urgent = f["slo"]
     # selected: jobs 1, 2, 3, 4, 6 (kinds train/eval/merge); submit->start: 120 min, 8 h 25,
@@ -140,17 +242,38 @@ def test_slo_evaluation(log: Path) -> None:
     # the smoke job was cancelled before it started: no submit-to-start to judge
     assert urgent["verdict"] == "not measurable" and urgent["selected"] == 1
     assert f["summary"]["slo_verdicts"] == {"normal": "fail", "urgent": "not measurable"}
+    # measured from eligible, the dependency wait of the eval is not the queue's: waits are
+    # 120, 30, 10 and 60 min (job 6 has no eligible time) -> one violation of four
+    slos.slos["normal"].measure = "eligible_to_start"
+    normal = _analyse(log, slos=slos)["slo"][0]
+    assert (normal["measured"], normal["violations"], normal["unmeasured"]) == (4, 1, 1)
+    assert normal["verdict"] == "pass"
 
 
 def test_still_waiting_job_counts_once_past_threshold(tmp_path: Path) -> None:
-    path = write_csv(tmp_path / "p.csv", [
-        job("1", "ft-a-train", "", "", "", "pending", submit="2026-07-30T00:00:00Z",
-            eligible="2026-07-30T00:00:00Z"),
-    ])
-    slos = SLOFile(slos={
-        "normal": SLO(threshold_minutes=60, allowed_violation_share=0.0),
-        "urgent": SLO(threshold_minutes=60 * 48, allowed_violation_share=0.0),
-    })
+    path = write_csv(
+        tmp_path / "p.csv",
+        [
+            job(
+                "1",
+                "ft-a-train",
+                "",
+                "",
+                "",
+                "pending",
+                submit="2026-07-30T00:00:00Z",
+                eligible="2026-07-30T00:00:00Z",
+            ),
+        ],
+    )
+    slos = SLOFile(
+        slos={
+            "normal": SLO(threshold_minutes=60, allowed_violation_share=0.0),
+            "urgent": SLO(
+                threshold_minutes=60 * 48, allowed_violation_share=0.0, measure="submit_to_start"
+            ),
+        }
+    )
     f = _analyse(path, slos=slos)
     assert f["summary"]["still_waiting"] == 1
     assert f["jobs"][0]["queue_wait_s"] == 24 * 3600  # until the end of the log (AS_OF)

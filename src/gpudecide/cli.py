@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import Annotated, Any, Literal, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -23,6 +23,7 @@ from gpudecide.errors import InputError
 from gpudecide.jobs import profile as prof
 from gpudecide.jobs.classify import ClassifyConfig
 from gpudecide.jobs.load import JobLog, LogSpec, load_logs
+from gpudecide.jobs.schema import CANONICAL_COLUMNS
 from gpudecide.queue import slo as slo_mod
 from gpudecide.queue.analysis import (
     QueueOptions,
@@ -34,10 +35,10 @@ from gpudecide.queue.analysis import (
     replay_summary_line,
     run_replay,
 )
-from gpudecide.queue.replay import POLICIES, parse_sizes
-from gpudecide.workspace import ReplayConfig
-from gpudecide.jobs.schema import CANONICAL_COLUMNS
+from gpudecide.queue.replay import POLICIES, Policy, parse_sizes
+from gpudecide.queue.slo import SLO, SLOFile
 from gpudecide.report import render
+from gpudecide.workspace import ReplayConfig
 
 app = typer.Typer(
     name="gpudecide",
@@ -406,14 +407,7 @@ def queue(
             evidence_dir,
             show_progress=not as_json,
         )
-        options = QueueOptions(slos=slos, chain_pattern=pattern)
-        if ws:
-            options.classify = ws.config.classify
-        figures = analyse_queue(loaded.log, options)
-        record = queue_evidence(figures, [])
-        if slo_path:
-            record.inputs.append(ev.input_ref(slo_path, ws.root if ws else None))
-        written = loaded.write(record)
+        figures, written = run_queue(loaded, slo_path, slos, pattern)
     if as_json:
         _emit_json({**figures, "evidence": str(written) if written else None})
     else:
@@ -422,6 +416,20 @@ def queue(
             out.print(f"evidence: {written}")
     if "fail" in figures["summary"]["slo_verdicts"].values():
         raise typer.Exit(1)
+
+
+def run_queue(
+    loaded: Loaded, slo_path: Path | None, slos: SLOFile | None, pattern: str | None
+) -> tuple[dict[str, Any], Path | None]:
+    """Queue analysis of loaded logs (SPEC Q1-Q5) and its evidence record."""
+    options = QueueOptions(slos=slos, chain_pattern=pattern)
+    if loaded.ws:
+        options.classify = loaded.ws.config.classify
+    figures = analyse_queue(loaded.log, options)
+    record = queue_evidence(figures, [])
+    if slo_path:
+        record.inputs.append(ev.input_ref(slo_path, loaded.ws.root if loaded.ws else None))
+    return figures, loaded.write(record)
 
 
 def _duration(seconds: float) -> str:
@@ -532,23 +540,16 @@ def replay(
             evidence_dir,
             show_progress=not as_json,
         )
-        data = replay_input(
-            loaded.log,
-            ws.config.classify if ws else ClassifyConfig(),
-            "peak" if chosen_window == "peak" else "full",
-        )
         ckpt = checkpoint_minutes or rcfg.checkpoint_minutes
-        figures = run_replay(
-            data,
+        figures, written = run_replay_for(
+            loaded,
             sizes,
             chosen_policy,
+            "peak" if chosen_window == "peak" else "full",
             chosen_slo,
+            slo_path,
             None if ckpt is None else ckpt * 60,
         )
-        record = replay_evidence(figures, [])
-        if slo_path:
-            record.inputs.append(ev.input_ref(slo_path, ws.root if ws else None))
-        written = loaded.write(record)
     if as_json:
         _emit_json({**figures, "evidence": str(written) if written else None})
     else:
@@ -559,20 +560,52 @@ def replay(
         raise typer.Exit(1)
 
 
+def run_replay_for(
+    loaded: Loaded,
+    sizes: list[int] | Literal["auto"],
+    policy: Policy,
+    window: Literal["full", "peak"],
+    slo: tuple[str, SLO] | None,
+    slo_path: Path | None,
+    checkpoint_s: float | None = None,
+) -> tuple[dict[str, Any], Path | None]:
+    """Replay loaded logs through pools of the given sizes and write the evidence record."""
+    classify = loaded.ws.config.classify if loaded.ws else ClassifyConfig()
+    figures = run_replay(
+        replay_input(loaded.log, classify, window), sizes, policy, slo, checkpoint_s
+    )
+    record = replay_evidence(figures, [])
+    if slo_path:
+        record.inputs.append(ev.input_ref(slo_path, loaded.ws.root if loaded.ws else None))
+    return figures, loaded.write(record)
+
+
 def _print_replay(figures: dict[str, Any]) -> None:
     out.print(replay_summary_line(figures), markup=False)
     table = Table(
-        "GPUs", "jobs", "p50", "p95", "p99", "max", "SLO viol.", "util.", "longest queue",
+        "GPUs",
+        "jobs",
+        "p50",
+        "p95",
+        "p99",
+        "max",
+        "SLO viol.",
+        "util.",
+        "longest queue",
         box=None,
     )
     for p in figures["pools"]:
-        waits = [_duration(p[k] or 0.0) for k in ("wait_p50_s", "wait_p95_s", "wait_p99_s",
-                                                  "wait_max_s")]
+        waits = [
+            _duration(p[k] or 0.0) for k in ("wait_p50_s", "wait_p95_s", "wait_p99_s", "wait_max_s")
+        ]
         share = p["slo_violation_share"]
         table.add_row(
-            str(p["gpus"]), str(p["jobs"]), *waits,
+            str(p["gpus"]),
+            str(p["jobs"]),
+            *waits,
             "n/a" if share is None else f"{share:.1%}",
-            f"{(p['utilisation'] or 0):.0%}", str(p["longest_queue"]),
+            f"{(p['utilisation'] or 0):.0%}",
+            str(p["longest_queue"]),
         )
     out.print(table)
     for note in figures["notes"]:
@@ -662,18 +695,34 @@ def demo(
         ws = demo_mod.create(out_dir, force=force)
         loaded = load_for_command(LogArgs([]), ws, None, show_progress=not as_json)
         result, written = run_profile(loaded)
+        slo_path = _slo_path(None, ws)
+        slos = slo_mod.load(slo_path) if slo_path else None
+        queue_figures, queue_written = run_queue(loaded, slo_path, slos, None)
+        replay_figures, replay_written = run_replay_for(
+            loaded,
+            [4, 8, 12, 16, 24],
+            "fifo",
+            "peak",
+            ("normal", slos.slos["normal"]) if slos else None,
+            slo_path,
+        )
         paths = build_report(ws)
+    records = [p for p in (written, queue_written, replay_written) if p]
     if as_json:
         _emit_json(
             {
                 "workspace": str(out_dir),
-                "evidence": [str(written)] if written else [],
+                "evidence": [str(p) for p in records],
                 "report": {k: str(v) for k, v in paths.items()},
                 "profile": {k: v for k, v in result.figures.items() if k != "weeks"},
+                "queue": queue_figures["summary"],
+                "replay": {k: v for k, v in replay_figures.items() if k != "notes"},
             }
         )
         return
-    out.print(prof.summary_line(result.figures))
+    out.print(prof.summary_line(result.figures), markup=False)
+    out.print(queue_summary_line(queue_figures), markup=False)
+    out.print(replay_summary_line(replay_figures), markup=False)
     out.print(f"demo workspace: {out_dir}")
     for kind, path in paths.items():
         out.print(f"{kind}: {path}")

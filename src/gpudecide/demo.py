@@ -49,16 +49,33 @@ class DemoJob:
     requeue_after: float | None = None  # minutes into the run when it was preempted+requeued
     never_ran: bool = False
     array: tuple[str, int] | None = None  # (array job id, task id)
+    reason: str = "None"  # what sacct keeps in Reason after a wait (Resources, QOS...)
+
+
+def _label(kind: str, chain: str | None = None) -> str:
+    """The `sbatch --comment` the team uses to label jobs."""
+    return f"kind={kind}" + (f" chain={chain}" if chain else "")
 
 
 def _jobs() -> list[DemoJob]:
     j: list[DemoJob] = []
-    a = "kind={} chain=kazllm-8b-r1"
-    # Weeks 1-2: model A, a LoRA fine-tune of an 8B model.
+    a, b, c = "kazllm-8b-r1", "kazllm-8b-instruct-r1", "kazllm-8b-v2-r1"
+    # Weeks 1-2: model A, a LoRA fine-tune of an 8B model. The first run loses its node
+    # after 22 h (at ~82 %); it was not resumable, so the re-run starts from zero.
     j += [
-        DemoJob(0, "10:05", "smoke-kazllm-data", "aigerim", 1, 18),
-        DemoJob(0, "11:20", "smoke-kazllm-lora", "aigerim", 2, 24, "FAILED", exit_code="1:0"),
-        DemoJob(0, "14:40", "smoke-kazllm-lora", "aigerim", 2, 31),
+        DemoJob(0, "10:05", "smoke-kazllm-data", "aigerim", 1, 18, comment=_label("smoke", a)),
+        DemoJob(
+            0,
+            "11:20",
+            "smoke-kazllm-lora",
+            "aigerim",
+            2,
+            24,
+            "FAILED",
+            exit_code="1:0",
+            comment=_label("smoke", a),
+        ),
+        DemoJob(0, "14:40", "smoke-kazllm-lora", "aigerim", 2, 31, comment=_label("smoke", a)),
         DemoJob(
             1,
             "09:00",
@@ -68,7 +85,8 @@ def _jobs() -> list[DemoJob]:
             22 * 60 + 10,
             "NODE_FAIL",
             wait=95,
-            comment=a.format("train"),
+            reason="Resources",
+            comment=_label("train", a),
         ),
         DemoJob(
             2,
@@ -78,13 +96,34 @@ def _jobs() -> list[DemoJob]:
             8,
             27 * 60 + 40,
             wait=240,
-            comment=a.format("train"),
+            reason="Resources",
+            comment=_label("train", a),
         ),
-        DemoJob(2, "08:31", "eval-kazllm-mmlu", "olga", 2, 95, after=4),
-        DemoJob(3, "13:10", "eval-kazllm-safety", "olga", 1, 52),
-        DemoJob(2, "08:32", "merge-kazllm-adapter", "daniyar", 1, 21, after=5),
-        DemoJob(2, "08:33", "quantize-kazllm-awq", "daniyar", 1, 68, after=7),
-        DemoJob(2, "08:34", "export-kazllm-gguf", "daniyar", 1, 14, after=8),
+        DemoJob(2, "08:31", "eval-kazllm-mmlu", "olga", 2, 95, after=4, comment=_label("eval", a)),
+        DemoJob(3, "13:10", "eval-kazllm-safety", "olga", 1, 52, comment=_label("eval", a)),
+        DemoJob(
+            2,
+            "08:32",
+            "merge-kazllm-adapter",
+            "daniyar",
+            1,
+            21,
+            after=5,
+            comment=_label("merge", a),
+        ),
+        DemoJob(
+            2,
+            "08:33",
+            "quantize-kazllm-awq",
+            "daniyar",
+            1,
+            68,
+            after=7,
+            comment=_label("quantize", a),
+        ),
+        DemoJob(
+            2, "08:34", "export-kazllm-gguf", "daniyar", 1, 14, after=8, comment=_label("export", a)
+        ),
         DemoJob(4, "10:00", "eval-kazllm-regression", "olga", 1, 41),
     ]
     # Weekly evaluation of the production model, planned: submitted Friday for Monday 06:00.
@@ -99,7 +138,7 @@ def _jobs() -> list[DemoJob]:
                 44,
                 begin_days=2.54,
                 wait=3,
-                comment="kind=eval chain=prod-weekly",
+                comment=_label("eval"),
             )
         )
     # Week 3: trying a new attention kernel.
@@ -108,7 +147,6 @@ def _jobs() -> list[DemoJob]:
         DemoJob(16, "10:30", "smoke-kazllm-flashattn", "aigerim", 2, 28),
     ]
     # Weeks 4-5: model B (instruction tuning): a sweep, then the run, preempted once.
-    b = "kind={} chain=kazllm-8b-instruct-r1"
     for task in range(1, 5):
         j.append(
             DemoJob(
@@ -123,7 +161,7 @@ def _jobs() -> list[DemoJob]:
             )
         )
     j += [
-        DemoJob(23, "10:00", "smoke-kazllm-instruct", "aigerim", 2, 22),
+        DemoJob(23, "10:00", "smoke-kazllm-instruct", "aigerim", 2, 22, comment=_label("smoke", b)),
         DemoJob(
             23,
             "14:00",
@@ -132,16 +170,38 @@ def _jobs() -> list[DemoJob]:
             8,
             30 * 60 + 5,
             wait=30,
+            reason="Resources",
             requeue_after=6 * 60 + 12,
-            comment=b.format("train"),
+            comment=_label("train", b),
         ),
         DemoJob(
-            25, "09:40", "eval-kazllm-instruct-mmlu", "olga", 2, 12, "FAILED", exit_code="137:0"
+            25,
+            "09:40",
+            "eval-kazllm-instruct-mmlu",
+            "olga",
+            2,
+            12,
+            "FAILED",
+            exit_code="137:0",
+            comment=_label("eval", b),
         ),
-        DemoJob(25, "10:30", "eval-kazllm-instruct-mmlu", "olga", 2, 97),
-        DemoJob(25, "12:30", "eval-kazllm-instruct-safety", "olga", 1, 63),
-        DemoJob(26, "09:00", "merge-kazllm-instruct", "daniyar", 1, 19, comment=b.format("merge")),
-        DemoJob(26, "09:30", "quantize-kazllm-gptq", "daniyar", 1, 74, after=None),
+        DemoJob(25, "10:30", "eval-kazllm-instruct-mmlu", "olga", 2, 97, comment=_label("eval", b)),
+        # The team's GPU quota was used up by the sweep: the safety eval waits inside it.
+        DemoJob(
+            25,
+            "12:30",
+            "eval-kazllm-instruct-safety",
+            "olga",
+            1,
+            63,
+            wait=70,
+            reason="QOSMaxGRESPerUser",
+            comment=_label("eval", b),
+        ),
+        DemoJob(26, "09:00", "merge-kazllm-instruct", "daniyar", 1, 19, comment=_label("merge", b)),
+        DemoJob(
+            26, "09:30", "quantize-kazllm-gptq", "daniyar", 1, 74, comment=_label("quantize", b)
+        ),
         DemoJob(
             26,
             "11:00",
@@ -152,8 +212,9 @@ def _jobs() -> list[DemoJob]:
             "CANCELLED by 1003",
             never_ran=True,
             wait=95,
+            comment=_label("export", b),
         ),
-        DemoJob(26, "13:00", "export-kazllm-onnx", "daniyar", 1, 17),
+        DemoJob(26, "13:00", "export-kazllm-onnx", "daniyar", 1, 17, comment=_label("export", b)),
     ]
     # Week 6: an A/B evaluation and corpus deduplication with embeddings.
     j += [
@@ -163,10 +224,18 @@ def _jobs() -> list[DemoJob]:
         DemoJob(38, "09:00", "tokenize-corpus", "timur", 0, 95),
     ]
     # Weeks 7-8: model C, v2 data. The first run hits its time limit; the re-run resumes.
-    c = "kind={} chain=kazllm-8b-v2-r1"
     j += [
-        DemoJob(43, "10:00", "smoke-kazllm-v2", "aigerim", 2, 26),
-        DemoJob(43, "11:15", "smoke-kazllm-v2-packing", "aigerim", 2, 6, "CANCELLED by 1001"),
+        DemoJob(43, "10:00", "smoke-kazllm-v2", "aigerim", 2, 26, comment=_label("smoke", c)),
+        DemoJob(
+            43,
+            "11:15",
+            "smoke-kazllm-v2-packing",
+            "aigerim",
+            2,
+            6,
+            "CANCELLED by 1001",
+            comment=_label("smoke", c),
+        ),
         DemoJob(
             44,
             "09:00",
@@ -176,8 +245,9 @@ def _jobs() -> list[DemoJob]:
             24 * 60,
             "TIMEOUT",
             wait=60,
+            reason="Resources",
             limit_h=24,
-            comment=c.format("train"),
+            comment=_label("train", c),
         ),
         DemoJob(
             45,
@@ -187,14 +257,29 @@ def _jobs() -> list[DemoJob]:
             8,
             9 * 60 + 50,
             wait=180,
-            comment=c.format("train"),
+            reason="Resources",
+            comment=_label("train", c),
         ),
-        DemoJob(46, "08:00", "eval-kazllm-v2-mmlu", "olga", 2, 92),
-        DemoJob(46, "10:00", "eval-kazllm-v2-safety", "olga", 1, 58),
-        DemoJob(46, "11:30", "merge-kazllm-v2-adapter", "daniyar", 1, 23),
-        DemoJob(46, "12:10", "quantize-kazllm-v2-awq", "daniyar", 1, 71),
-        DemoJob(46, "14:00", "export-kazllm-v2-gguf", "daniyar", 1, 16),
-        DemoJob(47, "09:00", "export-kazllm-v2-safetensors", "daniyar", 1, 12),
+        DemoJob(46, "08:00", "eval-kazllm-v2-mmlu", "olga", 2, 92, comment=_label("eval", c)),
+        DemoJob(46, "10:00", "eval-kazllm-v2-safety", "olga", 1, 58, comment=_label("eval", c)),
+        DemoJob(
+            46, "11:30", "merge-kazllm-v2-adapter", "daniyar", 1, 23, comment=_label("merge", c)
+        ),
+        DemoJob(
+            46, "12:10", "quantize-kazllm-v2-awq", "daniyar", 1, 71, comment=_label("quantize", c)
+        ),
+        DemoJob(
+            46, "14:00", "export-kazllm-v2-gguf", "daniyar", 1, 16, comment=_label("export", c)
+        ),
+        DemoJob(
+            47,
+            "09:00",
+            "export-kazllm-v2-safetensors",
+            "daniyar",
+            1,
+            12,
+            comment=_label("export", c),
+        ),
         DemoJob(53, "18:00", "notebook-gpu-aigerim", "aigerim", 1, 125),
     ]
     return j
@@ -233,7 +318,7 @@ def sacct_log() -> str:
         hh, mm = (int(x) for x in job.at.split(":"))
         submit = WEEK1 + timedelta(days=job.day, hours=hh, minutes=mm)
         eligible = submit + timedelta(days=job.begin_days)
-        reason = "BeginTime" if job.begin_days else "None"
+        reason = "BeginTime" if job.begin_days else job.reason
         if job.after is not None:
             eligible = ends[job.after]
             reason = "Dependency"

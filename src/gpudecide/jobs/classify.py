@@ -1,11 +1,14 @@
 """Job kinds: train, smoke, restart, eval, merge, quantize, export, other (SPEC F1).
 
 Order of precedence for one job:
-1. an explicit label (CSV/JSONL `kind` column, `kind=...` in a Slurm job comment);
-2. a re-submission of the same job after it failed, timed out, lost its node or was preempted
-   (same name and user, same chain when one is known) within `restart_window_hours`: restart;
+1. a re-submission of the same job after it failed, timed out, lost its node or was preempted
+   (same name and user, same chain when one is known) within `restart_window_hours` is a
+   restart, whatever its label says: a re-run usually reuses the labelled job script, and
+   counting crash restarts is the point of F1;
+2. an explicit label (CSV/JSONL `kind` column, `kind=...` in a Slurm job comment);
 3. the first name rule that matches (team rules from the workspace, then the defaults);
 4. other.
+`base_kind` keeps what the job is apart from being a restart (label, else rule).
 Requeue attempts of one job (sacct `--duplicates`) are counted as restarts too, at attempt
 level: the job keeps its kind, the extra attempts are the restarts.
 """
@@ -169,13 +172,13 @@ def jobs_table(attempts: pa.Table, config: ClassifyConfig | None = None) -> pa.T
       FROM jobs j LEFT JOIN resub r USING (job_id)
     )
     SELECT * EXCLUDE (rule_kind),
-      coalesce(kind_label, CASE WHEN is_resubmission THEN 'restart' END, rule_kind, 'other')
-        AS kind,
+      CASE WHEN is_resubmission THEN 'restart'
+           ELSE coalesce(kind_label, rule_kind, 'other') END AS kind,
       -- what the job is apart from being a restart: a completed restart of a training is a
       -- successful training
       coalesce(kind_label, rule_kind, 'other') AS base_kind,
-      CASE WHEN kind_label IS NOT NULL THEN 'label'
-           WHEN is_resubmission THEN 'resubmission'
+      CASE WHEN is_resubmission THEN 'resubmission'
+           WHEN kind_label IS NOT NULL THEN 'label'
            WHEN rule_kind IS NOT NULL THEN 'name rule'
            ELSE 'no rule matched' END AS kind_source
     FROM flagged

@@ -96,9 +96,7 @@ def load_logs(
         kind = detect_format(path) if spec.format == "auto" else spec.format
         if kind == "sacct":
             results.append(
-                read_sacct(
-                    path, tz=tz, sacct_format=spec.sacct_format, skip_bad_rows=skip_bad_rows
-                )
+                read_sacct(path, tz=tz, sacct_format=spec.sacct_format, skip_bad_rows=skip_bad_rows)
             )
         else:
             results.append(read_tabular(path, fmt=kind, tz=tz, skip_bad_rows=skip_bad_rows))

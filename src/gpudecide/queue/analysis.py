@@ -60,8 +60,10 @@ def analyse_queue(log: JobLog, options: QueueOptions | None = None) -> dict[str,
     as_of = opts.as_of or _as_of(log.attempts)
     lc = lifecycle.job_lifecycles(log.attempts, jobs, as_of)
     reasons = lifecycle.wait_reasons(lc)
-    slos = [evaluate(name, slo, lc, as_of) for name, slo in (opts.slos.slos.items()
-                                                             if opts.slos else [])]
+    slos = [
+        evaluate(name, slo, lc, as_of)
+        for name, slo in (opts.slos.slos.items() if opts.slos else [])
+    ]
     per_job = [
         {
             "job_id": r["job_id"],
@@ -81,6 +83,7 @@ def analyse_queue(log: JobLog, options: QueueOptions | None = None) -> dict[str,
             "queue_wait_s": _r(r["queue_wait_s"]),
             "submit_to_start_s": _r(r["submit_to_start_s"]),
             "submit_to_first_step_s": _r(r["submit_to_first_step_s"]),
+            "eligible_to_start_s": _r(r["eligible_to_start_s"]),
             "dependency_wait_s": _r(r["dependency_wait_s"]),
             "prep_s": _r(r["prep_s"]),
             "startup_s": _r(r["startup_s"]),
@@ -108,6 +111,7 @@ def analyse_queue(log: JobLog, options: QueueOptions | None = None) -> dict[str,
         "jobs": per_job,
         "summary": summary,
         "phases": lifecycle.phase_summary(lc),
+        "phases_by_kind": lifecycle.phases_by_kind(lc),
         "wait_reasons": reasons[:50],
         "slo": slos,
         "preemption": preemption.preemption_summary(log.attempts),
@@ -134,29 +138,46 @@ def queue_evidence(figures: dict[str, Any], inputs: list[ev.InputRef]) -> ev.Evi
     """Evidence record of the queue analysis (SPEC Q1-Q5)."""
     verdicts = figures["summary"]["slo_verdicts"].values()
     verdict: ev.Verdict = (
-        "fail" if "fail" in verdicts else
-        "warn" if ("not measurable" in verdicts or figures["preemption"]["findings"]) else
-        "pass" if verdicts else "info"
+        "fail"
+        if "fail" in verdicts
+        else "warn"
+        if ("not measurable" in verdicts or figures["preemption"]["findings"])
+        else "pass"
+        if verdicts
+        else "info"
     )
     stored = dict(figures)
     notes = []
     if len(figures["jobs"]) > EVIDENCE_JOBS_MAX:
         stored["jobs"] = sorted(figures["jobs"], key=lambda j: -(j["queue_wait_s"] or 0))[
-            :EVIDENCE_JOBS_MAX]
-        notes.append(f"per-job list cut to the {EVIDENCE_JOBS_MAX} longest waits of "
-                     f"{len(figures['jobs'])} jobs")
+            :EVIDENCE_JOBS_MAX
+        ]
+        notes.append(
+            f"per-job list cut to the {EVIDENCE_JOBS_MAX} longest waits of "
+            f"{len(figures['jobs'])} jobs"
+        )
     amb = figures["summary"]["ambiguity"]
     if amb["without_first_step_time"]:
-        notes.append(f"{amb['without_first_step_time']} started job(s) have no first-step time: "
-                     "preparation cannot be told from training (Q1)")
+        notes.append(
+            f"{amb['without_first_step_time']} started job(s) have no first-step time: "
+            "preparation cannot be told from training (Q1)"
+        )
     if amb["without_eligible_time"]:
-        notes.append(f"{amb['without_eligible_time']} job(s) have no eligible time: their queue "
-                     "wait is unmeasured")
+        notes.append(
+            f"{amb['without_eligible_time']} job(s) have no eligible time: their queue "
+            "wait is unmeasured"
+        )
     notes += figures["preemption"]["findings"]
-    return ev.Evidence(kind="queue", title="Queue: lifecycle, SLOs, preemption, chains",
-                       spec_ids=["Q1", "Q2", "Q3", "Q4", "Q5"], verdict=verdict,
-                       summary=queue_summary_line(figures), figures=stored, notes=notes,
-                       inputs=inputs)
+    return ev.Evidence(
+        kind="queue",
+        title="Queue: lifecycle, SLOs, preemption, chains",
+        spec_ids=["Q1", "Q2", "Q3", "Q4", "Q5"],
+        verdict=verdict,
+        summary=queue_summary_line(figures),
+        figures=stored,
+        notes=notes,
+        inputs=inputs,
+    )
 
 
 @dataclass
@@ -169,14 +190,19 @@ class ReplayInput:
     window: dict[str, Any]
 
 
-def replay_input(log: JobLog, classify: ClassifyConfig, window: Literal["full", "peak"]) -> ReplayInput:
+def replay_input(
+    log: JobLog, classify: ClassifyConfig, window: Literal["full", "peak"]
+) -> ReplayInput:
     """Jobs that used GPUs, as arrivals (eligible, else submit) with their real GPU time."""
     jobs = jobs_table(log.attempts, classify)
     lc = lifecycle.job_lifecycles(log.attempts, jobs, _as_of(log.attempts))
     rows = lc.to_pylist()
     keep = [
-        i for i, r in enumerate(rows)
-        if r["start"] is not None and (r["gpus"] or 0) > 0 and (r["work_s"] or 0) > 0
+        i
+        for i, r in enumerate(rows)
+        if r["start"] is not None
+        and (r["gpus"] or 0) > 0
+        and (r["work_s"] or 0) > 0
         and (r["eligible"] or r["submit"]) is not None
     ]
     if not keep:
@@ -185,16 +211,19 @@ def replay_input(log: JobLog, classify: ClassifyConfig, window: Literal["full", 
     submit = np.array([(rows[i]["submit"] or rows[i]["eligible"]).timestamp() for i in keep])
     work = np.array([rows[i]["work_s"] for i in keep], dtype=float)
     gpus = np.array([rows[i]["gpus"] for i in keep], dtype=np.int64)
-    limits = np.array([np.nan if rows[i]["time_limit_s"] is None else rows[i]["time_limit_s"]
-                       for i in keep], dtype=float)
+    limits = np.array(
+        [np.nan if rows[i]["time_limit_s"] is None else rows[i]["time_limit_s"] for i in keep],
+        dtype=float,
+    )
     prio = np.array([rows[i]["priority"] or 0 for i in keep], dtype=float)
     sel = np.ones(len(keep), dtype=bool)
     win: dict[str, Any] = {"kind": window}
     if window == "peak":
         day = np.floor(ready / 86400.0)
         first, last = int(day.min()), int(day.max())
-        demand = np.bincount((day - first).astype(int), weights=gpus * work / 3600.0,
-                             minlength=last - first + 1)
+        demand = np.bincount(
+            (day - first).astype(int), weights=gpus * work / 3600.0, minlength=last - first + 1
+        )
         width = min(PEAK_WINDOW_DAYS, demand.size)
         sums = np.convolve(demand, np.ones(width), mode="valid")
         best = int(np.argmax(sums))
@@ -204,9 +233,13 @@ def replay_input(log: JobLog, classify: ClassifyConfig, window: Literal["full", 
     win["start"] = _iso(datetime.fromtimestamp(float(ready[sel].min()), UTC))
     win["end"] = _iso(datetime.fromtimestamp(float((ready[sel] + work[sel]).max()), UTC))
     idx = np.flatnonzero(sel)
-    trace = replay.Trace(ready=ready[idx], runtime=work[idx], gpus=gpus[idx],
-                         limit=None if np.isnan(limits).all() else limits[idx],
-                         priority=prio[idx])
+    trace = replay.Trace(
+        ready=ready[idx],
+        runtime=work[idx],
+        gpus=gpus[idx],
+        limit=None if np.isnan(limits).all() else limits[idx],
+        priority=prio[idx],
+    )
     sub_lc = lc.take(pa.array([keep[i] for i in idx]))
     return ReplayInput(trace=trace, submit_offset=(ready - submit)[idx], lc=sub_lc, window=win)
 
@@ -223,6 +256,10 @@ def run_replay(
     span = float((tr.ready + tr.runtime).max() - tr.ready.min())
     mask = slo[1].selector.mask(data.lc) if slo else None
     threshold = slo[1].threshold_minutes * 60 if slo else None
+    # The replay's jobs arrive when eligible; a submit-based SLO adds the time before that.
+    offset = (
+        data.submit_offset if slo and slo[1].measure.startswith("submit") else np.zeros(len(tr))
+    )
     evaluated: dict[int, dict[str, Any]] = {}
 
     def stats(n: int) -> dict[str, Any]:
@@ -230,10 +267,10 @@ def run_replay(
             out = replay.simulate(tr, n, policy, checkpoint_s=checkpoint_s)
             st = replay.pool_stats(tr, out, n, policy, span_s=span).as_dict()
             if mask is not None and threshold is not None:
-                placed = ~np.isnan(out.start) & mask
-                waits = out.start - tr.ready + data.submit_offset  # submit -> simulated start
+                # a job the pool cannot hold never starts: a violation, not a missing value
+                waits = np.where(np.isnan(out.start), np.inf, out.start - tr.ready + offset)
                 st["slo_violation_share"] = (
-                    round(float((waits[placed] > threshold).mean()), 4) if placed.any() else None
+                    round(float((waits[mask] > threshold).mean()), 4) if mask.any() else None
                 )
             st["notes"] = out.notes
             evaluated[n] = st
@@ -242,8 +279,11 @@ def run_replay(
     recommended = None
     if sizes == "auto":
         if slo is None:
-            raise InputError("--gpus auto needs an SLO to meet", field="--slo",
-                             hint="pass --slo slo.yaml (and --slo-name normal|urgent)")
+            raise InputError(
+                "--gpus auto needs an SLO to meet",
+                field="--slo",
+                hint="pass --slo slo.yaml (and --slo-name normal|urgent)",
+            )
         allowed = slo[1].allowed_violation_share
 
         def meets(n: int) -> bool:
@@ -255,18 +295,24 @@ def run_replay(
         for n in sizes:
             stats(n)
         if slo is not None:
-            ok = [n for n in sizes if (evaluated[n]["slo_violation_share"] is not None
-                                       and evaluated[n]["slo_violation_share"]
-                                       <= slo[1].allowed_violation_share)]
+            ok = [
+                n
+                for n in sizes
+                if evaluated[n]["jobs_unplaceable"] == 0
+                and evaluated[n]["slo_violation_share"] is not None
+                and evaluated[n]["slo_violation_share"] <= slo[1].allowed_violation_share
+            ]
             recommended = min(ok) if ok else None
     notes = sorted({note for st in evaluated.values() for note in st.pop("notes")})
     return {
         "window": data.window,
         "policy": policy,
         "jobs": len(tr),
-        "slo": None if slo is None else {
+        "slo": None
+        if slo is None
+        else {
             "name": slo[0],
-            "measure": "submit_to_start",
+            "measure": slo[1].measure.replace("first_step", "start"),
             "threshold_s": threshold,
             "allowed_violation_share": slo[1].allowed_violation_share,
         },
@@ -274,9 +320,15 @@ def run_replay(
         "recommended_gpus": recommended,
         "zero_wait_peak_gpus": replay.zero_wait_peak(tr),
         "largest_job_gpus": int(tr.gpus.max()),
-        "notes": notes + ([] if not slo or slo[1].measure == "submit_to_start" else [
-            f"SLO {slo[0]} is on submit-to-first-step; the replay knows only node assignment, "
-            "so its threshold is applied to submit-to-start"]),
+        "notes": notes
+        + (
+            []
+            if not slo or slo[1].measure.endswith("_start")
+            else [
+                f"SLO {slo[0]} stops its clock at the first training step; the replay knows only "
+                "node assignment, so its threshold is applied up to the start"
+            ]
+        ),
     }
 
 
@@ -286,12 +338,16 @@ def replay_summary_line(f: dict[str, Any]) -> str:
     slo = f["slo"]
     best = ", ".join(
         f"{p['gpus']} GPUs: p95 wait {(p['wait_p95_s'] or 0) / 3600:.1f} h, "
-        f"utilisation {(p['utilisation'] or 0):.0%}" for p in f["pools"][:4]
+        f"utilisation {(p['utilisation'] or 0):.0%}"
+        for p in f["pools"][:4]
     )
     head = f"{f['jobs']} jobs replayed ({f['window']['kind']} window, {f['policy']}); "
     if slo:
-        head += (f"smallest pool meeting SLO {slo['name']}: {rec} GPUs; " if rec else
-                 f"no pool tried meets SLO {slo['name']}; ")
+        head += (
+            f"smallest pool meeting SLO {slo['name']}: {rec} GPUs; "
+            if rec
+            else f"no pool tried meets SLO {slo['name']}; "
+        )
     return head + best
 
 
@@ -300,7 +356,13 @@ def replay_evidence(figures: dict[str, Any], inputs: list[ev.InputRef]) -> ev.Ev
     verdict: ev.Verdict = "info"
     if figures["slo"]:
         verdict = "pass" if figures["recommended_gpus"] else "fail"
-    return ev.Evidence(kind="replay", title="Pool replay: how big a dedicated pool must be",
-                       spec_ids=["Q3", "C8", "D3"], verdict=verdict,
-                       summary=replay_summary_line(figures), figures=figures,
-                       notes=list(figures["notes"]), inputs=inputs)
+    return ev.Evidence(
+        kind="replay",
+        title="Pool replay: how big a dedicated pool must be",
+        spec_ids=["Q3", "C8", "D3"],
+        verdict=verdict,
+        summary=replay_summary_line(figures),
+        figures=figures,
+        notes=list(figures["notes"]),
+        inputs=inputs,
+    )

@@ -76,9 +76,18 @@ def chains(lc: pa.Table, name_pattern: str | None = None) -> list[dict[str, Any]
         stages: dict[str, dict[str, Any]] = {}
         for j in jobs:
             stage = STAGE_OF_KIND.get(j["kind"] or "other", "other")
-            st = stages.setdefault(stage, {"stage": stage, "jobs": 0, "waiting_s": 0.0,
-                                           "running_s": 0.0, "unmeasured_jobs": 0,
-                                           "completed": False, "last_end": None})
+            st = stages.setdefault(
+                stage,
+                {
+                    "stage": stage,
+                    "jobs": 0,
+                    "waiting_s": 0.0,
+                    "running_s": 0.0,
+                    "unmeasured_jobs": 0,
+                    "completed": False,
+                    "last_end": None,
+                },
+            )
             st["jobs"] += 1
             wait = (j["dependency_wait_s"] or 0.0) + (j["queue_wait_s"] or 0.0)
             if j["queue_wait_s"] is None and j["start"] is not None:
@@ -102,25 +111,38 @@ def chains(lc: pa.Table, name_pattern: str | None = None) -> list[dict[str, Any]
         e2e = (finished_at - first).total_seconds() if finished_at else None
         covered = _union_seconds(intervals)
         worst = max(ordered, key=lambda s: s["waiting_s"]) if ordered else None
-        out.append({
-            "chain": key,
-            "jobs": len(jobs),
-            "first_submit": _iso(first),
-            "finished_at": _iso(finished_at),
-            "finished": finished_at is not None,
-            "last_stage": last["stage"] if last else None,
-            "end_to_end_s": None if e2e is None else round(e2e, 1),
-            "handoff_idle_s": None if e2e is None else round(max(e2e - covered, 0.0), 1),
-            "stages": [
-                {k: (round(v, 1) if isinstance(v, float) else v) for k, v in s.items()
-                 if k != "last_end"}
-                for s in [stages[n] for n in STAGE_ORDER if n in stages]
-            ],
-            "longest_waiting_stage": worst["stage"] if worst and worst["waiting_s"] > 0 else None,
-            "timeline": [
-                {"job_id": j["job_id"], "kind": j["kind"], "submit": _iso(j["submit"]),
-                 "start": _iso(j["start"]), "end": _iso(j["end"]), "state": j["state"]}
-                for j in sorted(jobs, key=lambda j: j["submit"] or first)
-            ],
-        })
+        out.append(
+            {
+                "chain": key,
+                "jobs": len(jobs),
+                "first_submit": _iso(first),
+                "finished_at": _iso(finished_at),
+                "finished": finished_at is not None,
+                "last_stage": last["stage"] if last else None,
+                "end_to_end_s": None if e2e is None else round(e2e, 1),
+                "handoff_idle_s": None if e2e is None else round(max(e2e - covered, 0.0), 1),
+                "stages": [
+                    {
+                        k: (round(v, 1) if isinstance(v, float) else v)
+                        for k, v in s.items()
+                        if k != "last_end"
+                    }
+                    for s in [stages[n] for n in STAGE_ORDER if n in stages]
+                ],
+                "longest_waiting_stage": worst["stage"]
+                if worst and worst["waiting_s"] > 0
+                else None,
+                "timeline": [
+                    {
+                        "job_id": j["job_id"],
+                        "kind": j["kind"],
+                        "submit": _iso(j["submit"]),
+                        "start": _iso(j["start"]),
+                        "end": _iso(j["end"]),
+                        "state": j["state"],
+                    }
+                    for j in sorted(jobs, key=lambda j: j["submit"] or first)
+                ],
+            }
+        )
     return sorted(out, key=lambda c: c["first_submit"] or "")

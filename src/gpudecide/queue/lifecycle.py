@@ -22,19 +22,34 @@ import pyarrow as pa
 # reported apart from waits for capacity, and both apart from waits the team chose (holds,
 # dependencies, begin times).
 REASON_CATEGORIES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("quota", re.compile(
-        r"^(QOS|Assoc)\w*(Limit|Max|Grp)|QOSMax|AssocGrp|AssocMax|QOSGrp|exceeded quota"
-        r"|ResourceQuota|PartitionTimeLimit|MaxGRESPerAccount", re.I)),
+    (
+        "quota",
+        re.compile(
+            r"^(QOS|Assoc)\w*(Limit|Max|Grp)|QOSMax|AssocGrp|AssocMax|QOSGrp|exceeded quota"
+            r"|ResourceQuota|PartitionTimeLimit|MaxGRESPerAccount",
+            re.I,
+        ),
+    ),
     ("dependency", re.compile(r"^Dependency", re.I)),
     ("hold", re.compile(r"Held|JobHold", re.I)),
     ("begin_time", re.compile(r"^BeginTime$", re.I)),
     ("array_limit", re.compile(r"JobArrayTaskLimit", re.I)),
-    ("constraints", re.compile(
-        r"ReqNodeNotAvail|didn't match|node affinity|untolerated taint|topology|Insufficient "
-        r"(memory|cpu|ephemeral)|Constraints|BadConstraints", re.I)),
-    ("capacity", re.compile(
-        r"^(Resources|Priority|Nodes?Down|NodeNotAvail)$|Insufficient nvidia.com/gpu|"
-        r"nodes are available|Launching requested ML instances|capacity|queued", re.I)),
+    (
+        "constraints",
+        re.compile(
+            r"ReqNodeNotAvail|didn't match|node affinity|untolerated taint|topology|Insufficient "
+            r"(memory|cpu|ephemeral)|Constraints|BadConstraints",
+            re.I,
+        ),
+    ),
+    (
+        "capacity",
+        re.compile(
+            r"^(Resources|Priority|Nodes?Down|NodeNotAvail)$|Insufficient nvidia.com/gpu|"
+            r"nodes are available|Launching requested ML instances|capacity|queued",
+            re.I,
+        ),
+    ),
 )
 
 PHASES = (
@@ -114,6 +129,8 @@ def job_lifecycles(attempts: pa.Table, jobs: pa.Table, as_of: datetime) -> pa.Ta
           p.queue_wait_s,
           epoch(p.first_start) - epoch(p.submit) AS submit_to_start_s,
           epoch(p.first_step) - epoch(p.submit) AS submit_to_first_step_s,
+          epoch(p.first_start) - epoch(p.eligible) AS eligible_to_start_s,
+          epoch(p.first_step) - epoch(p.eligible) AS eligible_to_first_step_s,
           epoch(p.eligible) - epoch(p.submit) AS dependency_wait_s,
           epoch(p.prep_start) - epoch(p.last_start) AS prep_s,
           epoch(p.first_step) - epoch(p.last_start) AS startup_s,
@@ -159,8 +176,11 @@ def phase_summary(lc: pa.Table) -> dict[str, Any]:
     for phase, meaning in PHASES:
         values = _column(lc, columns[phase])
         measured = values[~np.isnan(values)]
-        out[phase] = {"meaning": meaning, **_quantiles(measured),
-                      "unmeasured": int(np.isnan(values).sum())}
+        out[phase] = {
+            "meaning": meaning,
+            **_quantiles(measured),
+            "unmeasured": int(np.isnan(values).sum()),
+        }
     return out
 
 
@@ -172,9 +192,11 @@ def ambiguity(lc: pa.Table) -> dict[str, Any]:
     # A failed job without a first-step time: was it a 10-minute crash during preparation or
     # a failure of training proper? The log cannot say.
     failed_unclear = sum(
-        1 for r in rows
+        1
+        for r in rows
         if r["state"] in ("failed", "node_fail", "timeout", "preempted")
-        and r["start"] is not None and r["first_step"] is None
+        and r["start"] is not None
+        and r["first_step"] is None
     )
     return {
         "jobs": len(rows),
@@ -182,7 +204,8 @@ def ambiguity(lc: pa.Table) -> dict[str, Any]:
         "without_first_step_time": no_first_step,
         "failures_before_or_after_first_step_unknown": failed_unclear,
         "phases_indistinct": sum(
-            1 for r in rows
+            1
+            for r in rows
             if r["eligible"] is None or (r["start"] is not None and r["first_step"] is None)
         ),
     }
@@ -197,8 +220,14 @@ def wait_reasons(lc: pa.Table) -> list[dict[str, Any]]:
             continue
         reason = r["wait_reason"] or "(none given)"
         entry = totals.setdefault(
-            reason, {"reason": reason, "category": reason_category(r["wait_reason"]) or "unknown",
-                     "jobs": 0, "total_wait_s": 0.0})
+            reason,
+            {
+                "reason": reason,
+                "category": reason_category(r["wait_reason"]) or "unknown",
+                "jobs": 0,
+                "total_wait_s": 0.0,
+            },
+        )
         entry["jobs"] += 1
         entry["total_wait_s"] += float(wait)
     ranked = sorted(totals.values(), key=lambda e: -e["total_wait_s"])
@@ -212,4 +241,26 @@ def wait_by_category(reasons: list[dict[str, Any]]) -> dict[str, float]:
     out: dict[str, float] = {}
     for r in reasons:
         out[r["category"]] = round(out.get(r["category"], 0.0) + r["total_wait_s"], 1)
+    return out
+
+
+def phases_by_kind(lc: pa.Table) -> dict[str, dict[str, float | None]]:
+    """Median of each phase per job kind (seconds): the stacked bars of the report."""
+    cols = {
+        "not_eligible": "dependency_wait_s",
+        "queue_wait": "queue_wait_s",
+        "startup": "startup_s",
+        "run": "run_s",
+    }
+    kinds = lc.column("kind").to_pylist()
+    out: dict[str, dict[str, float | None]] = {}
+    for kind in sorted({k for k in kinds if k}):
+        mask = np.array([k == kind for k in kinds], dtype=bool)
+        row: dict[str, float | None] = {}
+        for phase, col in cols.items():
+            values = _column(lc, col)[mask]
+            values = values[~np.isnan(values)]
+            row[phase] = round(float(np.median(values)), 1) if values.size else None
+        row["jobs"] = float(mask.sum())
+        out[kind] = row
     return out

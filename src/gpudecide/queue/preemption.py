@@ -23,7 +23,7 @@ def preemption_summary(attempts: pa.Table) -> dict[str, Any]:
     con.execute("SET TimeZone = 'UTC'")
     con.register("attempts", attempts)
     rows = con.sql(
-        f"""
+        """
         SELECT job_id, attempt, state, state_detail, gpu_count,
           epoch("end") - epoch(start) AS ran_s,
           epoch("end") - epoch(last_checkpoint) AS since_ckpt_s,
@@ -56,10 +56,20 @@ def preemption_summary(attempts: pa.Table) -> dict[str, Any]:
         else:
             lost_upper += g * (ran_s or 0.0) / 60.0
             unknown += 1
-        stops.append({"job_id": job_id, "attempt": attempt, "state": state, "detail": detail,
-                      "gpus": g, "checkpoint_before_stop": (
-                          None if not has_ckpt else bool(since_s is not None
-                                                         and since_s <= CHECKPOINT_GRACE_S))})
+        stops.append(
+            {
+                "job_id": job_id,
+                "attempt": attempt,
+                "state": state,
+                "detail": detail,
+                "gpus": g,
+                "checkpoint_before_stop": (
+                    None
+                    if not has_ckpt
+                    else bool(since_s is not None and since_s <= CHECKPOINT_GRACE_S)
+                ),
+            }
+        )
     total_jobs = sum(int(j) for _, _, j in levels)
     findings = []
     top_share = None

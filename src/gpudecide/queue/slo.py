@@ -24,7 +24,11 @@ from gpudecide.jobs.load import check_timezone
 from gpudecide.queue.lifecycle import reason_category
 
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+Measure = Literal[
+    "eligible_to_start", "submit_to_start", "eligible_to_first_step", "submit_to_first_step"
+]
 _WEEKDAYS: tuple[Weekday, ...] = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+CDF_POINTS = 500
 
 
 class _Strict(BaseModel):
@@ -123,12 +127,17 @@ class Selector(_Strict):
             ok &= self.gpus.contains(_floats(col("gpus")))
         if self.priority is not None:
             ok &= self.priority.contains(_floats(col("priority")))
-        for wanted, name in ((self.gpu_class, "gpu_type"), (self.kinds, "kind"),
-                             (self.priority_class, "priority_class"), (self.sites, "site")):
+        for wanted, name in (
+            (self.gpu_class, "gpu_type"),
+            (self.kinds, "kind"),
+            (self.priority_class, "priority_class"),
+            (self.sites, "site"),
+        ):
             if wanted is not None:
                 allowed = {str(w).lower() for w in wanted}
-                ok &= np.array([v is not None and str(v).lower() in allowed for v in col(name)],
-                               dtype=bool)
+                ok &= np.array(
+                    [v is not None and str(v).lower() in allowed for v in col(name)], dtype=bool
+                )
         if self.time_of_day is not None:
             ok &= self.time_of_day.contains(col("submit"))
         return ok
@@ -142,9 +151,12 @@ class SLO(_Strict):
     """One service level objective on queue waits."""
 
     description: str = Field(default="", description="What the SLO protects, in words.")
-    measure: Literal["submit_to_start", "submit_to_first_step"] = Field(
-        default="submit_to_start",
-        description="submit_to_start (node assigned) or submit_to_first_step (training runs).",
+    measure: Measure = Field(
+        default="eligible_to_start",
+        description=(
+            "Clock start (eligible: holds, dependencies and begin times are over; or submit) "
+            "to clock stop (start: a node is assigned; or first_step: training runs)."
+        ),
     )
     threshold_minutes: float = Field(gt=0, description="A wait above this is a violation.")
     allowed_violation_share: float = Field(
@@ -186,12 +198,11 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
 def evaluate(name: str, slo: SLO, lc: pa.Table, as_of: datetime) -> dict[str, Any]:
     """Count, violations, share with CI, verdict; jobs still waiting count once over."""
     selected = slo.selector.mask(lc)
-    column = "submit_to_start_s" if slo.measure == "submit_to_start" else "submit_to_first_step_s"
-    values = _floats(lc.column(column).to_pylist())
+    values = _floats(lc.column(f"{slo.measure}_s").to_pylist())
     still = np.array(lc.column("still_waiting").to_pylist(), dtype=bool)
-    submit = lc.column("submit").to_pylist()
+    since = lc.column(slo.measure.split("_to_")[0]).to_pylist()
     waited_so_far = np.array(
-        [np.nan if s is None else (as_of - s).total_seconds() for s in submit], dtype=float
+        [np.nan if s is None else (as_of - s).total_seconds() for s in since], dtype=float
     )
     threshold = slo.threshold_minutes * 60
     # A job still waiting has no start yet; once it has waited past the threshold it is a
@@ -199,6 +210,9 @@ def evaluate(name: str, slo: SLO, lc: pa.Table, as_of: datetime) -> dict[str, An
     measured = selected & (~np.isnan(values) | (still & (waited_so_far > threshold)))
     violated = measured & (np.where(np.isnan(values), waited_so_far, values) > threshold)
     n, k = int(measured.sum()), int(violated.sum())
+    observed = np.sort(np.where(np.isnan(values), waited_so_far, values)[measured])
+    if observed.size > CDF_POINTS:  # the report draws a CDF: quantiles keep its shape
+        observed = np.quantile(observed, np.linspace(0, 1, CDF_POINTS))
     reasons = lc.column("wait_reason").to_pylist()
     quota = sum(1 for i in np.flatnonzero(violated) if reason_category(reasons[i]) == "quota")
     out: dict[str, Any] = {
@@ -214,12 +228,14 @@ def evaluate(name: str, slo: SLO, lc: pa.Table, as_of: datetime) -> dict[str, An
         "violations_waiting_for_quota": quota,
         "violation_share": round(k / n, 4) if n else None,
         "ci95": [round(x, 4) for x in wilson(k, n)] if n else None,
+        "waits_s": [round(float(x), 1) for x in observed],
     }
     if n == 0:
         out["verdict"] = "not measurable"
         out["why"] = (
             f"none of the {int(selected.sum())} selected job(s) has the {slo.measure} timestamps"
-            if selected.any() else "no job in the log matches the selector"
+            if selected.any()
+            else "no job in the log matches the selector"
         )
         return out
     lo, hi = wilson(k, n)

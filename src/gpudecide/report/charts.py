@@ -107,3 +107,113 @@ def concurrency(
     ax.set_title(title, loc="left")
     _date_axis(ax)
     return _svg(fig, title)
+
+
+PHASE_COLOURS = {
+    "not_eligible": "#c7c7c7",
+    "queue_wait": "#d62728",
+    "startup": "#ff7f0e",
+    "run": "#1f77b4",
+}
+
+
+def wait_cdf(
+    series: Mapping[str, Sequence[float]], thresholds: Mapping[str, float], title: str
+) -> str:
+    """Empirical CDF of waits (hours) per SLO, each threshold drawn as a dashed line."""
+    fig, ax = plt.subplots(figsize=(7.5, 3.0))
+    colours = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"]
+    for i, (name, waits) in enumerate(series.items()):
+        if not waits:
+            continue
+        colour = colours[i % len(colours)]
+        hours = sorted(w / 3600 for w in waits)
+        share = [(k + 1) / len(hours) for k in range(len(hours))]
+        ax.step(hours, share, where="post", color=colour, label=name)
+        if name in thresholds:
+            ax.axvline(thresholds[name] / 3600, color=colour, linestyle="--", linewidth=1)
+            ax.annotate(
+                f"{name} threshold",
+                xy=(thresholds[name] / 3600, 0.02),
+                xytext=(3, 0),
+                textcoords="offset points",
+                color=colour,
+                fontsize=7,
+                rotation=90,
+            )
+    ax.set_xlabel("wait (hours)")
+    ax.set_ylabel("share of jobs")
+    ax.set_ylim(0, 1.02)
+    ax.set_title(title, loc="left")
+    ax.legend(frameon=False, fontsize=8)
+    return _svg(fig, title)
+
+
+def phase_bars(by_kind: Mapping[str, Mapping[str, float | None]], title: str) -> str:
+    """Stacked horizontal bars: median hours of each phase per job kind."""
+    kinds = list(by_kind)
+    fig, ax = plt.subplots(figsize=(7.5, 0.5 + 0.35 * max(len(kinds), 1)))
+    left = [0.0] * len(kinds)
+    for phase, colour in PHASE_COLOURS.items():
+        widths = [(by_kind[k].get(phase) or 0.0) / 3600 for k in kinds]
+        ax.barh(kinds, widths, left=left, color=colour, label=phase.replace("_", " "))
+        left = [a + b for a, b in zip(left, widths, strict=True)]
+    ax.set_xlabel("median hours")
+    ax.set_title(title, loc="left")
+    ax.invert_yaxis()
+    ax.legend(ncols=4, fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(0, -0.25))
+    return _svg(fig, title)
+
+
+def chain_gantt(chains: Sequence[Mapping[str, object]], title: str) -> str:
+    """One row per job of each chain: waiting (light) then running (dark), by kind colour."""
+    rows: list[tuple[str, datetime, datetime | None, datetime | None, str]] = []
+    for chain in chains:
+        for job in chain["timeline"]:  # type: ignore[attr-defined]
+            if not job["submit"]:
+                continue
+            parse = datetime.fromisoformat
+            rows.append(
+                (
+                    f"{chain['chain']}: {job['kind']}",
+                    parse(job["submit"]),
+                    parse(job["start"]) if job["start"] else None,
+                    parse(job["end"]) if job["end"] else None,
+                    str(job["kind"]),
+                )
+            )
+    fig, ax = plt.subplots(figsize=(7.5, 0.6 + 0.28 * max(len(rows), 1)))
+    for y, (_, submit, start, end, kind) in enumerate(rows):
+        colour = KIND_COLOURS.get(kind, "#7f7f7f")
+        s, st, en = _dates([submit])[0], None, None
+        if start is not None:
+            st = _dates([start])[0]
+            ax.barh(y, st - s, left=s, color=colour, alpha=0.3, height=0.6)
+        if start is not None and end is not None:
+            en = _dates([end])[0]
+            ax.barh(y, en - st, left=st, color=colour, height=0.6)
+    ax.set_yticks(range(len(rows)), [r[0] for r in rows], fontsize=7)
+    ax.invert_yaxis()
+    _date_axis(ax)
+    ax.set_title(title, loc="left")
+    return _svg(fig, title)
+
+
+def pool_curve(pools: Sequence[Mapping[str, object]], threshold_h: float | None, title: str) -> str:
+    """p95 wait (hours) and utilisation against pool size."""
+    sizes = [int(p["gpus"]) for p in pools]  # type: ignore[call-overload]
+    p95 = [float(p["wait_p95_s"] or 0) / 3600 for p in pools]  # type: ignore[arg-type]
+    util = [float(p["utilisation"] or 0) * 100 for p in pools]  # type: ignore[arg-type]
+    fig, ax = plt.subplots(figsize=(7.5, 3.0))
+    ax.plot(sizes, p95, marker="o", color="#d62728", label="p95 wait (h)")
+    if threshold_h is not None:
+        ax.axhline(threshold_h, color="#d62728", linestyle="--", linewidth=1)
+    ax.set_xlabel("pool size (GPUs)")
+    ax.set_ylabel("p95 wait (hours)", color="#d62728")
+    right = ax.twinx()
+    right.plot(sizes, util, marker="s", color="#1f77b4", label="utilisation (%)")
+    right.set_ylabel("utilisation (%)", color="#1f77b4")
+    right.set_ylim(0, 100)
+    right.spines["right"].set_visible(True)
+    ax.set_title(title, loc="left")
+    return _svg(fig, title)

@@ -75,6 +75,48 @@ _STRINGS: dict[str, dict[str, str]] = {
     "jobs": {"en": "Jobs", "ru": "Задания", "kk": "Тапсырмалар"},
     "gpu_hours": {"en": "GPU-hours", "ru": "GPU-часы", "kk": "GPU-сағат"},
     "week": {"en": "Week", "ru": "Неделя", "kk": "Апта"},
+    "queue": {
+        "en": "Queue: waits, SLOs, preemption, chains",
+        "ru": "Очередь: ожидание, SLO, вытеснение, цепочки",
+        "kk": "Кезек: күту, SLO, ығыстыру, тізбектер",
+    },
+    "replay": {
+        "en": "Dedicated pool replay",
+        "ru": "Прогон журнала через выделенный пул",
+        "kk": "Журналды бөлінген пул арқылы өткізу",
+    },
+    "chart_wait_cdf": {
+        "en": "Queue waits against the SLO thresholds",
+        "ru": "Ожидание в очереди против порогов SLO",
+        "kk": "Кезекте күту және SLO шектері",
+    },
+    "chart_phases": {
+        "en": "Median phase durations by job kind",
+        "ru": "Медианная длительность фаз по видам заданий",
+        "kk": "Тапсырма түрлері бойынша фазалардың медианалық ұзақтығы",
+    },
+    "chart_chains": {
+        "en": "Chains: waiting (light) and running (dark)",
+        "ru": "Цепочки: ожидание (светлое) и работа (тёмное)",
+        "kk": "Тізбектер: күту (ашық) және жұмыс (күңгірт)",
+    },
+    "chart_pool_curve": {
+        "en": "p95 wait and utilisation against pool size",
+        "ru": "p95 ожидания и загрузка в зависимости от размера пула",
+        "kk": "Пул көлеміне қарай p95 күту және жүктеме",
+    },
+    "phases": {
+        "en": "Lifecycle phases (Q1)",
+        "ru": "Фазы жизненного цикла (Q1)",
+        "kk": "Өмірлік цикл фазалары (Q1)",
+    },
+    "wait_reasons": {
+        "en": "Wait reasons by total wait (Q2)",
+        "ru": "Причины ожидания по суммарному времени (Q2)",
+        "kk": "Жалпы уақыт бойынша күту себептері (Q2)",
+    },
+    "chains": {"en": "Chains (Q5)", "ru": "Цепочки (Q5)", "kk": "Тізбектер (Q5)"},
+    "pools": {"en": "Pool sizes", "ru": "Размеры пула", "kk": "Пул көлемдері"},
 }
 
 

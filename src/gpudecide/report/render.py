@@ -172,7 +172,201 @@ def _profile_section(section: Section, lang: Language) -> None:
         )
 
 
-SECTION_BUILDERS: dict[str, SectionBuilder] = {"profile": _profile_section}
+def _hours(seconds: float | None) -> str:
+    return "n/a" if seconds is None else f"{seconds / 3600:.1f} h"
+
+
+def _share_ci(slo: dict[str, Any]) -> str:
+    if slo["violation_share"] is None:
+        return "n/a"
+    lo, hi = slo["ci95"]
+    return f"{_pct(slo['violation_share'])} ({_pct(lo)}-{_pct(hi)})"
+
+
+def _queue_section(section: Section, lang: Language) -> None:
+    f = section.record.figures
+    section.title = t("queue", lang)
+    slos = f.get("slo") or []
+    series = {s["name"]: s.get("waits_s") or [] for s in slos}
+    if not any(series.values()):
+        waits = [
+            j["eligible_to_start_s"] for j in f["jobs"] if j.get("eligible_to_start_s") is not None
+        ]
+        series = {"all jobs": waits}
+    thresholds = {s["name"]: s["threshold_minutes"] * 60 for s in slos}
+    section.charts.append(
+        Chart(
+            t("chart_wait_cdf", lang),
+            charts.wait_cdf(series, thresholds, t("chart_wait_cdf", lang)),
+        )
+    )
+    if f.get("phases_by_kind"):
+        section.charts.append(
+            Chart(
+                t("chart_phases", lang),
+                charts.phase_bars(f["phases_by_kind"], t("chart_phases", lang)),
+            )
+        )
+    finished = [c for c in f["chains"] if c["timeline"]][:8]
+    if finished:
+        section.charts.append(
+            Chart(t("chart_chains", lang), charts.chain_gantt(finished, t("chart_chains", lang)))
+        )
+    section.tables.append(
+        Table(
+            t("phases", lang),
+            ["phase", "n", "p50", "p90", "p99", "max", "unmeasured"],
+            [
+                [
+                    name,
+                    _fmt(q["n"]),
+                    _hours(q["p50"]),
+                    _hours(q["p90"]),
+                    _hours(q["p99"]),
+                    _hours(q["max"]),
+                    _fmt(q["unmeasured"]),
+                ]
+                for name, q in f["phases"].items()
+            ],
+        )
+    )
+    if slos:
+        section.tables.append(
+            Table(
+                "SLO (Q3)",
+                [
+                    "SLO",
+                    "measure",
+                    "threshold",
+                    "selected",
+                    "measured",
+                    "violations",
+                    "share (95% CI)",
+                    "allowed",
+                    "verdict",
+                ],
+                [
+                    [
+                        s["name"],
+                        s["measure"],
+                        f"{s['threshold_minutes']:g} min",
+                        _fmt(s["selected"]),
+                        _fmt(s["measured"]),
+                        _fmt(s["violations"]),
+                        _share_ci(s),
+                        _pct(s["allowed_violation_share"]),
+                        s["verdict"],
+                    ]
+                    for s in slos
+                ],
+            )
+        )
+    section.tables.append(
+        Table(
+            t("wait_reasons", lang),
+            ["reason", "category", "jobs", "total wait"],
+            [
+                [r["reason"], r["category"], _fmt(r["jobs"]), _hours(r["total_wait_s"])]
+                for r in f["wait_reasons"][:12]
+            ],
+        )
+    )
+    p = f["preemption"]
+    section.tables.append(
+        Table(
+            "Preemption (Q4)",
+            [t("figure", lang), t("value", lang)],
+            [
+                [
+                    "stops (preempted / requeued)",
+                    f"{p['stops']} ({p['preempted']} / {p['requeued']})",
+                ],
+                [
+                    "GPU-minutes lost since a measured checkpoint",
+                    _fmt(p["gpu_minutes_lost_since_checkpoint"]),
+                ],
+                [
+                    "checkpoint before stop: yes / no / unknown",
+                    " / ".join(
+                        str(p["checkpoint_before_stop"][k]) for k in ("yes", "no", "unknown")
+                    ),
+                ],
+                ["share of jobs at the top priority level", _pct(p["top_priority_share"])],
+            ],
+        )
+    )
+    if f["chains"]:
+        section.tables.append(
+            Table(
+                t("chains", lang),
+                ["chain", "jobs", "end to end", "last stage", "longest wait in", "hand-off idle"],
+                [
+                    [
+                        c["chain"],
+                        _fmt(c["jobs"]),
+                        _hours(c["end_to_end_s"]),
+                        str(c["last_stage"]),
+                        str(c["longest_waiting_stage"]),
+                        _hours(c["handoff_idle_s"]),
+                    ]
+                    for c in f["chains"]
+                ],
+            )
+        )
+
+
+def _replay_section(section: Section, lang: Language) -> None:
+    f = section.record.figures
+    section.title = t("replay", lang)
+    slo = f.get("slo")
+    if len(f["pools"]) > 1:
+        section.charts.append(
+            Chart(
+                t("chart_pool_curve", lang),
+                charts.pool_curve(
+                    f["pools"],
+                    None if not slo else slo["threshold_s"] / 3600,
+                    t("chart_pool_curve", lang),
+                ),
+            )
+        )
+    section.tables.append(
+        Table(
+            t("pools", lang),
+            [
+                "GPUs",
+                "jobs",
+                "p50",
+                "p95",
+                "p99",
+                "max",
+                "SLO violations",
+                "utilisation",
+                "longest queue",
+            ],
+            [
+                [
+                    _fmt(p["gpus"]),
+                    _fmt(p["jobs"]),
+                    _hours(p["wait_p50_s"]),
+                    _hours(p["wait_p95_s"]),
+                    _hours(p["wait_p99_s"]),
+                    _hours(p["wait_max_s"]),
+                    _pct(p["slo_violation_share"]),
+                    _pct(p["utilisation"]),
+                    _fmt(p["longest_queue"]),
+                ]
+                for p in f["pools"]
+            ],
+        )
+    )
+
+
+SECTION_BUILDERS: dict[str, SectionBuilder] = {
+    "profile": _profile_section,
+    "queue": _queue_section,
+    "replay": _replay_section,
+}
 
 
 @dataclass
