@@ -226,7 +226,7 @@ def test_real_process(ws: Path) -> None:
     res = run_cli("cost", "--json", cwd=ws)
     assert res.returncode == 0, res.stderr
     body = json.loads(res.stdout)
-    assert Path(ws / body["evidence"]).is_file() or Path(body["evidence"]).is_file()
+    assert (ws / body["evidence"]).is_file()  # relative to the workspace, or absolute
     costs = ws / schema.COSTS_NAME
     costs.write_text(costs.read_text().replace("hours_per_month: 64", "hours_per_month: 0"))
     costs.write_text(costs.read_text().replace("hours_per_month: 12", "hours_per_month: 0"))
@@ -235,3 +235,12 @@ def test_real_process(ws: Path) -> None:
     assert res.returncode == 2 and res.stdout == ""
     assert re.search(r"costs\.yaml:\d+: field 'owned\.0\.labour': no engineer hours", res.stderr)
     assert "SPEC C6" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_profile_record_missing_a_figure_names_its_file(ws: Path, tmp_path: Path) -> None:
+    broken = profile_record()
+    broken.figures.pop("weeks")
+    path = ev.write(broken.model_copy(update={"content_sha256": ""}), tmp_path)
+    with pytest.raises(InputError) as exc:
+        run_cost(ws, profile=path)
+    assert exc.value.path == str(path) and exc.value.field == "figures.weeks"

@@ -9,6 +9,7 @@ import pytest
 from gpudecide.cost import analysis
 from gpudecide.cost.regimes import from_profile
 from gpudecide.cost.tco import month_cost, reversibility
+from gpudecide.errors import InputError
 
 from .test_cost_fixtures import (
     MANAGED,
@@ -358,3 +359,21 @@ def test_empty_profile_has_no_break_even() -> None:
     result = analysis.analyse(cfg(), profile_record(f))
     assert result.figures["break_even"] == []
     assert any("no break-even" in n for n in result.notes)
+
+
+def test_gpu_hours_by_kind_follow_the_window_jobs() -> None:
+    # Per job over the profile: train 120 / 2 = 60 GPU-hours, eval 80 / 2 = 40.
+    assert REG.normal.gpu_hours_of(["train"]) == 60  # 1 train + 1 eval: 60 / 100 of the month
+    assert REG.peak.gpu_hours_of(["train"]) == 120  # 2 + 2: 120 / 200
+    f = profile_figures()
+    f["weeks"][3]["jobs_by_kind"] |= {"train": 0, "eval": 1}  # week 4: an eval, not a train
+    reg = from_profile(f, D(672))
+    assert reg.normal.gpu_hours_of(["train"]) == 0  # no training in weeks 2-5: none sent out
+
+
+def test_profile_record_without_a_figure_is_an_input_error() -> None:
+    f = profile_figures()
+    del f["weeks"]
+    with pytest.raises(InputError, match="lacks the figure 'weeks'") as exc:
+        from_profile(f, D(672))
+    assert exc.value.field == "figures.weeks"

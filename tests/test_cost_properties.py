@@ -178,4 +178,4 @@ def test_break_even_is_where_the_two_bills_meet(cfg: CostsConfig, pool_price: De
 
     # The cheaper option changes at u (rounded to 4 places; each bill line to cents).
     below, above = gap(max(D(str(u)) - D("0.0002"), D("0.000001"))), gap(D(str(u)) + D("0.0002"))
-    assert below * above <= 0 or min(abs(below), abs(above)) <= 1
+    assert below * above <= 0 or min(abs(below), abs(above)) <= abs(above - below) + 1

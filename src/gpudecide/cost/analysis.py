@@ -14,6 +14,7 @@ from typing import Any
 
 from gpudecide import evidence as ev
 from gpudecide.cost import sensitivity
+from gpudecide.cost.fmt import num, pct
 from gpudecide.cost.regimes import REGIMES, Regimes, Workload, from_profile
 from gpudecide.cost.schema import (
     CostsConfig,
@@ -31,7 +32,6 @@ from gpudecide.cost.tco import (
     MonthCost,
     cents,
     month_cost,
-    num,
     pool_gpus,
     reversibility,
 )
@@ -296,18 +296,18 @@ def _findings(
     for p in pairs:
         seen = observed[p["dedicated"]]
         normal, peak = seen["normal"], seen["peak"]
-        seen_txt = f"observed {_pct(normal)} in the normal month, {_pct(peak)} in the peak month"
+        seen_txt = f"observed {pct(normal)} in the normal month, {pct(peak)} in the peak month"
         u = p["break_even_useful_utilisation"]
         if p["dedicated_cheaper"] == "above" and u is not None and (normal or 0) < u:
             near = " (only at ~100 % utilisation)" if u >= float(NEAR_FULL) else ""
             p["finding"] = (
-                f"{p['dedicated']} is cheaper than {p['managed']} only above {_pct(u)} useful "
+                f"{p['dedicated']} is cheaper than {p['managed']} only above {pct(u)} useful "
                 f"utilisation{near}; {seen_txt}"
             )
         elif p["dedicated_cheaper"] == "never":
             p["finding"] = (
                 f"{p['dedicated']} is never cheaper than {p['managed']} at a utilisation this "
-                f"workload can reach (at most {_pct(p['achievable_max'])} useful: failed "
+                f"workload can reach (at most {pct(p['achievable_max'])} useful: failed "
                 f"attempts occupy the pool too); {seen_txt}"
             )
         else:
@@ -315,10 +315,6 @@ def _findings(
         if p["finding"]:
             out.append(p["finding"])
     return out
-
-
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.1%}"
 
 
 def analyse(
@@ -373,7 +369,9 @@ def analyse(
             }
         )
         for r in REGIMES:
-            notes.extend(n for n in m[r].notes if n not in notes)
+            for note in m[r].notes:
+                if note not in notes:
+                    notes.append(note)
 
     cheapest: dict[str, str | None] = {
         r: min(standalone, key=lambda o: months[o.id][r].total).id if standalone else None

@@ -11,7 +11,6 @@ can import each other in either order.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -21,7 +20,7 @@ from rich.table import Table
 from gpudecide import evidence as ev
 from gpudecide import workspace
 from gpudecide.cost import analysis, schema
-from gpudecide.cost.tco import num
+from gpudecide.cost.fmt import money, pct
 from gpudecide.errors import InputError
 
 
@@ -122,20 +121,18 @@ def run_cost(
     cfg = schema.load(costs_path)
     profile_record = _record(profile, "profile")
     state, _ = ev.freshness(profile_record, root)
-    result = analysis.analyse(
-        cfg, profile_record, replay_records, profile_fresh=state is ev.Freshness.FRESH
-    )
+    try:
+        result = analysis.analyse(
+            cfg, profile_record, replay_records, profile_fresh=state is ev.Freshness.FRESH
+        )
+    except InputError as exc:
+        if exc.path is not None:
+            raise
+        # The record is the bad input: name its file.
+        raise InputError(exc.message, path=profile, field=exc.field, hint=exc.hint) from None
     inputs = [ev.input_ref(p, root) for p in (costs_path, profile, *replay_paths)]
     written = ev.write(analysis.to_evidence(result, inputs), out_dir)
     return CostRun(result, written, costs_path, profile)
-
-
-def _money(value: str | None, places: int = 0) -> str:
-    return "n/a" if value is None else num(Decimal(value), places)
-
-
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.1%}"
 
 
 def print_summary(figures: dict[str, Any], console: Any) -> None:
@@ -157,11 +154,11 @@ def print_summary(figures: dict[str, Any], console: Any) -> None:
         table.add_row(
             o["id"],
             o["type"] + ("" if o["standalone"] else "*"),
-            _money(r["normal"]["total"]),
-            _money(r["peak"]["total"]),
-            _money(r["empty"]["total"]),
-            _money(r["normal"]["cost_per_useful_gpu_hour"], 2),
-            _pct(r["normal"]["useful_utilisation"]),
+            money(r["normal"]["total"]),
+            money(r["peak"]["total"]),
+            money(r["empty"]["total"]),
+            money(r["normal"]["cost_per_useful_gpu_hour"], 2),
+            pct(r["normal"]["useful_utilisation"]),
         )
     console.print(table)
     if not all(o["standalone"] for o in figures["options"]):
@@ -175,9 +172,9 @@ def print_summary(figures: dict[str, Any], console: Any) -> None:
         u = p["break_even_useful_utilisation"]
         console.print(
             f"break-even {p['dedicated']} vs {p['managed']}: "
-            f"{_pct(u) if u is not None else 'none'} useful utilisation "
+            f"{pct(u) if u is not None else 'none'} useful utilisation "
             f"(dedicated cheaper: {p['dedicated_cheaper']}; observed "
-            f"{_pct(p['observed_normal'])})",
+            f"{pct(p['observed_normal'])})",
             markup=False,
         )
     for finding in figures["findings"]:

@@ -42,7 +42,7 @@ class Workload:
     useful_gpu_hours: Decimal  # completed attempts only (C2)
     attempts: Decimal  # job starts: each pays a managed start-up and data load
     jobs_by_kind: dict[str, Decimal]
-    kind_gpu_share: dict[str, Decimal]  # share of GPU-hours per kind, over the whole profile
+    kind_gpu_share: dict[str, Decimal]  # estimated share of the month's GPU-hours per kind
     mean_gpus_per_attempt: Decimal
     peak_concurrent_gpus: int
     window: dict[str, Any] | None = None
@@ -65,7 +65,7 @@ class Workload:
         return self.useful_gpu_hours / self.gpu_hours if self.gpu_hours > 0 else Decimal(1)
 
     def gpu_hours_of(self, kinds: list[str]) -> Decimal:
-        """GPU-hours of these job kinds (by their share of the whole profile)."""
+        """GPU-hours of these job kinds (an estimate: see `from_profile`)."""
         return self.gpu_hours * sum((self.kind_gpu_share.get(k, ZERO) for k in kinds), ZERO)
 
     def gpu_hours_above(self, gpus: int) -> Decimal:
@@ -131,12 +131,13 @@ def from_profile(figures: dict[str, Any], hours_per_month: Decimal) -> Regimes:
         jobs_total = int(figures["jobs_total"])
         attempts_total = int(figures["attempts_total"])
         by_kind_hours = {k: dec(v) for k, v in figures["gpu_hours_by_kind"].items()}
+        by_kind_jobs = {k: int(v) for k, v in figures["jobs_by_kind"].items()}
         peak_all = int(figures["peak_concurrent_gpus"])
-        mean_h = figures.get("duration_hours", {}).get("mean")
-    except (KeyError, TypeError) as exc:
+        mean_h = (figures.get("duration_hours") or {}).get("mean")
+    except KeyError as exc:
         raise InputError(
-            f"profile evidence lacks figure {exc}",
-            field=f"figures.{exc.args[0] if exc.args else ''}",
+            f"profile evidence lacks the figure {exc.args[0]!r}",
+            field=f"figures.{exc.args[0]}",
             hint="re-run `gpudecide profile` with this version",
         ) from None
     notes: list[str] = []
@@ -154,6 +155,19 @@ def from_profile(figures: dict[str, Any], hours_per_month: Decimal) -> Regimes:
     kind_share = {
         k: (by_kind_hours.get(k, ZERO) / total_hours if total_hours > 0 else ZERO) for k in KINDS
     }
+    # GPU-hours per job of each kind over the whole profile: a window's GPU-hours by kind are
+    # estimated from its own jobs of each kind (per-window hours by kind are not in the record).
+    hours_per_job = {
+        k: by_kind_hours.get(k, ZERO) / by_kind_jobs[k] for k in KINDS if by_kind_jobs.get(k)
+    }
+
+    def window_share(jobs: dict[str, int]) -> dict[str, Decimal]:
+        estimate = {k: n * hours_per_job.get(k, ZERO) for k, n in jobs.items()}
+        total = sum(estimate.values(), ZERO)
+        if total <= 0:
+            return kind_share
+        return {k: estimate.get(k, ZERO) / total for k in KINDS}
+
     attempts_per_job = Decimal(attempts_total) / jobs_total if jobs_total else Decimal(1)
     mean_gpus = Decimal(1)
     if mean_h and attempts_total and total_hours > 0:
@@ -212,7 +226,7 @@ def from_profile(figures: dict[str, Any], hours_per_month: Decimal) -> Regimes:
             useful_gpu_hours=hours * useful_share,
             attempts=sum(jobs.values(), ZERO) * attempts_per_job,
             jobs_by_kind=jobs,
-            kind_gpu_share=kind_share,
+            kind_gpu_share=window_share(win["jobs_by_kind"]),
             mean_gpus_per_attempt=mean_gpus,
             peak_concurrent_gpus=max(levels) if levels else peak_all,
             window={"weeks": win["weeks"], "start": win["start"], "end": win["end"]},

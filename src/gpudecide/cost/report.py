@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from gpudecide.cost import charts
-from gpudecide.cost.tco import num
+from gpudecide.cost.fmt import money, num, pct
 
 if TYPE_CHECKING:
     from gpudecide.report.i18n import Language
@@ -95,18 +95,6 @@ def _t(key: str, lang: Language) -> str:
     return entry.get(lang) or entry["en"]
 
 
-def _m(value: str | None, places: int = 0) -> str:
-    return "n/a" if value is None else num(Decimal(value), places)
-
-
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.1%}"
-
-
-def _hours(seconds: Any) -> str:
-    return "n/a" if seconds is None else f"{float(seconds) / 3600:.1f} h"
-
-
 def cost_section(section: Section, lang: Language) -> None:
     """Fill the report section of a "cost" evidence record."""
     from gpudecide.report.render import Chart, Table
@@ -175,11 +163,11 @@ def cost_section(section: Section, lang: Language) -> None:
                 [
                     o["id"] + ("" if o["standalone"] else " (hybrid part)"),
                     r,
-                    *[_m(m["components"][c]) for c in comps],
-                    _m(m["total"]),
+                    *[money(m["components"][c]) for c in comps],
+                    money(m["total"]),
                     num(Decimal(str(m["useful_gpu_hours"])), 1),
-                    _pct(m["useful_utilisation"]),
-                    _m(m["cost_per_useful_gpu_hour"], 2),
+                    pct(m["useful_utilisation"]),
+                    money(m["cost_per_useful_gpu_hour"], 2),
                 ]
             )
     section.tables.append(
@@ -240,11 +228,11 @@ def cost_section(section: Section, lang: Language) -> None:
                     [
                         p["dedicated"],
                         p["managed"],
-                        _pct(p["break_even_useful_utilisation"]),
+                        pct(p["break_even_useful_utilisation"]),
                         p["dedicated_cheaper"],
-                        _pct(p["achievable_max"]),
-                        _pct(p["observed_normal"]),
-                        _pct(p["observed_peak"]),
+                        pct(p["achievable_max"]),
+                        pct(p["observed_normal"]),
+                        pct(p["observed_peak"]),
                     ]
                     for p in f["break_even"]
                 ],
@@ -255,7 +243,7 @@ def cost_section(section: Section, lang: Language) -> None:
         pc = o.get("peak_check")
         if pc is None:
             burst = o["burst_extra"]
-            how = f"burst: {_m(burst)} {cur} over the normal month"
+            how = f"burst: {money(burst)} {cur} over the normal month"
             peak_rows.append([o["id"], "managed", "n/a", "n/a", how])
             continue
         absorbs = {True: "yes", False: "no", None: "not measured"}[pc["absorbs"]]
@@ -284,7 +272,7 @@ def cost_section(section: Section, lang: Language) -> None:
                     o["id"],
                     o["waiting"]["consequence"] or "n/a",
                     (
-                        f"{_m(o['waiting']['assumed_monthly_cost'])} per month "
+                        f"{money(o['waiting']['assumed_monthly_cost'])} per month "
                         f"({o['waiting']['assumption_source']})"
                         if o["waiting"]["assumed_monthly_cost"] is not None
                         else "none given"
@@ -300,7 +288,7 @@ def cost_section(section: Section, lang: Language) -> None:
         [
             o["id"],
             str(rv["commitment_months_left"]),
-            f"{_m(rv['cost_to_shrink'])} {cur}",
+            f"{money(rv['cost_to_shrink'])} {cur}",
             f"{rv['days_to_shrink']:g}",
             rv["how"],
         ]
@@ -333,7 +321,7 @@ def cost_section(section: Section, lang: Language) -> None:
                         r["field"],
                         _side(r["low"]),
                         _side(r["high"]),
-                        _m(r["swing"]),
+                        money(r["swing"]),
                     ]
                     for r in sens["inputs"][:TOP_INPUTS]
                 ],
@@ -344,7 +332,7 @@ def cost_section(section: Section, lang: Language) -> None:
             f"{_t('lines', lang)}, {cur}",
             ["option", "component", "line", "amount", "source"],
             [
-                [o["id"], ln["component"], ln["label"], _m(ln["amount"], 2), ln["source"]]
+                [o["id"], ln["component"], ln["label"], money(ln["amount"], 2), ln["source"]]
                 for o in shown
                 for ln in o["regimes"]["normal"]["lines"]
             ],
@@ -354,7 +342,7 @@ def cost_section(section: Section, lang: Language) -> None:
         Table(
             f"{_t('prices', lang)}, {cur}",
             ["option", "field", "amount", "source"],
-            [[p["option"], p["field"], _m(p["amount"], 2), p["source"]] for p in f["prices"]],
+            [[p["option"], p["field"], money(p["amount"], 2), p["source"]] for p in f["prices"]],
         )
     )
 
@@ -363,4 +351,4 @@ def _side(side: dict[str, Any] | None) -> str:
     if side is None:
         return "n/a"
     gap = side["gap"] if side["gap"] is not None else side["leader_total"]
-    return f"{side['cheapest']}, {_m(gap)}"
+    return f"{side['cheapest']}, {money(gap)}"

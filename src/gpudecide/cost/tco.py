@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Literal
 
+from gpudecide.cost.fmt import num
 from gpudecide.cost.regimes import ZERO, Workload
 from gpudecide.cost.schema import (
     CostsConfig,
@@ -64,13 +65,6 @@ CAPEX_COMPONENT: dict[str, Component] = {
 def cents(value: Decimal) -> Decimal:
     """Round money to hundredths, half up (how invoices round)."""
     return value.quantize(CENT, rounding=ROUND_HALF_UP)
-
-
-def num(value: Decimal, places: int = 2) -> str:
-    """A figure for a label: thousands separated, trailing zeros dropped."""
-    q = value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
-    text = f"{q:,.{places}f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 @dataclass(frozen=True)

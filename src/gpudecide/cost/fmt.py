@@ -1,0 +1,22 @@
+"""How cost figures read in labels, the terminal and the report (one format everywhere)."""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal
+
+
+def num(value: Decimal, places: int = 2) -> str:
+    """A figure: thousands separated, rounded half up, trailing zeros dropped."""
+    q = value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    text = f"{q:,.{places}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def money(value: str | None, places: int = 0) -> str:
+    """A decimal string of the evidence (money) for people; n/a when absent."""
+    return "n/a" if value is None else num(Decimal(value), places)
+
+
+def pct(value: float | None) -> str:
+    """A share as a percentage with one decimal; n/a when absent."""
+    return "n/a" if value is None else f"{value:.1%}"
