@@ -22,7 +22,7 @@ from gpudecide import evidence as ev
 from gpudecide.errors import InputError
 from gpudecide.jobs import profile as prof
 from gpudecide.jobs.classify import ClassifyConfig
-from gpudecide.jobs.load import JobLog, LogSpec, load_logs
+from gpudecide.jobs.load import FORMATS, JobLog, LogSpec, load_logs
 from gpudecide.jobs.schema import CANONICAL_COLUMNS
 from gpudecide.queue import slo as slo_mod
 from gpudecide.queue.analysis import (
@@ -176,10 +176,18 @@ def _parse_until(value: str | None) -> datetime | None:
 # Options every log-reading command shares.
 LogsArg = Annotated[
     list[Path] | None,
-    typer.Argument(help="Job logs (sacct --parsable2, CSV, JSONL); default: the workspace's."),
+    typer.Argument(
+        help="Job logs: sacct --parsable2, CSV, JSONL, kubectl pods/events JSON, SageMaker or "
+        "OpenAI fine-tuning job JSON; default: the workspace's."
+    ),
 ]
 TzOpt = Annotated[str | None, typer.Option(help="Time zone sacct printed times in (IANA name).")]
-FormatOpt = Annotated[str, typer.Option("--format", help="auto | sacct | csv | jsonl.")]
+FormatOpt = Annotated[
+    str,
+    typer.Option(
+        "--format", help="auto | sacct | csv | jsonl | kubernetes | sagemaker | openai."
+    ),
+]
 SacctFormatOpt = Annotated[
     str | None,
     typer.Option(help="The --format list given to sacct, for output without a header."),
@@ -229,8 +237,8 @@ def load_for_command(
     show_progress: bool = False,
 ) -> Loaded:
     """Read the given logs (or the workspace's) the way every analysis command does."""
-    if args.fmt not in ("auto", "sacct", "csv", "jsonl"):
-        raise InputError(f"{args.fmt!r} is not auto, sacct, csv or jsonl", field="--format")
+    if args.fmt not in FORMATS:
+        raise InputError(f"{args.fmt!r} is not one of {', '.join(FORMATS)}", field="--format")
     specs: list[LogSpec]
     if args.logs:
         specs = [LogSpec(p, args.fmt, args.sacct_format) for p in args.logs]  # type: ignore[arg-type]

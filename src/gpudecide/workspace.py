@@ -33,8 +33,8 @@ class LogSource(_Strict):
     """One job log the analyses read."""
 
     path: str = Field(description="Path of the log, relative to the workspace.")
-    format: Literal["auto", "sacct", "csv", "jsonl"] = Field(
-        default="auto", description="auto | sacct | csv | jsonl."
+    format: Literal["auto", "sacct", "csv", "jsonl", "kubernetes", "sagemaker", "openai"] = Field(
+        default="auto", description="auto | sacct | csv | jsonl | kubernetes | sagemaker | openai."
     )
     sacct_format: str | None = Field(
         default=None, description="The --format list given to sacct, for output without a header."

@@ -4,18 +4,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import duckdb
 import pyarrow as pa
 
 from gpudecide.errors import InputError
+from gpudecide.jobs import kubernetes, managed
+from gpudecide.jobs.jsonsource import read_json
 from gpudecide.jobs.sacct import BadRow, ParseResult, read_sacct
 from gpudecide.jobs.schema import ATTEMPTS_SCHEMA
 from gpudecide.jobs.tabular import read_tabular
 
-LogFormat = Literal["auto", "sacct", "csv", "jsonl"]
+LogFormat = Literal["auto", "sacct", "csv", "jsonl", "kubernetes", "sagemaker", "openai"]
+FORMATS: tuple[str, ...] = ("auto", "sacct", "csv", "jsonl", "kubernetes", "sagemaker", "openai")
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,7 @@ class JobLog:
     sources: list[Path]
     bad_rows: list[BadRow] = field(default_factory=list)
     duplicate_rows: int = 0
+    notes: list[str] = field(default_factory=list)
 
 
 def check_timezone(tz: str) -> str:
@@ -48,9 +52,44 @@ def check_timezone(tz: str) -> str:
     return tz
 
 
-def detect_format(path: Path) -> Literal["sacct", "csv", "jsonl"]:
-    """Format from the extension, else from the first non-empty line."""
+Detected = Literal[
+    "sacct",
+    "csv",
+    "jsonl",
+    "kubernetes",
+    "sagemaker",
+    "openai",
+    "kubernetes-events",
+    "openai-events",
+]
+
+
+def _detect_json(path: Path) -> Detected:
+    doc = read_json(path)
+    kind = kubernetes.list_kind(doc)
+    if kind == "pods":
+        return "kubernetes"
+    if kind == "events":
+        return "kubernetes-events"
+    if managed.is_sagemaker(doc):
+        return "sagemaker"
+    if managed.openai_jobs(doc) is not None:
+        return "openai"
+    if managed.is_openai_events(doc):
+        return "openai-events"
+    raise InputError(
+        "JSON of no known job source",
+        path=path,
+        hint="expected kubectl get pods/events -o json, SageMaker DescribeTrainingJob, "
+        "or OpenAI fine_tuning.job objects",
+    )
+
+
+def detect_format(path: Path) -> Detected:
+    """Format from the extension and content (JSON sources by their shape)."""
     suffix = path.suffix.lower()
+    if suffix == ".json":
+        return _detect_json(path)
     if suffix in (".jsonl", ".ndjson"):
         return "jsonl"
     if suffix == ".csv":
@@ -63,6 +102,8 @@ def detect_format(path: Path) -> Literal["sacct", "csv", "jsonl"]:
     first = next((ln.strip() for ln in head.splitlines() if ln.strip()), b"")
     if first.startswith(b"{"):
         return "jsonl"
+    if first.startswith(b"["):
+        return _detect_json(path)
     if b"|" in first or not first:
         return "sacct"
     if b"," in first:
@@ -86,20 +127,42 @@ def load_logs(
         raise InputError("no job log given", hint="pass one or more sacct/CSV/JSONL files")
     check_timezone(tz)
     specs = [p if isinstance(p, LogSpec) else LogSpec(p, fmt, sacct_format) for p in paths]
-    results: list[ParseResult] = []
     for spec in specs:
+        if spec.path.is_dir():
+            raise InputError("is a directory, not a job log", path=spec.path)
+        if not spec.path.exists():
+            raise InputError("no such file", path=spec.path)
+    kinds = [detect_format(s.path) if s.format == "auto" else s.format for s in specs]
+    # Event lists are not job logs: they annotate the pods / fine-tuning jobs read with them.
+    k8s_events: dict[str, list[dict[str, Any]]] = {}
+    openai_events: dict[str, list[dict[str, Any]]] = {}
+    for spec, kind in zip(specs, kinds, strict=True):
+        if kind == "kubernetes-events":
+            for key, evs in kubernetes.index_events(spec.path).items():
+                k8s_events.setdefault(key, []).extend(evs)
+        elif kind == "openai-events":
+            job_id = spec.path.name.removesuffix(".json").removesuffix(".events")
+            openai_events[job_id] = read_json(spec.path)["data"]
+    results: list[ParseResult] = []
+    for spec, kind in zip(specs, kinds, strict=True):
         path = spec.path
-        if path.is_dir():
-            raise InputError("is a directory, not a job log", path=path)
-        if not path.exists():
-            raise InputError("no such file", path=path)
-        kind = detect_format(path) if spec.format == "auto" else spec.format
         if kind == "sacct":
             results.append(
                 read_sacct(path, tz=tz, sacct_format=spec.sacct_format, skip_bad_rows=skip_bad_rows)
             )
-        else:
+        elif kind in ("csv", "jsonl"):
             results.append(read_tabular(path, fmt=kind, tz=tz, skip_bad_rows=skip_bad_rows))
+        elif kind == "kubernetes":
+            results.append(kubernetes.read_kubernetes(path, k8s_events))
+        elif kind == "sagemaker":
+            results.append(managed.read_sagemaker(path))
+        elif kind == "openai":
+            results.append(managed.read_openai(path, openai_events))
+    if not results:
+        raise InputError(
+            "only event lists given, no jobs",
+            hint="pass the pods (or fine-tuning jobs) the events belong to",
+        )
     merged = pa.concat_tables([r.table for r in results]).cast(ATTEMPTS_SCHEMA)
     before = merged.num_rows
     if len(results) > 1:
@@ -119,4 +182,5 @@ def load_logs(
         sources=[s.path for s in specs],
         bad_rows=[b for r in results for b in r.bad_rows],
         duplicate_rows=before - merged.num_rows,
+        notes=[n for r in results for n in r.notes],
     )

@@ -199,6 +199,7 @@ class ParseResult:
     table: pa.Table
     bad_rows: list[BadRow] = field(default_factory=list)
     data_lines: int = 0
+    notes: list[str] = field(default_factory=list)
 
 
 def _sniff_header(path: Path) -> list[str] | None:

@@ -6,6 +6,8 @@ One row per *attempt*: a Slurm job requeued twice has three rows sharing `job_id
 
 from __future__ import annotations
 
+from typing import Any
+
 import pyarrow as pa
 
 KINDS = ("train", "smoke", "restart", "eval", "merge", "quantize", "export", "other")
@@ -69,6 +71,16 @@ ATTEMPTS_SCHEMA = pa.schema(
         pa.field("extras", pa.string()),
     ]
 )
+
+
+def attempts_table(rows: list[dict[str, Any]], source: str) -> pa.Table:
+    """Canonical rows (dicts keyed by column name; missing keys are null) as an Arrow table."""
+    columns: dict[str, list[Any]] = {f.name: [] for f in ATTEMPTS_SCHEMA}
+    for row in rows:
+        for name in columns:
+            columns[name].append(source if name == "source" else row.get(name))
+    return pa.table(columns, schema=ATTEMPTS_SCHEMA)
+
 
 # Column documentation, shown in the README and used by the CSV/JSONL reader.
 CANONICAL_COLUMNS: dict[str, str] = {

@@ -14,18 +14,16 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-import pyarrow as pa
-
 from gpudecide.errors import InputError
 from gpudecide.jobs.sacct import BadRow, ParseResult
 from gpudecide.jobs.schema import (
-    ATTEMPTS_SCHEMA,
     CANONICAL_COLUMNS,
     KINDS,
     REQUIRED_COLUMNS,
     SLURM_STATES,
     STATES,
     TIMESTAMP_COLUMNS,
+    attempts_table,
 )
 
 _INT_COLUMNS = ("attempt", "gpu_count", "req_gpus", "priority", "time_limit_s")
@@ -253,14 +251,7 @@ def read_tabular(
     if not rows and not bad:
         raise InputError("no job rows", path=p)
     _number_attempts(rows)
-    columns: dict[str, list[Any]] = {f.name: [] for f in ATTEMPTS_SCHEMA}
-    for row in rows:
-        row["source"] = str(p)
-        for name in columns:
-            columns[name].append(row.get(name))
-    return ParseResult(
-        table=pa.table(columns, schema=ATTEMPTS_SCHEMA), bad_rows=bad, data_lines=data_lines
-    )
+    return ParseResult(table=attempts_table(rows, str(p)), bad_rows=bad, data_lines=data_lines)
 
 
 def _number_attempts(rows: list[dict[str, Any]]) -> None:

@@ -46,7 +46,8 @@ REASON_CATEGORIES: tuple[tuple[str, re.Pattern[str]], ...] = (
         "capacity",
         re.compile(
             r"^(Resources|Priority|Nodes?Down|NodeNotAvail)$|Insufficient nvidia.com/gpu|"
-            r"nodes are available|Launching requested ML instances|capacity|queued",
+            r"nodes are available|Launching requested ML instances|Preparing the instances|"
+            r"capacity|^queued$",
             re.I,
         ),
     ),
