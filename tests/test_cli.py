@@ -145,3 +145,144 @@ def test_columns() -> None:
     res = run_cli("columns", "--json")
     assert res.returncode == 0
     assert {"job_id", "gpu_count", "state", "first_step"} <= json.loads(res.stdout).keys()
+
+
+QUEUE_JOB_KEYS = {
+    "job_id",
+    "attempts",
+    "queue_wait_s",
+    "submit_to_start_s",
+    "dependency_wait_s",
+    "startup_s",
+    "state",
+    "wait_reason",
+}
+
+
+def _slo_file(tmp_path: Path, normal_minutes: float = 5, allowed: float = 0.5) -> Path:
+    path = tmp_path / "slo.yaml"
+    path.write_text(
+        "slos:\n"
+        f"  normal:\n    threshold_minutes: {normal_minutes}\n"
+        f"    allowed_violation_share: {allowed}\n"
+        "  urgent:\n    threshold_minutes: 1\n    allowed_violation_share: 0.5\n"
+        "    selector:\n      kinds: [eval]\n"
+    )
+    return path
+
+
+def test_queue_json_interface(tmp_path: Path, scenario: dict) -> None:
+    res = run_cli(
+        "queue",
+        str(SACCT / "scenario.utc.txt"),
+        "--json",
+        "--slo",
+        str(_slo_file(tmp_path)),
+        "--evidence-dir",
+        str(tmp_path / "ev"),
+    )
+    assert res.returncode == 0, res.stderr
+    body = json.loads(res.stdout)
+    assert {
+        "jobs",
+        "summary",
+        "phases",
+        "wait_reasons",
+        "slo",
+        "preemption",
+        "chains",
+    } <= body.keys()
+    jobs = {j["job_id"]: j for j in body["jobs"]}
+    for job in jobs.values():
+        assert job.keys() >= QUEUE_JOB_KEYS
+    roles = scenario["roles"]
+    requeued = jobs[roles["requeued"]["job_id"]]
+    assert requeued["attempts"] == 2
+    held = jobs[roles["held_cancel"]["job_id"]]
+    assert held["start"] is None and held["queue_wait_s"] is None  # Eligible was Unknown
+    dep = jobs[roles["eval_dep"]["job_id"]]
+    assert dep["wait_reason"] == "Dependency" and dep["dependency_wait_s"] > 0
+    assert body["summary"]["slo_verdicts"]["normal"] == "pass"
+    chains = {c["chain"] for c in body["chains"]}
+    assert roles["train_ok"]["chain"] in chains
+    record = json.loads(Path(body["evidence"]).read_text())
+    assert record["kind"] == "queue" and len(record["inputs"]) == 2  # the log and slo.yaml
+
+
+def test_queue_failed_slo_is_exit_1(tmp_path: Path) -> None:
+    res = run_cli(
+        "queue",
+        str(SACCT / "scenario.utc.txt"),
+        "--slo",
+        str(_slo_file(tmp_path, normal_minutes=0.01, allowed=0.0)),
+        "--evidence-dir",
+        str(tmp_path / "ev"),
+    )
+    assert res.returncode == 1, res.stderr
+    assert "SLO normal: fail" in res.stdout
+
+
+def test_replay_json_and_auto(tmp_path: Path) -> None:
+    log = str(SACCT / "scenario.utc.txt")
+    res = run_cli("replay", log, "--gpus", "1,2", "--json", "--evidence-dir", str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    body = json.loads(res.stdout)
+    assert [p["gpus"] for p in body["pools"]] == [1, 2]
+    one, two = body["pools"]
+    assert one["jobs_unplaceable"] == 1  # the 2-GPU training cannot run on 1 GPU
+    assert two["jobs_unplaceable"] == 0 and body["largest_job_gpus"] == 2
+    auto = run_cli(
+        "replay",
+        log,
+        "--gpus",
+        "auto",
+        "--slo",
+        str(_slo_file(tmp_path, 60, 0.0)),
+        "--json",
+        "--evidence-dir",
+        str(tmp_path),
+    )
+    assert auto.returncode == 0, auto.stderr
+    assert json.loads(auto.stdout)["recommended_gpus"] == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--gpus", "auto"], "--gpus auto needs an SLO"),
+        (["--gpus", "eight"], "--gpus"),
+        (["--gpus", "2", "--policy", "lottery"], "--policy"),
+        (["--gpus", "2", "--window", "month"], "--window"),
+    ],
+)
+def test_replay_bad_options(tmp_path: Path, args: list[str], words: str) -> None:
+    res = run_cli("replay", str(SACCT / "scenario.utc.txt"), *args, "--evidence-dir", str(tmp_path))
+    assert res.returncode == 2 and words in res.stderr and "Traceback" not in res.stderr
+
+
+def test_bad_slo_file_names_line_and_field(tmp_path: Path) -> None:
+    slo = tmp_path / "slo.yaml"
+    slo.write_text(
+        "slos:\n  normal:\n    threshold_minutes: -5\n    allowed_violation_share: 0.1\n"
+        "  urgent:\n    threshold_minutes: 5\n    allowed_violation_share: 0.1\n"
+    )
+    res = run_cli(
+        "queue",
+        str(SACCT / "scenario.utc.txt"),
+        "--slo",
+        str(slo),
+        "--evidence-dir",
+        str(tmp_path / "ev"),
+    )
+    assert res.returncode == 2
+    assert f"{slo}:3: field 'slos.normal.threshold_minutes'" in res.stderr
+    slo.write_text("slos:\n  normal:\n    threshold_minutes: 5\n    allowed_violation_share: 0.1\n")
+    res = run_cli(
+        "queue",
+        str(SACCT / "scenario.utc.txt"),
+        "--slo",
+        str(slo),
+        "--evidence-dir",
+        str(tmp_path / "ev"),
+    )
+    assert res.returncode == 2 and "urgent" in res.stderr
