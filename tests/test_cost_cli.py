@@ -244,3 +244,10 @@ def test_profile_record_missing_a_figure_names_its_file(ws: Path, tmp_path: Path
     with pytest.raises(InputError) as exc:
         run_cost(ws, profile=path)
     assert exc.value.path == str(path) and exc.value.field == "figures.weeks"
+
+
+def test_workspace_option_like_the_other_commands(ws: Path) -> None:
+    res = CliRunner().invoke(_app(), ["cost", "-w", str(ws), "--json"])
+    assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(_app(), ["cost", str(ws), "-w", str(ws)])
+    assert res.exit_code == 2 and "give the workspace once" in res.stderr

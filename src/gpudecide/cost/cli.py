@@ -212,6 +212,10 @@ def register(app: typer.Typer) -> None:
         evidence_dir: Annotated[
             Path | None, typer.Option(help="Where to write the evidence record.")
         ] = None,
+        workspace_dir: Annotated[
+            Path | None,
+            typer.Option("--workspace", "-w", help="Workspace folder (same as WORKSPACE)."),
+        ] = None,
         as_json: Annotated[
             bool, typer.Option("--json", help="Print one JSON object for machines.")
         ] = False,
@@ -220,7 +224,13 @@ def register(app: typer.Typer) -> None:
         from gpudecide import cli as base
 
         with base._guard(as_json):
-            run = run_cost(target, profile=profile, replays=replay, evidence_dir=evidence_dir)
+            if target is not None and workspace_dir is not None:
+                raise InputError(
+                    "give the workspace once: as WORKSPACE or as --workspace", field="--workspace"
+                )
+            run = run_cost(
+                target or workspace_dir, profile=profile, replays=replay, evidence_dir=evidence_dir
+            )
         figures = run.result.figures
         if as_json:
             base._emit_json(

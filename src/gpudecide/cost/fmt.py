@@ -13,8 +13,11 @@ def num(value: Decimal, places: int = 2) -> str:
 
 
 def money(value: str | None, places: int = 0) -> str:
-    """A decimal string of the evidence (money) for people; n/a when absent."""
-    return "n/a" if value is None else num(Decimal(value), places)
+    """A decimal string of the evidence (money) for people, all `places` kept; n/a if absent."""
+    if value is None:
+        return "n/a"
+    q = Decimal(value).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    return f"{q:,.{places}f}"
 
 
 def pct(value: float | None) -> str:
