@@ -482,6 +482,8 @@ def _print_queue(f: dict[str, Any]) -> None:
     )
     for finding in p["findings"]:
         out.print(f"  finding: {finding}", markup=False)
+    for note in f["summary"]["source_notes"]:
+        out.print(f"note: {note}", markup=False)
     for c in f["chains"]:
         e2e = "unfinished" if c["end_to_end_s"] is None else _duration(c["end_to_end_s"])
         out.print(

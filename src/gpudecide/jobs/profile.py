@@ -332,6 +332,7 @@ def build_profile(log: JobLog, options: ProfileOptions | None = None) -> Profile
         notes.append("the log has no eligible times: lead-time share not measurable")
     if running:
         notes.append(f"{running} job(s) still running: counted up to {_iso(window_end)}")
+    notes += log.notes
 
     figures: dict[str, Any] = {
         "window": {

@@ -106,6 +106,7 @@ def analyse_queue(log: JobLog, options: QueueOptions | None = None) -> dict[str,
         "ambiguity": lifecycle.ambiguity(lc),
         "wait_by_category_s": lifecycle.wait_by_category(reasons),
         "slo_verdicts": {s["name"]: s["verdict"] for s in slos},
+        "source_notes": list(log.notes),
     }
     return {
         "jobs": per_job,
@@ -168,6 +169,7 @@ def queue_evidence(figures: dict[str, Any], inputs: list[ev.InputRef]) -> ev.Evi
             "wait is unmeasured"
         )
     notes += figures["preemption"]["findings"]
+    notes += figures["summary"]["source_notes"]
     return ev.Evidence(
         kind="queue",
         title="Queue: lifecycle, SLOs, preemption, chains",
