@@ -53,14 +53,16 @@ def test_workspace_run_writes_cost_evidence(ws: Path) -> None:
     assert res.exit_code == 0, res.output
     body = json.loads(res.stdout)
     assert body["currency"] == "KZT" and body["verdict"] == "warn"
-    assert {o["id"] for o in body["options"]} == {
+    # The hybrid's 2-GPU base (standalone: false) is costed inside the hybrid only.
+    assert [o["id"] for o in body["options"]] == [
         "owned-8xh100",
         "rented-8gpu",
-        "kz-rented-2gpu",
         "managed-ft",
         "kz-local",
         "hybrid-kz",
-    }
+    ]
+    hybrid = body["options"][-1]["regimes"]["normal"]["lines"]
+    assert any(ln["label"].startswith("base kz-rented-2gpu: pool: 2 GPUs") for ln in hybrid)
     record = ev.load(Path(body["evidence"]))
     assert record.kind == "cost" and record.spec_ids[-1] == "V2" and "C8" in record.spec_ids
     assert [i.path for i in record.inputs] == [

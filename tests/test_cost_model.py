@@ -301,7 +301,7 @@ def test_peak_check_without_and_with_replay() -> None:
     ]
     check = analysis.peak_check(c, own, REG.peak, [replay_record(pools, slo)])
     assert check is not None and check["source"] == "replay" and check["absorbs"] is True
-    assert check["wait_p95_s"] == 7200 and "wait p95 2 h" in check["meaning"]
+    assert check["wait_p95_s"] == 7200 and "wait p95 2.0 h, max 3.0 h" in check["meaning"]
     pools[1]["slo_violation_share"] = 0.2
     check = analysis.peak_check(c, own, REG.peak, [replay_record(pools, slo)])
     assert (

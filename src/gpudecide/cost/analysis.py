@@ -167,8 +167,8 @@ def peak_check(
                 "recommended_gpus": record.figures.get("recommended_gpus"),
             }
         )
-        p95 = pool.get("wait_p95_s")
-        wait = f"wait p95 {num(Decimal(str(p95)) / 3600)} h" if p95 is not None else "no wait"
+        p95, worst = pool.get("wait_p95_s"), pool.get("wait_max_s")
+        wait = f"wait p95 {_wait(p95)}" + (f", max {_wait(worst)}" if worst is not None else "")
         out["meaning"] = (
             f"replay of {gpus} GPUs ({out['window']} window, {out['policy']}): {wait}"
             + (f"; {unplaceable} job(s) larger than the pool never run here" if unplaceable else "")
@@ -191,6 +191,12 @@ def peak_check(
         }
     )
     return out
+
+
+def _wait(seconds: float | None) -> str:
+    if seconds is None:
+        return "n/a"
+    return f"{seconds / 60:.0f} min" if seconds < 3600 else f"{seconds / 3600:.1f} h"
 
 
 def _measured_waits(cfg: CostsConfig, option: Option, check: dict[str, Any] | None) -> list[str]:
@@ -330,20 +336,17 @@ def analyse(
     notes = list(regimes.notes)
     if not profile_fresh:
         notes.append(f"profile evidence {profile.id} is not fresh: its log changed or is gone")
-    standalone = [o for o in cfg.options() if getattr(o, "standalone", True)]
+    # A building block of a hybrid (standalone: false) is costed inside the hybrid only: on
+    # its own it would be charged with the whole workload it never carries.
+    standalone = cfg.compared()
     months: dict[str, dict[str, MonthCost]] = {
-        o.id: {r: month_cost(cfg, o, regimes.get(r)) for r in REGIMES} for o in cfg.options()
+        o.id: {r: month_cost(cfg, o, regimes.get(r)) for r in REGIMES} for o in standalone
     }
     options_json: list[dict[str, Any]] = []
-    for o in cfg.options():
+    for o in standalone:
         m = months[o.id]
         check = peak_check(cfg, o, regimes.peak, replays)
-        if (
-            check is not None
-            and check.get("source") == "profile"
-            and getattr(o, "standalone", True)
-            and not isinstance(o, HybridOption)
-        ):
+        if check is not None and check["source"] == "profile" and not isinstance(o, HybridOption):
             notes.append(f"{o.id}: {check['meaning']}")
         waiting = o.waiting
         assumed = waiting.assumed_monthly_cost if waiting else None
@@ -354,7 +357,6 @@ def analyse(
                 "type": option_type(o),
                 "provider": getattr(o, "provider", ""),
                 "site": getattr(o, "site", ""),
-                "standalone": getattr(o, "standalone", True),
                 "pool_gpus": pool_gpus(cfg, o),
                 "regimes": {r: _month_json(m[r]) for r in REGIMES},
                 "peak_check": check,
@@ -379,7 +381,7 @@ def analyse(
     }
     ref = _reference(regimes)
     dedicated = [o for o in standalone if isinstance(o, OwnedOption | RentedOption)]
-    managed = [o for o in cfg.managed if o.standalone]
+    managed = [o for o in standalone if isinstance(o, ManagedOption)]
     pairs: list[dict[str, Any]] = []
     curves: list[dict[str, Any]] = []
     observed = {

@@ -153,7 +153,7 @@ def print_summary(figures: dict[str, Any], console: Any) -> None:
         r = o["regimes"]
         table.add_row(
             o["id"],
-            o["type"] + ("" if o["standalone"] else "*"),
+            o["type"],
             money(r["normal"]["total"]),
             money(r["peak"]["total"]),
             money(r["empty"]["total"]),
@@ -161,8 +161,6 @@ def print_summary(figures: dict[str, Any], console: Any) -> None:
             pct(r["normal"]["useful_utilisation"]),
         )
     console.print(table)
-    if not all(o["standalone"] for o in figures["options"]):
-        console.print("* only a building block of a hybrid, not compared alone", markup=False)
     for regime, w in figures["regimes"].items():
         console.print(
             f"{regime} month: {w['gpu_hours']} GPU-hours, {w['attempts']} attempts; {w['basis']}",

@@ -104,12 +104,12 @@ def cost_section(section: Section, lang: Language) -> None:
     regimes = list(f["regimes"])
     comps = list(f["components"])
     options = f["options"]
-    shown = [o for o in options if o["standalone"]] + [o for o in options if not o["standalone"]]
+
     section.title = _t("title", lang)
 
     data = {
         o["id"]: {r: {c: float(o["regimes"][r]["components"][c]) for c in comps} for r in regimes}
-        for o in shown
+        for o in options
     }
     section.charts.append(
         Chart(
@@ -156,12 +156,12 @@ def cost_section(section: Section, lang: Language) -> None:
             )
         )
     rows = []
-    for o in shown:
+    for o in options:
         for r in regimes:
             m = o["regimes"][r]
             rows.append(
                 [
-                    o["id"] + ("" if o["standalone"] else " (hybrid part)"),
+                    o["id"],
                     r,
                     *[money(m["components"][c]) for c in comps],
                     money(m["total"]),
@@ -239,7 +239,7 @@ def cost_section(section: Section, lang: Language) -> None:
             )
         )
     peak_rows = []
-    for o in shown:
+    for o in options:
         pc = o.get("peak_check")
         if pc is None:
             burst = o["burst_extra"]
@@ -279,8 +279,7 @@ def cost_section(section: Section, lang: Language) -> None:
                     ),
                     "; ".join(o["waiting"]["measured"]) or "n/a",
                 ]
-                for o in shown
-                if o["standalone"]
+                for o in options
             ],
         )
     )
@@ -292,7 +291,7 @@ def cost_section(section: Section, lang: Language) -> None:
             f"{rv['days_to_shrink']:g}",
             rv["how"],
         ]
-        for o in shown
+        for o in options
         if (rv := o.get("reversibility"))
     ]
     if rev_rows:
@@ -333,7 +332,7 @@ def cost_section(section: Section, lang: Language) -> None:
             ["option", "component", "line", "amount", "source"],
             [
                 [o["id"], ln["component"], ln["label"], money(ln["amount"], 2), ln["source"]]
-                for o in shown
+                for o in options
                 for ln in o["regimes"]["normal"]["lines"]
             ],
         )

@@ -250,6 +250,10 @@ class CostsConfig(_Strict):
         """Every option in file order of its type: owned, rented, managed, hybrid."""
         return [*self.owned, *self.rented, *self.managed, *self.hybrid]
 
+    def compared(self) -> list[OwnedOption | RentedOption | ManagedOption | HybridOption]:
+        """The options compared on their own (building blocks of hybrids left out)."""
+        return [o for o in self.options() if getattr(o, "standalone", True)]
+
     def option(self, option_id: str) -> OwnedOption | RentedOption | ManagedOption | HybridOption:
         """The option with this id."""
         return next(o for o in self.options() if o.id == option_id)

@@ -48,13 +48,7 @@ class Outcome:
 
 def totals(cfg: CostsConfig, normal: Workload) -> Outcome:
     """Normal-month totals of every standalone option."""
-    return Outcome(
-        {
-            o.id: month_cost(cfg, o, normal).total
-            for o in cfg.options()
-            if getattr(o, "standalone", True)
-        }
-    )
+    return Outcome({o.id: month_cost(cfg, o, normal).total for o in cfg.compared()})
 
 
 def _leaves(node: Any, loc: Loc = ()) -> Iterator[tuple[Loc, Decimal | int]]:
