@@ -377,3 +377,21 @@ def test_profile_record_without_a_figure_is_an_input_error() -> None:
     with pytest.raises(InputError, match="lacks the figure 'weeks'") as exc:
         from_profile(f, D(672))
     assert exc.value.field == "figures.weeks"
+
+
+def test_a_win_only_near_full_utilisation_is_flagged() -> None:
+    """C8: break-even at 93 % of useful utilisation, 30 % observed."""
+    pair = {
+        "dedicated": "own",
+        "managed": "man",
+        "break_even_useful_utilisation": 0.93,
+        "dedicated_cheaper": "above",
+        "achievable_max": 0.98,
+    }
+    found = analysis._findings([pair], {"own": {"normal": 0.3, "peak": 0.5}})
+    assert found == [
+        "own is cheaper than man only above 93.0% useful utilisation (only at ~100 % "
+        "utilisation); observed 30.0% in the normal month, 50.0% in the peak month"
+    ]
+    pair["break_even_useful_utilisation"] = 0.2  # observed is above: no finding
+    assert analysis._findings([pair], {"own": {"normal": 0.3, "peak": 0.5}}) == []

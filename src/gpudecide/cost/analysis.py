@@ -41,6 +41,8 @@ from gpudecide.cost.tco import (
 NEAR_FULL = Decimal("0.9")
 # A price whose source still says this comes from the template, not from a contract (C5).
 PLACEHOLDER = "placeholder"
+# Where the cost-per-useful-GPU-hour curves are sampled, as shares of the useful utilisation a
+# pool can reach at most (failed attempts occupy it too).
 CURVE_POINTS = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 
@@ -77,8 +79,8 @@ def option_type(option: Option) -> str:
 
 def _month_json(mc: MonthCost) -> dict[str, Any]:
     return {
-        "components": {c: str(v) for c, v in mc.components.items()},
-        "total": str(mc.total),
+        "components": {c: str(cents(v)) for c, v in mc.components.items()},
+        "total": str(cents(mc.total)),
         "useful_gpu_hours": _h(mc.useful_gpu_hours),
         "available_gpu_hours": _h(mc.available_gpu_hours),
         "demand_gpu_hours": _h(mc.demand_gpu_hours),
