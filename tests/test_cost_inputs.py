@@ -4,28 +4,17 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
-from pydantic import BaseModel
 
 from gpudecide import workspace
 from gpudecide.cost import schema
 from gpudecide.cost.demo import demo_costs_yaml
 from gpudecide.errors import InputError
 
+from .test_workspace import _fields  # the same walk over the schema as gpudecide.yaml's
+
 TEMPLATE = workspace.template_files()[schema.COSTS_NAME]
-
-
-def _fields(model: type[BaseModel], prefix: str = "") -> list[str]:
-    out: list[str] = []
-    for name, info in model.model_fields.items():
-        out.append(prefix + name)
-        ann: Any = info.annotation
-        for candidate in (ann, *getattr(ann, "__args__", ())):
-            if isinstance(candidate, type) and issubclass(candidate, BaseModel):
-                out += _fields(candidate, prefix + name + ".")
-    return out
 
 
 def test_template_documents_every_field() -> None:
