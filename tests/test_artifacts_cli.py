@@ -395,3 +395,32 @@ def test_audit_section_builds_tables(arts: dict[str, Path], here: Path) -> None:
     assert len(captions) == 4 and captions[0] == "Четыре слоя экспорта (E2)"
     hazards = section.tables[2].rows
     assert hazards[0][:2] == ["adapter_base_revision_missing", "adapter_config.json"]
+
+
+def test_demo_export_audit_in_the_report(here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpudecide.artifacts import demo
+    from gpudecide.report import render
+
+    workspace.init(here / "ws")
+    ws = workspace.load(here / "ws")
+    path = demo.run(ws)
+    record = ev.load(path)
+    hazards = {(h["id"], h["path"]) for h in record.figures["hazards"]}
+    assert hazards == {
+        ("adapter_base_revision_missing", "adapter_config.json"),
+        ("weights_without_optimizer_state", "adapter_model.safetensors"),
+        ("unknown_format", "vendor_state.vpk"),
+    }
+    assert record.verdict == "fail"
+    questions = {q["id"]: q["status"] for q in record.figures["retention"]["questions"]}
+    assert sorted(k for k, v in questions.items() if v == "answered") == [
+        "key_access",
+        "retention_owner",
+    ]
+    details = record.figures["formats"]["adapter_model.safetensors"]["details"]
+    assert details["precision"] == "bf16" and details["problems"] == []
+    monkeypatch.setitem(render.SECTION_BUILDERS, "audit", audit_section)
+    report = render.build(ev.load_all(ws.evidence_dir), ws.root)
+    html = render.to_html(report)
+    assert "Four layers of the export (E2)" in html and "vendor_state.vpk" in html
+    assert ev.freshness(record, ws.root)[0] is ev.Freshness.FRESH
