@@ -253,3 +253,45 @@ def test_workspace_option_like_the_other_commands(ws: Path) -> None:
     assert res.exit_code == 0, res.output
     res = CliRunner().invoke(_app(), ["cost", str(ws), "-w", str(ws)])
     assert res.exit_code == 2 and "give the workspace once" in res.stderr
+
+
+@pytest.mark.browser
+def test_cost_section_in_chromium(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The three cost charts are drawn at a readable size, offline, without script errors."""
+    import os
+    import shutil
+
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    if not os.path.exists(chromium):
+        if os.environ.get("GPUDECIDE_REQUIRE_BROWSER") == "1":
+            pytest.fail("GPUDECIDE_REQUIRE_BROWSER=1 but Chromium is not installed")
+        pytest.skip("Chromium not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    run_cost(ws)
+    monkeypatch.setitem(render.SECTION_BUILDERS, "cost", cost_section)
+    records = [r for r in ev.load_all(ws / "evidence") if r.kind == "cost"]
+    html = render.write(render.build(records, ws), ws / "report")["html"]
+    requests: list[str] = []
+    errors: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=chromium, args=["--no-sandbox", "--disable-gpu", "--no-first-run"]
+        )
+        page = browser.new_page()
+        page.on("request", lambda r: requests.append(r.url))
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(html.as_uri())
+        section = page.locator("section[data-kind=cost]")
+        assert "cheapest normal month" in section.inner_text()
+        charts = section.locator("svg[role=img]")
+        assert charts.count() == 3
+        for i in range(3):
+            box = charts.nth(i).bounding_box()
+            assert box is not None and box["width"] > 300 and box["height"] > 150
+        legend = charts.nth(0).inner_html()
+        for component in ("compute", "storage", "platform ops", "engineer labour"):
+            assert f">{component}<" in legend
+        browser.close()
+    assert errors == []
+    assert all(u.startswith(("file:", "data:", "about:")) for u in requests), requests
