@@ -522,7 +522,7 @@ def run(
         if i["status"] == "missing"
     ]
     open_q = [q["id"] for q in retention["questions"] if q["status"] == "open"]
-    notes: list[str] = []
+    notes: list[str] = [f"{s.path}: not audited ({s.reason})" for s in skipped]
     for report in det.files.values():
         if report.details.get("library_classes"):
             classes = ", ".join(report.details["library_classes"][:4])

@@ -163,12 +163,9 @@ def list_files(
     def walk(directory: Path, prefix: tuple[str, ...]) -> None:
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        except PermissionError:
-            skipped.append(
-                Skipped(_rel(prefix) + "/", "directory not readable (permission denied)")
-            )
-            return
         except OSError as exc:
+            if not prefix:  # the root itself: bad input, not a finding
+                raise InputError(f"cannot read: {exc.strerror}", path=root) from None
             skipped.append(Skipped(_rel(prefix) + "/", f"directory not readable: {exc.strerror}"))
             return
         for entry in entries:
