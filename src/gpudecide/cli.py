@@ -19,6 +19,9 @@ from rich.table import Table
 
 from gpudecide import __version__, workspace
 from gpudecide import evidence as ev
+from gpudecide.cost import analysis as cost_analysis
+from gpudecide.cost.cli import register as register_cost
+from gpudecide.cost.cli import run_cost
 from gpudecide.errors import InputError
 from gpudecide.jobs import profile as prof
 from gpudecide.jobs.classify import ClassifyConfig
@@ -622,6 +625,9 @@ def _print_replay(figures: dict[str, Any]) -> None:
         out.print(f"note: {note}", markup=False)
 
 
+register_cost(app)  # `gpudecide cost` (SPEC C1-C10, V2), listed after `replay`
+
+
 def build_report(ws: workspace.Workspace, out_dir: Path | None = None) -> dict[str, Path]:
     """Render the workspace's evidence into report/ (HTML, Markdown, JSON)."""
     records = ev.load_all(ws.evidence_dir)
@@ -716,8 +722,9 @@ def demo(
             ("normal", slos.slos["normal"]) if slos else None,
             slo_path,
         )
+        cost = run_cost(ws.root)
         paths = build_report(ws)
-    records = [p for p in (written, queue_written, replay_written) if p]
+    records = [p for p in (written, queue_written, replay_written, cost.written) if p]
     if as_json:
         _emit_json(
             {
@@ -727,12 +734,14 @@ def demo(
                 "profile": {k: v for k, v in result.figures.items() if k != "weeks"},
                 "queue": queue_figures["summary"],
                 "replay": {k: v for k, v in replay_figures.items() if k != "notes"},
+                "cost": cost_analysis.summary_line(cost.result.figures),
             }
         )
         return
     out.print(prof.summary_line(result.figures), markup=False)
     out.print(queue_summary_line(queue_figures), markup=False)
     out.print(replay_summary_line(replay_figures), markup=False)
+    out.print(cost_analysis.summary_line(cost.result.figures), markup=False)
     out.print(f"demo workspace: {out_dir}")
     for kind, path in paths.items():
         out.print(f"{kind}: {path}")

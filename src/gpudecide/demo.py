@@ -18,6 +18,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from gpudecide import workspace
+from gpudecide.cost.demo import demo_costs_yaml
+from gpudecide.cost.schema import COSTS_NAME
 from gpudecide.errors import InputError
 from gpudecide.fsutil import atomic_write_text
 from gpudecide.jobs.sacct import RECOMMENDED_FIELDS
@@ -398,6 +400,7 @@ def create(root: Path, *, force: bool = False) -> workspace.Workspace:
     workspace.init(root, force=True)
     atomic_write_text(root / workspace.CONFIG_NAME, _config_text())
     atomic_write_text(root / "logs" / "sacct-8w.txt", sacct_log())
+    atomic_write_text(root / COSTS_NAME, demo_costs_yaml())
     for stale in (root / "evidence").glob("*.json"):
         stale.unlink()
     return workspace.load(root)

@@ -13,7 +13,7 @@ from gpudecide.errors import InputError
 M = TypeVar("M", bound=BaseModel)
 
 
-def _node_line(root: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
+def node_line(root: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
     """Line (1-based) of the YAML node at a pydantic error location, or its nearest parent."""
     node = root
     line = node.start_mark.line + 1 if node is not None else None
@@ -67,4 +67,7 @@ def load_yaml_model(path: Path, model: type[M]) -> M:
         message = first["msg"]
         if first["type"] == "extra_forbidden":
             message = "unknown key (misspelt? see the template's comments)"
-        raise InputError(message, path=path, line=_node_line(root, loc), field=field) from None
+        raise InputError(message, path=path, line=node_line(root, loc), field=field) from None
+
+
+_node_line = node_line  # kept until every caller uses node_line

@@ -21,7 +21,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpudecide.errors import InputError
-from gpudecide.inputs import _node_line, load_yaml_model
+from gpudecide.inputs import load_yaml_model, node_line
 from gpudecide.jobs.schema import KINDS
 
 COSTS_NAME = "costs.yaml"
@@ -407,7 +407,7 @@ def validate(cfg: CostsConfig, path: Path) -> CostsConfig:
         return cfg
     loc, message, hint = first
     root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
-    raise InputError(message, path=path, line=_node_line(root, loc), field=dotted(loc), hint=hint)
+    raise InputError(message, path=path, line=node_line(root, loc), field=dotted(loc), hint=hint)
 
 
 def load(path: Path) -> CostsConfig:

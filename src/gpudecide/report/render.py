@@ -19,6 +19,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from gpudecide import __version__
 from gpudecide import evidence as ev
 from gpudecide.fsutil import atomic_write_text
+from gpudecide.cost.report import cost_section
 from gpudecide.report import charts
 from gpudecide.report.i18n import Language, t
 
@@ -366,6 +367,7 @@ SECTION_BUILDERS: dict[str, SectionBuilder] = {
     "profile": _profile_section,
     "queue": _queue_section,
     "replay": _replay_section,
+    "cost": cost_section,
 }
 
 
