@@ -18,8 +18,8 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from gpudecide import __version__
 from gpudecide import evidence as ev
-from gpudecide.fsutil import atomic_write_text
 from gpudecide.cost.report import cost_section
+from gpudecide.fsutil import atomic_write_text
 from gpudecide.report import charts
 from gpudecide.report.i18n import Language, t
 
