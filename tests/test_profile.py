@@ -75,6 +75,7 @@ def test_f2_weeks_peak_and_shape(small: Path) -> None:
     assert f["weeks"][0]["start"] == "2026-01-05T00:00:00Z"
     assert f["peak_concurrent_gpus"] == 5
     assert f["peak_at"] == "2026-01-05T05:00:00Z"
+    assert f["gpus_per_attempt_mean"] == 2.25  # attempts of 4, 1, 2 and 2 GPUs
     b = f["burstiness"]
     assert b["weekly_gpu_hours_cv"] == round(19 / 23, 3)  # mean 23, population std 19
     assert b["top_jobs_gpu_hours_share"] == round(40 / 46, 3)  # top 10% of 4 jobs = 1 job

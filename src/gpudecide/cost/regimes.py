@@ -170,7 +170,11 @@ def from_profile(figures: dict[str, Any], hours_per_month: Decimal) -> Regimes:
 
     attempts_per_job = Decimal(attempts_total) / jobs_total if jobs_total else Decimal(1)
     mean_gpus = Decimal(1)
-    if mean_h and attempts_total and total_hours > 0:
+    measured_gpus = figures.get("gpus_per_attempt_mean")
+    if measured_gpus:
+        # the profile's own mean over attempts: what per-attempt overheads are charged on
+        mean_gpus = dec(measured_gpus)
+    elif mean_h and attempts_total and total_hours > 0:
         mean_gpus = total_hours / (dec(mean_h) * attempts_total)
 
     span = min(WINDOW_WEEKS, len(weeks))
@@ -248,7 +252,7 @@ def from_profile(figures: dict[str, Any], hours_per_month: Decimal) -> Regimes:
         peak_concurrent_gpus=0,
         prior=normal,
     )
-    if total_hours > 0:
+    if total_hours > 0 and not measured_gpus:
         notes.append(
             f"per-attempt overheads (managed start-up, data loading, billing increment) are "
             f"charged on {mean_gpus:.2f} GPUs: GPU-hours over attempt-hours, so long, wide "

@@ -362,6 +362,7 @@ def build_profile(log: JobLog, options: ProfileOptions | None = None) -> Profile
         ),
         "useful_gpu_hours": _r(useful_hours),
         "peak_concurrent_gpus": int(peak),
+        "gpus_per_attempt_mean": _r(float(g.mean())) if g.size else None,
         "peak_at": _iso(peak_at),
         "jobs_per_week_mean": _r(jobs_total / opts.weeks),
         "duration_hours": {
