@@ -32,7 +32,7 @@ from gpudecide.artifacts import formats, hashing
 from gpudecide.artifacts.retention import LoadedPolicy
 from gpudecide.errors import InputError
 from gpudecide.fsutil import atomic_write_text
-from gpudecide.inputs import _node_line, load_yaml_model
+from gpudecide.inputs import load_yaml_model, node_line
 
 SCHEMA: Literal["gpudecide/run-manifest/v1"] = "gpudecide/run-manifest/v1"
 DEFAULT_NAME = "run-manifest.json"
@@ -627,7 +627,7 @@ def lint_file(path: Path, policy: LoadedPolicy | None) -> tuple[RunManifest, lis
     root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
     for f in found:
         loc = tuple(int(p) if p.isdigit() else p for p in f.field.split("."))
-        f.line = _node_line(root, loc)
+        f.line = node_line(root, loc)
     return manifest, found
 
 

@@ -17,7 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpudecide.errors import InputError
-from gpudecide.inputs import _node_line, load_yaml_model
+from gpudecide.inputs import load_yaml_model, node_line
 
 FILE_NAME = "retention.yaml"
 
@@ -123,11 +123,11 @@ def load(path: Path) -> LoadedPolicy:
             raise InputError(
                 f"retention class {cls!r} is not defined under `classes`",
                 path=path,
-                line=_node_line(root, ("artifact_classes", artifact)),
+                line=node_line(root, ("artifact_classes", artifact)),
                 field=f"artifact_classes.{artifact}",
                 hint=f"define it, or use one of: {', '.join(sorted(policy.classes)) or 'none yet'}",
             )
-    lines = {key: _node_line(root, ("questions", key)) for key in A8_QUESTIONS}
+    lines = {key: node_line(root, ("questions", key)) for key in A8_QUESTIONS}
     return LoadedPolicy(path=path, policy=policy, lines=lines)
 
 
