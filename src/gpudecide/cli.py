@@ -2,23 +2,30 @@
 
 from __future__ import annotations
 
-import json
 import re
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal, NoReturn, TypeVar
+from typing import Annotated, Any, Literal
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from gpudecide import __version__, workspace
 from gpudecide import evidence as ev
+from gpudecide.artifacts import demo as artifacts_demo
+from gpudecide.artifacts.cli import register as register_artifacts
+from gpudecide.console import (
+    JsonOpt,
+    WorkspaceOpt,
+    emit_json,
+    err,
+    guard,
+    open_workspace,
+    out,
+    progress,
+)
 from gpudecide.cost import analysis as cost_analysis
 from gpudecide.cost.cli import register as register_cost
 from gpudecide.cost.cli import run_cost
@@ -51,59 +58,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
-
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object for machines.")]
-WorkspaceOpt = Annotated[
-    Path | None,
-    typer.Option("--workspace", "-w", help="Workspace folder (default: found from here up)."),
-]
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _fail(error: InputError, as_json: bool) -> NoReturn:
-    if as_json:
-        print(json.dumps(error.as_dict(), ensure_ascii=False))
-    err.print(f"error: {error.one_line()}", markup=False)
-    raise typer.Exit(2)
-
-
-def _emit_json(obj: Any) -> None:
-    print(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
-
-
-@contextmanager
-def _guard(as_json: bool) -> Iterator[None]:
-    """Bad input of any kind becomes one line and exit code 2, never a traceback."""
-    try:
-        yield
-    except InputError as exc:
-        _fail(exc, as_json)
-    except PermissionError as exc:
-        _fail(InputError("permission denied", path=exc.filename), as_json)
-    except IsADirectoryError as exc:
-        _fail(InputError("is a directory, not a file", path=exc.filename), as_json)
-    except FileNotFoundError as exc:
-        _fail(InputError("no such file or directory", path=exc.filename), as_json)
-
-
-@contextmanager
-def _progress(enabled: bool) -> Iterator[Progress | None]:
-    if not enabled or not err.is_terminal:
-        yield None
-        return
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-    ) as bar:
-        yield bar
 
 
 def _version(value: bool) -> None:
@@ -122,18 +76,6 @@ def _root(
     """gpudecide: evidence for the GPU decision."""
 
 
-def _workspace(path: Path | None, required: bool) -> workspace.Workspace | None:
-    root = path if path is not None else workspace.find_root(Path.cwd())
-    if root is None:
-        if required:
-            raise InputError(
-                "not inside a gpudecide workspace",
-                hint="pass --workspace DIR, or create one with `gpudecide init DIR`",
-            )
-        return None
-    return workspace.load(root)
-
-
 @app.command()
 def init(
     directory: Annotated[Path, typer.Argument(help="Folder to create the workspace in.")],
@@ -141,10 +83,10 @@ def init(
     as_json: JsonOpt = False,
 ) -> None:
     """Create a commented template workspace (gpudecide.yaml, logs/, evidence/, report/)."""
-    with _guard(as_json):
+    with guard(as_json):
         written = workspace.init(directory, force=force)
     if as_json:
-        _emit_json({"workspace": str(directory), "written": [str(p) for p in written]})
+        emit_json({"workspace": str(directory), "written": [str(p) for p in written]})
         return
     out.print(f"workspace created in {directory}")
     for p in written:
@@ -156,7 +98,7 @@ def init(
 def columns(as_json: JsonOpt = False) -> None:
     """List the canonical job-log columns (for CSV and JSONL logs)."""
     if as_json:
-        _emit_json(CANONICAL_COLUMNS)
+        emit_json(CANONICAL_COLUMNS)
         return
     table = Table("column", "meaning", box=None)
     for name, doc in CANONICAL_COLUMNS.items():
@@ -187,9 +129,7 @@ LogsArg = Annotated[
 TzOpt = Annotated[str | None, typer.Option(help="Time zone sacct printed times in (IANA name).")]
 FormatOpt = Annotated[
     str,
-    typer.Option(
-        "--format", help="auto | sacct | csv | jsonl | kubernetes | sagemaker | openai."
-    ),
+    typer.Option("--format", help="auto | sacct | csv | jsonl | kubernetes | sagemaker | openai."),
 ]
 SacctFormatOpt = Annotated[
     str | None,
@@ -257,7 +197,7 @@ def load_for_command(
             )
         specs = [LogSpec(ws.root / s.path, s.format, s.sacct_format) for s in ws.config.logs]
     tz = args.tz or (ws.config.timezone if ws else "UTC")
-    with _progress(show_progress) as bar:
+    with progress(show_progress) as bar:
         task = bar.add_task("reading job logs", total=1) if bar else None
         log = load_logs(specs, tz=tz, skip_bad_rows=args.skip_bad_rows)
         if bar is not None and task is not None:
@@ -346,8 +286,8 @@ def profile(
     as_json: JsonOpt = False,
 ) -> None:
     """Profile the workload: all related jobs, shape, predictability, busy share (F1-F3)."""
-    with _guard(as_json):
-        ws = _workspace(workspace_dir, required=False)
+    with guard(as_json):
+        ws = open_workspace(workspace_dir, required=False)
         end = _parse_until(until)
         loaded = load_for_command(
             LogArgs(list(logs or []), tz, log_format, sacct_format, skip_bad_rows),
@@ -359,7 +299,7 @@ def profile(
     if as_json:
         body = dict(result.figures)
         body["evidence"] = str(written) if written else None
-        _emit_json(body)
+        emit_json(body)
         return
     _print_profile(result.figures)
     if written:
@@ -405,8 +345,8 @@ def queue(
     as_json: JsonOpt = False,
 ) -> None:
     """Queue: lifecycle phases, wait reasons, SLOs, preemption and chains (Q1-Q5)."""
-    with _guard(as_json):
-        ws = _workspace(workspace_dir, required=False)
+    with guard(as_json):
+        ws = open_workspace(workspace_dir, required=False)
         slo_path = _slo_path(slo_opt, ws)
         slos = slo_mod.load(slo_path) if slo_path else None
         pattern = chain_pattern or (ws.config.queue.chain_pattern if ws else None)
@@ -420,7 +360,7 @@ def queue(
         )
         figures, written = run_queue(loaded, slo_path, slos, pattern)
     if as_json:
-        _emit_json({**figures, "evidence": str(written) if written else None})
+        emit_json({**figures, "evidence": str(written) if written else None})
     else:
         _print_queue(figures)
         if written:
@@ -522,8 +462,8 @@ def replay(
     as_json: JsonOpt = False,
 ) -> None:
     """Replay the log through a dedicated pool of N GPUs: waits, SLO, utilisation (C8, D3)."""
-    with _guard(as_json):
-        ws = _workspace(workspace_dir, required=False)
+    with guard(as_json):
+        ws = open_workspace(workspace_dir, required=False)
         rcfg = ws.config.replay if ws else ReplayConfig()
         chosen_policy = policy or rcfg.policy
         if chosen_policy not in POLICIES:
@@ -564,7 +504,7 @@ def replay(
             None if ckpt is None else ckpt * 60,
         )
     if as_json:
-        _emit_json({**figures, "evidence": str(written) if written else None})
+        emit_json({**figures, "evidence": str(written) if written else None})
     else:
         _print_replay(figures)
         if written:
@@ -626,6 +566,7 @@ def _print_replay(figures: dict[str, Any]) -> None:
 
 
 register_cost(app)  # `gpudecide cost` (SPEC C1-C10, V2), listed after `replay`
+register_artifacts(app)  # `gpudecide hash`, `manifest ...`, `audit` (SPEC A1-A8, E2, E5)
 
 
 def build_report(ws: workspace.Workspace, out_dir: Path | None = None) -> dict[str, Path]:
@@ -648,12 +589,12 @@ def report(
     as_json: JsonOpt = False,
 ) -> None:
     """Write report/index.html, report.md and report.json from the workspace's evidence."""
-    with _guard(as_json):
-        ws = _workspace(workspace_dir, required=True)
+    with guard(as_json):
+        ws = open_workspace(workspace_dir, required=True)
         assert ws is not None
         paths = build_report(ws, out_dir)
     if as_json:
-        _emit_json({k: str(v) for k, v in paths.items()})
+        emit_json({k: str(v) for k, v in paths.items()})
         return
     for kind, path in paths.items():
         out.print(f"{kind}: {path}")
@@ -662,8 +603,8 @@ def report(
 @app.command("evidence")
 def evidence_cmd(workspace_dir: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """List evidence records and whether each still matches its inputs (exit 1 if not)."""
-    with _guard(as_json):
-        ws = _workspace(workspace_dir, required=True)
+    with guard(as_json):
+        ws = open_workspace(workspace_dir, required=True)
         assert ws is not None
         records = ev.load_all(ws.evidence_dir)
         rows = []
@@ -681,7 +622,7 @@ def evidence_cmd(workspace_dir: WorkspaceOpt = None, as_json: JsonOpt = False) -
             )
     bad = [r for r in rows if r["freshness"] != "fresh"]
     if as_json:
-        _emit_json({"records": rows, "all_fresh": not bad})
+        emit_json({"records": rows, "all_fresh": not bad})
     else:
         table = Table("id", "kind", "verdict", "created", "freshness", box=None)
         for r in rows:
@@ -707,7 +648,7 @@ def demo(
     """Build the demo workspace (a fictional team, 8 weeks of sacct log) and its report."""
     from gpudecide import demo as demo_mod
 
-    with _guard(as_json):
+    with guard(as_json):
         ws = demo_mod.create(out_dir, force=force)
         loaded = load_for_command(LogArgs([]), ws, None, show_progress=not as_json)
         result, written = run_profile(loaded)
@@ -723,10 +664,11 @@ def demo(
             slo_path,
         )
         cost = run_cost(ws.root)
+        audited = artifacts_demo.run(ws)
         paths = build_report(ws)
-    records = [p for p in (written, queue_written, replay_written, cost.written) if p]
+    records = [p for p in (written, queue_written, replay_written, cost.written, audited) if p]
     if as_json:
-        _emit_json(
+        emit_json(
             {
                 "workspace": str(out_dir),
                 "evidence": [str(p) for p in records],
@@ -735,6 +677,7 @@ def demo(
                 "queue": queue_figures["summary"],
                 "replay": {k: v for k, v in replay_figures.items() if k != "notes"},
                 "cost": cost_analysis.summary_line(cost.result.figures),
+                "audit": ev.load(audited).summary,
             }
         )
         return
@@ -742,6 +685,7 @@ def demo(
     out.print(queue_summary_line(queue_figures), markup=False)
     out.print(replay_summary_line(replay_figures), markup=False)
     out.print(cost_analysis.summary_line(cost.result.figures), markup=False)
+    out.print(ev.load(audited).summary, markup=False)
     out.print(f"demo workspace: {out_dir}")
     for kind, path in paths.items():
         out.print(f"{kind}: {path}")

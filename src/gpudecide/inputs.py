@@ -68,6 +68,3 @@ def load_yaml_model(path: Path, model: type[M]) -> M:
         if first["type"] == "extra_forbidden":
             message = "unknown key (misspelt? see the template's comments)"
         raise InputError(message, path=path, line=node_line(root, loc), field=field) from None
-
-
-_node_line = node_line  # kept until every caller uses node_line

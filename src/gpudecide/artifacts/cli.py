@@ -1,9 +1,7 @@
 """Commands `hash`, `manifest` (create / lint / verify / provenance) and `audit`.
 
-`register(app)` adds them to the main typer app. The shared helpers of `gpudecide.cli`
-(`_guard`, `_emit_json`, `_workspace`, the consoles) are imported when a command runs, not
-when this module is imported, so `gpudecide.cli` can import this module at its top without
-an import cycle.
+`register(app)` adds them to the main typer app; the shared console helpers come from
+`gpudecide.console`.
 """
 
 from __future__ import annotations
@@ -16,11 +14,8 @@ from typing import Annotated, Any
 
 import typer
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object for machines.")]
-WorkspaceOpt = Annotated[
-    Path | None,
-    typer.Option("--workspace", "-w", help="Workspace folder (default: found from here up)."),
-]
+from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, err, guard, open_workspace, out
+
 WorkersOpt = Annotated[
     int | None, typer.Option(min=1, help="Hashing threads (default: one per core).")
 ]
@@ -30,19 +25,12 @@ RetentionOpt = Annotated[
 ]
 
 
-def _base() -> Any:
-    from gpudecide import cli as base
-
-    return base
-
-
 @contextmanager
 def _bytes_progress(
     enabled: bool, label: str
 ) -> Iterator[tuple[Callable[[int], None] | None, Callable[[int, int], None] | None]]:
     """A byte progress bar on stderr, only when stderr is a terminal."""
-    base = _base()
-    if not enabled or not base.err.is_terminal:
+    if not enabled or not err.is_terminal:
         yield None, None
         return
     from rich.progress import (
@@ -60,7 +48,7 @@ def _bytes_progress(
         DownloadColumn(),
         TransferSpeedColumn(),
         TimeRemainingColumn(),
-        console=base.err,
+        console=err,
         transient=True,
     ) as bar:
         task = bar.add_task(label, total=None)
@@ -75,13 +63,12 @@ def _bytes_progress(
 
 
 def _print_skipped(skipped: list[dict[str, str]]) -> None:
-    base = _base()
     for s in skipped:
-        base.err.print(f"skipped: {s['path']}: {s['reason']}", markup=False)
+        err.print(f"skipped: {s['path']}: {s['reason']}", markup=False)
 
 
 def _workspace_root(workspace_dir: Path | None) -> Path | None:
-    ws = _base()._workspace(workspace_dir, required=False)
+    ws = open_workspace(workspace_dir, required=False)
     return ws.root if ws is not None else None
 
 
@@ -120,8 +107,7 @@ def hash_cmd(
     from gpudecide.errors import InputError
     from gpudecide.fsutil import atomic_write_text
 
-    base = _base()
-    with base._guard(as_json):
+    with guard(as_json):
         if out_format not in ("sha256sum", "model-signing"):
             raise InputError(f"{out_format!r} is not sha256sum or model-signing", field="--format")
         expected = None
@@ -144,17 +130,17 @@ def hash_cmd(
     if expected is not None:
         check = hashing.check_tree(tree, expected)
         if as_json:
-            base._emit_json({**check.as_dict(), "root": str(path), "sums": str(verify)})
+            emit_json({**check.as_dict(), "root": str(path), "sums": str(verify)})
         else:
             for m in check.mismatched:
-                base.out.print(f"{m['path']}: FAILED", markup=False)
+                out.print(f"{m['path']}: FAILED", markup=False)
             for p in check.missing:
-                base.out.print(f"{p}: MISSING", markup=False)
+                out.print(f"{p}: MISSING", markup=False)
             for p in check.extra:
-                base.out.print(f"{p}: NOT LISTED", markup=False)
+                out.print(f"{p}: NOT LISTED", markup=False)
             for r in check.refused:
-                base.out.print(f"{r['path']}: REFUSED ({r['reason']})", markup=False)
-            base.out.print(
+                out.print(f"{r['path']}: REFUSED ({r['reason']})", markup=False)
+            out.print(
                 f"{check.matched} OK, {len(check.mismatched)} failed, "
                 f"{len(check.missing)} missing, "
                 f"{len(check.extra)} not listed, {len(check.refused)} refused"
@@ -172,12 +158,12 @@ def hash_cmd(
     else:
         text = hashing.format_sums(tree.files)
     if out_file is not None:
-        with base._guard(as_json):
+        with guard(as_json):
             atomic_write_text(out_file, text)
         if as_json:
-            base._emit_json({**body, "written": str(out_file)})
+            emit_json({**body, "written": str(out_file)})
         else:
-            base.out.print(
+            out.print(
                 f"{len(tree.files)} files, {tree.total_bytes:,} bytes -> {out_file}", markup=False
             )
     else:
@@ -204,8 +190,7 @@ def manifest_create(
     """Hash the folder, detect formats and write the run manifest (A5, E2)."""
     from gpudecide.artifacts import manifest as mf
 
-    base = _base()
-    with base._guard(as_json):
+    with guard(as_json):
         info = mf.load_run_info(from_file) if from_file is not None else None
         target = out_file or directory / mf.DEFAULT_NAME
         with _bytes_progress(not as_json, "hashing") as (on_bytes, _total):
@@ -213,16 +198,16 @@ def manifest_create(
                 directory, info, target, force=force, workers=workers, on_bytes=on_bytes
             )
     if as_json:
-        base._emit_json({"manifest": str(target), **manifest.model_dump(by_alias=True)})
+        emit_json({"manifest": str(target), **manifest.model_dump(by_alias=True)})
         return
-    base.out.print(
+    out.print(
         f"manifest: {target} ({len(manifest.files)} files, {tree.total_bytes:,} bytes; "
         f"format {manifest.checkpoint_format}, precision {manifest.precision}, optimizer state "
         f"{'yes' if manifest.optimizer_state_exported else 'no'})",
         markup=False,
     )
     _print_skipped(manifest.skipped)
-    base.out.print(f"next: gpudecide manifest lint {target}", markup=False)
+    out.print(f"next: gpudecide manifest lint {target}", markup=False)
 
 
 def manifest_lint(
@@ -235,14 +220,13 @@ def manifest_lint(
     from gpudecide.artifacts import manifest as mf
     from gpudecide.artifacts import retention as ret
 
-    base = _base()
-    with base._guard(as_json):
+    with guard(as_json):
         policy_path = ret.find(retention, _workspace_root(workspace_dir))
         policy = ret.load(policy_path) if policy_path is not None else None
         _manifest, findings = mf.lint_file(manifest_path, policy)
     errors = [f for f in findings if f.severity == "error"]
     if as_json:
-        base._emit_json(
+        emit_json(
             {
                 "manifest": str(manifest_path),
                 "retention": str(policy_path) if policy_path else None,
@@ -255,10 +239,8 @@ def manifest_lint(
     else:
         for f in findings:
             where = f"{manifest_path}:{f.line}" if f.line else str(manifest_path)
-            base.out.print(
-                f"{where}: {f.severity}: {f.field}: {f.message} [{f.rule}]", markup=False
-            )
-        base.out.print(f"{len(errors)} error(s), {len(findings) - len(errors)} warning(s)")
+            out.print(f"{where}: {f.severity}: {f.field}: {f.message} [{f.rule}]", markup=False)
+        out.print(f"{len(errors)} error(s), {len(findings) - len(errors)} warning(s)")
     if errors:
         raise typer.Exit(1)
 
@@ -272,24 +254,21 @@ def manifest_verify(
     """Every hash matches, nothing is missing, nothing is extra (exit 1 otherwise)."""
     from gpudecide.artifacts import manifest as mf
 
-    base = _base()
-    with base._guard(as_json), _bytes_progress(not as_json, "verifying") as (on_bytes, _total):
+    with guard(as_json), _bytes_progress(not as_json, "verifying") as (on_bytes, _total):
         _m, check = mf.verify(directory, manifest_path, workers=workers, on_bytes=on_bytes)
     if as_json:
-        base._emit_json(
-            {"directory": str(directory), "manifest": str(manifest_path), **check.as_dict()}
-        )
+        emit_json({"directory": str(directory), "manifest": str(manifest_path), **check.as_dict()})
     else:
         for m in check.mismatched:
-            base.out.print(f"{m['path']}: FAILED", markup=False)
+            out.print(f"{m['path']}: FAILED", markup=False)
         for p in check.missing:
-            base.out.print(f"{p}: MISSING", markup=False)
+            out.print(f"{p}: MISSING", markup=False)
         for p in check.extra:
-            base.out.print(f"{p}: EXTRA", markup=False)
+            out.print(f"{p}: EXTRA", markup=False)
         for r in check.refused:
-            base.out.print(f"{r['path']}: REFUSED ({r['reason']})", markup=False)
+            out.print(f"{r['path']}: REFUSED ({r['reason']})", markup=False)
         verdict = "verified" if check.ok else "DOES NOT MATCH"
-        base.out.print(f"{verdict}: {check.matched} file(s) match {manifest_path}", markup=False)
+        out.print(f"{verdict}: {check.matched} file(s) match {manifest_path}", markup=False)
     if not check.ok:
         raise typer.Exit(1)
 
@@ -305,8 +284,7 @@ def manifest_provenance(
     from gpudecide.artifacts import manifest as mf
     from gpudecide.fsutil import atomic_write_text
 
-    base = _base()
-    with base._guard(as_json):
+    with guard(as_json):
         statement = mf.provenance_statement(mf.load_manifest(manifest_path))
         text = json.dumps(statement, indent=2, ensure_ascii=False) + "\n"
         if out_file is not None:
@@ -314,34 +292,31 @@ def manifest_provenance(
     if out_file is None:
         print(text, end="")
     elif as_json:
-        base._emit_json({"written": str(out_file), "subjects": len(statement["subject"])})
+        emit_json({"written": str(out_file), "subjects": len(statement["subject"])})
     else:
-        base.out.print(
-            f"statement: {out_file} ({len(statement['subject'])} subjects)", markup=False
-        )
+        out.print(f"statement: {out_file} ({len(statement['subject'])} subjects)", markup=False)
 
 
 def _print_audit(f: dict[str, Any]) -> None:
     from rich.table import Table
 
-    base = _base()
-    base.out.print(f["summary"], markup=False)
+    out.print(f["summary"], markup=False)
     table = Table("layer", "item", "status", "proof", box=None)
     for layer, items in f["layers"].items():
         for item in items:
             table.add_row(layer, item["name"], item["status"], item["path"] or item["detail"] or "")
-    base.out.print(table)
+    out.print(table)
     for u in f["units"]:
-        base.out.print(
+        out.print(
             f"unit {u['path']} ({u['kind']}): {'resumable' if u['resumable'] else 'not resumable'}"
             f"{'' if u['step'] is None else ', step ' + str(u['step'])}",
             markup=False,
         )
     for h in f["hazards"]:
-        base.out.print(f"HAZARD {h['id']}: {h['path']}: {h['detail']}", markup=False)
+        out.print(f"HAZARD {h['id']}: {h['path']}: {h['detail']}", markup=False)
     eg = f.get("egress")
     if eg:
-        base.out.print(
+        out.print(
             f"egress: {eg['throughput_mb_s']} MB/s over {eg['bytes']:,} bytes; moving "
             f"{eg['run_bytes']:,} bytes ({eg['extrapolated_from']}) takes "
             f"{eg['migration_window_hours']} h",
@@ -349,9 +324,9 @@ def _print_audit(f: dict[str, Any]) -> None:
         )
     open_q = [q for q in f["retention"]["questions"] if q["status"] == "open"]
     for q in open_q:
-        base.out.print(f"open (A8): {q['question']}", markup=False)
+        out.print(f"open (A8): {q['question']}", markup=False)
     for note in f.get("notes", []):
-        base.out.print(f"note: {note}", markup=False)
+        out.print(f"note: {note}", markup=False)
 
 
 def audit_cmd(
@@ -385,9 +360,8 @@ def audit_cmd(
     from gpudecide import evidence as ev
     from gpudecide.artifacts import audit, remote
 
-    base = _base()
-    with base._guard(as_json):
-        ws = base._workspace(workspace_dir, required=False)
+    with guard(as_json):
+        ws = open_workspace(workspace_dir, required=False)
         target = evidence_dir or (ws.evidence_dir if ws else Path("evidence"))
         options = remote.parse_options(list(storage_option or []))
         label = "copying" if source else "hashing"
@@ -405,9 +379,9 @@ def audit_cmd(
             )
         written = ev.write(result.record, target)
     if as_json:
-        base._emit_json({**result.figures, "evidence": str(written)})
+        emit_json({**result.figures, "evidence": str(written)})
     else:
         _print_audit(result.figures)
-        base.out.print(f"evidence: {written}", markup=False)
+        out.print(f"evidence: {written}", markup=False)
     if result.stop:
         raise typer.Exit(1)

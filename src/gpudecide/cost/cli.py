@@ -3,9 +3,8 @@
     gpudecide cost [WORKSPACE]                        costs.yaml + the workspace's evidence
     gpudecide cost costs.yaml --profile EVIDENCE      any costs file, any profile record
 
-The main CLI adds the command with `register(app)`; the shared helpers of `gpudecide.cli`
-(one-line errors, exit 2, JSON output) are imported when the command runs, so the two modules
-can import each other in either order.
+The main CLI adds the command with `register(app)`; one-line errors, exit 2 and JSON output
+come from `gpudecide.console`, shared by every command.
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ from rich.table import Table
 
 from gpudecide import evidence as ev
 from gpudecide import workspace
+from gpudecide.console import emit_json, guard, out
 from gpudecide.cost import analysis, schema
 from gpudecide.cost.fmt import money, pct
 from gpudecide.errors import InputError
@@ -219,9 +219,7 @@ def register(app: typer.Typer) -> None:
         ] = False,
     ) -> None:
         """Cost every option in a normal, a peak and an empty month (SPEC C1-C10, V2)."""
-        from gpudecide import cli as base
-
-        with base._guard(as_json):
+        with guard(as_json):
             if target is not None and workspace_dir is not None:
                 raise InputError(
                     "give the workspace once: as WORKSPACE or as --workspace", field="--workspace"
@@ -231,7 +229,7 @@ def register(app: typer.Typer) -> None:
             )
         figures = run.result.figures
         if as_json:
-            base._emit_json(
+            emit_json(
                 {
                     **figures,
                     "summary": analysis.summary_line(figures),
@@ -241,8 +239,8 @@ def register(app: typer.Typer) -> None:
                 }
             )
             return
-        print_summary(figures, base.out)
+        print_summary(figures, out)
         for note in run.result.notes:
-            base.out.print(f"note: {note}", markup=False)
+            out.print(f"note: {note}", markup=False)
         if run.written:
-            base.out.print(f"evidence: {run.written}")
+            out.print(f"evidence: {run.written}")

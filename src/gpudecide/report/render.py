@@ -18,6 +18,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from gpudecide import __version__
 from gpudecide import evidence as ev
+from gpudecide.artifacts.report import audit_section
 from gpudecide.cost.report import cost_section
 from gpudecide.fsutil import atomic_write_text
 from gpudecide.report import charts
@@ -368,6 +369,7 @@ SECTION_BUILDERS: dict[str, SectionBuilder] = {
     "queue": _queue_section,
     "replay": _replay_section,
     "cost": cost_section,
+    "audit": audit_section,
 }
 
 
