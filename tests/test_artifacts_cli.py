@@ -385,7 +385,7 @@ def test_retention_undefined_class_names_line_and_field(tmp_path: Path) -> None:
 
 def test_audit_section_builds_tables(arts: dict[str, Path], here: Path) -> None:
     from gpudecide.artifacts import audit
-    from gpudecide.report.render import Section
+    from gpudecide.report.model import Section
 
     result = audit.run(arts["adapter_local"])
     section = Section("audit", "", ev.seal(result.record), "fresh", "fresh", [])

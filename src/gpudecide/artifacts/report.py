@@ -1,14 +1,9 @@
-"""Report section of the export audit (register as SECTION_BUILDERS["audit"]).
-
-`gpudecide.report.render` is imported inside the builder, so render.py can import this
-module at its top without an import cycle.
-"""
+"""Report section of the export audit (registered as SECTION_BUILDERS["audit"])."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from gpudecide.report.i18n import Language
+from gpudecide.report.model import Section, Table
 
 _T: dict[str, dict[str, str]] = {
     "title": {
@@ -50,10 +45,8 @@ def _t(key: str, lang: Language) -> str:
     return entry.get(lang) or entry["en"]
 
 
-def audit_section(section: Any, lang: Language) -> None:
+def audit_section(section: Section, lang: Language) -> None:
     """Tables of an `audit` evidence record: layers, units, hazards, egress, A8."""
-    from gpudecide.report.render import Table
-
     f = section.record.figures
     section.title = _t("title", lang)
     rows = []

@@ -14,7 +14,7 @@ from typing import Any
 
 from gpudecide import evidence as ev
 from gpudecide.cost import sensitivity
-from gpudecide.cost.fmt import num, pct
+from gpudecide.cost.fmt import num
 from gpudecide.cost.regimes import REGIMES, Regimes, Workload, from_profile
 from gpudecide.cost.schema import (
     CostsConfig,
@@ -35,6 +35,7 @@ from gpudecide.cost.tco import (
     pool_gpus,
     reversibility,
 )
+from gpudecide.report.fmt import pct
 
 # C8: a dedicated option that beats managed only at or above this useful utilisation "only
 # wins at ~100 %": research work with failed hypotheses and pauses does not get there.

@@ -20,8 +20,9 @@ from gpudecide import evidence as ev
 from gpudecide import workspace
 from gpudecide.console import emit_json, guard, out
 from gpudecide.cost import analysis, schema
-from gpudecide.cost.fmt import money, pct
+from gpudecide.cost.fmt import money
 from gpudecide.errors import InputError
+from gpudecide.report.fmt import pct
 
 
 @dataclass

@@ -19,7 +19,3 @@ def money(value: str | None, places: int = 0) -> str:
     q = Decimal(value).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
     return f"{q:,.{places}f}"
 
-
-def pct(value: float | None) -> str:
-    """A share as a percentage with one decimal; n/a when absent."""
-    return "n/a" if value is None else f"{value:.1%}"

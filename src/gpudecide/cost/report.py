@@ -9,14 +9,13 @@ reversibility and the inputs that flip the cheapest option.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gpudecide.cost import charts
-from gpudecide.cost.fmt import money, num, pct
-
-if TYPE_CHECKING:
-    from gpudecide.report.i18n import Language
-    from gpudecide.report.render import Section
+from gpudecide.cost.fmt import money, num
+from gpudecide.report.fmt import pct
+from gpudecide.report.i18n import Language
+from gpudecide.report.model import Chart, Section, Table
 
 TOP_INPUTS = 12
 
@@ -97,7 +96,6 @@ def _t(key: str, lang: Language) -> str:
 
 def cost_section(section: Section, lang: Language) -> None:
     """Fill the report section of a "cost" evidence record."""
-    from gpudecide.report.render import Chart, Table
 
     f = section.record.figures
     cur = f["currency"]

@@ -8,8 +8,7 @@ script, font or stylesheet is fetched, so it opens the same in an air-gapped net
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,55 +21,9 @@ from gpudecide.artifacts.report import audit_section
 from gpudecide.cost.report import cost_section
 from gpudecide.fsutil import atomic_write_text
 from gpudecide.report import charts
+from gpudecide.report.fmt import fmt, hours, pct
 from gpudecide.report.i18n import Language, t
-
-
-@dataclass
-class Table:
-    """A captioned table of already formatted cells."""
-
-    caption: str
-    headers: list[str]
-    rows: list[list[str]]
-
-
-@dataclass
-class Chart:
-    """An inline SVG chart."""
-
-    title: str
-    svg: str
-
-
-@dataclass
-class Section:
-    """One analysis as shown in the report."""
-
-    anchor: str
-    title: str
-    record: ev.Evidence
-    freshness: str
-    freshness_label: str
-    problems: list[str]
-    tables: list[Table] = field(default_factory=list)
-    charts: list[Chart] = field(default_factory=list)
-
-
-SectionBuilder = Callable[[Section, Language], None]
-
-
-def _fmt(value: Any) -> str:
-    if value is None:
-        return "n/a"
-    if isinstance(value, float):
-        return f"{value:,.3f}".rstrip("0").rstrip(".") if value % 1 else f"{value:,.0f}"
-    if isinstance(value, int):
-        return f"{value:,}"
-    return str(value)
-
-
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.1%}"
+from gpudecide.report.model import Chart, Section, SectionBuilder, Table
 
 
 def _profile_section(section: Section, lang: Language) -> None:
@@ -81,29 +34,29 @@ def _profile_section(section: Section, lang: Language) -> None:
         Table(
             t("jobs_by_kind", lang),
             ["kind", t("jobs", lang), t("gpu_hours", lang)],
-            [[k, _fmt(f["jobs_by_kind"][k]), _fmt(f["gpu_hours_by_kind"][k])] for k in kinds]
-            + [["all", _fmt(f["jobs_total"]), _fmt(f["gpu_hours_total"])]],
+            [[k, fmt(f["jobs_by_kind"][k]), fmt(f["gpu_hours_by_kind"][k])] for k in kinds]
+            + [["all", fmt(f["jobs_total"]), fmt(f["gpu_hours_total"])]],
         )
     )
     burst, pred = f["burstiness"], f["predictability"]
     rows = [
-        ["successful full trainings (F1)", _fmt(f["trainings_successful"])],
-        ["GPU jobs in all (F1)", _fmt(f["jobs_total"])],
-        ["attempts (requeues included)", _fmt(f["attempts_total"])],
-        ["restarts (re-submissions + requeues)", _fmt(f["restarts"])],
-        ["never started (cancelled while pending)", _fmt(f["never_started"])],
-        ["unsuccessful share of jobs", _pct(f["unsuccessful_share"])],
-        ["GPU-hours lost to unsuccessful attempts", _pct(f["gpu_hours_lost_share"])],
-        ["jobs per week (mean)", _fmt(f["jobs_per_week_mean"])],
+        ["successful full trainings (F1)", fmt(f["trainings_successful"])],
+        ["GPU jobs in all (F1)", fmt(f["jobs_total"])],
+        ["attempts (requeues included)", fmt(f["attempts_total"])],
+        ["restarts (re-submissions + requeues)", fmt(f["restarts"])],
+        ["never started (cancelled while pending)", fmt(f["never_started"])],
+        ["unsuccessful share of jobs", pct(f["unsuccessful_share"])],
+        ["GPU-hours lost to unsuccessful attempts", pct(f["gpu_hours_lost_share"])],
+        ["jobs per week (mean)", fmt(f["jobs_per_week_mean"])],
         [
             "duration p50 / p90 / max (h)",
-            " / ".join(_fmt(f["duration_hours"][k]) for k in ("p50", "p90", "max")),
+            " / ".join(fmt(f["duration_hours"][k]) for k in ("p50", "p90", "max")),
         ],
-        ["peak concurrent GPUs (F2)", f"{_fmt(f['peak_concurrent_gpus'])} at {f['peak_at']}"],
-        ["weekly GPU-hours CV (F2)", _fmt(burst["weekly_gpu_hours_cv"])],
+        ["peak concurrent GPUs (F2)", f"{fmt(f['peak_concurrent_gpus'])} at {f['peak_at']}"],
+        ["weekly GPU-hours CV (F2)", fmt(burst["weekly_gpu_hours_cv"])],
         [
             f"GPU-hours in the largest {burst['top_jobs_fraction']:.0%} of jobs (F2)",
-            _pct(burst["top_jobs_gpu_hours_share"]),
+            pct(burst["top_jobs_gpu_hours_share"]),
         ],
         [
             "shape (F2)",
@@ -113,20 +66,20 @@ def _profile_section(section: Section, lang: Language) -> None:
         ],
         [
             "predictability (F3)",
-            f"{pred['verdict']}: WAPE {_fmt(pred['wape'])} "
+            f"{pred['verdict']}: WAPE {fmt(pred['wape'])} "
             f"(predictable <= {pred['thresholds']['predictable_wape_max']}, partly <= "
             f"{pred['thresholds']['partly_predictable_wape_max']}); {pred['meaning']}",
         ],
         [
             f"GPU-hours planned >= {pred['lead_time_hours']:.0f} h ahead (F3)",
-            _pct(pred["lead_time_share"]),
+            pct(pred["lead_time_share"]),
         ],
     ]
     if f.get("pool_gpus"):
         rows.append(
             [
                 f"busy share of a {f['pool_gpus']}-GPU pool (C2)",
-                f"{_pct(f['busy_share'])} useful, {_pct(f['occupied_share'])} occupied",
+                f"{pct(f['busy_share'])} useful, {pct(f['occupied_share'])} occupied",
             ]
         )
     section.tables.append(
@@ -138,7 +91,7 @@ def _profile_section(section: Section, lang: Language) -> None:
             t("per_week", lang),
             [t("week", lang), "start", t("jobs", lang), t("gpu_hours", lang)],
             [
-                [str(w["week"]), w["start"][:10], _fmt(w["jobs"]), _fmt(w["gpu_hours"])]
+                [str(w["week"]), w["start"][:10], fmt(w["jobs"]), fmt(w["gpu_hours"])]
                 for w in weeks
             ],
         )
@@ -174,15 +127,11 @@ def _profile_section(section: Section, lang: Language) -> None:
         )
 
 
-def _hours(seconds: float | None) -> str:
-    return "n/a" if seconds is None else f"{seconds / 3600:.1f} h"
-
-
 def _share_ci(slo: dict[str, Any]) -> str:
     if slo["violation_share"] is None:
         return "n/a"
     lo, hi = slo["ci95"]
-    return f"{_pct(slo['violation_share'])} ({_pct(lo)}-{_pct(hi)})"
+    return f"{pct(slo['violation_share'])} ({pct(lo)}-{pct(hi)})"
 
 
 def _queue_section(section: Section, lang: Language) -> None:
@@ -221,12 +170,12 @@ def _queue_section(section: Section, lang: Language) -> None:
             [
                 [
                     name,
-                    _fmt(q["n"]),
-                    _hours(q["p50"]),
-                    _hours(q["p90"]),
-                    _hours(q["p99"]),
-                    _hours(q["max"]),
-                    _fmt(q["unmeasured"]),
+                    fmt(q["n"]),
+                    hours(q["p50"]),
+                    hours(q["p90"]),
+                    hours(q["p99"]),
+                    hours(q["max"]),
+                    fmt(q["unmeasured"]),
                 ]
                 for name, q in f["phases"].items()
             ],
@@ -252,11 +201,11 @@ def _queue_section(section: Section, lang: Language) -> None:
                         s["name"],
                         s["measure"],
                         f"{s['threshold_minutes']:g} min",
-                        _fmt(s["selected"]),
-                        _fmt(s["measured"]),
-                        _fmt(s["violations"]),
+                        fmt(s["selected"]),
+                        fmt(s["measured"]),
+                        fmt(s["violations"]),
                         _share_ci(s),
-                        _pct(s["allowed_violation_share"]),
+                        pct(s["allowed_violation_share"]),
                         s["verdict"],
                     ]
                     for s in slos
@@ -268,7 +217,7 @@ def _queue_section(section: Section, lang: Language) -> None:
             t("wait_reasons", lang),
             ["reason", "category", "jobs", "total wait"],
             [
-                [r["reason"], r["category"], _fmt(r["jobs"]), _hours(r["total_wait_s"])]
+                [r["reason"], r["category"], fmt(r["jobs"]), hours(r["total_wait_s"])]
                 for r in f["wait_reasons"][:12]
             ],
         )
@@ -285,7 +234,7 @@ def _queue_section(section: Section, lang: Language) -> None:
                 ],
                 [
                     "GPU-minutes lost since a measured checkpoint",
-                    _fmt(p["gpu_minutes_lost_since_checkpoint"]),
+                    fmt(p["gpu_minutes_lost_since_checkpoint"]),
                 ],
                 [
                     "checkpoint before stop: yes / no / unknown",
@@ -293,7 +242,7 @@ def _queue_section(section: Section, lang: Language) -> None:
                         str(p["checkpoint_before_stop"][k]) for k in ("yes", "no", "unknown")
                     ),
                 ],
-                ["share of jobs at the top priority level", _pct(p["top_priority_share"])],
+                ["share of jobs at the top priority level", pct(p["top_priority_share"])],
             ],
         )
     )
@@ -305,11 +254,11 @@ def _queue_section(section: Section, lang: Language) -> None:
                 [
                     [
                         c["chain"],
-                        _fmt(c["jobs"]),
-                        _hours(c["end_to_end_s"]),
+                        fmt(c["jobs"]),
+                        hours(c["end_to_end_s"]),
                         str(c["last_stage"]),
                         str(c["longest_waiting_stage"]),
-                        _hours(c["handoff_idle_s"]),
+                        hours(c["handoff_idle_s"]),
                     ]
                     for c in f["chains"]
                 ],
@@ -348,15 +297,15 @@ def _replay_section(section: Section, lang: Language) -> None:
             ],
             [
                 [
-                    _fmt(p["gpus"]),
-                    _fmt(p["jobs"]),
-                    _hours(p["wait_p50_s"]),
-                    _hours(p["wait_p95_s"]),
-                    _hours(p["wait_p99_s"]),
-                    _hours(p["wait_max_s"]),
-                    _pct(p["slo_violation_share"]),
-                    _pct(p["utilisation"]),
-                    _fmt(p["longest_queue"]),
+                    fmt(p["gpus"]),
+                    fmt(p["jobs"]),
+                    hours(p["wait_p50_s"]),
+                    hours(p["wait_p95_s"]),
+                    hours(p["wait_p99_s"]),
+                    hours(p["wait_max_s"]),
+                    pct(p["slo_violation_share"]),
+                    pct(p["utilisation"]),
+                    fmt(p["longest_queue"]),
                 ]
                 for p in f["pools"]
             ],

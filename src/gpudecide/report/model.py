@@ -1,0 +1,43 @@
+"""What a report section is made of: formatted tables, inline SVG charts, the evidence."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from gpudecide import evidence as ev
+from gpudecide.report.i18n import Language
+
+
+@dataclass
+class Table:
+    """A captioned table of already formatted cells."""
+
+    caption: str
+    headers: list[str]
+    rows: list[list[str]]
+
+
+@dataclass
+class Chart:
+    """An inline SVG chart."""
+
+    title: str
+    svg: str
+
+
+@dataclass
+class Section:
+    """One analysis as shown in the report; a builder fills title, tables and charts."""
+
+    anchor: str
+    title: str
+    record: ev.Evidence
+    freshness: str
+    freshness_label: str
+    problems: list[str]
+    tables: list[Table] = field(default_factory=list)
+    charts: list[Chart] = field(default_factory=list)
+
+
+SectionBuilder = Callable[[Section, Language], None]
