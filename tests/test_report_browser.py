@@ -1,69 +1,112 @@
-"""The HTML report in a real headless Chromium: renders offline, charts drawn, no requests out."""
+"""The demo's HTML report in a real headless Chromium: offline, every section, charts drawn."""
 
 from __future__ import annotations
 
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from gpudecide import demo
-from gpudecide.cli import LogArgs, build_report, load_for_command, run_profile
+from .conftest import run_cli
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 
 @pytest.fixture(scope="module")
-def report_html(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    ws = demo.create(tmp_path_factory.mktemp("demo"))
-    run_profile(load_for_command(LogArgs([]), ws, None))
-    return build_report(ws)["html"]
+def demo_ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("demo") / "ws"
+    res = run_cli("demo", "--out", str(root))
+    assert res.returncode == 0, res.stderr
+    return root
 
 
-@pytest.mark.browser
-def test_report_renders_offline_with_charts(report_html: Path) -> None:
+def _browser() -> Any:
     if not os.path.exists(CHROMIUM):
         if os.environ.get("GPUDECIDE_REQUIRE_BROWSER") == "1":
             pytest.fail("GPUDECIDE_REQUIRE_BROWSER=1 but Chromium is not installed")
         pytest.skip("Chromium not installed (apt-get install chromium)")
     from playwright.sync_api import sync_playwright
 
+    return sync_playwright()
+
+
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.mark.browser
+def test_report_renders_offline_with_every_section(demo_ws: Path) -> None:
+    html = demo_ws / "report" / "index.html"
     requests: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-            ],
-        )
+    errors: list[str] = []
+    with _browser() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         page = browser.new_page()
         page.on("request", lambda r: requests.append(r.url))
-        errors: list[str] = []
         page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(report_html.as_uri())
+        page.goto(html.as_uri())
         assert page.title().startswith("GPU decision report")
-        section = page.locator("section[data-kind=profile]")
-        assert "47 GPU jobs in all" in section.inner_text()
-        charts = section.locator("svg[role=img]")
-        labels = [charts.nth(i).get_attribute("aria-label") for i in range(charts.count())]
-        assert labels == ["Jobs per week, by kind", "GPU-hours per day", "GPUs in use over time"]
-        for i in range(charts.count()):
-            box = charts.nth(i).bounding_box()
-            assert box is not None and box["width"] > 300 and box["height"] > 120
-        # the stacked bars really are there: one legend entry per kind that occurs
-        legend = charts.nth(0).inner_html()
+        kinds = page.locator("section[data-kind]")
+        assert [kinds.nth(i).get_attribute("data-kind") for i in range(kinds.count())] == [
+            "profile",
+            "queue",
+            "replay",
+            "cost",
+            "audit",
+        ]
+        assert page.locator("td.status-fresh").count() == 5
+        profile = page.locator("section[data-kind=profile]")
+        assert "47 GPU jobs in all" in profile.inner_text()
+        expected = {
+            "profile": ["Jobs per week, by kind", "GPU-hours per day", "GPUs in use over time"],
+            "queue": [
+                "Queue waits against the SLO thresholds",
+                "Median phase durations by job kind",
+                "Chains: waiting (light) and running (dark)",
+            ],
+            "replay": ["p95 wait and utilisation against pool size"],
+        }
+        for kind, titles in expected.items():
+            charts = page.locator(f"section[data-kind={kind}] svg[role=img]")
+            labels = [charts.nth(i).get_attribute("aria-label") for i in range(charts.count())]
+            assert labels == titles, kind
+            for i in range(charts.count()):
+                box = charts.nth(i).bounding_box()
+                assert box is not None and box["width"] > 300 and box["height"] > 100
+        assert page.locator("section[data-kind=cost] svg[role=img]").count() == 3
+        legend = page.locator("section[data-kind=profile] svg[role=img]").nth(0).inner_html()
         for kind in ("train", "smoke", "restart", "eval", "merge", "quantize", "export"):
             assert f">{kind}<" in legend
-        status = page.locator("td.status-fresh")
-        assert status.count() == 1
-        png = page.screenshot(full_page=True)
-        assert len(png) > 50_000
+        audit = page.locator("section[data-kind=audit]").inner_text()
+        assert "unknown_format" in audit and "adapter_base_revision_missing" in audit
+        assert len(page.screenshot(full_page=True)) > 200_000
         browser.close()
     assert errors == []
     assert all(u.startswith(("file:", "data:", "about:")) for u in requests), requests
+
+
+@pytest.mark.browser
+def test_report_in_russian_and_kazakh(demo_ws: Path) -> None:
+    cfg = demo_ws / "gpudecide.yaml"
+    original = cfg.read_text()
+    try:
+        for lang, heading in (("ru", "Профиль нагрузки"), ("kk", "Жүктеме профилі")):
+            cfg.write_text(original.replace("language: en", f"language: {lang}"))
+            assert run_cli("report", "--workspace", str(demo_ws)).returncode == 0
+            with _browser() as p:
+                browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+                page = browser.new_page()
+                page.goto((demo_ws / "report" / "index.html").as_uri())
+                assert page.locator("html").get_attribute("lang") == lang
+                assert heading in page.locator("section[data-kind=profile] h2").inner_text()
+                browser.close()
+    finally:
+        cfg.write_text(original)
