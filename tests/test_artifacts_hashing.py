@@ -17,14 +17,15 @@ from typer.testing import CliRunner
 from gpudecide.artifacts import hashing
 from gpudecide.artifacts.cli import register
 from gpudecide.errors import InputError
+from gpudecide.fsutil import CHUNK, sha256_path
 
 SIZES = {
     "empty.bin": 0,
     "one.bin": 1,
-    "a/below.bin": hashing.CHUNK - 1,
-    "a/exact.bin": hashing.CHUNK,
-    "a/b/above.bin": hashing.CHUNK + 1,
-    "a/b/c/big.bin": 3 * hashing.CHUNK + 5,
+    "a/below.bin": CHUNK - 1,
+    "a/exact.bin": CHUNK,
+    "a/b/above.bin": CHUNK + 1,
+    "a/b/c/big.bin": 3 * CHUNK + 5,
     "name with spaces.txt": 10,
     ".hidden": 3,
 }
@@ -79,11 +80,11 @@ def test_memory_stays_flat_on_a_large_file(tmp_path: Path) -> None:
         for _ in range(48):
             handle.write(os.urandom(1 << 20))
     tracemalloc.start()
-    digest, size = hashing.sha256_path(big)
+    digest, size = sha256_path(big)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert size == 48 << 20 and digest == hashlib.sha256(big.read_bytes()).hexdigest()
-    assert peak < 3 * hashing.CHUNK  # one buffer, not the file
+    assert peak < 3 * CHUNK  # one buffer, not the file
 
 
 def test_links_and_special_files_are_listed_not_followed(tmp_path: Path) -> None:

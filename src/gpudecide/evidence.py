@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from gpudecide import __version__
 from gpudecide.errors import InputError
-from gpudecide.fsutil import atomic_write_text, sha256_file
+from gpudecide.fsutil import atomic_write_text, sha256_path
 
 Verdict = Literal["pass", "fail", "warn", "info"]
 
@@ -84,7 +84,8 @@ def input_ref(path: str | Path, root: Path | None = None) -> InputRef:
             shown = str(p.resolve().relative_to(root.resolve()))
         except ValueError:
             shown = str(p.resolve())
-    return InputRef(path=shown, sha256=sha256_file(p), size=p.stat().st_size)
+    digest, size = sha256_path(p)
+    return InputRef(path=shown, sha256=digest, size=size)
 
 
 def seal(record: Evidence, now: datetime | None = None) -> Evidence:
@@ -133,7 +134,7 @@ def freshness(record: Evidence, root: Path) -> tuple[Freshness, list[str]]:
         if not p.exists():
             problems.append(f"{ref.path}: input is gone")
             state = Freshness.MISSING_INPUT
-        elif sha256_file(p) != ref.sha256:
+        elif sha256_path(p)[0] != ref.sha256:
             problems.append(f"{ref.path}: input changed since the evidence was computed")
             if state is Freshness.FRESH:
                 state = Freshness.STALE

@@ -31,6 +31,7 @@ from gpudecide import evidence as ev
 from gpudecide.artifacts import formats, hashing, remote
 from gpudecide.artifacts import retention as ret
 from gpudecide.errors import InputError
+from gpudecide.fsutil import ProgressFn
 from gpudecide.inputs import load_yaml_model
 
 SPEC_IDS = ["A1", "A2", "A3", "A5", "A6", "A7", "A8", "E2", "E5"]
@@ -442,7 +443,7 @@ def run(
     workspace_root: Path | None = None,
     streams: int = 4,
     workers: int | None = None,
-    on_bytes: hashing.ProgressFn | None = None,
+    on_bytes: ProgressFn | None = None,
 ) -> AuditResult:
     """Audit an export folder (or copy it from `source` into `export` first)."""
     # Every input is validated before anything is copied or written.

@@ -29,12 +29,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from gpudecide.errors import InputError
-
-# 1 MiB: large enough that the per-call overhead (GIL hand-off, Python loop) is < 1 % of the
-# time SHA-256 takes on the buffer, small enough that 16 workers stay far below 100 MB.
-CHUNK = 1 << 20
-
-ProgressFn = Callable[[int], None]
+from gpudecide.fsutil import ProgressFn, sha256_path
 
 MODEL_SIGNING_PREDICATE = "https://model_signing/signature/v1.0"
 IN_TOTO_STATEMENT = "https://in-toto.io/Statement/v1"
@@ -98,38 +93,6 @@ class TreeHash:
 def path_key(rel: str) -> tuple[str, ...]:
     """Sort key of a relative path: component-wise, as model-signing orders its resources."""
     return PurePosixPath(rel).parts
-
-
-def sha256_handle(handle: Any, on_bytes: ProgressFn | None = None) -> tuple[str, int]:
-    """SHA-256 and length of everything readable from a binary handle, in constant memory."""
-    digest = hashlib.sha256()
-    buf = bytearray(CHUNK)
-    view = memoryview(buf)
-    total = 0
-    readinto = getattr(handle, "readinto", None)
-    while True:
-        if readinto is not None:
-            n = readinto(buf)
-            if not n:
-                break
-            digest.update(view[:n])
-        else:
-            chunk = handle.read(CHUNK)
-            if not chunk:
-                break
-            n = len(chunk)
-            digest.update(chunk)
-        total += n
-        if on_bytes is not None:
-            on_bytes(n)
-    return digest.hexdigest(), total
-
-
-def sha256_path(path: Path, on_bytes: ProgressFn | None = None) -> tuple[str, int]:
-    """SHA-256 and size of one file, streamed; raises OSError when it cannot be read."""
-    # buffering=0: readinto goes straight from the kernel into our buffer, no second copy.
-    with open(path, "rb", buffering=0) as handle:
-        return sha256_handle(handle, on_bytes)
 
 
 def _rel(parts: Iterable[str]) -> str:

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from gpudecide.artifacts import formats, hashing
 from gpudecide.artifacts.retention import LoadedPolicy
 from gpudecide.errors import InputError
-from gpudecide.fsutil import atomic_write_text
+from gpudecide.fsutil import ProgressFn, atomic_write_text
 from gpudecide.inputs import load_yaml_model, node_line
 
 SCHEMA: Literal["gpudecide/run-manifest/v1"] = "gpudecide/run-manifest/v1"
@@ -324,7 +324,7 @@ def create(
     *,
     force: bool = False,
     workers: int | None = None,
-    on_bytes: hashing.ProgressFn | None = None,
+    on_bytes: ProgressFn | None = None,
     now: datetime | None = None,
 ) -> tuple[RunManifest, hashing.TreeHash, formats.Detection]:
     """Hash and inspect `directory`, fill the manifest, write it atomically to `out`."""
@@ -639,7 +639,7 @@ def verify(
     manifest_path: Path,
     *,
     workers: int | None = None,
-    on_bytes: hashing.ProgressFn | None = None,
+    on_bytes: ProgressFn | None = None,
 ) -> tuple[RunManifest, hashing.SumsCheck]:
     """Every file of the manifest is there with its hash and size, and nothing else is."""
     manifest = load_manifest(manifest_path)

@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from gpudecide.artifacts.hashing import CHUNK, FileDigest, ProgressFn, path_key
+from gpudecide.artifacts.hashing import FileDigest, path_key
 from gpudecide.errors import InputError
+from gpudecide.fsutil import CHUNK, ProgressFn
 
 COPY_CHUNK = 8 * CHUNK
 
