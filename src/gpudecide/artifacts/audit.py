@@ -33,6 +33,7 @@ from gpudecide.artifacts import retention as ret
 from gpudecide.errors import InputError
 from gpudecide.fsutil import ProgressFn
 from gpudecide.inputs import load_yaml_model
+from gpudecide.jsonio import get
 
 SPEC_IDS = ["A1", "A2", "A3", "A5", "A6", "A7", "A8", "E2", "E5"]
 HAZARD_IDS = (
@@ -125,20 +126,11 @@ def _read_manifests(root: Path, det: formats.Detection) -> list[tuple[str, dict[
     return out
 
 
-def _dig(data: dict[str, Any], *keys: str) -> Any:
-    node: Any = data
-    for key in keys:
-        if not isinstance(node, dict):
-            return None
-        node = node.get(key)
-    return node
-
-
 def _manifest_value(
     manifests: list[tuple[str, dict[str, Any]]], *keys: str
 ) -> tuple[Any, str | None]:
     for path, data in manifests:
-        value = _dig(data, *keys)
+        value = get(data, *keys)
         if value not in (None, "", [], {}):
             return value, path
     return None, None
@@ -341,7 +333,7 @@ def _artifact_classes(
     ):
         if det.with_role(role):
             present.add(cls)
-    if any(_dig(data, "environment", "execution") for _, data in manifests):
+    if any(get(data, "environment", "execution") for _, data in manifests):
         present.add("environment_snapshot")
     return [c for c in ret.ARTIFACT_CLASSES if c in present]
 

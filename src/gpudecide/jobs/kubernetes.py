@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from gpudecide.errors import InputError
-from gpudecide.jobs.jsonsource import get, parse_time, read_json, seconds_between
 from gpudecide.jobs.sacct import ParseResult
 from gpudecide.jobs.schema import KINDS, attempts_table
+from gpudecide.jsonio import get, parse_time, read_json, seconds_between
 
 ANNOTATION_KIND = "gpudecide.io/kind"
 ANNOTATION_CHAIN = "gpudecide.io/chain"

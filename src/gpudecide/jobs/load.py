@@ -12,10 +12,10 @@ import pyarrow as pa
 
 from gpudecide.errors import InputError
 from gpudecide.jobs import kubernetes, managed
-from gpudecide.jobs.jsonsource import read_json
 from gpudecide.jobs.sacct import BadRow, ParseResult, read_sacct
 from gpudecide.jobs.schema import ATTEMPTS_SCHEMA
 from gpudecide.jobs.tabular import read_tabular
+from gpudecide.jsonio import read_json
 
 LogFormat = Literal["auto", "sacct", "csv", "jsonl", "kubernetes", "sagemaker", "openai"]
 FORMATS: tuple[str, ...] = ("auto", "sacct", "csv", "jsonl", "kubernetes", "sagemaker", "openai")

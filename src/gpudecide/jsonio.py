@@ -1,4 +1,4 @@
-"""Shared reading of JSON job sources: whole-file parse with line-numbered errors, times."""
+"""Reading JSON inputs: whole-file parse with line-numbered errors, times, nested lookups."""
 
 from __future__ import annotations
 
