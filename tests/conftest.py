@@ -11,6 +11,10 @@ from typing import Any
 
 import pytest
 
+# Tests build their tiny models locally; nothing may be fetched from a model hub.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SACCT = FIXTURES / "sacct"

@@ -22,9 +22,6 @@ import pytest
 
 from gpudecide.artifacts import audit, formats, hashing
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-
 PINNED_REV = "607a30d783dfa663caf39e06633721c8d4cfcd7e"
 _BUILT: dict[str, Path] = {}
 
