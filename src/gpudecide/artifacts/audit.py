@@ -22,7 +22,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal
+from typing import Any, Literal, cast, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
@@ -36,7 +36,7 @@ from gpudecide.inputs import load_yaml_model
 from gpudecide.jsonio import get
 
 SPEC_IDS = ["A1", "A2", "A3", "A5", "A6", "A7", "A8", "E2", "E5"]
-HAZARD_IDS = (
+HazardId = Literal[
     "adapter_base_revision_missing",
     "weights_without_optimizer_state",
     "unknown_format",
@@ -44,7 +44,7 @@ HAZARD_IDS = (
     "corrupt_file",
     "egress_throttled",
     "declared_artifact_missing",
-)
+]
 Status = Literal["found", "missing", "not_applicable"]
 _COMMIT40 = re.compile(r"^[0-9a-f]{40}$")
 _DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
@@ -166,7 +166,7 @@ def _adapter_hazards(det: formats.Detection, pinned_by: str | None) -> list[dict
     return hazards
 
 
-def _hazard(hid: str, path: str | None, detail: str) -> dict[str, Any]:
+def _hazard(hid: HazardId, path: str | None, detail: str) -> dict[str, Any]:
     spec = {
         "adapter_base_revision_missing": "E5",
         "weights_without_optimizer_state": "A2, E5",
@@ -463,7 +463,10 @@ def run(
 
     hazards: list[dict[str, Any]] = []
     for f in det.findings:
-        hazards.append(_hazard(f.id, f.path, f.detail))
+        # format findings carry hazard ids too; an id outside the contract is a bug here
+        if f.id not in get_args(HazardId):
+            raise ValueError(f"format finding with an unknown hazard id {f.id!r}")
+        hazards.append(_hazard(cast(HazardId, f.id), f.path, f.detail))
     base_pin, _ = _manifest_value(manifests, "base_model")
     pinned_by = None
     if isinstance(base_pin, str) and _DIGEST.search(base_pin):

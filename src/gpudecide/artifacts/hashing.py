@@ -34,8 +34,6 @@ from gpudecide.fsutil import ProgressFn, sha256_path
 MODEL_SIGNING_PREDICATE = "https://model_signing/signature/v1.0"
 IN_TOTO_STATEMENT = "https://in-toto.io/Statement/v1"
 
-_HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
-
 
 @dataclass(frozen=True)
 class FileDigest:
@@ -406,8 +404,3 @@ def model_signing_statement(
             "resources": resources,
         },
     }
-
-
-def is_sha256_hex(value: str) -> bool:
-    """64 hex digits."""
-    return bool(_HEX64.match(value))

@@ -18,4 +18,3 @@ def money(value: str | None, places: int = 0) -> str:
         return "n/a"
     q = Decimal(value).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
     return f"{q:,.{places}f}"
-

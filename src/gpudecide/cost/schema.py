@@ -260,7 +260,6 @@ class CostsConfig(_Strict):
 
 
 Option = OwnedOption | RentedOption | ManagedOption | HybridOption
-DedicatedOption = OwnedOption | RentedOption
 
 
 Loc = tuple[int | str, ...]

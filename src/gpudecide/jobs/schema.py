@@ -24,8 +24,6 @@ STATES = (
     "requeued",
 )
 
-# Attempts that ended without the result they were started for.
-UNSUCCESSFUL_STATES = ("failed", "cancelled", "preempted", "timeout", "node_fail", "requeued")
 # A re-submission after one of these counts as a restart (issue: failed/preempted run re-submitted).
 RESTART_AFTER_STATES = ("failed", "preempted", "timeout", "node_fail", "requeued")
 

@@ -90,10 +90,7 @@ def _profile_section(section: Section, lang: Language) -> None:
         Table(
             t("per_week", lang),
             [t("week", lang), "start", t("jobs", lang), t("gpu_hours", lang)],
-            [
-                [str(w["week"]), w["start"][:10], fmt(w["jobs"]), fmt(w["gpu_hours"])]
-                for w in weeks
-            ],
+            [[str(w["week"]), w["start"][:10], fmt(w["jobs"]), fmt(w["gpu_hours"])] for w in weeks],
         )
     )
     labels = [w["start"][5:10] for w in weeks]
