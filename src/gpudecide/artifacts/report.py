@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpudecide.report.i18n import Language
+from gpudecide.report.i18n import Language, t
 from gpudecide.report.model import Section, Table
 
 _T: dict[str, dict[str, str]] = {
@@ -41,8 +41,7 @@ _T: dict[str, dict[str, str]] = {
 
 
 def _t(key: str, lang: Language) -> str:
-    entry = _T[key]
-    return entry.get(lang) or entry["en"]
+    return t(key, lang, _T)
 
 
 def audit_section(section: Section, lang: Language) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 from gpudecide.cost import charts
 from gpudecide.cost.fmt import money, num
 from gpudecide.report.fmt import pct
-from gpudecide.report.i18n import Language
+from gpudecide.report.i18n import Language, t
 from gpudecide.report.model import Chart, Section, Table
 
 TOP_INPUTS = 12
@@ -90,8 +90,7 @@ _STRINGS: dict[str, dict[str, str]] = {
 
 
 def _t(key: str, lang: Language) -> str:
-    entry = _STRINGS[key]
-    return entry.get(lang) or entry["en"]
+    return t(key, lang, _STRINGS)
 
 
 def cost_section(section: Section, lang: Language) -> None:

@@ -120,7 +120,13 @@ _STRINGS: dict[str, dict[str, str]] = {
 }
 
 
-def t(key: str, lang: Language) -> str:
-    """A heading in the report's language (English when a translation is missing)."""
-    entry = _STRINGS[key]
+Strings = dict[str, dict[str, str]]
+
+
+def t(key: str, lang: Language, strings: Strings = _STRINGS) -> str:
+    """A heading in the report's language (English when a translation is missing).
+
+    A section keeping its own headings passes its table as `strings`.
+    """
+    entry = strings[key]
     return entry.get(lang) or entry["en"]
