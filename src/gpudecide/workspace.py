@@ -15,12 +15,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from gpudecide.errors import InputError
 from gpudecide.inputs import load_yaml_model
 from gpudecide.jobs.classify import ClassifyConfig, validate_rules
-from gpudecide.jobs.load import check_timezone
+from gpudecide.jobs.load import IanaZone
 
 CONFIG_NAME = "gpudecide.yaml"
 
@@ -95,7 +95,7 @@ class WorkspaceConfig(_Strict):
         default="Where to fine-tune: dedicated GPUs, a managed endpoint or a hybrid",
         description="The question the report answers.",
     )
-    timezone: str = Field(
+    timezone: IanaZone = Field(
         default="UTC", description="IANA time zone the scheduler printed times in."
     )
     logs: list[LogSource] = Field(default_factory=list, description="Job logs to analyse.")
@@ -104,15 +104,6 @@ class WorkspaceConfig(_Strict):
     queue: QueueConfig = Field(default_factory=QueueConfig, description="Queue analysis inputs.")
     replay: ReplayConfig = Field(default_factory=ReplayConfig, description="Replay defaults.")
     report: ReportConfig = Field(default_factory=ReportConfig, description="Report options.")
-
-    @field_validator("timezone")
-    @classmethod
-    def _known_zone(cls, value: str) -> str:
-        try:
-            check_timezone(value)
-        except InputError:
-            raise ValueError(f"unknown time zone {value!r} (use an IANA name)") from None
-        return value
 
 
 @dataclass

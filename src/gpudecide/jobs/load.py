@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import duckdb
 import pyarrow as pa
+from pydantic import AfterValidator
 
 from gpudecide.errors import InputError
 from gpudecide.jobs import kubernetes, managed
@@ -41,15 +42,31 @@ class JobLog:
     notes: list[str] = field(default_factory=list)
 
 
-def check_timezone(tz: str) -> str:
-    """Validate an IANA zone name (sacct prints local time; --tz says which)."""
+def _is_zone(tz: str) -> bool:
     try:
         ZoneInfo(tz)
     except (ZoneInfoNotFoundError, ValueError):
+        return False
+    return True
+
+
+def check_timezone(tz: str) -> str:
+    """Validate an IANA zone name (sacct prints local time; --tz says which)."""
+    if not _is_zone(tz):
         raise InputError(
             f"unknown time zone {tz!r}", field="--tz", hint="use an IANA name such as Asia/Almaty"
-        ) from None
+        )
     return tz
+
+
+def _zone_field(tz: str) -> str:
+    if not _is_zone(tz):
+        raise ValueError(f"unknown time zone {tz!r} (use an IANA name such as Asia/Almaty)")
+    return tz
+
+
+# A time-zone field of an input file: the same check, reported by pydantic with its line.
+IanaZone = Annotated[str, AfterValidator(_zone_field)]
 
 
 Detected = Literal[

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from gpudecide.inputs import load_yaml_model
 from gpudecide.jobs.classify import Kind
-from gpudecide.jobs.load import check_timezone
+from gpudecide.jobs.load import IanaZone
 from gpudecide.queue.lifecycle import reason_category
 
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
@@ -62,7 +62,7 @@ class TimeOfDay(_Strict):
 
     start: str = Field(description="Window start, HH:MM (inclusive).")
     end: str = Field(description="Window end, HH:MM (exclusive); before start wraps midnight.")
-    timezone: str = Field(description="IANA time zone of the window, e.g. Asia/Almaty.")
+    timezone: IanaZone = Field(description="IANA time zone of the window, e.g. Asia/Almaty.")
     weekdays: list[Weekday] | None = Field(
         default=None, description="Days it applies to (mon..sun); null for every day."
     )
@@ -74,15 +74,6 @@ class TimeOfDay(_Strict):
             time.fromisoformat(value)
         except ValueError:
             raise ValueError(f"{value!r} is not HH:MM") from None
-        return value
-
-    @field_validator("timezone")
-    @classmethod
-    def _zone(cls, value: str) -> str:
-        try:
-            check_timezone(value)
-        except Exception:
-            raise ValueError(f"unknown time zone {value!r}") from None
         return value
 
     def contains(self, stamps: list[datetime | None]) -> np.ndarray:
