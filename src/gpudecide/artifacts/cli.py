@@ -10,11 +10,14 @@ import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, err, guard, open_workspace, out
+
+if TYPE_CHECKING:
+    from gpudecide.artifacts.hashing import SumsCheck
 
 WorkersOpt = Annotated[
     int | None, typer.Option(min=1, help="Hashing threads (default: one per core).")
@@ -23,6 +26,18 @@ RetentionOpt = Annotated[
     Path | None,
     typer.Option(help="retention.yaml (default: the workspace's, if any)."),
 ]
+
+
+def _print_check(check: SumsCheck, *, extra: str) -> None:
+    """One line per file that does not match, in `sha256sum -c` style."""
+    for m in check.mismatched:
+        out.print(f"{m['path']}: FAILED", markup=False)
+    for p in check.missing:
+        out.print(f"{p}: MISSING", markup=False)
+    for p in check.extra:
+        out.print(f"{p}: {extra}", markup=False)
+    for r in check.refused:
+        out.print(f"{r['path']}: REFUSED ({r['reason']})", markup=False)
 
 
 @contextmanager
@@ -132,14 +147,7 @@ def hash_cmd(
         if as_json:
             emit_json({**check.as_dict(), "root": str(path), "sums": str(verify)})
         else:
-            for m in check.mismatched:
-                out.print(f"{m['path']}: FAILED", markup=False)
-            for p in check.missing:
-                out.print(f"{p}: MISSING", markup=False)
-            for p in check.extra:
-                out.print(f"{p}: NOT LISTED", markup=False)
-            for r in check.refused:
-                out.print(f"{r['path']}: REFUSED ({r['reason']})", markup=False)
+            _print_check(check, extra="NOT LISTED")
             out.print(
                 f"{check.matched} OK, {len(check.mismatched)} failed, "
                 f"{len(check.missing)} missing, "
@@ -259,14 +267,7 @@ def manifest_verify(
     if as_json:
         emit_json({"directory": str(directory), "manifest": str(manifest_path), **check.as_dict()})
     else:
-        for m in check.mismatched:
-            out.print(f"{m['path']}: FAILED", markup=False)
-        for p in check.missing:
-            out.print(f"{p}: MISSING", markup=False)
-        for p in check.extra:
-            out.print(f"{p}: EXTRA", markup=False)
-        for r in check.refused:
-            out.print(f"{r['path']}: REFUSED ({r['reason']})", markup=False)
+        _print_check(check, extra="EXTRA")
         verdict = "verified" if check.ok else "DOES NOT MATCH"
         out.print(f"{verdict}: {check.matched} file(s) match {manifest_path}", markup=False)
     if not check.ok:
