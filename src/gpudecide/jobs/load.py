@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -200,4 +201,24 @@ def load_logs(
         bad_rows=[b for r in results for b in r.bad_rows],
         duplicate_rows=before - merged.num_rows,
         notes=[n for r in results for n in r.notes],
+    )
+
+
+def log_span(attempts: pa.Table) -> tuple[datetime | None, datetime | None]:
+    """Earliest submission and latest event of a log, in UTC (None for an empty log).
+
+    The latest event ends the profile window and is the "as of" time of queue waits.
+    """
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    con.register("attempts", attempts)
+    first, last = con.execute(
+        "SELECT min(least(coalesce(submit, start), coalesce(start, submit))), "
+        'max(greatest(coalesce("end", start, submit), coalesce(start, submit), submit)) '
+        "FROM attempts"
+    ).fetchall()[0]
+    con.close()
+    return (
+        first.astimezone(UTC) if first else None,
+        last.astimezone(UTC) if last else None,
     )

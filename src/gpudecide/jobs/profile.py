@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from gpudecide import evidence as ev
 from gpudecide.jobs.classify import ClassifyConfig, jobs_table
-from gpudecide.jobs.load import JobLog
+from gpudecide.jobs.load import JobLog, log_span
 from gpudecide.jobs.schema import KINDS
 
 # F2: a workload is "bursty" when weekly GPU-hours vary this much, or when a tenth of the
@@ -174,14 +174,9 @@ def build_profile(log: JobLog, options: ProfileOptions | None = None) -> Profile
     con.execute("SET TimeZone = 'UTC'")
     con.register("attempts", log.attempts)
     con.register("jobs", jobs)
-    last = con.execute(
-        'SELECT max(greatest(coalesce("end", start, submit), coalesce(start, submit), submit)),'
-        " min(least(coalesce(submit, start), coalesce(start, submit))) FROM attempts"
-    ).fetchall()[0]
-    window_end: datetime = opts.until or last[0] or datetime.now(UTC)
-    window_end = window_end.astimezone(UTC)
+    log_start, log_end = log_span(log.attempts)
+    window_end = (opts.until or log_end or datetime.now(UTC)).astimezone(UTC)
     window_start = window_end - timedelta(weeks=opts.weeks)
-    log_start: datetime | None = last[1]
     # A view, not a copy: each figure below is one more zero-copy scan of the Arrow table.
     con.execute(
         "CREATE TEMP VIEW wjobs AS SELECT * FROM jobs "

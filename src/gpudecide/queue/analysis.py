@@ -6,14 +6,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 
 from gpudecide import evidence as ev
 from gpudecide.errors import InputError
 from gpudecide.jobs.classify import ClassifyConfig, jobs_table
-from gpudecide.jobs.load import JobLog
+from gpudecide.jobs.load import JobLog, log_span
 from gpudecide.queue import chains as chain_mod
 from gpudecide.queue import lifecycle, preemption, replay
 from gpudecide.queue.slo import SLO, SLOFile, evaluate
@@ -28,15 +27,7 @@ def _iso(ts: datetime | None) -> str | None:
 
 
 def _as_of(attempts: pa.Table) -> datetime:
-    con = duckdb.connect()
-    con.execute("SET TimeZone = 'UTC'")
-    con.register("attempts", attempts)
-    value = con.execute(
-        'SELECT max(greatest(coalesce("end", start, submit), coalesce(start, submit), submit)) '
-        "FROM attempts"
-    ).fetchall()[0][0]
-    con.close()
-    return value.astimezone(UTC) if value else datetime.now(UTC)
+    return log_span(attempts)[1] or datetime.now(UTC)
 
 
 @dataclass
