@@ -50,6 +50,11 @@ def parse_time(value: Any, path: Path, field: str) -> datetime | None:
     raise InputError(f"{type(value).__name__} is not a time", path=path, field=field)
 
 
+def utc_iso(ts: datetime | None) -> str | None:
+    """A time as the JSON of records and reports writes it: UTC, seconds, `Z`."""
+    return ts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if ts else None
+
+
 def get(obj: Any, *keys: str | int) -> Any:
     """Nested lookup that returns None where a level is missing or of the wrong type."""
     for key in keys:

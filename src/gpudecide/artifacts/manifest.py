@@ -33,6 +33,7 @@ from gpudecide.artifacts.retention import LoadedPolicy
 from gpudecide.errors import InputError
 from gpudecide.fsutil import ProgressFn, atomic_write_text
 from gpudecide.inputs import load_yaml_model, node_line
+from gpudecide.jsonio import utc_iso
 
 SCHEMA: Literal["gpudecide/run-manifest/v1"] = "gpudecide/run-manifest/v1"
 DEFAULT_NAME = "run-manifest.json"
@@ -343,7 +344,7 @@ def create(
     fields.setdefault("precision", derive_precision(det))
     env = build_environment(det, info)
     fields.setdefault("optimizer_state_exported", bool(env.training.optimizer_state))
-    stamp = (now or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    stamp = utc_iso(now or datetime.now(UTC)) or ""
     fields.setdefault("created_at_utc", stamp)
     manifest = RunManifest(
         **fields,

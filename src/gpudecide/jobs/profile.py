@@ -20,6 +20,7 @@ from gpudecide import evidence as ev
 from gpudecide.jobs.classify import ClassifyConfig, jobs_table
 from gpudecide.jobs.load import JobLog, log_span
 from gpudecide.jobs.schema import KINDS
+from gpudecide.jsonio import utc_iso
 
 # F2: a workload is "bursty" when weekly GPU-hours vary this much, or when a tenth of the
 # jobs hold this share of all GPU-hours.
@@ -66,10 +67,6 @@ def _r(x: float | None, digits: int = 3) -> float | None:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return None
     return round(float(x), digits)
-
-
-def _iso(ts: datetime | None) -> str | None:
-    return ts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if ts else None
 
 
 def _step_function(
@@ -230,8 +227,9 @@ def build_profile(log: JobLog, options: ProfileOptions | None = None) -> Profile
     state_rows = con.execute(
         "SELECT final_state, count(*) FROM wjobs WHERE ran AND gpus > 0 GROUP BY 1 ORDER BY 1"
     ).fetchall()
+    end_sql = f"TIMESTAMPTZ '{utc_iso(window_end)}'"
     arrays = con.sql(
-        f"""SELECT epoch(a.start) AS s, epoch(coalesce(a."end", TIMESTAMPTZ '{_iso(window_end)}'))
+        f"""SELECT epoch(a.start) AS s, epoch(coalesce(a."end", {end_sql}))
               AS e, a.gpu_count AS g, a.state = 'completed' AS ok
         FROM attempts a SEMI JOIN (SELECT job_id FROM wjobs WHERE ran AND gpus > 0) j
           USING (job_id)
@@ -286,8 +284,8 @@ def build_profile(log: JobLog, options: ProfileOptions | None = None) -> Profile
         weeks.append(
             {
                 "week": i + 1,
-                "start": _iso(window_start + timedelta(weeks=i)),
-                "end": _iso(window_start + timedelta(weeks=i + 1)),
+                "start": utc_iso(window_start + timedelta(weeks=i)),
+                "end": utc_iso(window_start + timedelta(weeks=i + 1)),
                 "jobs": sum(by_kind.values()),
                 "jobs_by_kind": by_kind,
                 "gpu_hours": _r(weekly_hours[i]),
@@ -320,19 +318,19 @@ def build_profile(log: JobLog, options: ProfileOptions | None = None) -> Profile
     if log_start is not None and log_start > window_start:
         covered_weeks = (window_end - log_start).total_seconds() / 604800.0
         notes.append(
-            f"the log starts {_iso(log_start)}: it covers {covered_weeks:.1f} of the "
+            f"the log starts {utc_iso(log_start)}: it covers {covered_weeks:.1f} of the "
             f"{opts.weeks} weeks asked for; weekly figures before that are zero, not measured"
         )
     if lead[2] == 0:
         notes.append("the log has no eligible times: lead-time share not measurable")
     if running:
-        notes.append(f"{running} job(s) still running: counted up to {_iso(window_end)}")
+        notes.append(f"{running} job(s) still running: counted up to {utc_iso(window_end)}")
     notes += log.notes
 
     figures: dict[str, Any] = {
         "window": {
-            "start": _iso(window_start),
-            "end": _iso(window_end),
+            "start": utc_iso(window_start),
+            "end": utc_iso(window_end),
             "weeks": opts.weeks,
             "weeks_covered_by_log": _r(covered_weeks, 2),
         },
@@ -358,7 +356,7 @@ def build_profile(log: JobLog, options: ProfileOptions | None = None) -> Profile
         "useful_gpu_hours": _r(useful_hours),
         "peak_concurrent_gpus": int(peak),
         "gpus_per_attempt_mean": _r(float(g.mean())) if g.size else None,
-        "peak_at": _iso(peak_at),
+        "peak_at": utc_iso(peak_at),
         "jobs_per_week_mean": _r(jobs_total / opts.weeks),
         "duration_hours": {
             **quantiles,
@@ -429,10 +427,10 @@ def to_evidence(result: ProfileResult, inputs: list[ev.InputRef]) -> ev.Evidence
     )
     figures = dict(f)
     figures["series"] = {
-        "day_starts": [_iso(d) for d in result.series["day_starts"]],
+        "day_starts": [utc_iso(d) for d in result.series["day_starts"]],
         "daily_gpu_hours": [round(h, 4) for h in result.series["daily_gpu_hours"]],
         "concurrency": {
-            "t": [_iso(x) for x in result.series["concurrency"]["t"]],
+            "t": [utc_iso(x) for x in result.series["concurrency"]["t"]],
             "gpus": result.series["concurrency"]["gpus"],
         },
     }

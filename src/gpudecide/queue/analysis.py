@@ -13,6 +13,7 @@ from gpudecide import evidence as ev
 from gpudecide.errors import InputError
 from gpudecide.jobs.classify import ClassifyConfig, jobs_table
 from gpudecide.jobs.load import JobLog, log_span
+from gpudecide.jsonio import utc_iso
 from gpudecide.queue import chains as chain_mod
 from gpudecide.queue import lifecycle, preemption, replay
 from gpudecide.queue.slo import SLO, SLOFile, evaluate
@@ -20,10 +21,6 @@ from gpudecide.queue.slo import SLO, SLOFile, evaluate
 # Evidence keeps every job up to this many; beyond, the longest waits (the CLI prints all).
 EVIDENCE_JOBS_MAX = 5000
 PEAK_WINDOW_DAYS = 28
-
-
-def _iso(ts: datetime | None) -> str | None:
-    return ts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if ts else None
 
 
 def _as_of(attempts: pa.Table) -> datetime:
@@ -66,11 +63,11 @@ def analyse_queue(log: JobLog, options: QueueOptions | None = None) -> dict[str,
             "gpus": r["gpus"],
             "wait_reason": r["wait_reason"],
             "wait_category": lifecycle.reason_category(r["wait_reason"]),
-            "submit": _iso(r["submit"]),
-            "eligible": _iso(r["eligible"]),
-            "start": _iso(r["start"]),
-            "first_step": _iso(r["first_step"]),
-            "end": _iso(r["end"]),
+            "submit": utc_iso(r["submit"]),
+            "eligible": utc_iso(r["eligible"]),
+            "start": utc_iso(r["start"]),
+            "first_step": utc_iso(r["first_step"]),
+            "end": utc_iso(r["end"]),
             "queue_wait_s": _r(r["queue_wait_s"]),
             "submit_to_start_s": _r(r["submit_to_start_s"]),
             "submit_to_first_step_s": _r(r["submit_to_first_step_s"]),
@@ -87,7 +84,7 @@ def analyse_queue(log: JobLog, options: QueueOptions | None = None) -> dict[str,
     started = sum(1 for j in per_job if j["start"] is not None)
     waits = [j["queue_wait_s"] for j in per_job if j["queue_wait_s"] is not None]
     summary = {
-        "as_of": _iso(as_of),
+        "as_of": utc_iso(as_of),
         "jobs": len(per_job),
         "started": started,
         "never_started": sum(1 for j in per_job if j["start"] is None and not j["still_waiting"]),
@@ -223,8 +220,8 @@ def replay_input(
         lo, hi = (first + best) * 86400.0, (first + best + width) * 86400.0
         sel = (ready >= lo) & (ready < hi)
         win.update({"days": width, "gpu_hours": round(float(sums[best]), 1)})
-    win["start"] = _iso(datetime.fromtimestamp(float(ready[sel].min()), UTC))
-    win["end"] = _iso(datetime.fromtimestamp(float((ready[sel] + work[sel]).max()), UTC))
+    win["start"] = utc_iso(datetime.fromtimestamp(float(ready[sel].min()), UTC))
+    win["end"] = utc_iso(datetime.fromtimestamp(float((ready[sel] + work[sel]).max()), UTC))
     idx = np.flatnonzero(sel)
     trace = replay.Trace(
         ready=ready[idx],

@@ -11,10 +11,11 @@ of the chain existed at all is the hand-off between people.
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from typing import Any
 
 import pyarrow as pa
+
+from gpudecide.jsonio import utc_iso
 
 STAGE_OF_KIND = {
     "smoke": "prepare",
@@ -27,10 +28,6 @@ STAGE_OF_KIND = {
     "other": "other",
 }
 STAGE_ORDER = ("prepare", "train", "evaluate", "merge", "quantize", "export", "other")
-
-
-def _iso(ts: datetime | None) -> str | None:
-    return ts.strftime("%Y-%m-%dT%H:%M:%SZ") if ts else None
 
 
 def _union_seconds(intervals: list[tuple[float, float]]) -> float:
@@ -115,8 +112,8 @@ def chains(lc: pa.Table, name_pattern: str | None = None) -> list[dict[str, Any]
             {
                 "chain": key,
                 "jobs": len(jobs),
-                "first_submit": _iso(first),
-                "finished_at": _iso(finished_at),
+                "first_submit": utc_iso(first),
+                "finished_at": utc_iso(finished_at),
                 "finished": finished_at is not None,
                 "last_stage": last["stage"] if last else None,
                 "end_to_end_s": None if e2e is None else round(e2e, 1),
@@ -136,9 +133,9 @@ def chains(lc: pa.Table, name_pattern: str | None = None) -> list[dict[str, Any]
                     {
                         "job_id": j["job_id"],
                         "kind": j["kind"],
-                        "submit": _iso(j["submit"]),
-                        "start": _iso(j["start"]),
-                        "end": _iso(j["end"]),
+                        "submit": utc_iso(j["submit"]),
+                        "start": utc_iso(j["start"]),
+                        "end": utc_iso(j["end"]),
                         "state": j["state"],
                     }
                     for j in sorted(jobs, key=lambda j: j["submit"] or first)

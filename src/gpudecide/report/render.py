@@ -20,6 +20,7 @@ from gpudecide import evidence as ev
 from gpudecide.artifacts.report import audit_section
 from gpudecide.cost.report import cost_section
 from gpudecide.fsutil import atomic_write_text
+from gpudecide.jsonio import utc_iso
 from gpudecide.report import charts
 from gpudecide.report.fmt import fmt, hours, pct
 from gpudecide.report.i18n import Language, t
@@ -360,7 +361,7 @@ def build(
         if builder is not None:
             builder(section, language)
         sections.append(section)
-    stamp = (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    stamp = utc_iso(now or datetime.now(UTC)) or ""
     labels = {
         k: t(k, language)
         for k in (
