@@ -22,6 +22,7 @@ import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpudecide.errors import InputError
+from gpudecide.jobs import sql
 from gpudecide.jobs.schema import RESTART_AFTER_STATES
 
 Kind = Literal["train", "smoke", "restart", "eval", "merge", "quantize", "export", "other"]
@@ -72,17 +73,15 @@ class ClassifyConfig(BaseModel):
         return [*self.extra_rules, *base]
 
 
-def _sql_str(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
 def validate_rules(rules: list[KindRule], where: str, field: str = "classify.rules") -> None:
     """Every pattern must compile in the regex engine that will run it."""
-    con = duckdb.connect()
+    con = sql.connect()
     try:
         for i, rule in enumerate(rules):
             try:
-                con.execute(f"SELECT regexp_matches('x', {_sql_str(rule.pattern)}, 'i')").fetchall()
+                con.execute(
+                    f"SELECT regexp_matches('x', {sql.literal(rule.pattern)}, 'i')"
+                ).fetchall()
             except duckdb.Error as exc:
                 raise InputError(
                     f"pattern {rule.pattern!r} is not a valid regular expression: "
@@ -102,7 +101,8 @@ def jobs_table(attempts: pa.Table, config: ClassifyConfig | None = None) -> pa.T
     rule_case = (
         "CASE "
         + " ".join(
-            f"WHEN regexp_matches(name, {_sql_str(r.pattern)}, 'i') THEN '{r.kind}'" for r in rules
+            f"WHEN regexp_matches(name, {sql.literal(r.pattern)}, 'i') THEN '{r.kind}'"
+            for r in rules
         )
         + " ELSE NULL END"
         if rules
@@ -110,9 +110,7 @@ def jobs_table(attempts: pa.Table, config: ClassifyConfig | None = None) -> pa.T
     )
     restart_states = ", ".join(f"'{s}'" for s in RESTART_AFTER_STATES)
     window_s = cfg.restart_window_hours * 3600.0
-    con = duckdb.connect()
-    con.execute("SET TimeZone = 'UTC'")
-    con.register("attempts", attempts)
+    con = sql.connect(attempts=attempts)
     ran = "(start IS NOT NULL AND gpu_count IS NOT NULL AND state <> 'pending')"
     hours = "coalesce(gpu_count, 0) * coalesce(elapsed_s, 0) / 3600.0"
     # Almost every job has one attempt: those are a projection, only requeued ones a GROUP BY.

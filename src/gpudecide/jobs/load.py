@@ -8,12 +8,11 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-import duckdb
 import pyarrow as pa
 from pydantic import AfterValidator
 
 from gpudecide.errors import InputError
-from gpudecide.jobs import kubernetes, managed
+from gpudecide.jobs import kubernetes, managed, sql
 from gpudecide.jobs.sacct import BadRow, ParseResult, read_sacct
 from gpudecide.jobs.schema import ATTEMPTS_SCHEMA
 from gpudecide.jobs.tabular import read_tabular
@@ -184,8 +183,7 @@ def load_logs(
     merged = pa.concat_tables([r.table for r in results]).cast(ATTEMPTS_SCHEMA)
     before = merged.num_rows
     if len(results) > 1:
-        con = duckdb.connect()
-        con.register("merged", merged)
+        con = sql.connect(merged=merged)
         merged = (
             con.sql(
                 "SELECT * EXCLUDE (_k) FROM (SELECT *, row_number() OVER (PARTITION BY job_id, "
@@ -209,9 +207,7 @@ def log_span(attempts: pa.Table) -> tuple[datetime | None, datetime | None]:
 
     The latest event ends the profile window and is the "as of" time of queue waits.
     """
-    con = duckdb.connect()
-    con.execute("SET TimeZone = 'UTC'")
-    con.register("attempts", attempts)
+    con = sql.connect(attempts=attempts)
     first, last = con.execute(
         "SELECT min(least(coalesce(submit, start), coalesce(start, submit))), "
         'max(greatest(coalesce("end", start, submit), coalesce(start, submit), submit)) '

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 
 from gpudecide import evidence as ev
+from gpudecide.jobs import sql
 from gpudecide.jobs.classify import ClassifyConfig, jobs_table
 from gpudecide.jobs.load import JobLog, log_span
 from gpudecide.jobs.schema import KINDS
@@ -167,10 +167,7 @@ def build_profile(log: JobLog, options: ProfileOptions | None = None) -> Profile
     """Compute the F1-F3 profile of a job log."""
     opts = options or ProfileOptions()
     jobs = jobs_table(log.attempts, opts.classify)
-    con = duckdb.connect()
-    con.execute("SET TimeZone = 'UTC'")
-    con.register("attempts", log.attempts)
-    con.register("jobs", jobs)
+    con = sql.connect(attempts=log.attempts, jobs=jobs)
     log_start, log_end = log_span(log.attempts)
     window_end = (opts.until or log_end or datetime.now(UTC)).astimezone(UTC)
     window_start = window_end - timedelta(weeks=opts.weeks)

@@ -26,6 +26,7 @@ import duckdb
 import pyarrow as pa
 
 from gpudecide.errors import InputError
+from gpudecide.jobs import sql
 from gpudecide.jobs.schema import ATTEMPTS_SCHEMA, KINDS, SLURM_STATES
 
 # The --format list the README recommends; every field exists in Slurm 22.05 and later.
@@ -254,15 +255,11 @@ def _field_map(names: Sequence[str], path: Path) -> dict[str, str]:
     return mapping
 
 
-def _sql_str(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
 def _time_sql(col: str, tz: str) -> str:
     """Local sacct time -> UTC TIMESTAMPTZ; unset words and malformed text -> NULL."""
     return (
         f"CASE WHEN {col} IN {_UNSET_TIMES} THEN NULL ELSE "
-        f"timezone({_sql_str(tz)}, try_strptime({col}, '%Y-%m-%dT%H:%M:%S')) END"
+        f"timezone({sql.literal(tz)}, try_strptime({col}, '%Y-%m-%dT%H:%M:%S')) END"
     )
 
 
@@ -527,7 +524,7 @@ def _fold_sql(source: str) -> str:
       FROM multi m LEFT JOIN multi_steps ms USING (job_id, attempt)
     )
     SELECT
-      {_sql_str(source)} AS source, n.job_id, n.attempt, n.array_job_id, n.chain_id, n.name,
+      {sql.literal(source)} AS source, n.job_id, n.attempt, n.array_job_id, n.chain_id, n.name,
       n.kind_label, n."user", n.team, n.partition,
       -- an attempt with no allocation never ran: its GPU count is unknown, not zero
       CASE WHEN n.start IS NULL OR n.state = 'pending' THEN NULL ELSE n.gpu_count END
@@ -631,7 +628,7 @@ def read_sacct(
 
     def reader(rejects: bool) -> str:
         return (
-            f"read_csv({_sql_str(str(p))}, delim='|', quote='', escape='', "
+            f"read_csv({sql.literal(str(p))}, delim='|', quote='', escape='', "
             f"header={'true' if header is not None else 'false'}, columns={columns}, "
             "auto_detect=false, strict_mode=true, null_padding=false, ignore_errors=true"
             + (
@@ -641,9 +638,7 @@ def read_sacct(
             )
         )
 
-    con = duckdb.connect()
-    con.execute("SET TimeZone = 'UTC'")
-    con.execute("SET enable_progress_bar = false")
+    con = sql.connect()
     # File order is not needed (attempts are ordered by time) and keeping it costs memory.
     con.execute("SET preserve_insertion_order = false")
     con.execute(_DURATION_MACRO)

@@ -14,9 +14,10 @@ import re
 from datetime import datetime
 from typing import Any
 
-import duckdb
 import numpy as np
 import pyarrow as pa
+
+from gpudecide.jobs import sql
 
 # Wait-reason categories. A quota does not reserve a GPU (Q2): waits for quota/limits are
 # reported apart from waits for capacity, and both apart from waits the team chose (holds,
@@ -76,10 +77,7 @@ def reason_category(reason: str | None) -> str | None:
 
 def job_lifecycles(attempts: pa.Table, jobs: pa.Table, as_of: datetime) -> pa.Table:
     """One row per job (every job, never-started ones included) with its phase durations."""
-    con = duckdb.connect()
-    con.execute("SET TimeZone = 'UTC'")
-    con.register("attempts", attempts)
-    con.register("jobs", jobs)
+    con = sql.connect(attempts=attempts, jobs=jobs)
     as_of_sql = f"TIMESTAMPTZ '{as_of.isoformat()}'"
     table = con.sql(
         f"""

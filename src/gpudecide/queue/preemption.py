@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import duckdb
 import pyarrow as pa
+
+from gpudecide.jobs import sql
 
 # A checkpoint this close before the stop counts as "taken before the stop".
 CHECKPOINT_GRACE_S = 600.0
@@ -19,9 +20,7 @@ TOP_PRIORITY_SHARE = 0.5
 
 def preemption_summary(attempts: pa.Table) -> dict[str, Any]:
     """Preempted/requeued attempts, GPU-minutes lost since the last checkpoint, priority mix."""
-    con = duckdb.connect()
-    con.execute("SET TimeZone = 'UTC'")
-    con.register("attempts", attempts)
+    con = sql.connect(attempts=attempts)
     rows = con.sql(
         """
         SELECT job_id, attempt, state, state_detail, gpu_count,
