@@ -15,6 +15,11 @@ time it really ran. Three policies:
 
 FIFO is a single pass over the jobs with a heap of running jobs (O(n log n)): it is the one
 used for large logs and sweeps. The event-driven policies scan the queue at every event.
+
+Same jobs, same figures, whatever order the rows came in (SPEC Q3): jobs ready at the same
+moment are taken in one fixed order, by the caller's ``tiebreak`` key (the job id) when given,
+then by GPUs, run time, limit and priority. Only jobs equal in all of these keep their row
+order, and swapping two of those changes no figure of the pool.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal
 
 import numpy as np
@@ -32,13 +38,18 @@ POLICIES: tuple[Policy, ...] = ("fifo", "backfill", "priority")
 
 @dataclass
 class Trace:
-    """Jobs to replay, as arrays of equal length (seconds since any epoch)."""
+    """Jobs to replay, as arrays of equal length (seconds since any epoch).
+
+    `tiebreak` orders jobs ready at the same moment (any sortable values, e.g. job ids);
+    without it they are ordered by their other fields (see the module docstring).
+    """
 
     ready: np.ndarray
     runtime: np.ndarray
     gpus: np.ndarray
     limit: np.ndarray | None = None
     priority: np.ndarray | None = None
+    tiebreak: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.ready = np.asarray(self.ready, dtype=float)
@@ -51,20 +62,56 @@ class Trace:
             self.limit = np.asarray(self.limit, dtype=float)
         if self.priority is not None:
             self.priority = np.asarray(self.priority, dtype=float)
+        if self.tiebreak is not None:
+            self.tiebreak = np.asarray(self.tiebreak)
+            if self.tiebreak.size != n:
+                raise ValueError("tiebreak must have one value per job")
 
     def __len__(self) -> int:
         return int(self.ready.size)
 
+    @cached_property
+    def arrival_order(self) -> np.ndarray:
+        """Job indices in the order they arrive, independent of the row order (Q3).
+
+        Computed once per trace: a sweep over pool sizes replays the same trace many times.
+        """
+        n = len(self)
+        if n < 2 or bool((self.ready[1:] > self.ready[:-1]).all()):
+            return np.arange(n)  # no ties: the rows are already the arrival order
+        # np.lexsort sorts by the last key first.
+        keys: list[np.ndarray] = []
+        for extra in (self.priority, self.limit):
+            if extra is not None:
+                keys.append(np.nan_to_num(extra, nan=np.inf))
+        keys += [self.runtime, self.gpus]
+        if self.tiebreak is not None:
+            keys.append(np.unique(self.tiebreak, return_inverse=True)[1].reshape(-1))
+        keys.append(self.ready)
+        return np.lexsort(keys)
+
+    @cached_property
+    def arrival_rank(self) -> list[int]:
+        """Position of each job in `arrival_order`: the tie-breaker inside the policies."""
+        rank = np.empty(len(self), dtype=np.int64)
+        rank[self.arrival_order] = np.arange(len(self))
+        return [int(r) for r in rank.tolist()]
+
 
 @dataclass
 class Outcome:
-    """Start time per job (NaN when the job needs more GPUs than the pool has)."""
+    """Start time per job (NaN when the job needs more GPUs than the pool has).
+
+    `runs` lists every run of the priority policy as (job, start, end): a preempted job runs
+    more than once, so its first start and final end do not bound the GPUs it held.
+    """
 
     start: np.ndarray
     end: np.ndarray
     preemptions: int = 0
     lost_gpu_s: float = 0.0
     notes: list[str] = field(default_factory=list)
+    runs: list[tuple[int, float, float]] = field(default_factory=list)
 
 
 def simulate(
@@ -88,12 +135,11 @@ def _fifo(trace: Trace, pool: int) -> Outcome:
     # than tuple ones) with the GPUs each end time frees kept in a dict. Jobs that cannot fit
     # the pool are dropped before the loop so it has no branch for them.
     fits = trace.gpus <= pool
-    r_all = trace.ready
-    in_order = r_all.size < 2 or bool((r_all[1:] >= r_all[:-1]).all())
+    order = trace.arrival_order
+    in_order = order.size < 2 or bool((order[1:] > order[:-1]).all())
     idx: np.ndarray | None = None  # None: every job, already in arrival order
     if not (in_order and bool(fits.all())):
-        idx = np.flatnonzero(fits)
-        idx = idx[np.argsort(r_all[idx], kind="stable")]
+        idx = order[fits[order]]
     ready = (trace.ready if idx is None else trace.ready[idx]).tolist()
     runtime = (trace.runtime if idx is None else trace.runtime[idx]).tolist()
     gpus = (trace.gpus if idx is None else trace.gpus[idx]).tolist()
@@ -153,7 +199,7 @@ def _backfill(trace: Trace, pool: int) -> Outcome:
     ready = trace.ready.tolist()
     runtime = trace.runtime.tolist()
     gpus = trace.gpus.tolist()
-    order = sorted((i for i in range(n) if gpus[i] <= pool), key=lambda i: (ready[i], i))
+    order = [i for i in trace.arrival_order.tolist() if gpus[i] <= pool]
     start = [float("nan")] * n
     queue: list[int] = []
     running: list[tuple[float, int]] = []  # (actual end, job)
@@ -209,43 +255,47 @@ def _priority(trace: Trace, pool: int, checkpoint_s: float | None) -> Outcome:
     ready = trace.ready.tolist()
     gpus = trace.gpus.tolist()
     remaining = trace.runtime.tolist()
-    order = sorted((i for i in range(n) if gpus[i] <= pool), key=lambda i: (ready[i], i))
+    order = [i for i in trace.arrival_order.tolist() if gpus[i] <= pool]
+    rank = trace.arrival_rank
     first_start = [float("nan")] * n
     final_end = [float("nan")] * n
     run_start = [0.0] * n
     epoch = [0] * n  # invalidates heap entries of preempted runs
-    waiting: list[tuple[float, float, int]] = []  # (-priority, ready, job) heap
-    running: list[tuple[float, int, int]] = []  # (end, job, epoch) heap
+    # Heap keys end in the arrival rank, not the row index, so ties never follow row order.
+    waiting: list[tuple[float, float, int, int]] = []  # (-priority, ready, rank, job) heap
+    running: list[tuple[float, int, int, int]] = []  # (end, rank, job, epoch) heap
     active: dict[int, int] = {}  # running job -> epoch
+    runs: list[tuple[int, float, float]] = []
     free = pool
     preemptions = 0
     lost = 0.0
     k = 0
     while k < len(order) or waiting or active:
         t_arr = ready[order[k]] if k < len(order) else float("inf")
-        while running and running[0][2] != active.get(running[0][1], -1):
+        while running and running[0][3] != active.get(running[0][2], -1):
             heapq.heappop(running)  # stale entry of a preempted run
         t_end = running[0][0] if running else float("inf")
         t = min(t_arr, t_end)
         if t == float("inf"):
             break
         while running and running[0][0] <= t:
-            end, j, ep = heapq.heappop(running)
+            end, _, j, ep = heapq.heappop(running)
             if active.get(j) != ep:
                 continue
             del active[j]
             free += gpus[j]
             final_end[j] = end
+            runs.append((j, run_start[j], end))
         while k < len(order) and ready[order[k]] <= t:
             j = order[k]
-            heapq.heappush(waiting, (-prio[j], ready[j], j))
+            heapq.heappush(waiting, (-prio[j], ready[j], rank[j], j))
             k += 1
         while waiting:
-            _, _, j = waiting[0]
+            j = waiting[0][3]
             if gpus[j] > free:
                 victims = sorted(
                     (i for i in active if prio[i] < prio[j]),
-                    key=lambda i: (prio[i], -run_start[i]),
+                    key=lambda i: (prio[i], -run_start[i], -rank[i]),
                 )
                 reclaim = free + sum(gpus[i] for i in victims)
                 if reclaim < gpus[j]:
@@ -258,22 +308,24 @@ def _priority(trace: Trace, pool: int, checkpoint_s: float | None) -> Outcome:
                     lost += gpus[v] * (done - kept)
                     remaining[v] -= kept
                     free += gpus[v]
+                    runs.append((v, run_start[v], t))
                     del active[v]
                     epoch[v] += 1
                     preemptions += 1
-                    heapq.heappush(waiting, (-prio[v], ready[v], v))
+                    heapq.heappush(waiting, (-prio[v], ready[v], rank[v], v))
             heapq.heappop(waiting)
             if first_start[j] != first_start[j]:  # NaN: first time it starts
                 first_start[j] = t
             run_start[j] = t
             free -= gpus[j]
             active[j] = epoch[j]
-            heapq.heappush(running, (t + remaining[j], j, epoch[j]))
+            heapq.heappush(running, (t + remaining[j], rank[j], j, epoch[j]))
     return Outcome(
         start=np.array(first_start),
         end=np.array(final_end),
         preemptions=preemptions,
         lost_gpu_s=lost,
+        runs=runs,
     )
 
 
