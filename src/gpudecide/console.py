@@ -6,9 +6,12 @@ so bad input looks the same everywhere: one line, exit code 2, no traceback.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -18,9 +21,13 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 
 from gpudecide import workspace
 from gpudecide.errors import InputError
+from gpudecide.jsonio import check_finite
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+# markup=False, emoji=False: every line may hold user text (a path, a job name, a field
+# value); `file.csv:100:` must not turn into an emoji nor `[x]` into a style (issue 14 item 9).
+# Style a line with `out.print(text, style="yellow")`, never with markup tags.
+out = Console(highlight=False, soft_wrap=True, markup=False, emoji=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False)
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object for machines.")]
 WorkspaceOpt = Annotated[
@@ -38,23 +45,111 @@ def fail(error: InputError, as_json: bool) -> NoReturn:
 
 
 def emit_json(obj: Any) -> None:
-    """The one JSON object a command prints with --json."""
-    print(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
+    """The one JSON object a command prints with --json; never NaN or Infinity (not JSON)."""
+    check_finite(obj)
+    text = json.dumps(obj, indent=2, ensure_ascii=False, default=str, allow_nan=False)
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+# What to do about each file-system fault, by errno (issue 14 item 5).
+_OS_HINTS: dict[int, tuple[str, str]] = {
+    errno.ENOSPC: ("no space left on the device", "free some space or write somewhere else"),
+    errno.EDQUOT: ("disk quota exceeded", "free some space or write somewhere else"),
+    errno.EROFS: ("read-only file system", "write to a folder on a writable file system"),
+    errno.EACCES: ("permission denied", "check the owner and mode of the path"),
+    errno.EPERM: ("operation not permitted", "check the owner and mode of the path"),
+    errno.ENOTDIR: (
+        "a part of this path is a file, not a folder",
+        "choose a path whose parents are folders",
+    ),
+    errno.EISDIR: ("is a directory, not a file", "give a file path"),
+    errno.EEXIST: ("exists already and is in the way", "remove it or choose another path"),
+    errno.ENOENT: ("no such file or directory", "check the path"),
+    errno.ENAMETOOLONG: ("file name too long", "choose a shorter path"),
+    errno.EIO: ("input/output error", "check the disk"),
+    errno.EMFILE: ("too many open files", "raise the limit (ulimit -n)"),
+    errno.ENOTEMPTY: ("folder is not empty", "empty it or choose another"),
+    errno.EPIPE: ("output closed before everything was written", "read the whole output"),
+}
+
+
+def os_error(exc: OSError) -> InputError:
+    """An OSError as the one-line error the CLI prints: what happened, where, what to do."""
+    known = _OS_HINTS.get(exc.errno or 0)
+    message, hint = known or (exc.strerror or str(exc), "check the path and try again")
+    path = exc.filename
+    if path is None and exc.errno in (errno.ENOSPC, errno.EPIPE, errno.EIO):
+        path = "<stdout>"
+    return InputError(message, path=path, hint=hint)
 
 
 @contextmanager
 def guard(as_json: bool) -> Iterator[None]:
-    """Bad input of any kind becomes one line and exit code 2, never a traceback."""
+    """Bad input and file-system faults become one line and exit code 2, never a traceback."""
     try:
         yield
     except InputError as exc:
         fail(exc, as_json)
-    except PermissionError as exc:
-        fail(InputError("permission denied", path=exc.filename), as_json)
-    except IsADirectoryError as exc:
-        fail(InputError("is a directory, not a file", path=exc.filename), as_json)
-    except FileNotFoundError as exc:
-        fail(InputError("no such file or directory", path=exc.filename), as_json)
+    except OSError as exc:
+        fail(os_error(exc), as_json)
+    except ValueError as exc:
+        # Only our own JSON writers raise this one: a figure that is not a finite number.
+        if "not a finite number" not in str(exc) and "Out of range float" not in str(exc):
+            raise
+        fail(InputError(f"result holds a value that is not a finite number: {exc}"), as_json)
+
+
+# Typer carries its own copy of click; its exception classes are reached through the one it
+# exports (BadParameter derives from UsageError, which derives from ClickException).
+_CLICK_BASES = {c.__name__: c for c in typer.BadParameter.__mro__}
+UsageError: type[Exception] = _CLICK_BASES["UsageError"]
+ClickException: type[Exception] = _CLICK_BASES["ClickException"]
+
+
+def _one_line_usage(exc: Any) -> str:
+    ctx = getattr(exc, "ctx", None)
+    where = f"{ctx.command_path}: " if ctx is not None else ""
+    helper = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+    return " ".join(f"error: {where}{exc.format_message()}{helper}".split())
+
+
+def run_app(app: typer.Typer) -> None:
+    """Run the CLI: usage errors in one line (exit 2), output faults in one line, no traceback.
+
+    `cli.main` calls this. Click's standalone mode would print a multi-line box for a usage
+    error and a traceback for stdout on a full disk (`> /dev/full`).
+    """
+    try:
+        code = app(standalone_mode=False)
+    except UsageError as exc:
+        err.print(_one_line_usage(exc))
+        sys.exit(2)
+    except ClickException as exc:
+        err.print(" ".join(f"error: {getattr(exc, 'format_message', exc.__str__)()}".split()))
+        sys.exit(int(getattr(exc, "exit_code", 1)))
+    except (typer.Abort, KeyboardInterrupt):
+        err.print("interrupted")
+        sys.exit(130)
+    except OSError as exc:
+        _exit_output_fault(exc)
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        _exit_output_fault(exc)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _exit_output_fault(exc: OSError) -> NoReturn:
+    with suppress(OSError):
+        err.print(f"error: {os_error(exc).one_line()}")
+    # stdout cannot take the rest: point fd 1 at /dev/null so the flush at exit cannot fail
+    # again and print a traceback after our one line.
+    with suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    sys.exit(2)
 
 
 @contextmanager

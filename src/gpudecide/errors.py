@@ -55,3 +55,20 @@ class InputError(Exception):
             "field": self.field,
             "hint": self.hint,
         }
+
+
+EXCERPT_CHARS = 12
+
+
+def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
+    """A short, masked quotation of input text for an error message (issue 14 item 8).
+
+    At most `limit` characters, quoted; anything but plain ASCII letters, digits and a few
+    separators is shown as `?` and a longer value ends in `…`, so an error about a file
+    that is not what was expected cannot print a line of it (a password hash, a key).
+    """
+    text = str(value)
+    short = "".join(c if c.isascii() and (c.isalnum() or c in " ._-:/+") else "?" for c in text)
+    if len(short) > limit:
+        short = short[:limit] + "…"
+    return f"'{short}'"

@@ -1,13 +1,20 @@
-"""File helpers every module shares: atomic writes and streamed SHA-256."""
+"""File helpers every module shares: regular-file reads, atomic writes, streamed SHA-256."""
 
 from __future__ import annotations
 
+import ctypes
+import errno
+import fcntl
 import hashlib
 import os
+import shutil
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
+
+from gpudecide.errors import InputError
 
 # 1 MiB: large enough that the per-call overhead (GIL hand-off, Python loop) is < 1 % of the
 # time SHA-256 takes on the buffer, small enough that 16 hashing threads stay far below 100 MB.
@@ -41,9 +48,10 @@ def sha256_handle(handle: Any, on_bytes: ProgressFn | None = None) -> tuple[str,
 
 
 def sha256_path(path: str | Path, on_bytes: ProgressFn | None = None) -> tuple[str, int]:
-    """SHA-256 and size of one file, streamed; raises OSError when it cannot be read."""
+    """SHA-256 and size of one regular file, streamed; OSError when it cannot be read."""
     # buffering=0: readinto goes straight from the kernel into our buffer, no second copy.
-    with open(path, "rb", buffering=0) as handle:
+    # Only regular files: a FIFO would block for ever, /dev/zero would never end.
+    with open_regular_raw(path) as handle:
         return sha256_handle(handle, on_bytes)
 
 
@@ -83,3 +91,185 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
 def atomic_write_text(path: str | Path, text: str) -> None:
     """UTF-8 text variant of :func:`atomic_write_bytes`."""
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+# --- reading only regular files (issue: a FIFO or a device as an input hangs the CLI) -----------
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, in words, from its `st_mode`."""
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+class NotRegularFileError(OSError):
+    """Raised for a FIFO, device, socket or directory where a regular file is read."""
+
+
+def open_regular_raw(path: str | Path) -> BinaryIO:
+    """Open `path` for binary reading only if it is a regular file; OSError otherwise.
+
+    The open is non-blocking, so a FIFO without a writer cannot hang us, and the check is done
+    on the opened descriptor (fstat), so the file cannot be swapped between check and read.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFileError(
+                errno.EINVAL, f"is {file_kind(mode)}, not a regular file", str(path)
+            )
+        flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+        fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
+        return os.fdopen(fd, "rb", buffering=0)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def open_regular(path: str | Path) -> BinaryIO:
+    """Open a user-given input for reading: a regular file, else a one-line InputError.
+
+    Every reader of user input goes through here (issue 14 item 6: FIFOs and devices as
+    inputs hung the CLI; DESIGN: bad input is one line, exit 2).
+    """
+    try:
+        return open_regular_raw(path)
+    except NotRegularFileError as exc:
+        raise InputError(
+            exc.strerror or "not a regular file", path=path, hint="only regular files are read"
+        ) from None
+    except FileNotFoundError:
+        raise InputError("no such file", path=path) from None
+    except NotADirectoryError:
+        raise InputError(
+            "a part of this path is a file, not a folder", path=path, hint="check the path"
+        ) from None
+    except PermissionError:
+        raise InputError("permission denied", path=path) from None
+    except OSError as exc:
+        raise InputError(f"cannot open: {exc.strerror}", path=path) from None
+
+
+def read_regular(path: str | Path, limit: int) -> bytes:
+    """The whole content of a regular file of at most `limit` bytes (else an InputError)."""
+    with open_regular(path) as handle:
+        try:
+            data = handle.read(limit + 1)
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror}", path=path) from None
+    if len(data) > limit:
+        raise InputError(
+            f"is larger than the {limit // (1 << 20) or 1} MiB this input may have",
+            path=path,
+            hint="split it, or check that it is the file you meant",
+        )
+    return data
+
+
+# --- a set of files replaced as one unit (issue: report files of two runs side by side) --------
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths (Linux renameat2 RENAME_EXCHANGE); False where unsupported."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    c_int, c_path = ctypes.c_int, ctypes.c_char_p
+    renameat2.argtypes = [c_int, c_path, c_int, c_path, ctypes.c_uint]
+    rc = renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
+    if rc == 0:
+        return True
+    errno_ = ctypes.get_errno()
+    if errno_ in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+        return False
+    raise OSError(errno_, os.strerror(errno_), str(b))
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _clean_leftovers(parent: Path, name: str) -> None:
+    """Remove set folders a killed earlier run left behind (never the live folder)."""
+    for stale in parent.glob(f".{name}.set-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+
+
+def atomic_write_set(directory: str | Path, files: dict[str, bytes]) -> None:
+    """Replace `directory` by a folder holding exactly `files` ({name: bytes}) as one unit.
+
+    All files are written and fsynced in a new folder beside it, then the two folders are
+    swapped in one rename (RENAME_EXCHANGE), so a reader sees the old set or the new set,
+    never a mix and never a part (issue 14 item 12). Other entries of an existing folder are
+    carried over (hard links for files, moved folders) so a shared `--out` folder keeps them.
+    A failure (disk full, read-only) leaves the old folder untouched and raises OSError.
+    """
+    target = Path(directory)
+    if any("/" in n or n in ("", ".", "..") for n in files):
+        raise ValueError("file names of a set must be plain names")
+    parent = target.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    if target.exists() and not target.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, "exists and is not a directory", str(target))
+    _clean_leftovers(parent, target.name)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.set-", dir=parent))
+    try:
+        os.chmod(staging, 0o777 & ~_umask())
+        for name, data in sorted(files.items()):
+            _write_synced(staging / name, data)
+        if target.is_dir():
+            _carry_over(target, staging, set(files))
+        _fsync_dir(staging)
+        if target.is_dir() and _exchange(staging, target):
+            # `staging` now holds the old set.
+            _fsync_dir(parent)
+            shutil.rmtree(staging, ignore_errors=True)
+            return
+        if target.is_dir():
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.set-", dir=parent))
+            os.rmdir(old)
+            os.rename(target, old)
+            os.rename(staging, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(staging, target)
+        _fsync_dir(parent)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _write_synced(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _carry_over(old: Path, new: Path, replaced: set[str]) -> None:
+    for entry in old.iterdir():
+        if entry.name in replaced:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            # A folder cannot be hard-linked; copying it keeps the old set whole until the swap.
+            shutil.copytree(entry, new / entry.name, symlinks=True)
+        else:
+            os.link(entry, new / entry.name, follow_symlinks=False)

@@ -1,16 +1,142 @@
-"""Reading YAML input files into pydantic models with errors that name file, line and field."""
+"""Reading YAML input files into pydantic models with errors that name file, line and field.
+
+Every YAML the tool reads goes through one bounded loader (issue 14 items 3, 4, 10):
+- only regular files, at most `MAX_YAML_BYTES` (a FIFO or /dev/zero is refused by name);
+- no anchors, aliases or merge keys: no schema here needs them, and an alias bomb of a few
+  hundred bytes expands to gigabytes;
+- nesting at most `MAX_DEPTH` levels (deeper documents raised RecursionError);
+- a key given twice in one mapping is an error (the last one used to win silently);
+- numbers must be finite (`.inf`, `.nan`) and integers at most `MAX_INT_DIGITS` digits.
+Each problem is an InputError naming the file and the line.
+"""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from gpudecide.errors import InputError
+from gpudecide.errors import InputError, excerpt
+from gpudecide.fsutil import read_regular
 
 M = TypeVar("M", bound=BaseModel)
+
+MAX_YAML_BYTES = 8 << 20
+MAX_DEPTH = 64
+# 19 digits hold every 64-bit integer; nothing an input describes needs more.
+MAX_INT_DIGITS = 19
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class _Problem(Exception):
+    """A bound broken while parsing; turned into an InputError with the file's path."""
+
+    def __init__(self, message: str, mark: Any) -> None:
+        self.message = message
+        self.line = mark.line + 1 if mark is not None else None
+        super().__init__(message)
+
+
+class BoundedLoader(yaml.SafeLoader):
+    """SafeLoader without anchors/aliases/merge keys, with depth, duplicate and number checks."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        event: Any = self.peek_event()  # type: ignore[no-untyped-call]
+        if isinstance(event, yaml.AliasEvent):
+            raise _Problem("YAML aliases (*name) are not accepted in this file", event.start_mark)
+        if getattr(event, "anchor", None):
+            raise _Problem("YAML anchors (&name) are not accepted in this file", event.start_mark)
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise _Problem(f"nested deeper than {MAX_DEPTH} levels", event.start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _value in node.value:
+            if key_node.tag == _MERGE_TAG:
+                raise _Problem("YAML merge keys (<<) are not accepted", key_node.start_mark)
+            key = self.construct_object(key_node, deep=True)
+            try:
+                duplicate = key in seen
+            except TypeError:
+                raise _Problem("a key must be plain text", key_node.start_mark) from None
+            if duplicate:
+                raise _Problem(
+                    f"key {excerpt(key, 40)} is given twice in one mapping",
+                    key_node.start_mark,
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+    def construct_yaml_float(self, node: yaml.ScalarNode) -> float:
+        value = super().construct_yaml_float(node)
+        if not math.isfinite(value):
+            raise _Problem("numbers must be finite (no .inf, .nan or overflow)", node.start_mark)
+        return value
+
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        digits = sum(c.isdigit() for c in str(node.value))
+        if digits > MAX_INT_DIGITS:
+            raise _Problem(f"integer of more than {MAX_INT_DIGITS} digits", node.start_mark)
+        return super().construct_yaml_int(node)
+
+
+BoundedLoader.add_constructor("tag:yaml.org,2002:float", BoundedLoader.construct_yaml_float)
+BoundedLoader.add_constructor("tag:yaml.org,2002:int", BoundedLoader.construct_yaml_int)
+
+
+def read_input_text(path: Path, limit: int) -> str:
+    """A regular file of at most `limit` bytes as text (UTF-8, a leading BOM dropped)."""
+    data = read_regular(path, limit)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", path=path) from None
+
+
+def parse_yaml(text: str, path: str | Path) -> tuple[Any, yaml.Node | None]:
+    """Parse YAML text with the bounded loader: (data, root node for line lookups)."""
+    loader = BoundedLoader(text)
+    try:
+        root = loader.get_single_node()
+        data = loader.construct_document(root) if root is not None else None
+    except _Problem as exc:
+        raise InputError(f"not accepted YAML: {exc.message}", path=path, line=exc.line) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or "syntax error"
+        raise InputError(
+            f"not valid YAML: {problem}",
+            path=path,
+            line=mark.line + 1 if mark is not None else None,
+        ) from None
+    except RecursionError:
+        raise InputError(f"nested deeper than {MAX_DEPTH} levels", path=path) from None
+    finally:
+        loader.dispose()
+    return data, root
+
+
+def load_yaml(path: Path, limit: int = MAX_YAML_BYTES) -> tuple[Any, yaml.Node | None]:
+    """Read and parse a YAML file with every bound above: (data, root node)."""
+    return parse_yaml(read_input_text(path, limit), path)
+
+
+def yaml_root(path: Path) -> yaml.Node | None:
+    """The composed root node of a YAML file (for `node_line`), read with the same bounds."""
+    return load_yaml(path)[1]
 
 
 def node_line(root: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
@@ -33,27 +159,8 @@ def node_line(root: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
     return line
 
 
-def load_yaml_model(path: Path, model: type[M]) -> M:
-    """Parse and validate a YAML file; the first problem becomes a one-line InputError."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("no such file", path=path) from None
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text", path=path) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", path=path) from None
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        data: Any = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InputError(
-            f"not valid YAML: {problem}",
-            path=path,
-            line=mark.line + 1 if mark is not None else None,
-        ) from None
+def validate_model(data: Any, root: yaml.Node | None, path: Path, model: type[M]) -> M:
+    """Validate parsed YAML against a model; the first problem is a one-line InputError."""
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -68,3 +175,9 @@ def load_yaml_model(path: Path, model: type[M]) -> M:
         if first["type"] == "extra_forbidden":
             message = "unknown key (misspelt? see the template's comments)"
         raise InputError(message, path=path, line=node_line(root, loc), field=field) from None
+
+
+def load_yaml_model(path: Path, model: type[M]) -> M:
+    """Parse and validate a YAML file; the first problem becomes a one-line InputError."""
+    data, root = load_yaml(path)
+    return validate_model(data, root, path, model)

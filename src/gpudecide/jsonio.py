@@ -1,27 +1,131 @@
-"""Reading JSON inputs: whole-file parse with line-numbered errors, times, nested lookups."""
+"""Reading JSON inputs: one bounded parser with line-numbered errors, times, nested lookups."""
 
 from __future__ import annotations
 
 import json
+import math
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gpudecide.errors import InputError
+from gpudecide.errors import InputError, excerpt
+from gpudecide.fsutil import read_regular
+
+MAX_JSON_BYTES = 512 << 20
+MAX_DEPTH = 64
+MAX_INT_DIGITS = 19
 
 
-def read_json(path: Path) -> Any:
-    """Parse a JSON file; a syntax error names its line."""
+class _Problem(Exception):
+    def __init__(self, message: str, needle: str | None = None, nth: int = 1) -> None:
+        self.message = message
+        self.needle = needle
+        self.nth = nth
+        super().__init__(message)
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise _Problem(
+                f"key {excerpt(key, 40)} is given twice in one object", json.dumps(key), nth=2
+            )
+        obj[key] = value
+    return obj
+
+
+def _constant(name: str) -> Any:
+    raise _Problem(f"{name} is not a number JSON allows (numbers must be finite)", name)
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Problem("number too large (numbers must be finite)", text)
+    return value
+
+
+def _int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise _Problem(f"integer of more than {MAX_INT_DIGITS} digits", text)
+    return int(text)
+
+
+def _depth_ok(doc: Any) -> bool:
+    """Whether no container is nested deeper than MAX_DEPTH (iterative: no recursion)."""
+    stack: list[tuple[Any, int]] = [(doc, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node
+        if isinstance(node, dict | list):
+            if depth > MAX_DEPTH:
+                return False
+            stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
+    return True
+
+
+def _line_of(text: str, needle: str | None, nth: int = 1) -> int | None:
+    """Line of the nth occurrence of a token that broke a bound (best effort)."""
+    if not needle:
+        return None
+    pattern = re.escape(needle) if needle.startswith('"') else rf"(?<![\w.]){re.escape(needle)}"
+    for n, found in enumerate(re.finditer(pattern, text), start=1):
+        if n == nth:
+            return text.count("\n", 0, found.start()) + 1
+    return None
+
+
+def loads_bounded(text: str, path: str | Path, line: int | None = None) -> Any:
+    """Parse JSON text with the bounds every JSON input has (issue 14 items 3, 4, 10).
+
+    Duplicate keys, NaN/Infinity and numbers that overflow, integers over 19 digits and
+    nesting deeper than MAX_DEPTH are InputErrors naming the file and line. `line` is the
+    line of `text` in its file (JSONL), else lines are counted inside `text`.
+    """
     try:
-        text = path.read_text(encoding="utf-8")
+        doc = json.loads(
+            text,
+            object_pairs_hook=_pairs,
+            parse_constant=_constant,
+            parse_float=_float,
+            parse_int=_int,
+        )
+    except _Problem as exc:
+        where = line if line is not None else _line_of(text, exc.needle, exc.nth)
+        raise InputError(exc.message, path=path, line=where) from None
+    except json.JSONDecodeError as exc:
+        where = line if line is not None else exc.lineno
+        raise InputError(f"not valid JSON: {exc.msg}", path=path, line=where) from None
+    except RecursionError:
+        raise InputError(f"nested deeper than {MAX_DEPTH} levels", path=path, line=line) from None
+    if not _depth_ok(doc):
+        raise InputError(f"nested deeper than {MAX_DEPTH} levels", path=path, line=line)
+    return doc
+
+
+def read_json(path: Path, limit: int = MAX_JSON_BYTES) -> Any:
+    """Read a regular JSON file (UTF-8, BOM allowed) with the bounds of `loads_bounded`."""
+    data = read_regular(path, limit)
+    try:
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise InputError("not UTF-8 text", path=path) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", path=path) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno) from None
+    return loads_bounded(text, path)
+
+
+def check_finite(obj: Any, where: str = "$") -> None:
+    """Raise ValueError naming the first NaN/infinite float inside `obj` (JSON we write)."""
+    stack: list[tuple[Any, str]] = [(obj, where)]
+    while stack:
+        node, at = stack.pop()
+        if isinstance(node, float) and not math.isfinite(node):
+            raise ValueError(f"{at} is {node!r}, not a finite number")
+        if isinstance(node, dict):
+            stack.extend((v, f"{at}.{k}") for k, v in node.items())
+        elif isinstance(node, list | tuple):
+            stack.extend((v, f"{at}[{i}]") for i, v in enumerate(node))
 
 
 def parse_time(value: Any, path: Path, field: str) -> datetime | None:
