@@ -400,6 +400,7 @@ def test_audit_section_builds_tables(arts: dict[str, Path], here: Path) -> None:
 def test_demo_export_audit_in_the_report(here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from gpudecide.artifacts import demo
     from gpudecide.report import render
+    from gpudecide.sections import SECTIONS
 
     workspace.init(here / "ws")
     ws = workspace.load(here / "ws")
@@ -419,8 +420,7 @@ def test_demo_export_audit_in_the_report(here: Path, monkeypatch: pytest.MonkeyP
     ]
     details = record.figures["formats"]["adapter_model.safetensors"]["details"]
     assert details["precision"] == "bf16" and details["problems"] == []
-    monkeypatch.setitem(render.SECTION_BUILDERS, "audit", audit_section)
-    report = render.build(ev.load_all(ws.evidence_dir), ws.root)
+    report = render.build(ev.load_all(ws.evidence_dir), ws.root, SECTIONS)
     html = render.to_html(report)
     assert "Four layers of the export (E2)" in html and "vendor_state.vpk" in html
     assert ev.freshness(record, ws.root)[0] is ev.Freshness.FRESH

@@ -22,6 +22,7 @@ from gpudecide.cost.demo import demo_costs_yaml
 from gpudecide.cost.report import cost_section
 from gpudecide.errors import InputError
 from gpudecide.report import render
+from gpudecide.sections import SECTIONS
 
 from .conftest import run_cli
 from .test_cost_fixtures import profile_record, replay_record
@@ -171,10 +172,9 @@ def test_no_profile_in_workspace(tmp_path: Path) -> None:
 
 def test_report_section(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     run_cost(ws)
-    monkeypatch.setitem(render.SECTION_BUILDERS, "cost", cost_section)
     # Only the cost record: the hand-made profile record lacks what the profile section shows.
     records = [r for r in ev.load_all(ws / "evidence") if r.kind == "cost"]
-    report = render.build(records, ws, language="en")
+    report = render.build(records, ws, SECTIONS, language="en")
     html = render.to_html(report)
     section = html[html.index('data-kind="cost"') :]
     for title in (
@@ -189,9 +189,9 @@ def test_report_section(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert "<script" not in section
     md = render.to_markdown(report)
     assert "Every component (C1-C3)" in md
-    ru = render.to_html(render.build(records, ws, language="ru"))
+    ru = render.to_html(render.build(records, ws, SECTIONS, language="ru"))
     assert "Стоимость: обычный, пиковый и пустой месяц" in ru
-    kk = render.to_html(render.build(records, ws, language="kk"))
+    kk = render.to_html(render.build(records, ws, SECTIONS, language="kk"))
     assert "Құны: қалыпты, шыңдық және бос ай" in kk
 
 
@@ -269,9 +269,8 @@ def test_cost_section_in_chromium(ws: Path, monkeypatch: pytest.MonkeyPatch) -> 
     from playwright.sync_api import sync_playwright
 
     run_cost(ws)
-    monkeypatch.setitem(render.SECTION_BUILDERS, "cost", cost_section)
     records = [r for r in ev.load_all(ws / "evidence") if r.kind == "cost"]
-    html = render.write(render.build(records, ws), ws / "report")["html"]
+    html = render.write(render.build(records, ws, SECTIONS), ws / "report")["html"]
     requests: list[str] = []
     errors: list[str] = []
     with sync_playwright() as p:

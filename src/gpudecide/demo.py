@@ -1,406 +1,64 @@
 """The demo workspace: a fictional bank's ML platform team and 8 weeks of its Slurm log.
 
-The log is generated deterministically in exactly the shape a real Slurm 22.05 prints with
-`sacct --allusers --duplicates --parsable2` (compare tests/fixtures/sacct/, recorded from a
-real cluster): job lines followed by their `.batch`, `.extern` and `.0` steps, requeue
-attempts listed twice, a job cancelled before it ever ran, array tasks, dependency and
-begin-time waits, local Asia/Almaty times.
-
-The story (SPEC F1): three full LoRA trainings of an 8B model, each surrounded by smoke
-runs, a crash restart, evaluations, adapter merges, quantisation and exports; a weekly
-scheduled evaluation of the production model; 47 GPU jobs in all.
+Its data are files in the packages, in the formats a team gives (`demo_data/` beside each
+package's `demo.py`; the log and the export are generated once by
+`scripts/make_demo_data.py`). `create` lays them out as a workspace; `run` runs every
+analysis on it in report order, each package's own part of the demo doing its share.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from gpudecide import workspace
-from gpudecide.cost.demo import demo_costs_yaml
-from gpudecide.cost.schema import COSTS_NAME
+from gpudecide.artifacts import demo as artifacts_demo
+from gpudecide.cost import demo as cost_demo
+from gpudecide.cost.cli import CostRun
 from gpudecide.errors import InputError
-from gpudecide.fsutil import atomic_write_text
-from gpudecide.jobs.sacct import RECOMMENDED_FIELDS
+from gpudecide.fsutil import atomic_write_bytes
+from gpudecide.jobs import demo as jobs_demo
+from gpudecide.jobs.cli import workspace_logs
+from gpudecide.jobs.profile import ProfileResult
+from gpudecide.queue import demo as queue_demo
 
-TZ = "Asia/Almaty"
-WEEK1 = datetime(2026, 6, 1)  # a Monday
-ACCOUNT = "ml-platform"
-TEAM = "Dala Bank (fictional) - ML platform team"
-FIRST_ID = 41870
-
-
-@dataclass
-class DemoJob:
-    """One job as the team ran it; times are local (Asia/Almaty), minutes after submit."""
-
-    day: int
-    at: str
-    name: str
-    user: str
-    gpus: int
-    minutes: float
-    state: str = "COMPLETED"
-    wait: float = 2.0
-    after: int | None = None  # index of the job it depended on (afterok)
-    begin_days: float = 0.0  # --begin this many days after submit (planned ahead)
-    comment: str = ""
-    exit_code: str = "0:0"
-    limit_h: int = 48
-    requeue_after: float | None = None  # minutes into the run when it was preempted+requeued
-    never_ran: bool = False
-    array: tuple[str, int] | None = None  # (array job id, task id)
-    reason: str = "None"  # what sacct keeps in Reason after a wait (Resources, QOS...)
-
-
-def _label(kind: str, chain: str | None = None) -> str:
-    """The `sbatch --comment` the team uses to label jobs."""
-    return f"kind={kind}" + (f" chain={chain}" if chain else "")
-
-
-def _jobs() -> list[DemoJob]:
-    j: list[DemoJob] = []
-    a, b, c = "kazllm-8b-r1", "kazllm-8b-instruct-r1", "kazllm-8b-v2-r1"
-    # Weeks 1-2: model A, a LoRA fine-tune of an 8B model. The first run loses its node
-    # after 22 h (at ~82 %); it was not resumable, so the re-run starts from zero.
-    j += [
-        DemoJob(0, "10:05", "smoke-kazllm-data", "aigerim", 1, 18, comment=_label("smoke", a)),
-        DemoJob(
-            0,
-            "11:20",
-            "smoke-kazllm-lora",
-            "aigerim",
-            2,
-            24,
-            "FAILED",
-            exit_code="1:0",
-            comment=_label("smoke", a),
-        ),
-        DemoJob(0, "14:40", "smoke-kazllm-lora", "aigerim", 2, 31, comment=_label("smoke", a)),
-        DemoJob(
-            1,
-            "09:00",
-            "ft-kazllm-lora-train",
-            "daniyar",
-            8,
-            22 * 60 + 10,
-            "NODE_FAIL",
-            wait=95,
-            reason="Resources",
-            comment=_label("train", a),
-        ),
-        DemoJob(
-            2,
-            "08:30",
-            "ft-kazllm-lora-train",
-            "daniyar",
-            8,
-            27 * 60 + 40,
-            wait=240,
-            reason="Resources",
-            comment=_label("train", a),
-        ),
-        DemoJob(2, "08:31", "eval-kazllm-mmlu", "olga", 2, 95, after=4, comment=_label("eval", a)),
-        DemoJob(3, "13:10", "eval-kazllm-safety", "olga", 1, 52, comment=_label("eval", a)),
-        DemoJob(
-            2,
-            "08:32",
-            "merge-kazllm-adapter",
-            "daniyar",
-            1,
-            21,
-            after=5,
-            comment=_label("merge", a),
-        ),
-        DemoJob(
-            2,
-            "08:33",
-            "quantize-kazllm-awq",
-            "daniyar",
-            1,
-            68,
-            after=7,
-            comment=_label("quantize", a),
-        ),
-        DemoJob(
-            2, "08:34", "export-kazllm-gguf", "daniyar", 1, 14, after=8, comment=_label("export", a)
-        ),
-        DemoJob(4, "10:00", "eval-kazllm-regression", "olga", 1, 41),
-    ]
-    # Weekly evaluation of the production model, planned: submitted Friday for Monday 06:00.
-    for week in range(8):
-        j.append(
-            DemoJob(
-                7 * week - 3,
-                "17:00",
-                "eval-prod-weekly",
-                "timur",
-                1,
-                44,
-                begin_days=2.54,
-                wait=3,
-                comment=_label("eval"),
-            )
-        )
-    # Week 3: trying a new attention kernel.
-    j += [
-        DemoJob(15, "11:00", "smoke-kazllm-flashattn", "aigerim", 2, 35),
-        DemoJob(16, "10:30", "smoke-kazllm-flashattn", "aigerim", 2, 28),
-    ]
-    # Weeks 4-5: model B (instruction tuning): a sweep, then the run, preempted once.
-    for task in range(1, 5):
-        j.append(
-            DemoJob(
-                22,
-                "09:00",
-                "hpo-kazllm-instruct-lr",
-                "aigerim",
-                2,
-                58 + task * 3,
-                wait=5 + 60 * ((task - 1) // 2),
-                array=("41920", task),
-            )
-        )
-    j += [
-        DemoJob(23, "10:00", "smoke-kazllm-instruct", "aigerim", 2, 22, comment=_label("smoke", b)),
-        DemoJob(
-            23,
-            "14:00",
-            "ft-kazllm-instruct-train",
-            "daniyar",
-            8,
-            30 * 60 + 5,
-            wait=30,
-            reason="Resources",
-            requeue_after=6 * 60 + 12,
-            comment=_label("train", b),
-        ),
-        DemoJob(
-            25,
-            "09:40",
-            "eval-kazllm-instruct-mmlu",
-            "olga",
-            2,
-            12,
-            "FAILED",
-            exit_code="137:0",
-            comment=_label("eval", b),
-        ),
-        DemoJob(25, "10:30", "eval-kazllm-instruct-mmlu", "olga", 2, 97, comment=_label("eval", b)),
-        # The team's GPU quota was used up by the sweep: the safety eval waits inside it.
-        DemoJob(
-            25,
-            "12:30",
-            "eval-kazllm-instruct-safety",
-            "olga",
-            1,
-            63,
-            wait=70,
-            reason="QOSMaxGRESPerUser",
-            comment=_label("eval", b),
-        ),
-        DemoJob(26, "09:00", "merge-kazllm-instruct", "daniyar", 1, 19, comment=_label("merge", b)),
-        DemoJob(
-            26, "09:30", "quantize-kazllm-gptq", "daniyar", 1, 74, comment=_label("quantize", b)
-        ),
-        DemoJob(
-            26,
-            "11:00",
-            "export-kazllm-onnx",
-            "daniyar",
-            1,
-            20,
-            "CANCELLED by 1003",
-            never_ran=True,
-            wait=95,
-            comment=_label("export", b),
-        ),
-        DemoJob(26, "13:00", "export-kazllm-onnx", "daniyar", 1, 17, comment=_label("export", b)),
-    ]
-    # Week 6: an A/B evaluation and corpus deduplication with embeddings.
-    j += [
-        DemoJob(36, "10:00", "eval-kazllm-ab-test", "olga", 2, 140),
-        DemoJob(37, "21:00", "embed-dedup-corpus", "timur", 4, 190),
-        DemoJob(38, "21:00", "embed-dedup-corpus", "timur", 4, 175),
-        DemoJob(38, "09:00", "tokenize-corpus", "timur", 0, 95),
-    ]
-    # Weeks 7-8: model C, v2 data. The first run hits its time limit; the re-run resumes.
-    j += [
-        DemoJob(43, "10:00", "smoke-kazllm-v2", "aigerim", 2, 26, comment=_label("smoke", c)),
-        DemoJob(
-            43,
-            "11:15",
-            "smoke-kazllm-v2-packing",
-            "aigerim",
-            2,
-            6,
-            "CANCELLED by 1001",
-            comment=_label("smoke", c),
-        ),
-        DemoJob(
-            44,
-            "09:00",
-            "ft-kazllm-v2-train",
-            "daniyar",
-            8,
-            24 * 60,
-            "TIMEOUT",
-            wait=60,
-            reason="Resources",
-            limit_h=24,
-            comment=_label("train", c),
-        ),
-        DemoJob(
-            45,
-            "10:30",
-            "ft-kazllm-v2-train",
-            "daniyar",
-            8,
-            9 * 60 + 50,
-            wait=180,
-            reason="Resources",
-            comment=_label("train", c),
-        ),
-        DemoJob(46, "08:00", "eval-kazllm-v2-mmlu", "olga", 2, 92, comment=_label("eval", c)),
-        DemoJob(46, "10:00", "eval-kazllm-v2-safety", "olga", 1, 58, comment=_label("eval", c)),
-        DemoJob(
-            46, "11:30", "merge-kazllm-v2-adapter", "daniyar", 1, 23, comment=_label("merge", c)
-        ),
-        DemoJob(
-            46, "12:10", "quantize-kazllm-v2-awq", "daniyar", 1, 71, comment=_label("quantize", c)
-        ),
-        DemoJob(
-            46, "14:00", "export-kazllm-v2-gguf", "daniyar", 1, 16, comment=_label("export", c)
-        ),
-        DemoJob(
-            47,
-            "09:00",
-            "export-kazllm-v2-safetensors",
-            "daniyar",
-            1,
-            12,
-            comment=_label("export", c),
-        ),
-        DemoJob(53, "18:00", "notebook-gpu-aigerim", "aigerim", 1, 125),
-    ]
-    return j
-
-
-def _ts(t: datetime | None) -> str:
-    return t.strftime("%Y-%m-%dT%H:%M:%S") if t else "Unknown"
-
-
-def _dur(seconds: float) -> str:
-    s = round(seconds)
-    d, rem = divmod(s, 86400)
-    h, rem = divmod(rem, 3600)
-    m, sec = divmod(rem, 60)
-    return (f"{d}-" if d else "") + f"{h:02d}:{m:02d}:{sec:02d}"
-
-
-def _tres(gpus: int) -> tuple[str, str]:
-    cpus = max(gpus, 1) * 16
-    mem = max(gpus, 1) * 128000
-    gres = f"gres/gpu:h100={gpus},gres/gpu={gpus}," if gpus else ""
-    return (
-        f"billing={cpus},cpu={cpus},{gres}mem={mem}M,node=1",
-        f"cpu={cpus},{gres}mem={mem}M,node=1",
-    )
-
-
-def sacct_log() -> str:
-    """The demo's 8-week `sacct --parsable2` output (header, jobs, steps)."""
-    lines = [RECOMMENDED_FIELDS.replace(",", "|")]
-    ends: dict[int, datetime] = {}
-    jobs = _jobs()
-    order = sorted(range(len(jobs)), key=lambda i: (jobs[i].day, jobs[i].at, i))
-    for seq, i in enumerate(order):
-        job = jobs[i]
-        hh, mm = (int(x) for x in job.at.split(":"))
-        submit = WEEK1 + timedelta(days=job.day, hours=hh, minutes=mm)
-        eligible = submit + timedelta(days=job.begin_days)
-        reason = "BeginTime" if job.begin_days else job.reason
-        if job.after is not None:
-            eligible = ends[job.after]
-            reason = "Dependency"
-        start = eligible + timedelta(minutes=job.wait)
-        raw_id = str(FIRST_ID + seq)
-        job_id = f"{job.array[0]}_{job.array[1]}" if job.array else raw_id
-        if job.array:
-            reason = "JobArrayTaskLimit" if job.array[1] > 2 else "None"
-        node = "None assigned" if job.never_ran else f"kz-gpu-{(seq % 4) + 1:02d}"
-        alloc, step_tres = _tres(job.gpus)
-        priority = str(4294901000 - seq)
-        limit = _dur(job.limit_h * 3600)
-        fixed = f"{job.name}|{job.user}|{ACCOUNT}|gpu|normal"
-        attempts: list[tuple[datetime, datetime, datetime, str, str]] = []
-        if job.requeue_after is not None:
-            stop = start + timedelta(minutes=job.requeue_after)
-            attempts.append((submit, start, stop, "REQUEUED", reason))
-            resubmit = stop
-            restart = resubmit + timedelta(minutes=12)
-            end = restart + timedelta(minutes=job.minutes - job.requeue_after)
-            attempts.append((resubmit, restart, end, job.state, "BeginTime"))
-        else:
-            end = start + timedelta(minutes=job.minutes)
-            attempts.append((submit, start, end, job.state, reason))
-        ends[i] = attempts[-1][2]
-        if job.never_ran:
-            cancel = start
-            lines.append(
-                f"{job_id}|{raw_id}|{fixed}|0|{job.state}|0:0|JobHeldUser|{_ts(submit)}|Unknown|"
-                f"None|{_ts(cancel)}|00:00:00|{limit}||{alloc}|{node}|{job.comment}"
-            )
-            continue
-        for sub, st, en, state, why in attempts:
-            elapsed = _dur((en - st).total_seconds())
-            elig = eligible if sub == submit else sub + timedelta(minutes=12)
-            lines.append(
-                f"{job_id}|{raw_id}|{fixed}|{priority}|{state}|{job.exit_code}|{why}|"
-                f"{_ts(sub)}|{_ts(elig)}|{_ts(st)}|{_ts(en)}|{elapsed}|{limit}|{alloc}|{alloc}|"
-                f"{node}|{job.comment}"
-            )
-            batch_state = {
-                "TIMEOUT": "CANCELLED",
-                "REQUEUED": "CANCELLED",
-                "NODE_FAIL": "CANCELLED",
-            }.get(state, state.split()[0])
-            batch_exit = "0:15" if batch_state == "CANCELLED" else job.exit_code
-            common = f"{_ts(st)}|{_ts(st)}|{_ts(st)}|{_ts(en)}|{elapsed}|"
-            lines.append(
-                f"{job_id}.batch|{raw_id}.batch|batch||{ACCOUNT}||||{batch_state}|{batch_exit}||"
-                f"{common}|{step_tres}||{node}|"
-            )
-            lines.append(
-                f"{job_id}.extern|{raw_id}.extern|extern||{ACCOUNT}||||COMPLETED|0:0||"
-                f"{common}|{alloc}||{node}|"
-            )
-            if job.gpus >= 2:
-                lines.append(
-                    f"{job_id}.0|{raw_id}.0|torchrun||{ACCOUNT}||||{batch_state}|{batch_exit}||"
-                    f"{common}|{step_tres}||{node}|"
-                )
-    return "\n".join(lines) + "\n"
-
-
-def _config_text() -> str:
-    template = workspace.template_files()[workspace.CONFIG_NAME]
-    return template.replace('team: "ML platform team"', f'team: "{TEAM}"').replace(
-        "timezone: UTC", f"timezone: {TZ}"
-    )
+CONFIG_DATA = Path(__file__).parent / "demo_data" / workspace.CONFIG_NAME
 
 
 def create(root: Path, *, force: bool = False) -> workspace.Workspace:
-    """Write the demo workspace (config, template files, the sacct log) and load it."""
+    """Write the demo workspace (config, template files, the sacct log, costs) and load it."""
     if root.exists() and any(root.iterdir()) and not force:
         raise InputError(
             "folder is not empty", path=root, hint="pass --force to reuse it, or pick another"
         )
     workspace.init(root, force=True)
-    atomic_write_text(root / workspace.CONFIG_NAME, _config_text())
-    atomic_write_text(root / "logs" / "sacct-8w.txt", sacct_log())
-    atomic_write_text(root / COSTS_NAME, demo_costs_yaml())
+    atomic_write_bytes(root / workspace.CONFIG_NAME, CONFIG_DATA.read_bytes())
+    jobs_demo.install(root)
+    cost_demo.install(root)
     for stale in (root / "evidence").glob("*.json"):
         stale.unlink()
     return workspace.load(root)
+
+
+@dataclass
+class DemoRun:
+    """What the demo computed, and the evidence records it wrote (in report order)."""
+
+    profile: ProfileResult
+    queue: dict[str, Any]
+    replay: dict[str, Any]
+    cost: CostRun
+    audit: Path
+    evidence: list[Path]
+
+
+def run(ws: workspace.Workspace) -> DemoRun:
+    """Run every analysis of the demo workspace and write its evidence."""
+    loaded = workspace_logs(ws)
+    profile, profile_written = jobs_demo.run(loaded)
+    queue, queue_written, replay, replay_written = queue_demo.run(loaded)
+    cost = cost_demo.run(ws)
+    audited = artifacts_demo.run(ws)
+    written = [profile_written, queue_written, replay_written, cost.written, audited]
+    return DemoRun(profile, queue, replay, cost, audited, [p for p in written if p])

@@ -17,10 +17,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpudecide.decision.schema import MatrixConfig
 from gpudecide.errors import InputError
 from gpudecide.inputs import load_yaml_model
 from gpudecide.jobs.classify import ClassifyConfig, validate_rules
 from gpudecide.jobs.load import IanaZone
+from gpudecide.options import OptionDecl, check_unique
 
 CONFIG_NAME = "gpudecide.yaml"
 
@@ -98,12 +100,19 @@ class WorkspaceConfig(_Strict):
     timezone: IanaZone = Field(
         default="UTC", description="IANA time zone the scheduler printed times in."
     )
+    options: list[OptionDecl] = Field(
+        default_factory=list,
+        description="The options compared, each with its id and sites (SPEC D3, I7).",
+    )
     logs: list[LogSource] = Field(default_factory=list, description="Job logs to analyse.")
     profile: ProfileConfig = Field(default_factory=ProfileConfig, description="Profile options.")
     classify: ClassifyConfig = Field(default_factory=ClassifyConfig, description="Job-kind rules.")
     queue: QueueConfig = Field(default_factory=QueueConfig, description="Queue analysis inputs.")
     replay: ReplayConfig = Field(default_factory=ReplayConfig, description="Replay defaults.")
     report: ReportConfig = Field(default_factory=ReportConfig, description="Report options.")
+    matrix: MatrixConfig = Field(
+        default_factory=MatrixConfig, description="Decision matrix: criteria, weights, scores."
+    )
 
 
 @dataclass
@@ -122,6 +131,10 @@ class Workspace:
     def report_dir(self) -> Path:
         """Where the report is written."""
         return self.root / "report"
+
+    def option(self, option_id: str) -> OptionDecl | None:
+        """The declared option with this id, if any."""
+        return next((o for o in self.config.options if o.id == option_id), None)
 
     def log_paths(self) -> list[Path]:
         """Configured logs, resolved against the workspace root."""
@@ -145,6 +158,7 @@ def load(root: Path) -> Workspace:
             f"no {CONFIG_NAME} here", path=root, hint="create one with `gpudecide init DIR`"
         )
     config = load_yaml_model(path, WorkspaceConfig)
+    check_unique(config.options, path)
     validate_rules(config.classify.extra_rules, str(path), "classify.extra_rules")
     validate_rules(config.classify.rules or [], str(path), "classify.rules")
     return Workspace(root=root, config=config)

@@ -1,0 +1,1 @@
+"""The decision: a weighted matrix whose every score points at evidence (SPEC D1-D5)."""

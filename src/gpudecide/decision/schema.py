@@ -1,0 +1,83 @@
+"""The team's matrix settings in gpudecide.yaml: criteria, weights, overrides (SPEC D3, D4)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpudecide.decision.model import CRITERIA
+from gpudecide.options import SiteRole
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Criterion(_Strict):
+    """One criterion of the matrix and its weight."""
+
+    id: str = Field(pattern=r"^[a-z][a-z0-9_]*$", description="Criterion id.")
+    weight: int = Field(ge=1, le=5, description="Weight 1 (minor) .. 5 (decisive).")
+    description: str = Field(default="", description="What a high score means.")
+
+
+class ScoreEntry(_Strict):
+    """The team's own score for one option and criterion: an override or a document."""
+
+    option: str = Field(description="Option id (declared under `options`).")
+    criterion: str = Field(description="Criterion id.")
+    score: int = Field(ge=1, le=5, description="Score 1 (bad) .. 5 (good).")
+    source: Literal["override", "document"] = Field(
+        description="override: the team's judgement; document: an external document."
+    )
+    justification: str = Field(min_length=1, description="Why this score (required).")
+    document: str | None = Field(
+        default=None, description="For `document`: file path relative to the workspace."
+    )
+    excerpt: str | None = Field(
+        default=None, description="For `document`: the sentence the score rests on."
+    )
+
+
+class SloHardness(_Strict):
+    """Which SLOs are hard: violated with a conclusive interval, they stop an option (D5)."""
+
+    hard: list[str] = Field(default_factory=list, description="Names of hard SLOs.")
+
+
+class Residency(_Strict):
+    """A data-residency requirement (SPEC I7): where an asset must stay."""
+
+    asset: str = Field(description="What must stay (e.g. personal data, training set).")
+    countries: list[str] = Field(
+        min_length=1, description="ISO 3166-1 alpha-2 codes where it may be stored/processed."
+    )
+    roles: list[SiteRole] = Field(
+        default_factory=lambda: list(get_args(SiteRole)),
+        description="Which uses of a site the requirement covers.",
+    )
+    basis: str = Field(default="", description="Law or policy, with article.")
+    edition: str = Field(default="", description="Edition date of the text relied on.")
+
+
+class MatrixConfig(_Strict):
+    """The `matrix` section of gpudecide.yaml."""
+
+    criteria: list[Criterion] = Field(
+        default_factory=lambda: [Criterion(id=c, weight=3) for c in CRITERIA],
+        description="Criteria and weights 1-5.",
+    )
+    scores: list[ScoreEntry] = Field(
+        default_factory=list, description="The team's overrides and document-based scores."
+    )
+    slo: SloHardness = Field(default_factory=SloHardness, description="Hard SLOs.")
+    residency: list[Residency] = Field(
+        default_factory=list, description="Data-residency requirements (I7)."
+    )
+
+
+def document_path(root: Path, entry: ScoreEntry) -> Path | None:
+    """The document a score rests on, resolved against the workspace."""
+    return root / entry.document if entry.document else None

@@ -1,0 +1,108 @@
+"""The options being decided between, declared once in gpudecide.yaml (SPEC D3, H4, I7).
+
+Every other input (costs, exports, export tests, drills, RACI, isolation, residency) and
+every evidence record names an option by its id; an id that is not declared here is an input
+error that names the file, line and field. An option carries its sites: where it stores,
+processes and backs up data (country, region, provider), which the residency check (I7)
+compares with the team's requirement and the report shows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpudecide.errors import InputError
+
+OptionKind = Literal["owned", "rented", "managed", "hybrid"]
+SiteRole = Literal["storage", "processing", "backup"]
+OPTION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Site(_Strict):
+    """One place an option keeps or touches data."""
+
+    roles: list[SiteRole] = Field(
+        min_length=1, description="storage | processing | backup: what happens at this site."
+    )
+    country: str = Field(
+        pattern=r"^[A-Z]{2}$", description="ISO 3166-1 alpha-2 country code (KZ, DE, US, ...)."
+    )
+    region: str = Field(default="", description="City, region or cloud region.")
+    provider: str = Field(default="", description="Who runs the site (data centre, cloud).")
+
+
+class OptionDecl(_Strict):
+    """One way of fine-tuning the team compares."""
+
+    id: str = Field(pattern=OPTION_ID_PATTERN, description="Short unique id every input uses.")
+    kind: OptionKind = Field(description="owned | rented | managed | hybrid.")
+    name: str = Field(default="", description="Name shown in the report (default: the id).")
+    local_provider: bool = Field(
+        default=False, description="A provider in the team's own country (SPEC H4)."
+    )
+    contours: list[str] = Field(
+        default_factory=list,
+        description="For a hybrid: the ids of its two contours (base pool, managed overflow).",
+    )
+    sites: list[Site] = Field(
+        default_factory=list, description="Where data is stored, processed and backed up."
+    )
+
+    @property
+    def label(self) -> str:
+        """Name for people: the name, else the id."""
+        return self.name or self.id
+
+    def countries(self, role: SiteRole | None = None) -> list[str]:
+        """Countries of the option's sites (with `role`: only sites with that role)."""
+        return sorted({s.country for s in self.sites if role is None or role in s.roles})
+
+
+def check_unique(options: list[OptionDecl], path: Path, field: str = "options") -> None:
+    """Ids are unique and hybrids name declared, non-hybrid contours."""
+    seen: set[str] = set()
+    for i, opt in enumerate(options):
+        if opt.id in seen:
+            raise InputError(
+                f"option id {opt.id!r} is declared twice", path=path, field=f"{field}.{i}.id"
+            )
+        seen.add(opt.id)
+    by_id = {o.id: o for o in options}
+    for i, opt in enumerate(options):
+        for j, ref in enumerate(opt.contours):
+            target = by_id.get(ref)
+            if target is None or target.kind == "hybrid":
+                raise InputError(
+                    f"{ref!r} is not a declared owned, rented or managed option",
+                    path=path,
+                    field=f"{field}.{i}.contours.{j}",
+                    hint=f"declare it under options, or use one of: {', '.join(sorted(by_id))}",
+                )
+
+
+def require_known(
+    option_id: str,
+    known: list[OptionDecl] | set[str],
+    *,
+    path: str | Path,
+    field: str,
+    line: int | None = None,
+) -> None:
+    """Raise the input error every reader gives for an option id that is not declared."""
+    ids = {o.id for o in known} if isinstance(known, list) else set(known)
+    if option_id not in ids:
+        listed = ", ".join(sorted(ids)) or "none declared"
+        raise InputError(
+            f"unknown option id {option_id!r}",
+            path=path,
+            line=line,
+            field=field,
+            hint=f"declare it under `options` in gpudecide.yaml (declared: {listed})",
+        )

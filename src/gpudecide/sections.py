@@ -1,0 +1,40 @@
+"""Every analysis package's report section, in report order (DESIGN: one registry), and
+the workspace report built from them.
+
+A new analysis adds one line here; the renderer (`gpudecide.report.render`) knows no
+analysis by name.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpudecide import evidence as ev
+from gpudecide.artifacts.report import audit_section
+from gpudecide.cost.report import cost_section
+from gpudecide.jobs.report import profile_section
+from gpudecide.queue.report import queue_section, replay_section
+from gpudecide.report import render
+from gpudecide.report.model import SectionBuilder
+from gpudecide.workspace import Workspace
+
+SECTIONS: dict[str, SectionBuilder] = {
+    "profile": profile_section,
+    "queue": queue_section,
+    "replay": replay_section,
+    "cost": cost_section,
+    "audit": audit_section,
+}
+
+
+def build_report(ws: Workspace, out_dir: Path | None = None) -> dict[str, Path]:
+    """Render the workspace's evidence into report/ (HTML, Markdown, JSON)."""
+    report = render.build(
+        ev.load_all(ws.evidence_dir),
+        ws.root,
+        SECTIONS,
+        team=ws.config.team,
+        decision=ws.config.decision,
+        language=ws.config.report.language,
+    )
+    return render.write(report, out_dir or ws.report_dir)
