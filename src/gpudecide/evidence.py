@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
@@ -18,9 +19,20 @@ from pydantic import BaseModel, Field, ValidationError
 
 from gpudecide import __version__
 from gpudecide.errors import InputError
-from gpudecide.fsutil import atomic_write_text, sha256_path
+from gpudecide.fsutil import (
+    NotRegularFileError,
+    atomic_write_text,
+    file_kind,
+    read_regular,
+    sha256_path,
+)
+from gpudecide.jsonio import check_finite, loads_bounded
 
 Verdict = Literal["pass", "fail", "warn", "info"]
+
+# A record is a summary, not a copy of its inputs: one larger than this was fed untrusted
+# content without a bound (issue 14 item 3: a 270-byte alias bomb gave a 383 MB record).
+MAX_RECORD_BYTES = 64 << 20
 
 
 class InputRef(BaseModel):
@@ -69,6 +81,7 @@ class Freshness(StrEnum):
     STALE = "stale"
     MISSING_INPUT = "missing_input"
     TAMPERED = "tampered"
+    BAD_INPUT = "bad_input"
 
 
 def _canonical(obj: Any) -> bytes:
@@ -76,7 +89,10 @@ def _canonical(obj: Any) -> bytes:
 
 
 def input_ref(path: str | Path, root: Path | None = None) -> InputRef:
-    """Digest an input file; the stored path is relative to `root` when the file is inside it."""
+    """Digest an input file; the stored path is relative to `root` when the file is inside it.
+
+    Only a regular file is an input (a FIFO or a device would hang or never end).
+    """
     p = Path(path)
     shown = str(p)
     if root is not None:
@@ -84,7 +100,10 @@ def input_ref(path: str | Path, root: Path | None = None) -> InputRef:
             shown = str(p.resolve().relative_to(root.resolve()))
         except ValueError:
             shown = str(p.resolve())
-    digest, size = sha256_path(p)
+    try:
+        digest, size = sha256_path(p)
+    except NotRegularFileError as exc:
+        raise InputError(exc.strerror or "not a regular file", path=p) from None
     return InputRef(path=shown, sha256=digest, size=size)
 
 
@@ -99,17 +118,48 @@ def seal(record: Evidence, now: datetime | None = None) -> Evidence:
 
 
 def write(record: Evidence, evidence_dir: Path) -> Path:
-    """Seal the record and write it atomically to `evidence_dir/<id>.json`."""
+    """Seal the record and write it atomically to `evidence_dir/<id>.json`.
+
+    A figure that is NaN or infinite, or a record over MAX_RECORD_BYTES, is refused before
+    anything is written: neither could be read back as the record that was meant.
+    """
+    try:
+        check_finite(record.figures, "figures")
+    except ValueError as exc:
+        raise InputError(
+            f"the {record.kind} result is not a finite number: {exc}",
+            hint="an input holds an impossible value; check the inputs of this analysis",
+        ) from None
+    if evidence_dir.exists() and not evidence_dir.is_dir():
+        raise InputError(
+            "is a file, not a folder for evidence records",
+            path=evidence_dir,
+            hint="move the file away or pass another evidence folder",
+        )
     sealed = record if record.content_sha256 else seal(record)
+    text = sealed.model_dump_json(indent=2) + "\n"
+    if len(text) > MAX_RECORD_BYTES:
+        raise InputError(
+            f"the {record.kind} record would be over {MAX_RECORD_BYTES >> 20} MiB",
+            path=evidence_dir,
+            hint="an input is far larger than this analysis expects",
+        )
     path = evidence_dir / f"{sealed.id}.json"
-    atomic_write_text(path, sealed.model_dump_json(indent=2) + "\n")
+    atomic_write_text(path, text)
     return path
 
 
-def load(path: Path) -> Evidence:
-    """Read one record; a file that is not a record is an input error."""
+def load(path: Path, *, verify: bool = False) -> Evidence:
+    """Read one record; a file that is not a record is an input error.
+
+    With `verify=True` a record edited after it was written is an input error too: an
+    analysis that takes a record as its input must never build on a changed one (`cost
+    --profile edited.json`). Listing and the report read without it and show the record as
+    tampered (`freshness`).
+    """
+    doc = loads_bounded(_record_text(path), path)
     try:
-        return Evidence.model_validate_json(path.read_bytes())
+        record = Evidence.model_validate(doc)
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or None
@@ -119,10 +169,58 @@ def load(path: Path) -> Evidence:
             field=field,
             hint="re-run the analysis that wrote it",
         ) from None
+    if verify and record.compute_content_sha256() != record.content_sha256:
+        raise InputError(
+            "the record was edited after it was written (content hash does not match)",
+            path=path,
+            field="content_sha256",
+            hint="re-run the analysis that wrote it",
+        )
+    return record
+
+
+def _record_text(path: Path) -> str:
+    data = read_regular(path, MAX_RECORD_BYTES)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(
+            "not a gpudecide evidence record: not UTF-8 text",
+            path=path,
+            hint="re-run the analysis that wrote it",
+        ) from None
+
+
+def _check_input(p: Path) -> tuple[Freshness, str] | str:
+    """An input's digest now, or (state, problem) when it is gone or not a readable file."""
+    try:
+        return sha256_path(p)[0]
+    except FileNotFoundError:
+        return Freshness.MISSING_INPUT, "input is gone"
+    except NotRegularFileError as exc:
+        return Freshness.BAD_INPUT, f"bad input: {exc.strerror}"
+    except OSError as exc:
+        try:
+            kind = file_kind(p.stat().st_mode)
+        except OSError:
+            kind = "not readable"
+        return Freshness.BAD_INPUT, f"bad input: cannot read ({exc.strerror or kind})"
+
+
+_RANK = {
+    Freshness.FRESH: 0,
+    Freshness.STALE: 1,
+    Freshness.MISSING_INPUT: 2,
+    Freshness.BAD_INPUT: 3,
+}
 
 
 def freshness(record: Evidence, root: Path) -> tuple[Freshness, list[str]]:
-    """Check the record against its own hash and against its inputs as they are now."""
+    """Check the record against its own hash and against its inputs as they are now.
+
+    An input replaced by a directory, a FIFO or a device is `bad_input` (it is never read:
+    a FIFO would block, /dev/zero would never end), not stale.
+    """
     if record.compute_content_sha256() != record.content_sha256:
         return Freshness.TAMPERED, ["the record was edited after it was written"]
     problems: list[str] = []
@@ -131,22 +229,50 @@ def freshness(record: Evidence, root: Path) -> tuple[Freshness, list[str]]:
         p = Path(ref.path)
         if not p.is_absolute():
             p = root / p
-        if not p.exists():
-            problems.append(f"{ref.path}: input is gone")
-            state = Freshness.MISSING_INPUT
-        elif sha256_path(p)[0] != ref.sha256:
+        now = _check_input(p)
+        if isinstance(now, tuple):
+            found, problem = now
+            problems.append(f"{ref.path}: {problem}")
+        elif now != ref.sha256:
+            found = Freshness.STALE
             problems.append(f"{ref.path}: input changed since the evidence was computed")
-            if state is Freshness.FRESH:
-                state = Freshness.STALE
+        else:
+            continue
+        if _RANK[found] > _RANK[state]:
+            state = found
     return state, problems
 
 
-def load_all(evidence_dir: Path) -> list[Evidence]:
-    """Every record in a directory, oldest first."""
+@dataclass(frozen=True)
+class Damaged:
+    """A file in the evidence folder that is not a readable record, and why."""
+
+    path: Path
+    reason: str
+
+
+def scan(evidence_dir: Path) -> tuple[list[Evidence], list[Damaged]]:
+    """Every readable record (oldest first) and every damaged one, without stopping at one.
+
+    A truncated, binary or otherwise unreadable record is listed in `damaged` with its
+    one-line reason; the others are still returned (issue 14 item 13).
+    """
     if not evidence_dir.is_dir():
-        return []
-    records = [load(p) for p in sorted(evidence_dir.glob("*.json"))]
-    return sorted(records, key=lambda r: (r.created_at_utc, r.id))
+        return [], []
+    records: list[Evidence] = []
+    damaged: list[Damaged] = []
+    for p in sorted(evidence_dir.glob("*.json")):
+        try:
+            records.append(load(p, verify=False))
+        except InputError as exc:
+            damaged.append(Damaged(p, exc.one_line()))
+    records.sort(key=lambda r: (r.created_at_utc, r.id))
+    return records, damaged
+
+
+def load_all(evidence_dir: Path) -> list[Evidence]:
+    """Every readable record in a directory, oldest first (`scan` also lists damaged ones)."""
+    return scan(evidence_dir)[0]
 
 
 def latest(records: list[Evidence], kind: str) -> Evidence | None:
