@@ -1,0 +1,116 @@
+"""`gpudecide drill` and `gpudecide cordon`: game days and the auto-cordon rule (SPEC G1-G4).
+
+    gpudecide drill NAME|all [--storage URL] [--executor local|slurm] [--option ID]
+    gpudecide cordon [TELEMETRY...] [--rules cordon.yaml] [--apply]
+
+The main CLI adds both with `register(app)`; errors, exit codes and JSON come from
+`gpudecide.console`. Exit 0: all passed / nothing to exclude; 1: a drill failed, a command
+run by `--apply` failed, or the breaker held nodes back; 2: bad input.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, guard, open_workspace, out
+from gpudecide.drills import cordon_run
+
+
+def _print_cordon(run: cordon_run.CordonRun) -> None:
+    out.print(cordon_run.summary_line(run.figures), markup=False)
+    table = Table("node", "gpu", "pci bus", "action", "reasons", box=None)
+    for g in run.figures["gpus"]:
+        table.add_row(
+            g["node"],
+            "" if g["gpu"]["index"] is None else str(g["gpu"]["index"]),
+            g["gpu"]["pci_bus_id"] or "",
+            g["action"],
+            "; ".join(r["reason"] for r in g["reasons"]) or "-",
+        )
+    out.print(table)
+    for n in run.figures["nodes"]:
+        for cmd in n["commands"]:
+            state = {"allowed": "run" if run.figures["applied"] else "would run"}.get(
+                n["breaker"], "held by the circuit breaker"
+            )
+            out.print(f"{n['node']}: {state}: {cmd}", markup=False)
+        for r in n["results"]:
+            out.print(f"  rc={r['rc']} {r['output']}", markup=False)
+    for note in run.result.notes:
+        out.print(f"note: {note}", markup=False)
+    if run.written:
+        out.print(f"evidence: {run.written}")
+
+
+def _cordon_exit(run: cordon_run.CordonRun) -> int:
+    held = any(n["breaker"] == "held" for n in run.figures["nodes"])
+    failed = any(r["rc"] != 0 for n in run.figures["nodes"] for r in n["results"])
+    return 1 if held or failed else 0
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `drill` and `cordon` commands to the main CLI app."""
+
+    @app.command("cordon")
+    def cordon_cmd(
+        telemetry: Annotated[
+            list[Path] | None,
+            typer.Argument(
+                metavar="[TELEMETRY...]",
+                help="nvidia-smi CSV (--query-gpu / --query-remapped-rows), dcgm-exporter "
+                "text, dcgmi dmon output or kernel logs with NVRM Xid lines; files or "
+                "folders (default: the workspace's telemetry/).",
+            ),
+        ] = None,
+        rules: Annotated[
+            Path | None,
+            typer.Option(metavar="RULES.YAML", help="Rules (default: cordon.yaml, else built-in)."),
+        ] = None,
+        node: Annotated[
+            str | None,
+            typer.Option(help="Node of files whose name and lines do not say it."),
+        ] = None,
+        do_apply: Annotated[
+            bool, typer.Option("--apply", help="Run the drain/cordon commands (else only print).")
+        ] = False,
+        audit: Annotated[
+            Path | None, typer.Option(help="Audit trail file (default: audit/cordon.jsonl).")
+        ] = None,
+        evidence_dir: Annotated[
+            Path | None, typer.Option(help="Where to write the evidence record.")
+        ] = None,
+        workspace_dir: WorkspaceOpt = None,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Decide per GPU: ok / watch / cordon / drain-and-reset / replace (SPEC G2, G3)."""
+        with guard(as_json):
+            ws = open_workspace(workspace_dir, required=False)
+            run = cordon_run.run_cordon(
+                list(telemetry or []),
+                ws=ws,
+                rules_path=rules,
+                node=node,
+                do_apply=do_apply,
+                evidence_dir=evidence_dir,
+                audit_path=audit,
+            )
+        if as_json:
+            payload: dict[str, Any] = {
+                **run.figures,
+                "summary": cordon_run.summary_line(run.figures),
+                "verdict": run.verdict,
+                "notes": run.result.notes,
+                "audit": str(run.audit_path),
+                "evidence": str(run.written) if run.written else None,
+            }
+            emit_json(json.loads(json.dumps(payload, default=str)))
+        else:
+            _print_cordon(run)
+        code = _cordon_exit(run)
+        if code:
+            raise typer.Exit(code)

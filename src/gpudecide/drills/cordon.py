@@ -1,0 +1,404 @@
+"""Hardware telemetry drives exclusion: per GPU ok / watch / cordon / drain-and-reset / replace.
+
+SPEC G2: a GPU with rising correctable memory errors must stop getting jobs. `decide` reads
+the samples and Xid events of `telemetry`, applies `cordon_rules`, and gives each GPU its
+action with the reasons and the log lines behind them; each node gets the exact scheduler
+command (`scontrol update NodeName=... State=DRAIN Reason=...`, or `kubectl cordon` /
+`kubectl taint`). `apply` runs the commands, never more than the circuit breaker's share of
+nodes at once, and appends every decision to an audit trail (who, why, when, what ran).
+"""
+
+from __future__ import annotations
+
+import getpass
+import itertools
+import json
+import math
+import shlex
+import socket
+import subprocess
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from gpudecide.drills.cordon_rules import Action, CordonRules, severity
+from gpudecide.drills.telemetry import Line, Sample, Telemetry, XidEvent
+from gpudecide.jsonio import utc_iso
+
+
+@dataclass
+class Reason:
+    """One reason for an action, with the telemetry lines that show it."""
+
+    action: Action
+    text: str
+    lines: list[Line]
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "action": self.action,
+            "reason": self.text,
+            "evidence": [x.cite() for x in self.lines],
+        }
+
+
+@dataclass
+class GpuDecision:
+    """The action for one GPU."""
+
+    node: str
+    index: int | None
+    bus: str | None
+    reasons: list[Reason] = field(default_factory=list)
+    corrected_per_hour: float | None = None
+
+    @property
+    def action(self) -> Action:
+        """The most severe action any reason calls for (ok without reasons)."""
+        worst: Action = "ok"
+        for r in self.reasons:
+            if severity(r.action) > severity(worst):
+                worst = r.action
+        return worst
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON form (the `cordon --json` per-GPU object)."""
+        return {
+            "node": self.node,
+            "gpu": {"index": self.index, "pci_bus_id": self.bus},
+            "action": self.action,
+            "reasons": [r.as_dict() for r in self.reasons],
+            "corrected_errors_per_hour": self.corrected_per_hour,
+        }
+
+
+@dataclass
+class NodePlan:
+    """What happens to one node: its worst GPU action and the commands that do it."""
+
+    node: str
+    action: Action
+    commands: list[list[str]]
+    why: str
+    breaker: str = "allowed"  # allowed | held | none (nothing to do)
+    results: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "node": self.node,
+            "action": self.action,
+            "why": self.why,
+            "commands": [shlex.join(c) for c in self.commands],
+            "breaker": self.breaker,
+            "results": self.results,
+        }
+
+
+@dataclass
+class CordonResult:
+    """The decision over a whole telemetry set."""
+
+    gpus: list[GpuDecision]
+    nodes: list[NodePlan]
+    fleet_nodes: int
+    allowed_nodes: int
+    notes: list[str]
+
+
+def _gpu_key(node: str, bus: str | None, index: int | None) -> tuple[str, str]:
+    return (node, bus if bus is not None else f"index:{index}")
+
+
+def _bus_of(telemetry: Telemetry) -> dict[tuple[str, int], str]:
+    """node, index -> bus id, learnt from samples that carry both."""
+    return {
+        (s.node, s.index): s.bus
+        for s in telemetry.samples
+        if s.index is not None and s.bus is not None
+    }
+
+
+def _decision(
+    table: dict[tuple[str, str], GpuDecision], node: str, bus: str | None, index: int | None
+) -> GpuDecision:
+    key = _gpu_key(node, bus, index)
+    if key not in table:
+        table[key] = GpuDecision(node=node, index=index, bus=bus)
+    d = table[key]
+    d.index = d.index if d.index is not None else index
+    return d
+
+
+def _xid_reasons(events: list[XidEvent], rules: CordonRules) -> list[Reason]:
+    by_xid: dict[int, list[XidEvent]] = {}
+    for e in events:
+        by_xid.setdefault(e.xid, []).append(e)
+    reasons = []
+    for xid, group in sorted(by_xid.items()):
+        rule = rules.xid_rule(xid)
+        action: Action = rule.action
+        text = f"Xid {xid} x{len(group)}: {rule.why}"
+        if rule.replace_after is not None and len(group) >= rule.replace_after:
+            action = "replace"
+            text += f" (seen {len(group)} times; replace from {rule.replace_after})"
+        reasons.append(Reason(action, text, [e.source for e in group[:5]]))
+    return reasons
+
+
+def _latest(samples: list[Sample], metric: str) -> Sample | None:
+    having = [s for s in samples if metric in s.metrics]
+    timed = [s for s in having if s.time is not None]
+    if timed:
+        return max(timed, key=lambda s: s.time or datetime.min.replace(tzinfo=UTC))
+    return having[-1] if having else None
+
+
+def _counter_reasons(samples: list[Sample], rules: CordonRules) -> list[Reason]:
+    mem = rules.memory
+    reasons = []
+    checks: list[tuple[str, Action, str]] = [
+        ("dbe_volatile", mem.uncorrected_action, "uncorrected (double-bit) ECC errors: {v:g}"),
+        ("retired_pending", mem.pending_action, "page retirement waits for a GPU reset"),
+        ("remap_pending", mem.pending_action, "row remapping waits for a GPU reset"),
+        ("remap_failure", mem.remap_failure_action, "row remapping failed: no spare rows left"),
+    ]
+    for metric, action, text in checks:
+        s = _latest(samples, metric)
+        if s is not None and s.metrics[metric] > 0:
+            reasons.append(Reason(action, text.format(v=s.metrics[metric]), [s.source]))
+    sbe, dbe = _latest(samples, "retired_sbe"), _latest(samples, "retired_dbe")
+    retired = (sbe.metrics["retired_sbe"] if sbe else 0) + (
+        dbe.metrics["retired_dbe"] if dbe else 0
+    )
+    if retired >= mem.replace_retired_pages:
+        lines = [s.source for s in (sbe, dbe) if s is not None]
+        reasons.append(
+            Reason(
+                "replace",
+                f"{retired:g} retired pages (replace from {mem.replace_retired_pages})",
+                lines,
+            )
+        )
+    return reasons
+
+
+@dataclass
+class Rate:
+    """Corrected errors per hour over the window and over its recent half."""
+
+    per_hour: float
+    recent_per_hour: float
+    rising: bool
+    window: list[Sample]
+
+
+def corrected_rate(samples: list[Sample], rules: CordonRules) -> Rate | None:
+    """Corrected (single-bit) errors per hour in the window; None when it cannot be measured.
+
+    A counter that goes down was reset (driver reload): the increment is its new value.
+    "Rising" means the second half of the window saw more errors than the first.
+    """
+    cfg = rules.corrected_errors
+    timed = sorted(
+        (s for s in samples if s.time is not None and "sbe_volatile" in s.metrics),
+        key=lambda s: s.time or datetime.min.replace(tzinfo=UTC),
+    )
+    if not timed or timed[-1].time is None:
+        return None
+    start = timed[-1].time - timedelta(hours=cfg.window_hours)
+    window = [s for s in timed if s.time is not None and s.time >= start]
+    if len(window) < cfg.min_samples:
+        return None
+    times = [s.time for s in window if s.time is not None]
+    increments = []
+    for a, b in itertools.pairwise(window):
+        va, vb = a.metrics["sbe_volatile"], b.metrics["sbe_volatile"]
+        increments.append(vb - va if vb >= va else vb)
+    hours = (times[-1] - times[0]).total_seconds() / 3600.0
+    if hours <= 0:
+        return None
+    half = len(increments) // 2
+    recent_hours = (times[-1] - times[half]).total_seconds() / 3600.0
+    recent = sum(increments[half:]) / recent_hours if recent_hours > 0 else 0.0
+    rising = half > 0 and sum(increments[half:]) > sum(increments[:half])
+    return Rate(sum(increments) / hours, recent, rising, window)
+
+
+def _rate_reason(samples: list[Sample], rules: CordonRules) -> tuple[Reason | None, float | None]:
+    cfg = rules.corrected_errors
+    rate = corrected_rate(samples, rules)
+    if rate is None:
+        return None, None
+    # A rising rate is judged by its recent half: the G2 GPU looks tame on a 24 h average.
+    judged = max(rate.per_hour, rate.recent_per_hour) if rate.rising else rate.per_hour
+    action: Action = "ok"
+    if judged >= cfg.cordon_per_hour:
+        action = "cordon"
+    elif judged >= cfg.watch_per_hour:
+        action = "watch"
+    if action == "ok":
+        return None, rate.per_hour
+    trend = f", rising: {rate.recent_per_hour:.1f}/h in the recent half" if rate.rising else ""
+    text = (
+        f"corrected ECC errors {rate.per_hour:.1f}/h over {len(rate.window)} samples{trend} "
+        f"(watch from {cfg.watch_per_hour:g}/h, cordon from {cfg.cordon_per_hour:g}/h)"
+    )
+    return Reason(action, text, [rate.window[0].source, rate.window[-1].source]), rate.per_hour
+
+
+def decide_gpus(telemetry: Telemetry, rules: CordonRules) -> list[GpuDecision]:
+    """Every GPU seen in the telemetry with its action and reasons."""
+    bus_of = _bus_of(telemetry)
+    table: dict[tuple[str, str], GpuDecision] = {}
+    samples: dict[tuple[str, str], list[Sample]] = {}
+    for s in telemetry.samples:
+        bus = s.bus or (bus_of.get((s.node, s.index)) if s.index is not None else None)
+        _decision(table, s.node, bus, s.index)
+        samples.setdefault(_gpu_key(s.node, bus, s.index), []).append(s)
+    index_of = {(n, b): i for (n, i), b in bus_of.items()}
+    events: dict[tuple[str, str], list[XidEvent]] = {}
+    for e in telemetry.xids:
+        index = e.index if e.index is not None else index_of.get((e.node, e.bus or ""))
+        bus = e.bus or (bus_of.get((e.node, index)) if index is not None else None)
+        _decision(table, e.node, bus, index)
+        events.setdefault(_gpu_key(e.node, bus, index), []).append(e)
+    for key, d in table.items():
+        d.reasons.extend(_xid_reasons(events.get(key, []), rules))
+        d.reasons.extend(_counter_reasons(samples.get(key, []), rules))
+        reason, rate = _rate_reason(samples.get(key, []), rules)
+        d.corrected_per_hour = None if rate is None else round(rate, 3)
+        if reason is not None:
+            d.reasons.append(reason)
+    return sorted(
+        table.values(), key=lambda d: (d.node, d.index if d.index is not None else -1, d.bus or "")
+    )
+
+
+def node_commands(node: str, action: Action, why: str, rules: CordonRules) -> list[list[str]]:
+    """The exact commands that take a node out for `action` (none for ok / watch)."""
+    if severity(action) < severity("cordon"):
+        return []
+    c = rules.commands
+    if c.orchestrator == "slurm":
+        # DRAIN lets running jobs finish and starts no new ones: Slurm's cordon.
+        reason = f"gpudecide {action}: {why}"[:200]
+        return [[c.scontrol, "update", f"NodeName={node}", "State=DRAIN", f"Reason={reason}"]]
+    if action == "cordon":
+        return [[c.kubectl, "cordon", node]]
+    # NoExecute evicts the pods already there: the GPU must be reset or replaced.
+    return [
+        [c.kubectl, "cordon", node],
+        [c.kubectl, "taint", "nodes", node, f"{c.taint_key}={action}:NoExecute", "--overwrite"],
+    ]
+
+
+def plan_nodes(gpus: list[GpuDecision], rules: CordonRules) -> tuple[list[NodePlan], int, int]:
+    """One plan per node, the breaker applied; also the fleet size and the nodes allowed."""
+    by_node: dict[str, list[GpuDecision]] = {}
+    for g in gpus:
+        by_node.setdefault(g.node, []).append(g)
+    fleet = rules.breaker.fleet_nodes or len(by_node)
+    # At least one node: a small fleet must still be able to lose its one bad node.
+    allowed = max(1, math.floor(rules.breaker.max_share * fleet))
+    plans = []
+    for node, decisions in by_node.items():
+        worst = max(decisions, key=lambda d: severity(d.action))
+        top = [r for r in worst.reasons if r.action == worst.action]
+        gpu = f"GPU {worst.index}" if worst.index is not None else "GPU"
+        why = f"{gpu} {worst.bus or ''} {top[0].text if top else ''}".replace("  ", " ").strip()
+        cmds = node_commands(node, worst.action, why, rules)
+        plans.append(NodePlan(node, worst.action, cmds, why, "allowed" if cmds else "none"))
+    acting = sorted((p for p in plans if p.commands), key=lambda p: (-severity(p.action), p.node))
+    for p in acting[allowed:]:
+        p.breaker = "held"
+    return sorted(plans, key=lambda p: p.node), fleet, allowed
+
+
+def decide(telemetry: Telemetry, rules: CordonRules) -> CordonResult:
+    """Decisions per GPU and plans per node for one telemetry set."""
+    gpus = decide_gpus(telemetry, rules)
+    nodes, fleet, allowed = plan_nodes(gpus, rules)
+    notes = list(telemetry.notes)
+    held = [p.node for p in nodes if p.breaker == "held"]
+    if held:
+        notes.append(
+            f"circuit breaker: at most {allowed} of {fleet} nodes at once; held: {', '.join(held)}"
+        )
+    for g in gpus:
+        if g.corrected_per_hour is None and any(
+            "sbe_volatile" in s.metrics for s in telemetry.samples if s.node == g.node
+        ):
+            notes.append(
+                f"{g.node} GPU {g.index if g.index is not None else g.bus}: corrected-error rate "
+                "not measured (needs timed samples: nvidia-smi with a timestamp column, "
+                "or dcgm-exporter samples with times)"
+            )
+    return CordonResult(gpus, nodes, fleet, allowed, notes)
+
+
+def apply(result: CordonResult, timeout_s: float = 60.0) -> None:
+    """Run the commands of every node the breaker allows; results go into the plans."""
+    for plan in result.nodes:
+        if plan.breaker != "allowed":
+            continue
+        for argv in plan.commands:
+            try:
+                done = subprocess.run(
+                    argv, capture_output=True, text=True, timeout=timeout_s, check=False
+                )
+                rc, output = done.returncode, (done.stdout + done.stderr).strip()
+            except FileNotFoundError:
+                rc, output = 127, f"{argv[0]}: program not found"
+            except subprocess.TimeoutExpired:
+                rc, output = 124, f"timed out after {timeout_s:g} s"
+            plan.results.append({"command": shlex.join(argv), "rc": rc, "output": output[-2000:]})
+            if rc != 0:
+                break
+
+
+def audit(result: CordonResult, path: Path, *, applied: bool, evidence_id: str | None) -> int:
+    """Append one line per node acted on (or held) to the audit trail; returns lines written."""
+    who = f"{getpass.getuser()}@{socket.gethostname()}"
+    now = utc_iso(datetime.now(UTC))
+    lines = []
+    for plan in result.nodes:
+        if not plan.commands:
+            continue
+        lines.append(
+            json.dumps(
+                {
+                    "at": now,
+                    "who": who,
+                    "node": plan.node,
+                    "action": plan.action,
+                    "why": plan.why,
+                    "commands": [shlex.join(c) for c in plan.commands],
+                    "breaker": plan.breaker,
+                    "applied": applied and plan.breaker == "allowed",
+                    "results": plan.results,
+                    "evidence": evidence_id,
+                },
+                ensure_ascii=False,
+            )
+        )
+    if lines:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write("\n".join(lines) + "\n")
+    return len(lines)
+
+
+def apply_failed(result: CordonResult) -> bool:
+    """Whether any command that ran failed."""
+    return any(r["rc"] != 0 for p in result.nodes for r in p.results)
+
+
+def counts(result: CordonResult) -> dict[str, int]:
+    """GPUs per action."""
+    out = {a: 0 for a in ("ok", "watch", "cordon", "drain-and-reset", "replace")}
+    for g in result.gpus:
+        out[g.action] += 1
+    return out

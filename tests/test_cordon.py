@@ -1,0 +1,280 @@
+"""Auto-cordon (SPEC G2, G3): telemetry in the documented formats -> per-GPU actions."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from gpudecide import workspace
+from gpudecide.drills import cordon, cordon_rules, telemetry
+from gpudecide.drills.cli import register
+
+FIX = Path(__file__).parent / "fixtures" / "telemetry"
+SMI_HEADER = (
+    "timestamp, index, pci.bus_id, serial, ecc.errors.corrected.volatile.total, "
+    "ecc.errors.uncorrected.volatile.total, ecc.errors.corrected.aggregate.total, "
+    "ecc.errors.uncorrected.aggregate.total, retired_pages.sbe, retired_pages.dbe, "
+    "retired_pages.pending"
+)
+
+
+def _app() -> typer.Typer:
+    app = typer.Typer()
+
+    @app.callback()
+    def main() -> None:
+        """The root app, as the main CLI builds it."""
+
+    register(app)
+    return app
+
+
+def _smi(path: Path, counts: list[int], hours: float = 3.0, **extra: str) -> Path:
+    """An nvidia-smi -l loop capture of one GPU whose corrected count follows `counts`."""
+    t0 = datetime(2026, 6, 2, 3, 0, tzinfo=UTC)
+    rows = [SMI_HEADER]
+    for k, c in enumerate(counts):
+        t = t0 + timedelta(hours=hours * k)
+        dbe = extra.get("dbe", "0")
+        pending = extra.get("pending", "No")
+        rows.append(
+            f"{t:%Y/%m/%d %H:%M:%S}.000, 0, 00000000:18:00.0, 1652221034512, {c}, {dbe}, "
+            f"{c}, 0, {extra.get('sbe_pages', '0')}, 0, {pending}"
+        )
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def _decide(*paths: Path, rules: cordon_rules.CordonRules | None = None) -> cordon.CordonResult:
+    return cordon.decide(telemetry.read_all(list(paths)), rules or cordon_rules.CordonRules())
+
+
+def _by(result: cordon.CordonResult) -> dict[tuple[str, int | None, str | None], str]:
+    return {(g.node, g.index, g.bus): g.action for g in result.gpus}
+
+
+def test_rising_corrected_errors_are_cordoned_g2() -> None:
+    """GPU 3 averages 7.1/h (only 'watch'), but its recent half runs at 13.2/h: cordon."""
+    result = _decide(FIX / "gpu-node-01.nvidia-smi.csv")
+    by = _by(result)
+    assert by[("gpu-node-01", 3, "0000:5d:00")] == "cordon"
+    assert by[("gpu-node-01", 0, "0000:18:00")] == "ok"
+    g3 = next(g for g in result.gpus if g.index == 3)
+    assert g3.corrected_per_hour == pytest.approx(170 / 24, abs=1e-3)
+    assert "rising: 13.2/h" in g3.reasons[0].text
+    # The evidence quotes the first and last line of the window, as the file has them.
+    assert g3.reasons[0].lines[0].line == 5
+    assert g3.reasons[0].lines[-1].text.startswith("2026/06/03 03:00:00.170, 3, 00000000:5D:00.0")
+    plan = next(p for p in result.nodes if p.node == "gpu-node-01")
+    assert plan.commands[0][:4] == ["scontrol", "update", "NodeName=gpu-node-01", "State=DRAIN"]
+    assert plan.commands[0][4].startswith("Reason=gpudecide cordon: GPU 3 0000:5d:00")
+
+
+def test_steady_errors_stay_ok_and_a_flat_high_count_is_not_a_rate(tmp_path: Path) -> None:
+    """Negative twin: 500 old corrected errors that do not grow are no reason to act."""
+    result = _decide(_smi(tmp_path / "n1.nvidia-smi.csv", [500] * 9))
+    assert _by(result)[("n1", 0, "0000:18:00")] == "ok"
+    assert result.gpus[0].corrected_per_hour == 0.0
+    assert result.nodes[0].commands == []
+
+
+def test_rate_threshold_boundaries(tmp_path: Path) -> None:
+    """Exactly 10/h (steady) is cordon; 9.9/h is watch; 1/h watch; below 1/h ok."""
+    rules = cordon_rules.CordonRules()
+    cases = {10.0: "cordon", 9.9: "watch", 1.0: "watch", 0.9: "ok"}
+    for per_hour, expected in cases.items():
+        counts = [round(per_hour * 3 * k, 3) for k in range(5)]
+        p = _smi(tmp_path / f"b{per_hour}.nvidia-smi.csv", counts)  # type: ignore[arg-type]
+        assert _by(_decide(p, rules=rules))[(f"b{per_hour}", 0, "0000:18:00")] == expected
+
+
+def test_counter_reset_counts_the_new_value(tmp_path: Path) -> None:
+    """A driver reload resets the volatile counter: 40 -> 5 adds 5, not -35."""
+    result = _decide(_smi(tmp_path / "r.nvidia-smi.csv", [0, 40, 5, 10]))
+    assert result.gpus[0].corrected_per_hour == pytest.approx((40 + 5 + 5) / 9, abs=1e-3)
+
+
+def test_one_sample_has_no_rate_and_says_so(tmp_path: Path) -> None:
+    result = _decide(_smi(tmp_path / "one.nvidia-smi.csv", [900]))
+    assert result.gpus[0].corrected_per_hour is None
+    assert any("rate not measured" in n for n in result.notes)
+
+
+def test_xid_catalogue_actions() -> None:
+    """79 drains; 13 (application) is ok; 63 and 94 alone are watched, never excluded."""
+    by = _by(_decide(FIX / "gpu-node-02.kern.log", FIX / "gpu-node-03.kern.log"))
+    assert by[("gpu-node-02", None, "0000:3b:00")] == "drain-and-reset"
+    assert by[("gpu-node-02", None, "0000:18:00")] == "ok"
+    assert by[("gpu-node-03", None, "0000:5d:00")] == "watch"
+
+
+def test_xid_79_twice_means_replace(tmp_path: Path) -> None:
+    line = (
+        "2026-06-0{d}T02:14:07+05:00 gpu-node-09 kernel: NVRM: Xid (PCI:0000:3b:00): 79, "
+        "pid=2291043, name=python, GPU has fallen off the bus.\n"
+    )
+    once = tmp_path / "once.log"
+    once.write_text(line.format(d=3))
+    twice = tmp_path / "twice.log"
+    twice.write_text(line.format(d=3) + line.format(d=4))
+    assert _decide(once).gpus[0].action == "drain-and-reset"
+    assert _decide(twice).gpus[0].action == "replace"
+
+
+def test_syslog_host_wins_over_file_name(tmp_path: Path) -> None:
+    p = tmp_path / "other-name.kern.log"
+    p.write_text((FIX / "gpu-node-02.kern.log").read_text())
+    assert {g.node for g in _decide(p).gpus} == {"gpu-node-02"}
+
+
+def test_kernel_log_joins_nvidia_smi_by_bus_id() -> None:
+    """The Xid names PCI:0000:3b:00, nvidia-smi 00000000:3B:00.0 with index 1: one GPU."""
+    result = _decide(
+        FIX / "gpu-node-02.kern.log",
+        FIX / "gpu-node-02.nvidia-smi.csv",
+        FIX / "gpu-node-02.remapped-rows.csv",
+    )
+    g = next(g for g in result.gpus if g.bus == "0000:3b:00")
+    assert g.index == 1
+    assert g.action == "drain-and-reset"
+    texts = [r.text for r in g.reasons]
+    assert "Xid 79 x1: GPU has fallen off the bus" in texts
+    assert "row remapping waits for a GPU reset" in texts
+    assert len(result.gpus) == 2
+
+
+def test_dcgm_exporter_and_dmon() -> None:
+    result = _decide(FIX / "gpu-node-04.dcgm.prom", FIX / "gpu-node-05.dmon.txt")
+    by = _by(result)
+    assert by[("gpu-node-04", 0, "0000:18:00")] == "watch"
+    assert by[("gpu-node-05", 1, None)] == "drain-and-reset"
+    assert by[("gpu-node-05", 0, None)] == "ok"
+    g4 = next(g for g in result.gpus if g.node == "gpu-node-04")
+    assert g4.corrected_per_hour == pytest.approx(30 / 12)
+
+
+def test_retired_pages_and_remap_failure(tmp_path: Path) -> None:
+    p = _smi(tmp_path / "pages.nvidia-smi.csv", [0, 0], sbe_pages="60")
+    assert _decide(p).gpus[0].action == "replace"
+    p59 = _smi(tmp_path / "p59.nvidia-smi.csv", [0, 0], sbe_pages="59")
+    assert _decide(p59).gpus[0].action == "ok"
+    remap = tmp_path / "x.remapped-rows.csv"
+    remap.write_text(
+        "gpu_bus_id, remapped_rows.correctable, remapped_rows.uncorrectable, "
+        "remapped_rows.pending, remapped_rows.failure\n00000000:18:00.0, 0, 512, No, Yes\n"
+    )
+    assert _decide(remap).gpus[0].action == "replace"
+
+
+def test_kubernetes_commands() -> None:
+    rules = cordon_rules.CordonRules.model_validate({"commands": {"orchestrator": "kubernetes"}})
+    assert cordon.node_commands("n1", "cordon", "x", rules) == [["kubectl", "cordon", "n1"]]
+    assert cordon.node_commands("n1", "replace", "x", rules)[1] == [
+        "kubectl",
+        "taint",
+        "nodes",
+        "n1",
+        "gpudecide.io/gpu-health=replace:NoExecute",
+        "--overwrite",
+    ]
+    assert cordon.node_commands("n1", "watch", "x", rules) == []
+
+
+def _recorder(tmp_path: Path) -> Path:
+    """A real program standing in for scontrol: it appends its arguments to a file."""
+    script = tmp_path / "scontrol"
+    script.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> {tmp_path / "calls.txt"}\n')
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return script
+
+
+def _rules_file(tmp_path: Path, scontrol: Path, max_share: float = 0.25) -> Path:
+    p = tmp_path / "cordon.yaml"
+    p.write_text(f"breaker:\n  max_share: {max_share}\ncommands:\n  scontrol: {scontrol}\n")
+    return p
+
+
+def test_apply_runs_only_what_the_breaker_allows_and_audits(tmp_path: Path) -> None:
+    """5 nodes, share 0.25: one node drained (the worst), the rest held; every one audited."""
+    rules = _rules_file(tmp_path, _recorder(tmp_path))
+    audit = tmp_path / "audit.jsonl"
+    args = ["cordon", str(FIX), "--rules", str(rules), "--apply", "--json"]
+    args += ["--audit", str(audit), "--evidence-dir", str(tmp_path / "ev")]
+    r = CliRunner().invoke(_app(), args)
+    assert r.exit_code == 1, r.output  # the breaker held nodes back
+    data = json.loads(r.output)
+    calls = (tmp_path / "calls.txt").read_text().splitlines()
+    assert len(calls) == 1
+    assert calls[0].startswith("update NodeName=gpu-node-02 State=DRAIN Reason=gpudecide")
+    held = [n["node"] for n in data["nodes"] if n["breaker"] == "held"]
+    assert held == ["gpu-node-01", "gpu-node-05"]
+    lines = [json.loads(x) for x in audit.read_text().splitlines()]
+    assert [x["node"] for x in lines] == ["gpu-node-01", "gpu-node-02", "gpu-node-05"]
+    applied = {x["node"]: x["applied"] for x in lines}
+    assert applied == {"gpu-node-01": False, "gpu-node-02": True, "gpu-node-05": False}
+    assert all(x["who"] and x["at"].endswith("Z") and x["why"] for x in lines)
+    assert lines[1]["results"][0]["rc"] == 0
+    record = json.loads(Path(data["evidence"]).read_text())
+    assert record["kind"] == "cordon" and record["verdict"] == "fail"
+
+
+def test_without_apply_nothing_runs(tmp_path: Path) -> None:
+    rules = _rules_file(tmp_path, _recorder(tmp_path), max_share=1.0)
+    args = ["cordon", str(FIX / "gpu-node-02.kern.log"), "--rules", str(rules), "--json"]
+    args += ["--audit", str(tmp_path / "a.jsonl"), "--evidence-dir", str(tmp_path / "ev")]
+    r = CliRunner().invoke(_app(), args)
+    assert r.exit_code == 0, r.output
+    assert not (tmp_path / "calls.txt").exists()
+    gpus = json.loads(r.output)["gpus"]
+    assert {"node", "gpu", "action", "reasons"} <= set(gpus[0])
+
+
+def test_failed_command_is_exit_1(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-scontrol"
+    rules = _rules_file(tmp_path, missing, max_share=1.0)
+    args = ["cordon", str(FIX / "gpu-node-02.kern.log"), "--rules", str(rules), "--apply"]
+    args += ["--audit", str(tmp_path / "a.jsonl"), "--evidence-dir", str(tmp_path / "ev")]
+    r = CliRunner().invoke(_app(), args)
+    assert r.exit_code == 1
+    assert "rc=127" in r.output
+
+
+def test_bad_inputs_are_one_line_exit_2(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.txt"
+    junk.write_text("hello\n")
+    r = CliRunner().invoke(_app(), ["cordon", str(junk)])
+    assert r.exit_code == 2
+    assert "junk.txt:1" in r.output and "Traceback" not in r.output
+    nameless = tmp_path / "capture.csv"
+    nameless.write_text((FIX / "gpu-node-02.nvidia-smi.csv").read_text())
+    r = CliRunner().invoke(_app(), ["cordon", str(nameless)])
+    assert r.exit_code == 2 and "cannot tell which node" in r.output
+    bad_rules = tmp_path / "cordon.yaml"
+    bad_rules.write_text("corrected_errors:\n  cordon_per_hour: -3\n")
+    r = CliRunner().invoke(_app(), ["cordon", str(FIX), "--rules", str(bad_rules)])
+    assert r.exit_code == 2 and "cordon.yaml:2" in r.output
+    ragged = tmp_path / "n.nvidia-smi.csv"
+    ragged.write_text("index, pci.bus_id\n0, 00000000:18:00.0, 7\n")
+    r = CliRunner().invoke(_app(), ["cordon", str(ragged)])
+    assert r.exit_code == 2 and "n.nvidia-smi.csv:2" in r.output
+
+
+def test_fresh_workspace_no_flags(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    workspace.init(root)
+    cwd = Path.cwd()
+    os.chdir(root)
+    try:
+        r = CliRunner().invoke(_app(), ["cordon", "--json"])
+    finally:
+        os.chdir(cwd)
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    assert data["gpus"] == [] and data["verdict"] == "info"
