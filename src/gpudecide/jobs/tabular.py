@@ -11,10 +11,12 @@ import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 from zoneinfo import ZoneInfo
 
-from gpudecide.errors import InputError
+from gpudecide.errors import InputError, excerpt
+from gpudecide.fsutil import open_regular
+from gpudecide.jobs import bounds
 from gpudecide.jobs.sacct import BadRow, ParseResult
 from gpudecide.jobs.schema import (
     CANONICAL_COLUMNS,
@@ -25,6 +27,7 @@ from gpudecide.jobs.schema import (
     TIMESTAMP_COLUMNS,
     attempts_table,
 )
+from gpudecide.jsonio import loads_bounded
 
 _INT_COLUMNS = ("attempt", "gpu_count", "req_gpus", "priority", "time_limit_s")
 _TEXT_COLUMNS = (
@@ -49,47 +52,62 @@ class _RowError(Exception):
         super().__init__(reason)
 
 
-def _text(value: Any) -> str | None:
+def _text(value: Any, column: str = "") -> str | None:
     if value is None:
         return None
+    if isinstance(value, dict | list):
+        raise _RowError(column, "is a JSON object or list, not a value")
     text = str(value).strip()
+    if len(text) > bounds.MAX_TEXT_CHARS:
+        raise _RowError(column, f"is longer than {bounds.MAX_TEXT_CHARS} characters")
     return text or None
 
 
-def _int(column: str, value: Any, *, minimum: int | None = None) -> int | None:
-    text = _text(value)
+def _int(column: str, value: Any) -> int | None:
+    """A whole number of a canonical column, inside its range (jobs.bounds)."""
+    text = _text(value, column)
     if text is None:
         return None
     if isinstance(value, bool):
         raise _RowError(column, f"{value!r} is not an integer")
-    try:
-        number = int(float(text)) if isinstance(value, float) else int(text)
-    except ValueError:
-        raise _RowError(column, f"{text!r} is not an integer") from None
-    if isinstance(value, float) and value != number:
-        raise _RowError(column, f"{value!r} is not a whole number")
-    if minimum is not None and number < minimum:
-        raise _RowError(column, f"{number} is below {minimum}")
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise _RowError(column, "is not a finite number")
+        if not value.is_integer():
+            raise _RowError(column, f"{value!r} is not a whole number")
+        number = int(value)
+    else:
+        digits = text.lstrip("+-")
+        if not digits.isascii() or not digits.isdigit() or len(digits) > 20:
+            raise _RowError(column, f"{excerpt(text)} is not an integer")
+        number = int(text)
+    problem = bounds.int_problem(column, number)
+    if problem is not None:
+        raise _RowError(column, problem)
     return number
 
 
 def _time(column: str, value: Any, tz: ZoneInfo) -> datetime | None:
-    text = _text(value)
+    text = _text(value, column)
     if text is None:
         return None
     try:
         stamp = datetime.fromisoformat(text)
-    except ValueError:
+        if stamp.tzinfo is None:
+            stamp = stamp.replace(tzinfo=tz)
+        stamp = stamp.astimezone(UTC)
+    except (ValueError, OverflowError):
         raise _RowError(
-            column, f"{text[:40]!r} is not an ISO 8601 time (2026-07-27T14:10:00Z)"
+            column, f"{excerpt(text)} is not an ISO 8601 time (2026-07-27T14:10:00Z)"
         ) from None
-    if stamp.tzinfo is None:
-        stamp = stamp.replace(tzinfo=tz)
-    return stamp.astimezone(UTC)
+    problem = bounds.time_problem(stamp)
+    if problem is not None:
+        raise _RowError(column, problem)
+    return stamp
 
 
 def _state(value: Any) -> tuple[str, str | None]:
-    text = _text(value)
+    text = _text(value, "state")
     if text is None:
         raise _RowError("state", "is empty")
     lowered = text.lower()
@@ -98,7 +116,7 @@ def _state(value: Any) -> tuple[str, str | None]:
     word = text.split()[0].upper()
     if word in SLURM_STATES:
         return SLURM_STATES[word], text
-    raise _RowError("state", f"{text[:40]!r} is not one of {', '.join(STATES)}")
+    raise _RowError("state", f"{excerpt(text)} is not one of {', '.join(STATES)}")
 
 
 def _convert(row: dict[str, Any], tz: ZoneInfo) -> dict[str, Any]:
@@ -107,26 +125,24 @@ def _convert(row: dict[str, Any], tz: ZoneInfo) -> dict[str, Any]:
     Raises _RowError naming the field.
     """
     extras = {k: v for k, v in row.items() if k not in CANONICAL_COLUMNS and v not in (None, "")}
-    out: dict[str, Any] = {c: _text(row.get(c)) for c in _TEXT_COLUMNS}
+    out: dict[str, Any] = {c: _text(row.get(c), c) for c in _TEXT_COLUMNS}
     if out["job_id"] is None:
         raise _RowError("job_id", "is empty")
-    out["attempt"] = _int("attempt", row.get("attempt"), minimum=1)
-    out["gpu_count"] = _int("gpu_count", row.get("gpu_count"), minimum=0)
-    out["req_gpus"] = _int("req_gpus", row.get("req_gpus"), minimum=0)
-    out["priority"] = _int("priority", row.get("priority"))
-    out["time_limit_s"] = _int("time_limit_s", row.get("time_limit_s"), minimum=0)
+    for col in _INT_COLUMNS:
+        out[col] = _int(col, row.get(col))
     out["state"], out["state_detail"] = _state(row.get("state"))
-    kind = _text(row.get("kind"))
+    kind = _text(row.get("kind"), "kind")
     if kind is not None and kind.lower() not in KINDS:
-        raise _RowError("kind", f"{kind[:40]!r} is not one of {', '.join(KINDS)}")
+        raise _RowError("kind", f"{excerpt(kind)} is not one of {', '.join(KINDS)}")
     out["kind_label"] = kind.lower() if kind else None
     for col in TIMESTAMP_COLUMNS:
         out[col] = _time(col, row.get(col), tz)
     ran = out["start"] is not None and out["state"] != "pending"
     if ran and out["gpu_count"] is None:
         raise _RowError("gpu_count", "is empty for a job that started (0 for a CPU job)")
-    if out["start"] and out["end"] and out["end"] < out["start"]:
-        raise _RowError("end", "is before start")
+    span = bounds.span_problem(out["start"], out["end"])
+    if span is not None:
+        raise _RowError("end", span)
     if out["req_gpus"] is None:
         out["req_gpus"] = out["gpu_count"]
     if not ran:
@@ -148,9 +164,19 @@ def _canonical_key(name: str) -> str:
 
 def _column_map(names: list[str], path: Path) -> dict[str, str]:
     mapping: dict[str, str] = {}
+    seen: set[str] = set()
     for name in names:
-        key = name.strip().lower()
-        if key in CANONICAL_COLUMNS and key not in mapping.values():
+        key = _canonical_key(name)
+        if key in seen:
+            raise InputError(
+                "column is named twice in the header",
+                path=path,
+                line=1,
+                field=excerpt(key, 40).strip("'"),
+                hint="each column may appear once (the last one would win silently)",
+            )
+        seen.add(key)
+        if key in CANONICAL_COLUMNS:
             mapping[name] = key
     missing = [c for c in REQUIRED_COLUMNS if c not in mapping.values()]
     if missing:
@@ -163,18 +189,17 @@ def _column_map(names: list[str], path: Path) -> dict[str, str]:
     return mapping
 
 
-def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | BadRow]]:
+def _csv_rows(handle: IO[bytes], path: Path) -> Iterator[tuple[int, dict[str, Any] | BadRow]]:
     """(line, row) pairs; undecodable lines come back as BadRow."""
     bad_lines: dict[int, BadRow] = {}
 
     def decoded() -> Iterator[str]:
-        with open(path, "rb") as handle:
-            for lineno, raw in enumerate(handle, start=1):
-                try:
-                    yield raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
-                except UnicodeDecodeError:
-                    bad_lines[lineno] = BadRow(str(path), lineno, None, "not UTF-8 text")
-                    yield "\n"
+        for lineno, raw in enumerate(handle, start=1):
+            try:
+                yield raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+            except UnicodeDecodeError:
+                bad_lines[lineno] = BadRow(str(path), lineno, None, "not UTF-8 text")
+                yield "\n"
 
     try:
         reader = csv.reader(decoded(), strict=True)
@@ -204,25 +229,31 @@ def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | BadRow]]:
         yield reader.line_num, BadRow(str(path), reader.line_num, None, f"CSV syntax: {exc}")
 
 
-def _jsonl_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | BadRow]]:
-    with open(path, "rb") as handle:
-        for lineno, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            try:
-                obj = json.loads(raw)
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                reason = (
-                    "not UTF-8 text"
-                    if isinstance(exc, UnicodeDecodeError)
-                    else f"not a JSON object: {exc.msg}"
-                )
-                yield lineno, BadRow(str(path), lineno, None, reason)
-                continue
-            if not isinstance(obj, dict):
-                yield lineno, BadRow(str(path), lineno, None, "not a JSON object")
-                continue
-            yield lineno, {_canonical_key(str(k)): v for k, v in obj.items()}
+def _jsonl_rows(handle: IO[bytes], path: Path) -> Iterator[tuple[int, dict[str, Any] | BadRow]]:
+    """(line, row) pairs; each line is parsed with the bounds of every JSON input."""
+    for lineno, raw in enumerate(handle, start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = loads_bounded(raw.decode("utf-8-sig" if lineno == 1 else "utf-8"), path, lineno)
+        except UnicodeDecodeError:
+            yield lineno, BadRow(str(path), lineno, None, "not UTF-8 text")
+            continue
+        except InputError as exc:
+            yield lineno, BadRow(str(path), lineno, None, exc.message)
+            continue
+        if not isinstance(obj, dict):
+            yield lineno, BadRow(str(path), lineno, None, "not a JSON object")
+            continue
+        row: dict[str, Any] = {}
+        for key, value in obj.items():
+            name = _canonical_key(key)
+            if name in row:
+                yield lineno, BadRow(str(path), lineno, name, "column given twice in one object")
+                break
+            row[name] = value
+        else:
+            yield lineno, row
 
 
 def read_tabular(
@@ -230,12 +261,21 @@ def read_tabular(
 ) -> ParseResult:
     """Read a CSV (`fmt='csv'`) or JSONL (`fmt='jsonl'`) job log into canonical attempts."""
     p = Path(path)
-    if not p.is_file():
-        raise InputError("no such file", path=p)
     zone = ZoneInfo(tz)
+    with open_regular(p) as handle:
+        rows, bad, data_lines = _read_rows(handle, p, fmt, zone, skip_bad_rows)
+    if not rows and not bad:
+        raise InputError("no job rows", path=p)
+    _number_attempts(rows)
+    return ParseResult(table=attempts_table(rows, str(p)), bad_rows=bad, data_lines=data_lines)
+
+
+def _read_rows(
+    handle: IO[bytes], p: Path, fmt: str, zone: ZoneInfo, skip_bad_rows: bool
+) -> tuple[list[dict[str, Any]], list[BadRow], int]:
     rows: list[dict[str, Any]] = []
     bad: list[BadRow] = []
-    source = _csv_rows(p) if fmt == "csv" else _jsonl_rows(p)
+    source = _csv_rows(handle, p) if fmt == "csv" else _jsonl_rows(handle, p)
     data_lines = 0
     for line, item in source:
         data_lines += 1
@@ -248,10 +288,7 @@ def read_tabular(
                 bad.append(BadRow(str(p), line, err.field, err.reason))
         if bad and not skip_bad_rows:
             raise bad[0].as_error()
-    if not rows and not bad:
-        raise InputError("no job rows", path=p)
-    _number_attempts(rows)
-    return ParseResult(table=attempts_table(rows, str(p)), bad_rows=bad, data_lines=data_lines)
+    return rows, bad, data_lines
 
 
 def _number_attempts(rows: list[dict[str, Any]]) -> None:
