@@ -1,0 +1,216 @@
+"""The library entry of every governance check: workspace inputs in, evidence record out.
+
+    run_raci(ws)            raci.yaml                       -> evidence kind "raci"
+    run_standard_path(ws)   raci.yaml `standard_path`       -> evidence kind "standard_path"
+    run_isolation(ws)       isolation.yaml (+ OSCAL export) -> evidence kind "isolation"
+    run_residency(ws)       gpudecide.yaml matrix.residency -> evidence kind "residency"
+    run_secrets(paths, ws)  logs and configs                -> evidence kind "secrets"
+
+Each returns a `CheckRun`: the record (sealed and written when a workspace is given), its
+findings and where it went. The CLI and the demo call these; nothing here prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from gpudecide import evidence as ev
+from gpudecide.errors import InputError
+from gpudecide.governance import isolation, oscal, raci, residency, secrets, standard_path
+from gpudecide.governance.findings import Finding, verdict_of
+from gpudecide.i18n import translator
+from gpudecide.options import require_known
+from gpudecide.workspace import CONFIG_NAME, Workspace
+
+_ = translator("governance")
+
+
+@dataclass
+class CheckRun:
+    """One check's record, findings and written files."""
+
+    record: ev.Evidence
+    findings: list[Finding]
+    written: Path | None = None
+    extra: dict[str, Path] = field(default_factory=dict)
+
+    @property
+    def stopped(self) -> bool:
+        """Whether a finding stops an option."""
+        return any(f.stop for f in self.findings)
+
+
+def _summary(findings: list[Finding], options: int) -> str:
+    stops = sum(1 for f in findings if f.stop)
+    return _("{n} findings over {o} options, {s} of them stop factors", "en").format(
+        n=len(findings), o=options, s=stops
+    )
+
+
+def _record(
+    kind: str,
+    title: str,
+    spec_ids: list[str],
+    findings: list[Finding],
+    figures: dict[str, Any],
+    inputs: list[ev.InputRef],
+    notes: list[str] | None = None,
+    options: int = 0,
+) -> ev.Evidence:
+    return ev.Evidence(
+        kind=kind,
+        title=title,
+        spec_ids=spec_ids,
+        verdict=verdict_of(findings),
+        summary=_summary(findings, options),
+        figures=figures,
+        notes=notes or [],
+        inputs=inputs,
+    )
+
+
+def _write(ws: Workspace, record: ev.Evidence, findings: list[Finding]) -> CheckRun:
+    return CheckRun(record, findings, ev.write(record, ws.evidence_dir))
+
+
+def _input(ws: Workspace, name: str, given: Path | None) -> Path:
+    path = given or ws.root / name
+    if not path.is_file():
+        raise InputError(
+            f"no {name} in the workspace" if given is None else "no such file",
+            path=path,
+            hint="`gpudecide init` writes a commented template of it",
+        )
+    return path
+
+
+def oscal_path(evidence_dir: Path, record_id: str) -> Path:
+    """Where the OSCAL export of an isolation record goes: a subfolder, so that the
+    evidence folder's own *.json stay records only."""
+    return evidence_dir / "oscal" / f"{record_id}.json"
+
+
+def run_raci(ws: Workspace, path: Path | None = None) -> CheckRun:
+    """Check ownership per option (R1-R3, G3, D5) and write the `raci` record."""
+    src = _input(ws, raci.RACI_NAME, path)
+    table, _loaded = raci.load_raci(src, ws.config.options)
+    result = raci.check(table, ws.config.options)
+    record = _record(
+        "raci",
+        "Ownership per option (RACI)",
+        ["R1", "R2", "R3", "G3", "D5", "A8"],
+        result.findings,
+        result.figures,
+        [ev.input_ref(src, ws.root)],
+        options=len(ws.config.options),
+    )
+    return _write(ws, record, result.findings)
+
+
+def run_standard_path(ws: Workspace, path: Path | None = None) -> CheckRun:
+    """Check the standard-path fit and R5 control per option; write `standard_path`."""
+    src = _input(ws, raci.RACI_NAME, path)
+    table, loaded = raci.load_raci(src, ws.config.options)
+    if table.standard_path is None:
+        raise InputError(
+            "no `standard_path` section",
+            path=src,
+            field="standard_path",
+            hint="see the template's commented standard_path section",
+        )
+    for i, entry in enumerate(table.standard_path.options):
+        loaded.require_option(
+            entry.option, ws.config.options, ("standard_path", "options", i, "option")
+        )
+    findings, figures = standard_path.check(table.standard_path, ws.config.options)
+    record = _record(
+        "standard_path",
+        "Standard path fit and control (R4, R5)",
+        ["R4", "R5", "D2"],
+        findings,
+        figures,
+        [ev.input_ref(src, ws.root)],
+        options=len(ws.config.options),
+    )
+    return _write(ws, record, findings)
+
+
+def run_isolation(ws: Workspace, path: Path | None = None, now: datetime | None = None) -> CheckRun:
+    """Check the threat model and boundaries (I1-I6); write `isolation` and its OSCAL export."""
+    src = _input(ws, isolation.ISOLATION_NAME, path)
+    iso, _loaded = isolation.load_isolation(src, ws.config.options, ws.root)
+    result = isolation.check(iso, ws.config.options, ws.root)
+    inputs = [ev.input_ref(p, ws.root) for p in (src, *result.documents)]
+    record = _record(
+        "isolation",
+        "Isolation boundaries and threat model",
+        ["I1", "I2", "I3", "I4", "I5", "I6"],
+        result.findings,
+        result.figures,
+        inputs,
+        options=len(ws.config.options),
+    )
+    sealed = ev.seal(record, now)
+    written = ev.write(sealed, ws.evidence_dir)
+    at = datetime.strptime(sealed.created_at_utc, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    doc = oscal_path(ws.evidence_dir, sealed.id)
+    oscal.write(result.figures, at.isoformat(), ev.input_ref(src, ws.root).path, doc)
+    return CheckRun(sealed, result.findings, written, {"oscal": doc})
+
+
+def run_residency(ws: Workspace, isolation_path: Path | None = None) -> CheckRun:
+    """Compare every option's sites with matrix.residency (I7); write `residency`."""
+    config = ws.root / CONFIG_NAME
+    inputs = [ev.input_ref(config, ws.root)]
+    placement: dict[tuple[str, str], list[str]] = {}
+    iso_src = isolation_path or ws.root / isolation.ISOLATION_NAME
+    if iso_src.is_file():
+        iso, _loaded = isolation.load_isolation(iso_src, ws.config.options, ws.root)
+        placement = isolation.placements(iso)
+        if placement:
+            inputs.append(ev.input_ref(iso_src, ws.root))
+    result = residency.check(ws.config.matrix.residency, ws.config.options, placement)
+    record = _record(
+        "residency",
+        "Data residency per option",
+        ["I7", "D5", "H2"],
+        result.findings,
+        result.figures,
+        inputs,
+        result.notes,
+        options=len(ws.config.options),
+    )
+    if not ws.config.matrix.residency:
+        record.verdict = "info"
+    return _write(ws, record, result.findings)
+
+
+def run_secrets(
+    paths: list[Path],
+    ws: Workspace | None = None,
+    option: str = "",
+    evidence_dir: Path | None = None,
+) -> CheckRun:
+    """Scan logs and configs for credentials (I3); write `secrets` when there is somewhere to."""
+    if option and ws is not None:
+        require_known(option, ws.config.options, path=ws.root / CONFIG_NAME, field="--option")
+    root = ws.root if ws is not None else None
+    result = secrets.scan(paths, root=root, option=option)
+    inputs = [ev.input_ref(p, root) for p in result.files]
+    record = ev.Evidence(
+        kind="secrets",
+        title="Credentials in logs and configs",
+        spec_ids=["I3"],
+        verdict="fail" if result.findings else "pass",
+        summary=_("{n} credentials found in {f} files (values masked)", "en").format(
+            n=len(result.findings), f=len(result.files)
+        ),
+        figures=result.figures,
+        inputs=inputs,
+    )
+    out_dir = evidence_dir or (ws.evidence_dir if ws is not None else None)
+    written = ev.write(record, out_dir) if out_dir is not None else None
+    return CheckRun(record, result.findings, written)

@@ -1,0 +1,162 @@
+"""The isolation check as an OSCAL 1.1 assessment-results document (SPEC I5, I6).
+
+An auditor's tooling reads OSCAL, not our evidence JSON. The document has one result: the
+reviewed controls are the SP 800-53 controls the boundaries map to; each option is a
+component; each answered boundary of each option is an observation whose method says what
+it rests on (EXAMINE a document, with its SHA-256; TEST; INTERVIEW for a bare claim); each
+control of each option is a finding, satisfied only when every boundary mapped to it is in
+place with evidence. A claim never satisfies a control (I6: evidence, not declarations).
+UUIDs are derived from the content (uuid5), so the same check of the same inputs gives the
+same document.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+from gpudecide import __version__
+from gpudecide.fsutil import atomic_write_text
+from gpudecide.governance import controls
+
+OSCAL_VERSION = "1.1.2"
+OSCAL_NAME = "isolation-assessment-results.json"
+_NS = uuid.uuid5(uuid.NAMESPACE_URL, "https://gpudecide.invalid/oscal")
+_METHODS = {"document": "EXAMINE", "test": "TEST", "claim": "INTERVIEW"}
+
+
+def _uuid(*parts: str) -> str:
+    return str(uuid.uuid5(_NS, "/".join(parts)))
+
+
+def _observation(seed: str, oid: str, comp: str, b: dict[str, Any], at: str) -> dict[str, Any]:
+    proof = b["proof"]
+    obs: dict[str, Any] = {
+        "uuid": _uuid(seed, "obs", oid, b["boundary"]),
+        "title": f"{oid}: {b['boundary']}",
+        "description": (
+            f"Boundary {b['boundary']} of option {oid}: {b['status']}"
+            + (f"; mechanism: {b['mechanism']}" if b["mechanism"] else "")
+            + (f"; GPU sharing mode: {b['sharing_mode']}" if b.get("sharing_mode") else "")
+        ),
+        "props": [
+            {"name": "boundary-status", "ns": "https://gpudecide.invalid/ns", "value": b["status"]},
+        ],
+        "methods": [_METHODS[proof["kind"]]],
+        "subjects": [{"subject-uuid": comp, "type": "component", "title": oid}],
+        "collected": at,
+    }
+    if proof["kind"] == "document":
+        obs["relevant-evidence"] = [
+            {
+                "href": proof["document"],
+                "description": proof.get("excerpt") or proof["document"],
+                "props": [
+                    {
+                        "name": "sha256",
+                        "ns": "https://gpudecide.invalid/ns",
+                        "value": proof["sha256"],
+                    }
+                ],
+            }
+        ]
+    elif proof["kind"] == "test":
+        obs["relevant-evidence"] = [{"description": proof["test"]}]
+    return obs
+
+
+def _control_finding(
+    seed: str, oid: str, control: str, bounds: list[dict[str, Any]], obs: dict[str, str]
+) -> dict[str, Any]:
+    ok = all(b["status"] == "evidenced" for b in bounds)
+    states = ", ".join(f"{b['boundary']}: {b['status']}" for b in bounds)
+    target: dict[str, Any] = {
+        "type": "objective-id",
+        "target-id": f"{controls.oscal_id(control)}_obj",
+        "status": {"state": "satisfied" if ok else "not-satisfied"},
+    }
+    if not ok:
+        target["status"]["reason"] = "fail"
+    return {
+        "uuid": _uuid(seed, "finding", oid, control),
+        "title": f"{oid}: {control}",
+        "description": f"{control} for option {oid} ({states})",
+        "props": [{"name": "option", "ns": "https://gpudecide.invalid/ns", "value": oid}],
+        "target": target,
+        "related-observations": [{"observation-uuid": obs[b["boundary"]]} for b in bounds],
+    }
+
+
+def build(figures: dict[str, Any], at: str, plan_href: str) -> dict[str, Any]:
+    """The assessment-results document of an isolation record's figures, at time `at` (UTC)."""
+    seed = hashlib.sha256(json.dumps(figures, sort_keys=True, default=str).encode()).hexdigest()
+    components: list[dict[str, Any]] = []
+    observations: list[dict[str, Any]] = []
+    findings: list[dict[str, Any]] = []
+    for row in figures["options"]:
+        oid = row["option"]
+        comp = _uuid(seed, "component", oid)
+        components.append(
+            {
+                "uuid": comp,
+                "type": "service",
+                "title": oid,
+                "description": f"Fine-tuning option {oid} as declared in gpudecide.yaml.",
+                "status": {"state": "other"},
+            }
+        )
+        obs_ids: dict[str, str] = {}
+        by_control: dict[str, list[dict[str, Any]]] = {}
+        for b in row["boundaries"]:
+            o = _observation(seed, oid, comp, b, at)
+            observations.append(o)
+            obs_ids[b["boundary"]] = o["uuid"]
+            for c in b["controls"]:
+                by_control.setdefault(c, []).append(b)
+        for control in controls.all_controls():
+            if control in by_control:
+                findings.append(_control_finding(seed, oid, control, by_control[control], obs_ids))
+    result = {
+        "uuid": _uuid(seed, "result"),
+        "title": "Isolation boundaries per option (gpudecide check isolation)",
+        "description": "Threat-model boundaries of each option mapped to NIST SP 800-53 Rev. 5.",
+        "start": at,
+        "end": at,
+        "local-definitions": {"components": components},
+        "reviewed-controls": {
+            "control-selections": [
+                {
+                    "include-controls": [
+                        {"control-id": controls.oscal_id(c)} for c in controls.all_controls()
+                    ]
+                }
+            ]
+        },
+        "observations": observations,
+        "findings": findings,
+    }
+    return {
+        "assessment-results": {
+            "uuid": _uuid(seed, "document"),
+            "metadata": {
+                "title": "gpudecide isolation assessment results",
+                "last-modified": at,
+                "version": __version__,
+                "oscal-version": OSCAL_VERSION,
+            },
+            "import-ap": {
+                "href": plan_href,
+                "remarks": "The team's isolation.yaml serves as the assessment plan.",
+            },
+            "results": [result],
+        }
+    }
+
+
+def write(figures: dict[str, Any], at: str, plan_href: str, path: Path) -> Path:
+    """Write the document atomically."""
+    atomic_write_text(path, json.dumps(build(figures, at, plan_href), indent=2) + "\n")
+    return path

@@ -1,0 +1,322 @@
+"""Who owns what, per option: the RACI table of raci.yaml (SPEC R1-R3, G3, D5).
+
+Each activity (R3's six questions, R1's experiment-quality duties, G3's pool and vendor
+operations) names, per option, who is Responsible, Accountable, Consulted and Informed:
+people of the team or vendors. The check finds what makes an incident bounce between
+support queues: no Accountable (a stop factor), several, a vendor as Accountable, a row of
+vendors only, an R1 duty handed to a vendor, an on-call duty with nobody of the team on call
+(stop), a dedicated option with nobody to replace a node (stop), one person carrying too large
+a share of the on-call work (bus factor) and, for R2, a duty whose Responsible lacks its role.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpudecide.governance import messages
+from gpudecide.governance.findings import Finding
+from gpudecide.governance.loading import Loaded, load
+from gpudecide.governance.standard_path import StandardPathSpec
+from gpudecide.options import OPTION_ID_PATTERN, OptionDecl, OptionKind
+
+RACI_NAME = "raci.yaml"
+ID_PATTERN = r"^[a-z0-9][a-z0-9_.-]*$"
+Role = Literal["platform_engineer", "ml_engineer", "security_engineer", "data_owner", "other"]
+ROLES: tuple[Role, ...] = (
+    "platform_engineer",
+    "ml_engineer",
+    "security_engineer",
+    "data_owner",
+    "other",
+)
+_ALL_KINDS: tuple[OptionKind, ...] = ("owned", "rented", "managed")
+DEDICATED: frozenset[str] = frozenset({"owned", "rented"})
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Person(_Strict):
+    """A person of the team."""
+
+    id: str = Field(pattern=ID_PATTERN, description="Short id used in the table.")
+    name: str = Field(default="", description="Name shown in the report.")
+    roles: list[Role] = Field(min_length=1, description="What the person is (R2).")
+    on_call: bool = Field(default=False, description="On the on-call rota.")
+
+
+class Vendor(_Strict):
+    """A vendor: its staff can be Responsible, never the team's Accountable."""
+
+    id: str = Field(pattern=ID_PATTERN, description="Short id used in the table.")
+    name: str = Field(default="", description="Name shown in the report.")
+
+
+class Assignment(_Strict):
+    """R/A/C/I of one activity for one option."""
+
+    options: list[Annotated[str, Field(pattern=OPTION_ID_PATTERN)]] = Field(
+        min_length=1, description="Option ids (gpudecide.yaml) this row of letters is for."
+    )
+    responsible: list[str] = Field(default_factory=list, description="Who does it.")
+    accountable: list[str] = Field(default_factory=list, description="Who answers for it (one).")
+    consulted: list[str] = Field(default_factory=list, description="Asked before.")
+    informed: list[str] = Field(default_factory=list, description="Told after.")
+
+
+class Activity(_Strict):
+    """One row of the table."""
+
+    id: str = Field(pattern=ID_PATTERN, description="Short id of the activity.")
+    title: str = Field(min_length=1, description="What is done.")
+    spec: Literal["R1", "R3", "G3", "A8", "H2", "other"] = Field(
+        default="other", description="SPEC group: R1 duties may not go to a vendor."
+    )
+    applies_to: list[OptionKind] = Field(
+        default_factory=lambda: list(_ALL_KINDS),
+        description="Kinds of option that need this activity (a hybrid: its contours' kinds).",
+    )
+    role: Role = Field(default="ml_engineer", description="Role the Responsible needs (R2).")
+    on_call: bool = Field(default=False, description="Done under incident pressure.")
+    node_replacement: bool = Field(
+        default=False, description="Replacing a failed node (D5 stop factor for dedicated)."
+    )
+    assignments: list[Assignment] = Field(default_factory=list, description="Per option.")
+
+
+class RaciFile(_Strict):
+    """Schema of raci.yaml."""
+
+    version: Literal[1] = Field(default=1, description="Schema version.")
+    bus_factor_max_share: float = Field(
+        default=0.5, gt=0, le=1, description="Largest share of on-call duties one person may carry."
+    )
+    people: list[Person] = Field(default_factory=list, description="People of the team.")
+    vendors: list[Vendor] = Field(default_factory=list, description="Vendors.")
+    activities: list[Activity] = Field(default_factory=list, description="The table.")
+    standard_path: StandardPathSpec | None = Field(
+        default=None, description="What the work needs against what each option offers (R4, R5)."
+    )
+
+
+@dataclass
+class RaciResult:
+    """Findings and figures of one check."""
+
+    findings: list[Finding]
+    figures: dict[str, Any]
+
+
+def _unique(ids: list[str], loaded: Loaded, key: str) -> None:
+    seen: set[str] = set()
+    for i, item in enumerate(ids):
+        if item in seen:
+            raise loaded.error(f"{item!r} is declared twice", (key, i, "id"))
+        seen.add(item)
+
+
+def load_raci(path: Path, options: list[OptionDecl]) -> tuple[RaciFile, Loaded]:
+    """Validate raci.yaml: schema, unique ids, declared options, people and vendors."""
+    raci, loaded = load(path, RaciFile)
+    _unique([p.id for p in raci.people], loaded, "people")
+    _unique([v.id for v in raci.vendors], loaded, "vendors")
+    _unique([a.id for a in raci.activities], loaded, "activities")
+    clash = {p.id for p in raci.people} & {v.id for v in raci.vendors}
+    if clash:
+        i = next(i for i, v in enumerate(raci.vendors) if v.id in clash)
+        raise loaded.error(f"{raci.vendors[i].id!r} is both a person and a vendor", ("vendors", i))
+    parties = [p.id for p in raci.people] + [v.id for v in raci.vendors]
+    for a_i, act in enumerate(raci.activities):
+        seen: set[str] = set()
+        for s_i, asg in enumerate(act.assignments):
+            base: tuple[int | str, ...] = ("activities", a_i, "assignments", s_i)
+            for o_i, oid in enumerate(asg.options):
+                loaded.require_option(oid, options, (*base, "options", o_i))
+                if oid in seen:
+                    raise loaded.error(f"option {oid!r} is assigned twice", (*base, "options", o_i))
+                seen.add(oid)
+            for letter in ("responsible", "accountable", "consulted", "informed"):
+                for n_i, name in enumerate(getattr(asg, letter)):
+                    loaded.require_in(name, parties, "person or vendor", (*base, letter, n_i))
+    return raci, loaded
+
+
+def option_kinds(option: OptionDecl, options: list[OptionDecl]) -> set[str]:
+    """The kinds an option stands for: a hybrid counts as each of its contours."""
+    by_id = {o.id: o for o in options}
+    kinds: set[str] = {option.kind}
+    kinds.update(by_id[c].kind for c in option.contours if c in by_id)
+    return kinds
+
+
+def is_dedicated(option: OptionDecl, options: list[OptionDecl]) -> bool:
+    """Owned or rented, or a hybrid with an owned or rented contour."""
+    return bool(option_kinds(option, options) & DEDICATED)
+
+
+def _finding(fid: str, option: str, stop: bool, spec: str, **params: Any) -> Finding:
+    return Finding(fid, option, stop, spec, messages.render(fid, "en", params), params)
+
+
+class _Table:
+    """The parties of raci.yaml, to tell people of the team from vendors."""
+
+    def __init__(self, raci: RaciFile) -> None:
+        self.people = {p.id: p for p in raci.people}
+        self.vendors = {v.id for v in raci.vendors}
+
+    def team(self, names: list[str]) -> list[str]:
+        return [n for n in names if n in self.people]
+
+    def vendors_in(self, names: list[str]) -> list[str]:
+        return [n for n in names if n in self.vendors]
+
+
+def _row_findings(act: Activity, asg: Assignment | None, oid: str, t: _Table) -> list[Finding]:
+    """Findings of one activity for one option."""
+    if asg is None or not asg.accountable:
+        return [_finding("no_accountable", oid, True, "R3", activity=act.id)]
+    out: list[Finding] = []
+    if len(asg.accountable) > 1:
+        out.append(
+            _finding(
+                "multiple_accountable",
+                oid,
+                False,
+                "R3",
+                activity=act.id,
+                who=", ".join(asg.accountable),
+            )
+        )
+    for name in t.vendors_in(asg.accountable):
+        out.append(_finding("accountable_not_team", oid, False, "R3", activity=act.id, who=name))
+    owners = t.team(asg.responsible + asg.accountable)
+    if not owners:
+        out.append(_finding("vendor_only", oid, False, "R3", activity=act.id))
+    if act.spec == "R1":
+        for name in t.vendors_in(asg.responsible + asg.accountable):
+            out.append(_finding("r1_vendor", oid, False, "R1", activity=act.id, who=name))
+    if act.on_call and not any(t.people[n].on_call for n in owners):
+        out.append(_finding("no_on_call", oid, True, "D5", activity=act.id))
+    doers = t.team(asg.responsible)
+    if doers and not any(act.role in t.people[n].roles for n in doers):
+        out.append(
+            _finding(
+                "role_uncovered",
+                oid,
+                False,
+                "R2",
+                activity=act.id,
+                role=act.role,
+                who=", ".join(doers),
+            )
+        )
+    return out
+
+
+def _option_figures(
+    option: OptionDecl, acts: list[tuple[Activity, Assignment | None]], t: _Table, share: float
+) -> tuple[list[Finding], dict[str, Any]]:
+    oid = option.id
+    found: list[Finding] = []
+    for act, asg in acts:
+        found.extend(_row_findings(act, asg, oid, t))
+    on_call = [(a, s) for a, s in acts if a.on_call and s is not None]
+    load_count: Counter[str] = Counter()
+    for _, asg in on_call:
+        for name in set(t.team(asg.responsible)):
+            load_count[name] += 1
+    for name, n in sorted(load_count.items()):
+        if on_call and n / len(on_call) > share:
+            found.append(
+                _finding(
+                    "bus_factor",
+                    oid,
+                    False,
+                    "R2",
+                    who=name,
+                    count=n,
+                    total=len(on_call),
+                    share=round(n / len(on_call), 3),
+                    limit=share,
+                )
+            )
+    roles: Counter[str] = Counter()
+    for act, asg in acts:
+        if asg is not None and t.team(asg.responsible):
+            roles[act.role] += 1
+    figures = {
+        "option": oid,
+        "activities": len(acts),
+        "assigned": sum(1 for _, s in acts if s is not None),
+        "team_responsible": sum(1 for _, s in acts if s is not None and t.team(s.responsible)),
+        "vendor_responsible": sum(
+            1 for _, s in acts if s is not None and t.vendors_in(s.responsible)
+        ),
+        "roles_needed": {r: roles[r] for r in ROLES if roles[r]},
+        "on_call_load": dict(sorted(load_count.items())),
+    }
+    return found, figures
+
+
+def _node_replacement(
+    option: OptionDecl, acts: list[tuple[Activity, Assignment | None]], options: list[OptionDecl]
+) -> list[Finding]:
+    """D5: a dedicated option with nobody Responsible for replacing a node is stopped."""
+    if not is_dedicated(option, options):
+        return []
+    rows = [(a, s) for a, s in acts if a.node_replacement]
+    if any(s is not None and s.responsible for _, s in rows):
+        return []
+    activity = rows[0][0].id if rows else "-"
+    return [_finding("no_node_replacement", option.id, True, "D5", activity=activity)]
+
+
+def check(raci: RaciFile, options: list[OptionDecl]) -> RaciResult:
+    """Run every RACI finding for every declared option."""
+    t = _Table(raci)
+    findings: list[Finding] = []
+    per_option: list[dict[str, Any]] = []
+    for option in options:
+        kinds = option_kinds(option, options)
+        acts = [
+            (act, next((s for s in act.assignments if option.id in s.options), None))
+            for act in raci.activities
+            if kinds & set(act.applies_to)
+        ]
+        found, fig = _option_figures(option, acts, t, raci.bus_factor_max_share)
+        found += _node_replacement(option, acts, options)
+        findings += found
+        fig["stopped"] = any(f.stop for f in found)
+        fig["findings"] = [f.as_dict() for f in found]
+        per_option.append(fig)
+    figures: dict[str, Any] = {
+        "options": per_option,
+        "people": [
+            {"id": p.id, "name": p.name, "roles": list(p.roles), "on_call": p.on_call}
+            for p in raci.people
+        ],
+        "vendors": [{"id": v.id, "name": v.name} for v in raci.vendors],
+        "activities": [_activity_row(a) for a in raci.activities],
+        "bus_factor_max_share": raci.bus_factor_max_share,
+        "findings": [f.as_dict() for f in findings],
+    }
+    return RaciResult(findings, figures)
+
+
+def _activity_row(act: Activity) -> dict[str, Any]:
+    return {
+        "id": act.id,
+        "title": act.title,
+        "spec": act.spec,
+        "role": act.role,
+        "on_call": act.on_call,
+        "node_replacement": act.node_replacement,
+        "assignments": [s.model_dump() for s in act.assignments],
+    }

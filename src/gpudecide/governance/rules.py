@@ -1,0 +1,174 @@
+"""Decision rules of the governance evidence: scores and stop factors per option (SPEC D3-D5).
+
+    raci           -> operations score; stop factors no_accountable, no_node_replacement
+    standard_path  -> operations score (R4 fit and R5 control)
+    isolation      -> isolation score; stop factor isolation_protection_missing
+    residency      -> stop factor residency_violated
+    secrets        -> isolation score 2 for the option whose logs leak credentials
+
+Rules are pure: they read only the record's figures. `RULES` maps evidence kind to rule;
+`rules(record)` applies the right one (no rule for another kind: nothing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from gpudecide.decision.model import StopFactor, Suggestion
+from gpudecide.evidence import Evidence
+
+Outcome = list[Suggestion | StopFactor]
+
+# Finding id -> (stop factor id, what lifts it).
+STOP_IDS: dict[str, tuple[str, str]] = {
+    "no_accountable": (
+        "no_accountable",
+        "name one Accountable person of the team for every activity in raci.yaml",
+    ),
+    "no_on_call": (
+        "no_accountable",
+        "put a person of the team who owns the duty on the on-call rota (raci.yaml on_call)",
+    ),
+    "no_node_replacement": (
+        "no_node_replacement",
+        "name who replaces a failed node (Responsible in raci.yaml) or buy that service",
+    ),
+    "protection_missing": (
+        "isolation_protection_missing",
+        "put the boundary in place and attach its evidence in isolation.yaml",
+    ),
+    "residency_violated": (
+        "residency_violated",
+        "keep the asset only at sites in the allowed countries (options.sites, placement)",
+    ),
+}
+_SHOWN = 3
+
+
+def _rule_text(prefix: str, texts: list[str]) -> str:
+    shown = "; ".join(texts[:_SHOWN])
+    more = f"; and {len(texts) - _SHOWN} more" if len(texts) > _SHOWN else ""
+    return f"{prefix}: {shown}{more}"
+
+
+def _stops(record: Evidence, row: dict[str, Any]) -> list[StopFactor]:
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for f in row["findings"]:
+        if f["stop"] and f["id"] in STOP_IDS:
+            grouped.setdefault(STOP_IDS[f["id"]][0], []).append(f)
+    out: list[StopFactor] = []
+    for sid, found in grouped.items():
+        clear = STOP_IDS[found[0]["id"]][1]
+        out.append(
+            StopFactor(
+                option=row["option"],
+                id=sid,
+                rule=_rule_text(
+                    f"{record.kind} ({', '.join(sorted({f['spec'] for f in found}))})",
+                    [f["text"] for f in found],
+                ),
+                evidence=(record.id,),
+                clear=clear,
+            )
+        )
+    return out
+
+
+def _count_score(n: int) -> int:
+    """5 with no findings, 4 with 1-2, 3 with 3-4, 2 with 5 or more."""
+    if n == 0:
+        return 5
+    return 4 if n <= 2 else 3 if n <= 4 else 2
+
+
+def _findings_score(record: Evidence, criterion: str, label: str) -> Outcome:
+    out: Outcome = []
+    for row in record.figures.get("options", []):
+        out.extend(_stops(record, row))
+        stopped = any(f["stop"] for f in row["findings"])
+        soft = [f for f in row["findings"] if not f["stop"]]
+        score = 1 if stopped else _count_score(len(soft))
+        reason = "a stop factor" if stopped else f"{len(soft)} findings"
+        out.append(
+            Suggestion(
+                row["option"], criterion, score, f"{label}: {reason} -> {score}", (record.id,)
+            )
+        )
+    return out
+
+
+def raci_rules(record: Evidence) -> Outcome:
+    """Operations score from the RACI findings; stop factors for no owner, no node replacement."""
+    return _findings_score(record, "operations", "RACI (R1-R3, G3)")
+
+
+def standard_path_rules(record: Evidence) -> Outcome:
+    """Operations score from the standard-path gaps and missing R5 controls."""
+    return _findings_score(record, "operations", "standard path and control (R4, R5)")
+
+
+def isolation_score(row: dict[str, Any]) -> int:
+    """1 when stopped; else by the share of boundaries in place with evidence, at most 4 with
+    findings left."""
+    if any(f["stop"] for f in row["findings"]):
+        return 1
+    bounds = row["boundaries"]
+    share = sum(1 for b in bounds if b["status"] == "evidenced") / len(bounds) if bounds else 0.0
+    score = 5 if share >= 0.9 else 4 if share >= 0.7 else 3 if share >= 0.5 else 2
+    return min(score, 4) if row["findings"] else score
+
+
+def isolation_rules(record: Evidence) -> Outcome:
+    """Isolation score per option; a missing required protection of a closed asset stops it."""
+    out: Outcome = []
+    for row in record.figures.get("options", []):
+        out.extend(_stops(record, row))
+        score = isolation_score(row)
+        evidenced = sum(1 for b in row["boundaries"] if b["status"] == "evidenced")
+        rule = (
+            f"isolation (I2-I6): {evidenced} of {len(row['boundaries'])} boundaries evidenced, "
+            f"{len(row['findings'])} findings -> {score}"
+        )
+        out.append(Suggestion(row["option"], "isolation", score, rule, (record.id,)))
+    return out
+
+
+def residency_rules(record: Evidence) -> Outcome:
+    """A residency violation stops the option (I7, D5); a met requirement scores nothing."""
+    out: Outcome = []
+    for row in record.figures.get("options", []):
+        out.extend(_stops(record, row))
+    return out
+
+
+def secrets_rules(record: Evidence) -> Outcome:
+    """Credentials in an option's logs: isolation 2 for that option (I3)."""
+    option = record.figures.get("option")
+    if not option or not record.figures.get("secrets"):
+        return []
+    n = record.figures["secrets"]
+    return [
+        Suggestion(
+            option,
+            "isolation",
+            2,
+            f"secrets in logs (I3): {n} credentials found -> 2",
+            (record.id,),
+        )
+    ]
+
+
+RULES: dict[str, Callable[[Evidence], Outcome]] = {
+    "raci": raci_rules,
+    "standard_path": standard_path_rules,
+    "isolation": isolation_rules,
+    "residency": residency_rules,
+    "secrets": secrets_rules,
+}
+
+
+def rules(record: Evidence) -> Outcome:
+    """The suggestions and stop factors of any governance record (other kinds: none)."""
+    rule = RULES.get(record.kind)
+    return rule(record) if rule is not None else []

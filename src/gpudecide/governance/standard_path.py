@@ -1,0 +1,131 @@
+"""Does the option's standard path fit the team's path, and is there control, not SSH (R4, R5)?
+
+The `standard_path` section of raci.yaml lists what the work needs (custom kernels, a modified
+driver, direct device access, a special interconnect, network routes, data formats, the
+export format) and, per option, what the option supports and which R5 controls it gives.
+A need the option does not meet is a finding; for a managed option it points to dedicated
+(R4). "SSH access" is recorded but never counted as control: control is a reproducible
+image, an access policy, an observable queue, restore from backup and automatic deletion of
+temporary data (R5).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpudecide.governance import messages
+from gpudecide.governance.findings import Finding
+from gpudecide.options import OPTION_ID_PATTERN, OptionDecl
+
+CAPABILITIES = ("custom_kernels", "modified_driver", "direct_device_access", "special_interconnect")
+LISTS = ("network_routes", "data_formats", "export_formats")
+CONTROLS = (
+    "reproducible_image",
+    "access_policy",
+    "observable_queue",
+    "restore_from_backup",
+    "auto_delete_temporary_data",
+)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Needs(_Strict):
+    """What the team's work needs (R4)."""
+
+    custom_kernels: bool = Field(default=False, description="Own CUDA/Triton kernels.")
+    modified_driver: bool = Field(default=False, description="A driver other than the stock one.")
+    direct_device_access: bool = Field(default=False, description="Raw device access.")
+    special_interconnect: bool = Field(default=False, description="InfiniBand, NVLink domains.")
+    network_routes: list[str] = Field(default_factory=list, description="Routes jobs must reach.")
+    data_formats: list[str] = Field(default_factory=list, description="Formats of the data.")
+    export_formats: list[str] = Field(default_factory=list, description="Formats to export.")
+
+
+class Control(_Strict):
+    """What the option gives the team to control its runs (R5)."""
+
+    ssh_access: bool = Field(default=False, description="Interactive shell (not control).")
+    reproducible_image: bool = Field(default=False, description="Image pinned by digest.")
+    access_policy: bool = Field(default=False, description="Who may do what, enforced.")
+    observable_queue: bool = Field(default=False, description="Job states with timestamps.")
+    restore_from_backup: bool = Field(default=False, description="Tested restore.")
+    auto_delete_temporary_data: bool = Field(default=False, description="Temporary copies expire.")
+
+
+class OptionPath(_Strict):
+    """One option's support and control."""
+
+    option: str = Field(pattern=OPTION_ID_PATTERN, description="Option id (gpudecide.yaml).")
+    supports: Needs = Field(default_factory=Needs, description="What the option supports.")
+    control: Control = Field(default_factory=Control, description="R5 controls it gives.")
+
+
+class StandardPathSpec(_Strict):
+    """The `standard_path` section of raci.yaml."""
+
+    needs: Needs = Field(default_factory=Needs, description="What the work needs.")
+    options: list[OptionPath] = Field(default_factory=list, description="Per option.")
+
+
+def _finding(fid: str, option: str, spec: str, **params: Any) -> Finding:
+    return Finding(fid, option, False, spec, messages.render(fid, "en", params), params)
+
+
+def _gaps(needs: Needs, offer: Needs) -> list[str]:
+    gaps = [c for c in CAPABILITIES if getattr(needs, c) and not getattr(offer, c)]
+    for key in LISTS:
+        have = {v.strip().lower() for v in getattr(offer, key)}
+        gaps += [f"{key}: {v}" for v in getattr(needs, key) if v.strip().lower() not in have]
+    return gaps
+
+
+def check(
+    spec: StandardPathSpec, options: list[OptionDecl]
+) -> tuple[list[Finding], dict[str, Any]]:
+    """Findings and figures of the fit and control of every declared option."""
+    by_id = {p.option: p for p in spec.options}
+    findings: list[Finding] = []
+    rows: list[dict[str, Any]] = []
+    for option in options:
+        entry = by_id.get(option.id)
+        found: list[Finding] = []
+        if entry is None:
+            found.append(_finding("path_unanswered", option.id, "R4"))
+            gaps: list[str] = []
+            controls: list[str] = []
+        else:
+            gaps = _gaps(spec.needs, entry.supports)
+            for gap in gaps:
+                fid = "path_mismatch_managed" if option.kind == "managed" else "path_mismatch"
+                found.append(_finding(fid, option.id, "R4", need=gap))
+            controls = [c for c in CONTROLS if getattr(entry.control, c)]
+            missing = [c for c in CONTROLS if c not in controls]
+            for c in missing:
+                found.append(_finding("control_missing", option.id, "R5", control=c))
+            if entry.control.ssh_access and missing:
+                found.append(_finding("ssh_not_control", option.id, "R5", missing=len(missing)))
+        findings += found
+        rows.append(
+            {
+                "option": option.id,
+                "kind": option.kind,
+                "answered": entry is not None,
+                "gaps": gaps,
+                "controls": controls,
+                "controls_total": len(CONTROLS),
+                "ssh_access": bool(entry and entry.control.ssh_access),
+                "stopped": False,
+                "findings": [f.as_dict() for f in found],
+            }
+        )
+    figures = {
+        "needs": spec.needs.model_dump(),
+        "options": rows,
+        "findings": [f.as_dict() for f in findings],
+    }
+    return findings, figures
