@@ -201,27 +201,42 @@ def test_zero_labour_says_why(tmp_path: Path) -> None:
     assert "image, access rights" in line  # what managed labour is
 
 
-def test_building_block_needs_no_labour_of_its_own(tmp_path: Path) -> None:
+def _rented_without_labour(standalone: bool) -> str:
+    """The template with the rented pool's labour block removed and `standalone` set."""
     text = _edit(
         TEMPLATE,
-        ('    name: "Rented dedicated 8-GPU pool"\n', '    name: "Rented dedicated 8-GPU pool"\n'),
+        (
+            "    standalone: true\n    # GPUs in the pool.",
+            f"    standalone: {str(standalone).lower()}\n    # GPUs in the pool.",
+        ),
     )
-    text = text.replace(
-        "    standalone: true\n    # GPUs in the pool.",
-        "    standalone: false\n    # GPUs in the pool.",
-    )
-    text = re.sub(
+    cut, n = re.subn(
         r"(  - id: rented-pool.*?)    labour:.*?(\n  - id: |\n# Managed)",
         r"\1\2",
         text,
         count=1,
         flags=re.S,
     )
+    assert n == 1 and "labour:" in text[text.index("  - id: rented-pool") :]
+    return cut
+
+
+def test_building_block_needs_no_labour_of_its_own(tmp_path: Path) -> None:
     path = tmp_path / "costs.yaml"
-    path.write_text(text)
+    path.write_text(_rented_without_labour(standalone=False))
     cfg = schema.load(path)
     assert cfg.rented[0].standalone is False and cfg.rented[0].labour == []
     assert cfg.rented[0].waiting is None
+
+
+def test_standalone_option_without_labour_is_refused(tmp_path: Path) -> None:
+    # Negative case of the rule above: the same file with the pool standing alone.
+    path = tmp_path / "costs.yaml"
+    path.write_text(_rented_without_labour(standalone=True))
+    with pytest.raises(InputError) as exc:
+        schema.load(path)
+    assert exc.value.field is not None and exc.value.field.startswith("rented.0")
+    assert "labour" in exc.value.one_line()
 
 
 def test_yaml_syntax_error_has_a_line(tmp_path: Path) -> None:
