@@ -11,6 +11,7 @@ from typing import Any
 
 from gpudecide.errors import InputError, excerpt
 from gpudecide.fsutil import read_regular
+from gpudecide.jobs import bounds
 
 MAX_JSON_BYTES = 512 << 20
 MAX_DEPTH = 64
@@ -129,29 +130,41 @@ def check_finite(obj: Any, where: str = "$") -> None:
 
 
 def parse_time(value: Any, path: Path, field: str) -> datetime | None:
-    """ISO 8601 text (with offset or Z) or Unix seconds (int or float) -> UTC; None stays None."""
+    """ISO 8601 text (with offset or Z) or Unix seconds (int or float) -> UTC; None stays None.
+
+    A time outside the years a job log can hold (jobs.bounds) is an InputError naming the field.
+    """
     if value is None or value == "":
         return None
     if isinstance(value, bool):
         raise InputError(f"{value!r} is not a time", path=path, field=field)
     if isinstance(value, int | float):
-        return datetime.fromtimestamp(float(value), UTC)
-    if isinstance(value, str):
+        try:
+            stamp = datetime.fromtimestamp(float(value), UTC)
+        except (OverflowError, OSError, ValueError):
+            raise InputError("is not a time a job ran", path=path, field=field) from None
+    elif isinstance(value, str):
         try:
             stamp = datetime.fromisoformat(value)
-        except ValueError:
+            if stamp.tzinfo is not None:
+                stamp = stamp.astimezone(UTC)
+        except (ValueError, OverflowError):
             raise InputError(
-                f"{value[:40]!r} is not an ISO 8601 time", path=path, field=field
+                f"{excerpt(value)} is not an ISO 8601 time", path=path, field=field
             ) from None
         if stamp.tzinfo is None:
             raise InputError(
-                f"{value!r} has no time zone offset",
+                f"{excerpt(value)} has no time zone offset",
                 path=path,
                 field=field,
                 hint="these APIs print UTC ('Z') or an offset; a naive time cannot be placed",
             )
-        return stamp.astimezone(UTC)
-    raise InputError(f"{type(value).__name__} is not a time", path=path, field=field)
+    else:
+        raise InputError(f"{type(value).__name__} is not a time", path=path, field=field)
+    problem = bounds.time_problem(stamp)
+    if problem is not None:
+        raise InputError(problem, path=path, field=field)
+    return stamp
 
 
 def utc_iso(ts: datetime | None) -> str | None:

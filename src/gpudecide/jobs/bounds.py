@@ -9,7 +9,12 @@ the value is possible, so SQL-based and Python readers word them the same way.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from gpudecide.errors import InputError
 
 # The largest GPU clusters hold about 10^5 GPUs: one job attempt cannot have more.
 MAX_GPU_COUNT = 100_000
@@ -67,3 +72,59 @@ def span_problem(start: datetime | None, end: datetime | None) -> str | None:
     if end - start > MAX_RUN:
         return f"is more than {MAX_RUN.days} days after start"
     return None
+
+
+def row_problem(row: dict[str, object]) -> tuple[str, str] | None:
+    """The first impossible value of a canonical row as (column, reason), or None.
+
+    For readers that build rows from nested documents (Kubernetes, SageMaker, OpenAI):
+    integer columns must be whole numbers in range, times in range, end not before start.
+    """
+    for column in INT_RANGES:
+        value = row.get(column)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            return column, "is not a whole number"
+        problem = int_problem(column, value)
+        if problem is not None:
+            return column, problem
+    for column, value in row.items():
+        if isinstance(value, datetime):
+            problem = time_problem(value)
+            if problem is not None:
+                return column, problem
+        elif isinstance(value, str) and len(value) > MAX_TEXT_CHARS:
+            return column, f"is longer than {MAX_TEXT_CHARS} characters"
+    start, end = row.get("start"), row.get("end")
+    if isinstance(start, datetime) and isinstance(end, datetime):
+        problem = span_problem(start, end)
+        if problem is not None:
+            return "end", problem
+    return None
+
+
+def check_rows(rows: list[dict[str, object]], path: Path, where: str) -> None:
+    """Raise the first impossible value of rows read from one document item, by field."""
+    for row in rows:
+        found = row_problem(row)
+        if found is not None:
+            column, reason = found
+            raise InputError(reason, path=path, field=f"{where}: {column}")
+
+
+@contextmanager
+def shape(path: Path, where: str) -> Iterator[None]:
+    """A document item of the wrong shape (a number where an object belongs, ...) is bad input.
+
+    Readers of nested JSON call `.get` on what should be objects; a list or a number there
+    raised AttributeError or TypeError, a traceback instead of one line.
+    """
+    try:
+        yield
+    except (AttributeError, TypeError, KeyError, IndexError, ValueError, OverflowError):
+        raise InputError(
+            "does not have the shape this source has (a value of the wrong type)",
+            path=path,
+            field=where,
+        ) from None

@@ -18,10 +18,12 @@ Events expire (one hour by default): pods without any event are counted and said
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gpudecide.errors import InputError
+from gpudecide.errors import InputError, excerpt
+from gpudecide.jobs import bounds
 from gpudecide.jobs.sacct import ParseResult
 from gpudecide.jobs.schema import KINDS, attempts_table
 from gpudecide.jsonio import get, parse_time, read_json, seconds_between
@@ -66,6 +68,28 @@ def _event_time(ev: dict[str, Any], path: Path, where: str) -> Any:
     return None
 
 
+def _index_event(
+    ev: dict[str, Any], path: Path, where: str, by_pod: dict[str, list[dict[str, Any]]]
+) -> None:
+    obj = ev.get("involvedObject") or ev.get("regarding") or {}
+    if obj.get("kind") != "Pod":
+        return
+    first = parse_time(
+        ev.get("eventTime") or ev.get("firstTimestamp"), path, f"{where}.firstTimestamp"
+    )
+    entry = {
+        "reason": ev.get("reason"),
+        "message": str(ev.get("message") or "")[: bounds.MAX_TEXT_CHARS],
+        "time": _event_time(ev, path, where),
+        "first": first,
+    }
+    if entry["time"] is None and first is None:
+        return  # an event without any time cannot be placed on the pod's timeline
+    for key in (obj.get("uid"), f"{obj.get('namespace')}/{obj.get('name')}"):
+        if key:
+            by_pod.setdefault(str(key), []).append(entry)
+
+
 def index_events(path: Path) -> dict[str, list[dict[str, Any]]]:
     """Events of an events list by involved pod (uid, else namespace/name), oldest first."""
     doc = read_json(path)
@@ -78,21 +102,8 @@ def index_events(path: Path) -> dict[str, list[dict[str, Any]]]:
         )
     by_pod: dict[str, list[dict[str, Any]]] = {}
     for i, ev in enumerate(doc["items"]):
-        obj = ev.get("involvedObject") or ev.get("regarding") or {}
-        if obj.get("kind") != "Pod":
-            continue
-        first = parse_time(
-            ev.get("eventTime") or ev.get("firstTimestamp"), path, f"items[{i}].firstTimestamp"
-        )
-        entry = {
-            "reason": ev.get("reason"),
-            "message": ev.get("message") or "",
-            "time": _event_time(ev, path, f"items[{i}]"),
-            "first": first,
-        }
-        for key in (obj.get("uid"), f"{obj.get('namespace')}/{obj.get('name')}"):
-            if key:
-                by_pod.setdefault(key, []).append(entry)
+        with bounds.shape(path, f"items[{i}]"):
+            _index_event(ev, path, f"items[{i}]", by_pod)
     for events in by_pod.values():
         events.sort(key=lambda e: e["time"] or e["first"])
     return by_pod
@@ -107,15 +118,21 @@ def _gpus(spec: dict[str, Any], path: Path, where: str) -> int:
             found = [values[r] for r in GPU_RESOURCES if r in values]
             if found:
                 for value in found:
-                    try:
-                        total += int(str(value))
-                    except ValueError:
+                    text = str(value)
+                    if not text.isascii() or not text.isdigit() or len(text) > 9:
                         raise InputError(
-                            f"GPU count {value!r} is not a whole number",
+                            f"GPU count {excerpt(text)} is not a whole number of GPUs",
                             path=path,
                             field=f"{where}.spec.containers[{c}].resources.{section}",
-                        ) from None
+                        )
+                    total += int(text)
                 break
+    if total > bounds.MAX_GPU_COUNT:
+        raise InputError(
+            f"asks for {total} GPUs, more than {bounds.MAX_GPU_COUNT} (one job cannot have more)",
+            path=path,
+            field=f"{where}.spec.containers",
+        )
     return total
 
 
@@ -203,7 +220,7 @@ def _pod_row(
     kind = notes_.get(ANNOTATION_KIND) or labels.get(ANNOTATION_KIND)
     if kind is not None and kind not in KINDS:
         raise InputError(
-            f"kind {kind!r} is not one of {', '.join(KINDS)}",
+            f"kind {excerpt(kind)} is not one of {', '.join(KINDS)}",
             path=path,
             field=f"{where}.metadata.annotations.{ANNOTATION_KIND}",
         )
@@ -268,10 +285,13 @@ def read_kubernetes(path: Path, events: dict[str, list[dict[str, Any]]]) -> Pars
     rows = []
     without_events = 0
     for i, pod in enumerate(doc["items"]):
-        row, had_events = _pod_row(pod, events, path, f"items[{i}]")
+        with bounds.shape(path, f"items[{i}]"):
+            row, had_events = _pod_row(pod, events, path, f"items[{i}]")
+        bounds.check_rows([row], path, f"items[{i}]")
         rows.append(row)
         without_events += not had_events
-    rows.sort(key=lambda r: (r["job_id"], r["created"] or r["start"]))
+    far = datetime.max.replace(tzinfo=UTC)
+    rows.sort(key=lambda r: (str(r["job_id"]), r["created"] or r["start"] or far, str(r["pod"])))
     attempt: dict[str, int] = {}
     for row in rows:
         attempt[row["job_id"]] = attempt.get(row["job_id"], 0) + 1

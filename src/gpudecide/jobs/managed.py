@@ -24,7 +24,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from gpudecide.errors import InputError
+from gpudecide.errors import InputError, excerpt
+from gpudecide.jobs import bounds
 from gpudecide.jobs.sacct import ParseResult
 from gpudecide.jobs.schema import KINDS, attempts_table
 from gpudecide.jsonio import get, parse_time, read_json, seconds_between
@@ -128,7 +129,18 @@ def _sagemaker_attempts(job: dict[str, Any], path: Path, where: str) -> list[dic
         if known is None or gpus is None:
             gpus = None
             continue
-        gpus += known[0] * int(g.get("InstanceCount") or 1)
+        count = g.get("InstanceCount") or 1
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise InputError(
+                "is not a whole number of instances", path=path, field=f"{where}.InstanceCount"
+            )
+        gpus += known[0] * count
+        if gpus > bounds.MAX_GPU_COUNT:
+            raise InputError(
+                f"gives more than {bounds.MAX_GPU_COUNT} GPUs for one job",
+                path=path,
+                field=f"{where}.ResourceConfig.InstanceCount",
+            )
         gpu_type = known[1]
     transitions = job.get("SecondaryStatusTransitions") or []
     steps = [
@@ -243,11 +255,14 @@ def read_sagemaker(path: Path) -> ParseResult:
     unknown = set()
     for i, job in enumerate(jobs):
         where = f"[{i}]" if isinstance(doc, list) else "$"
-        rows += _sagemaker_attempts(job, path, where)
-        config = job.get("ResourceConfig") or {}
-        for g in config.get("InstanceGroups") or [config]:
-            if str(g.get("InstanceType")) not in INSTANCE_GPUS:
-                unknown.add(str(g.get("InstanceType")))
+        with bounds.shape(path, where):
+            attempts = _sagemaker_attempts(job, path, where)
+            config = job.get("ResourceConfig") or {}
+            for g in config.get("InstanceGroups") or [config]:
+                if str(g.get("InstanceType")) not in INSTANCE_GPUS:
+                    unknown.add(excerpt(g.get("InstanceType"), 40).strip("'"))
+        bounds.check_rows(attempts, path, where)
+        rows += attempts
     notes = (
         [f"{path.name}: GPU count unknown for instance type(s) {', '.join(sorted(unknown))}"]
         if unknown
@@ -281,13 +296,15 @@ def _openai_row(
     status = str(job.get("status"))
     if status not in OPENAI_STATES:
         raise InputError(
-            f"status {status!r} is not a fine-tuning job status", path=path, field=f"{where}.status"
+            f"status {excerpt(status)} is not a fine-tuning job status",
+            path=path,
+            field=f"{where}.status",
         )
     meta = job.get("metadata") or {}
     kind = meta.get("gpudecide_kind")
     if kind is not None and kind not in KINDS:
         raise InputError(
-            f"kind {kind!r} is not one of {', '.join(KINDS)}",
+            f"kind {excerpt(kind)} is not one of {', '.join(KINDS)}",
             path=path,
             field=f"{where}.metadata.gpudecide_kind",
         )
@@ -336,14 +353,17 @@ def read_openai(path: Path, events_by_job: dict[str, list[dict[str, Any]]]) -> P
             raise InputError("job without an id", path=path, field=f"[{i}].id")
         events = events_by_job.get(job_id)
         sibling = path.with_name(f"{job_id}.events.json")
-        if events is None and sibling.is_file():
+        if events is None and "/" not in job_id and sibling.exists():
             page = read_json(sibling)
             if not is_openai_events(page):
                 raise InputError("not a fine-tuning events list", path=sibling, field="data")
             events = page["data"]
         if events is None:
             missing.append(job_id)
-        rows.append(_openai_row(job, events, path, f"[{i}]"))
+        with bounds.shape(path, f"[{i}]"):
+            row = _openai_row(job, events, path, f"[{i}]")
+        bounds.check_rows([row], path, f"[{i}]")
+        rows.append(row)
     notes = [f"{path.name}: GPUs are not exposed by the API: GPU-hours unknown"]
     if missing:
         notes.append(
