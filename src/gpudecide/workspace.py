@@ -10,6 +10,7 @@ Every input file has a schema here and a commented template under `templates/wor
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -19,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gpudecide.decision.schema import MatrixConfig
 from gpudecide.errors import InputError
+from gpudecide.fsutil import atomic_write_text, open_regular
 from gpudecide.inputs import load_yaml_model
 from gpudecide.jobs.classify import ClassifyConfig, validate_rules
 from gpudecide.jobs.load import IanaZone
@@ -153,7 +155,7 @@ def find_root(start: Path) -> Path | None:
 def load(root: Path) -> Workspace:
     """Load and validate a workspace."""
     path = root / CONFIG_NAME
-    if not path.is_file():
+    if not os.path.lexists(path):
         raise InputError(
             f"no {CONFIG_NAME} here", path=root, hint="create one with `gpudecide init DIR`"
         )
@@ -181,13 +183,41 @@ def template_files() -> dict[str, str]:
     return out
 
 
+def _is_ours(target: Path, text: str) -> bool:
+    """Whether a file already holds exactly the template text (left by an interrupted init)."""
+    try:
+        with open_regular(target) as handle:
+            return handle.read(len(text.encode("utf-8")) + 1) == text.encode("utf-8")
+    except InputError:
+        return False
+
+
+def _check_parents(root: Path) -> None:
+    for parent in (root, *root.parents):
+        if os.path.lexists(parent):
+            if not parent.is_dir():
+                raise InputError(
+                    "is a file, not a folder" if parent == root else f"{parent} is a file",
+                    path=root,
+                    hint="choose a folder whose parents are folders",
+                )
+            return
+
+
 def init(root: Path, *, force: bool = False) -> list[Path]:
-    """Write the commented template workspace; refuses to overwrite unless `force`."""
-    if root.exists() and not root.is_dir():
-        raise InputError("exists and is not a directory", path=root)
+    """Write the commented template workspace; refuses to overwrite unless `force`.
+
+    Every file is written atomically (never a 0-byte or half file, even on a full disk). When
+    some template files are missing (an init interrupted by a full disk or a kill), the ones
+    already there holding exactly the template text are not clashes, so the run can simply
+    be repeated (issue 14 item 12); a complete workspace is never overwritten without force.
+    """
+    _check_parents(root)
     files = template_files()
+    present = [rel for rel in files if os.path.lexists(root / rel)]
     if not force:
-        clashes = [rel for rel in files if (root / rel).exists()]
+        interrupted = len(present) < len(files)
+        clashes = [rel for rel in present if not (interrupted and _is_ours(root / rel, files[rel]))]
         if clashes:
             raise InputError(
                 f"would overwrite {', '.join(sorted(clashes))}",
@@ -197,8 +227,7 @@ def init(root: Path, *, force: bool = False) -> list[Path]:
     written: list[Path] = []
     for rel, text in sorted(files.items()):
         target = root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+        atomic_write_text(target, text)
         written.append(target)
     for sub in ("logs", "evidence", "report"):
         (root / sub).mkdir(parents=True, exist_ok=True)
