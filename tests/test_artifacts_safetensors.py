@@ -7,7 +7,7 @@ import json
 import struct
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from gpudecide.artifacts import safetensors_header as sth
@@ -125,51 +125,170 @@ def test_trailing_bytes(real: bytes) -> None:
     assert problems == ["7 bytes at the end of the file belong to no tensor"]
 
 
+def test_header_length_at_the_bound_is_not_refused_for_its_size(real: bytes) -> None:
+    # Boundary of the format's limit: N = 100,000,000 is allowed (only N > bound is refused),
+    # so this file fails only because the header runs past its end.
+    at = sth.inspect_bytes(struct.pack("<Q", sth.MAX_HEADER) + real[8:]).problems
+    assert len(at) == 1 and "runs past the end of the file" in at[0]
+    over = sth.inspect_bytes(struct.pack("<Q", sth.MAX_HEADER + 1) + real[8:]).problems
+    assert len(over) == 1 and "exceeds the format's bound" in over[0]
+
+
+def test_eight_bytes_is_long_enough_to_read_the_length() -> None:
+    # Boundary of "shorter than 8 bytes": 7 bytes is too short, 8 bytes is read (and then
+    # the declared header is missing).
+    assert "shorter than the 8-byte" in sth.inspect_bytes(b"\x00" * 7).problems[0]
+    eight = sth.inspect_bytes(struct.pack("<Q", 2)).problems
+    assert eight and "shorter than the 8-byte" not in eight[0]
+
+
+def _reference_accepts(data: bytes) -> bool:
+    """The reference implementation (safetensors' Rust parser) as the independent oracle."""
+    from safetensors import _safetensors_rust as reference
+
+    try:
+        reference.deserialize(data)
+    except Exception:  # any refusal of the reference parser
+        return False
+    return True
+
+
+NAMES = st.text(alphabet="abcdefghij._", min_size=1, max_size=6)
+CORRUPTIONS = (
+    "none",
+    "offset",
+    "dtype",
+    "shape",
+    "truncate",
+    "append",
+    "length",
+    "metadata",
+    "order",
+)
+
+
+@st.composite
+def safetensors_files(draw: st.DrawFn) -> tuple[bytes, str, int]:
+    """A file with 1-5 tensors laid out as the format requires, then at most one corruption
+    of a known kind. Returns (bytes, corruption, tensors)."""
+    names = draw(st.lists(NAMES, min_size=1, max_size=5, unique=True))
+    header: dict[str, object] = {}
+    pos = 0
+    for name in names:
+        dtype = draw(st.sampled_from(sorted(sth.DTYPE_BITS)))
+        shape = draw(st.lists(st.integers(0, 4), max_size=3))
+        numel = 1
+        for d in shape:
+            numel *= d
+        bits = numel * sth.DTYPE_BITS[dtype]
+        if bits % 8:  # sub-byte dtypes need whole bytes: pad the shape to a multiple of 8
+            shape = [*shape, 8]
+            bits *= 8
+        size = bits // 8
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [pos, pos + size]}
+        pos += size
+    if draw(st.booleans()):
+        header["__metadata__"] = {"format": "pt"}
+    body = bytes(pos)
+    kind = draw(st.sampled_from(CORRUPTIONS))
+    victim = header[draw(st.sampled_from(names))]
+    assert isinstance(victim, dict)
+    tail = b""
+    length_delta = 0
+    if kind == "offset":
+        begin, end = victim["data_offsets"]
+        victim["data_offsets"] = [begin, end + draw(st.sampled_from([-1, 1, 3]))]
+    elif kind == "dtype":
+        victim["dtype"] = draw(st.sampled_from(["X8", "f32", "F12"]))
+    elif kind == "shape":
+        victim["shape"] = [*victim["shape"], 3]  # type: ignore[list-item]
+    elif kind == "truncate":
+        if pos == 0:
+            kind = "none"
+        else:
+            body = body[: -draw(st.integers(1, pos))]
+    elif kind == "append":
+        tail = bytes(draw(st.integers(1, 9)))
+    elif kind == "length":
+        length_delta = draw(st.sampled_from([-3, -1, 1, 2]))
+    elif kind == "metadata":
+        header["__metadata__"] = {"step": draw(st.integers(0, 9))}
+    elif kind == "order":
+        victim["data_offsets"] = list(reversed(victim["data_offsets"]))  # type: ignore[arg-type]
+        if victim["data_offsets"][0] == victim["data_offsets"][1]:  # type: ignore[index]
+            kind = "none"
+    blob = json.dumps(header).encode()
+    blob += b" " * (-len(blob) % 8)  # the library pads the header to 8 bytes
+    data = struct.pack("<Q", len(blob) + length_delta) + blob + body + tail
+    return data, kind, len(names)
+
+
+def test_fuzz_structured_files_against_the_reference_parser() -> None:
+    """Near-valid files: the reader accepts exactly what the reference accepts, and on the
+    files it accepts it lists every tensor with its own offsets."""
+    reached: dict[str, int] = {}
+
+    @FUZZ
+    @given(safetensors_files())
+    def check(case: tuple[bytes, str, int]) -> None:
+        data, kind, n = case
+        info = sth.inspect_bytes(data)
+        want = _reference_accepts(data)
+        assert info.ok == want, (kind, info.problems)
+        if kind == "none":
+            assert info.ok, info.problems
+        if info.ok:
+            assert len(info.tensors) == n and info.header_len is not None
+            pos = 0
+            for t in sorted(info.tensors, key=lambda t: (t.begin, t.end)):
+                assert t.begin == pos and t.end >= t.begin
+                pos = t.end
+            assert pos == len(data) - 8 - info.header_len
+        else:
+            assert info.problems and all(isinstance(p, str) and p for p in info.problems)
+        outcome = f"{kind}: {'parsed' if info.ok else 'refused'}"
+        event(outcome)
+        reached[outcome] = reached.get(outcome, 0) + 1
+
+    check()
+    # The strategy reaches the tensor checks: parsed files with tensors, and each corruption.
+    assert reached.get("none: parsed", 0) >= 10, reached
+    for kind in ("offset", "dtype", "shape", "truncate", "append", "length", "metadata"):
+        assert reached.get(f"{kind}: refused", 0) >= 1, (kind, reached)
+
+
 @FUZZ
 @given(st.binary(max_size=512))
 def test_fuzz_arbitrary_bytes(data: bytes) -> None:
     info = sth.inspect_bytes(data)
-    assert isinstance(info.problems, list)
-    if info.ok:
-        assert len(data) >= 8
+    assert info.ok == _reference_accepts(data)
+    assert all(isinstance(p, str) and p for p in info.problems)
+    assert len(info.problems) <= sth.MAX_PROBLEMS + 1
+    event("refused" if info.problems else "parsed")
 
 
-@FUZZ
-@given(st.data())
-def test_fuzz_mutated_real_file(real: bytes, data: st.DataObject) -> None:
-    blob = bytearray(real)
-    for _ in range(data.draw(st.integers(1, 6))):
-        pos = data.draw(st.integers(0, len(blob) - 1))
-        blob[pos] = data.draw(st.integers(0, 255))
-    cut = data.draw(st.integers(0, len(blob)))
-    info = sth.inspect_bytes(bytes(blob[:cut]))
-    for t in info.tensors:
-        assert 0 <= t.begin <= t.end
-    if info.ok:
-        assert sum(t.end - t.begin for t in info.tensors) == cut - 8 - (info.header_len or 0)
+def test_fuzz_mutated_real_file(real: bytes) -> None:
+    """Bytes of a real file changed and the file cut: the reader agrees with the reference."""
+    seen: set[bool] = set()
 
+    @FUZZ
+    @given(st.data())
+    def check(data: st.DataObject) -> None:
+        blob = bytearray(real)
+        for _ in range(data.draw(st.integers(1, 6))):
+            pos = data.draw(st.integers(0, len(blob) - 1))
+            blob[pos] = data.draw(st.integers(0, 255))
+        # Whole files half of the time: bytes changed in the tensor data leave a valid file.
+        cut = data.draw(st.one_of(st.just(len(blob)), st.integers(0, len(blob))))
+        mutated = bytes(blob[:cut])
+        info = sth.inspect_bytes(mutated)
+        assert info.ok == _reference_accepts(mutated), info.problems
+        for t in info.tensors:
+            assert 0 <= t.begin <= t.end
+        if info.ok:
+            assert sum(t.end - t.begin for t in info.tensors) == cut - 8 - (info.header_len or 0)
+        event(f"tensors listed: {min(len(info.tensors), 1)}; ok: {info.ok}")
+        seen.add(info.ok)
 
-@FUZZ
-@given(
-    st.dictionaries(
-        st.text(max_size=8),
-        st.fixed_dictionaries(
-            {
-                "dtype": st.sampled_from([*sth.DTYPE_BITS, "X", 3]),
-                "shape": st.lists(st.integers(-2, 6), max_size=3),
-                "data_offsets": st.lists(st.integers(-2, 64), min_size=0, max_size=3),
-            }
-        ),
-        max_size=4,
-    ),
-    st.integers(0, 80),
-)
-def test_fuzz_structured_headers(header: dict[str, object], body_len: int) -> None:
-    info = sth.inspect_bytes(_join(header, b"\x00" * body_len))
-    if info.ok:
-        covered = sorted((t.begin, t.end) for t in info.tensors)
-        pos = 0
-        for begin, end in covered:
-            assert begin == pos
-            pos = end
-        assert pos == body_len
+    check()
+    assert seen == {True, False}  # it reached both valid and refused files
