@@ -17,11 +17,10 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpudecide.errors import InputError
-from gpudecide.inputs import load_yaml_model, node_line
+from gpudecide.inputs import load_yaml_model, node_line, yaml_root
 from gpudecide.jobs.schema import KINDS
 
 COSTS_NAME = "costs.yaml"
@@ -31,6 +30,20 @@ JobKind = Literal["train", "smoke", "restart", "eval", "merge", "quantize", "exp
 assert set(get_args(JobKind)) == set(KINDS)  # the profile's kinds, spelt out for the schema
 
 NonNegative = Annotated[Decimal, Field(ge=0, allow_inf_nan=False)]
+# Ranges that mean something (issue 14 item 4): beyond them a figure is a typo, and amounts
+# like 1e308 overflowed the decimal arithmetic. Products of these bounds stay below 10^25,
+# inside the 28 significant digits of the decimal context, so totals round to the cent.
+Amount = Annotated[Decimal, Field(ge=0, le=Decimal(10) ** 12, allow_inf_nan=False)]
+Gigabytes = Annotated[Decimal, Field(ge=0, le=Decimal(10) ** 8, allow_inf_nan=False)]
+# Minutes of one job-related step: at most a month (31 days).
+Minutes = Annotated[Decimal, Field(ge=0, le=44_640, allow_inf_nan=False)]
+# Hours of one month: at most 744.
+MonthHours = Annotated[Decimal, Field(ge=0, le=744, allow_inf_nan=False)]
+Kilowatts = Annotated[Decimal, Field(ge=0, le=1000, allow_inf_nan=False)]
+# Counts of servers, GPUs or parts in one option: the largest clusters hold about 10^5 GPUs.
+Count = Annotated[int, Field(ge=1, le=100_000)]
+Months = Annotated[int, Field(ge=0, le=240)]
+Days = Annotated[int, Field(ge=0, le=36_600)]
 
 
 class _Strict(BaseModel):
@@ -40,7 +53,7 @@ class _Strict(BaseModel):
 class Price(_Strict):
     """An amount of money with the clause or quote it comes from (C5)."""
 
-    amount: NonNegative = Field(description="Amount in the file's currency.")
+    amount: Amount = Field(description="Amount in the file's currency.")
     currency: str | None = Field(
         default=None,
         pattern=r"^[A-Z]{3}$",
@@ -61,7 +74,7 @@ class LabourRole(_Strict):
     """Engineer time an option needs every month (C6: never zero)."""
 
     role: str = Field(min_length=1, description="Who does the work.")
-    hours_per_month: NonNegative = Field(description="Hours per month this option takes.")
+    hours_per_month: MonthHours = Field(description="Hours per month this option takes.")
     rate_per_hour: Price = Field(description="Cost of one hour of this role.")
 
 
@@ -102,7 +115,7 @@ class CapexItem(_Strict):
     kind: Literal["server", "network", "disks", "spares", "redundancy", "other"] = Field(
         description="server | network | disks | spares | redundancy | other."
     )
-    quantity: int = Field(default=1, ge=1, description="How many.")
+    quantity: Count = Field(default=1, description="How many.")
     unit_price: Price = Field(description="Price of one.")
     write_off_months: int | None = Field(
         default=None, ge=1, le=240, description="Override of the option's write-off period."
@@ -112,8 +125,8 @@ class CapexItem(_Strict):
 class Power(_Strict):
     """Electricity of the GPU servers (C9)."""
 
-    kw_per_server_busy: NonNegative = Field(description="Draw of one busy server, kW.")
-    kw_per_server_idle: NonNegative = Field(description="Draw of one idle server, kW.")
+    kw_per_server_busy: Kilowatts = Field(description="Draw of one busy server, kW.")
+    kw_per_server_idle: Kilowatts = Field(description="Draw of one idle server, kW.")
     pue: Decimal = Field(ge=1, le=5, allow_inf_nan=False, description="Power usage effectiveness.")
     price_per_kwh: Price = Field(description="Price of one kWh.")
 
@@ -122,13 +135,15 @@ class Colocation(_Strict):
     """Rack space in a data centre (C9)."""
 
     price_per_month: Price = Field(description="Rack, cooling, hands per month.")
-    commitment_months: int = Field(default=0, ge=0, description="Minimum term of the contract.")
+    commitment_months: Months = Field(default=0, description="Minimum term of the contract.")
 
 
 class Replacements(_Strict):
     """Parts replaced during the warranty's life (C9)."""
 
-    per_year: NonNegative = Field(description="Expected replacements per year.")
+    per_year: Annotated[Decimal, Field(ge=0, le=100_000, allow_inf_nan=False)] = Field(
+        description="Expected replacements per year."
+    )
     unit_cost: Price = Field(description="Cost of one replacement not covered by warranty.")
 
 
@@ -138,14 +153,16 @@ class OwnedExit(_Strict):
     resale_share: Decimal = Field(
         ge=0, le=1, allow_inf_nan=False, description="Share of the purchase price a buyer pays."
     )
-    weeks_to_shrink: NonNegative = Field(description="Weeks to sell, decommission, move jobs.")
+    weeks_to_shrink: Annotated[Decimal, Field(ge=0, le=520, allow_inf_nan=False)] = Field(
+        description="Weeks to sell, decommission, move jobs."
+    )
 
 
 class OwnedOption(_Option):
     """Servers the organisation buys (C4, C9)."""
 
-    servers: int = Field(ge=1, description="GPU servers in the pool.")
-    gpus_per_server: int = Field(ge=1, description="GPUs per server.")
+    servers: Count = Field(description="GPU servers in the pool.")
+    gpus_per_server: int = Field(ge=1, le=64, description="GPUs per server.")
     write_off_months: int = Field(ge=1, le=240, description="Months until written off.")
     capex: list[CapexItem] = Field(min_length=1, description="Everything bought.")
     power: Power = Field(description="Electricity.")
@@ -163,13 +180,15 @@ class OwnedOption(_Option):
 class RentedOption(_Option):
     """A dedicated pool rented by the month, billed whether used or not (C4, C10)."""
 
-    gpus: int = Field(ge=1, description="GPUs in the pool.")
+    gpus: Count = Field(description="GPUs in the pool.")
     price_per_gpu_hour: Price | None = Field(default=None, description="Per GPU per hour.")
     price_per_gpu_month: Price | None = Field(default=None, description="Per GPU per month.")
-    min_commitment_months: int = Field(ge=0, description="Minimum term.")
-    scale_down_step_gpus: int = Field(ge=0, description="GPUs releasable at a time (0: none).")
-    scale_down_notice_days: int = Field(ge=0, description="Notice before a release.")
-    storage_gb: NonNegative = Field(default=Decimal(0), description="Provisioned storage, GB.")
+    min_commitment_months: Months = Field(description="Minimum term.")
+    scale_down_step_gpus: int = Field(
+        ge=0, le=100_000, description="GPUs releasable at a time (0: none)."
+    )
+    scale_down_notice_days: Days = Field(description="Notice before a release.")
+    storage_gb: Gigabytes = Field(default=Decimal(0), description="Provisioned storage, GB.")
     storage_price_per_gb_month: Price | None = Field(default=None, description="Per GB-month.")
     egress_price_per_gb: Price | None = Field(default=None, description="Per GB out.")
 
@@ -183,16 +202,16 @@ class ManagedOption(_Option):
     """A managed fine-tuning service billed close to job time (C5)."""
 
     price_per_gpu_hour: Price = Field(description="Per GPU-hour of job time.")
-    billing_increment_minutes: NonNegative = Field(description="Job time is rounded up to this.")
-    startup_minutes_per_job: NonNegative = Field(description="Environment start-up per job.")
+    billing_increment_minutes: Minutes = Field(description="Job time is rounded up to this.")
+    startup_minutes_per_job: Minutes = Field(description="Environment start-up per job.")
     startup_billed: bool = Field(description="Whether start-up time is billed.")
-    loading_minutes_per_gb: NonNegative = Field(description="Data loading time per GB.")
+    loading_minutes_per_gb: Minutes = Field(description="Data loading time per GB.")
     loading_billed: bool = Field(description="Whether loading time is billed.")
     ingest_price_per_gb: Price | None = Field(default=None, description="Per GB loaded in.")
     storage_price_per_gb_month: Price = Field(description="Per GB-month stored.")
-    retention_days: int = Field(ge=0, description="Days job artifacts are kept.")
+    retention_days: Days = Field(description="Days job artifacts are kept.")
     endpoint_price_per_hour: Price | None = Field(default=None, description="Endpoint per hour.")
-    endpoint_hours_per_training: NonNegative = Field(
+    endpoint_hours_per_training: MonthHours = Field(
         default=Decimal(0), description="Hours an endpoint runs until deleted."
     )
     egress_price_per_gb: Price | None = Field(default=None, description="Per GB out.")
@@ -222,10 +241,10 @@ class HybridOption(_Strict):
 class DataVolumes(_Strict):
     """The team's data: what is stored, loaded and moved out."""
 
-    stored_gb: NonNegative = Field(description="Kept all the time (datasets, base weights).")
-    loaded_gb_per_job: NonNegative = Field(description="Loaded by each job.")
-    artifacts_gb_per_job: NonNegative = Field(description="Written by each job.")
-    egress_gb_per_training: NonNegative = Field(description="Moved out after each training.")
+    stored_gb: Gigabytes = Field(description="Kept all the time (datasets, base weights).")
+    loaded_gb_per_job: Gigabytes = Field(description="Loaded by each job.")
+    artifacts_gb_per_job: Gigabytes = Field(description="Written by each job.")
+    egress_gb_per_training: Gigabytes = Field(description="Moved out after each training.")
     source: str = Field(min_length=1, description="Where these volumes come from.")
 
 
@@ -405,7 +424,7 @@ def validate(cfg: CostsConfig, path: Path) -> CostsConfig:
     if first is None:
         return cfg
     loc, message, hint = first
-    root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    root = yaml_root(path)
     raise InputError(message, path=path, line=node_line(root, loc), field=dotted(loc), hint=hint)
 
 
