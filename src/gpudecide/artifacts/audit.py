@@ -10,6 +10,10 @@ detects every format without executing anything, and answers:
   revision, weights without optimizer state, files no open format explains, dangerous
   pickles, corrupt files, throttled egress (when read from a remote `--source`), and
   artifacts the plan declared but the export lacks;
+* pickle safety (A7) in two weights: `dangerous_pickle` (a deny-list callable: code execution
+  or system access) and `untrusted_pickle_import` (an import outside the weights-only allow
+  list), plus `pickle_frame_mismatch`, `pickle_not_scanned_too_large` and
+  `archive_not_scanned` (an archive or member that cannot be opened, so nothing vouches for it);
 * the A8 retention questions, answered from retention.yaml or listed as open.
 
 Every hazard is a stop factor (D5): the audit's verdict is `fail` and the CLI exits 1.
@@ -41,6 +45,10 @@ HazardId = Literal[
     "weights_without_optimizer_state",
     "unknown_format",
     "dangerous_pickle",
+    "untrusted_pickle_import",
+    "pickle_frame_mismatch",
+    "pickle_not_scanned_too_large",
+    "archive_not_scanned",
     "corrupt_file",
     "egress_throttled",
     "declared_artifact_missing",
@@ -172,6 +180,10 @@ def _hazard(hid: HazardId, path: str | None, detail: str) -> dict[str, Any]:
         "weights_without_optimizer_state": "A2, E5",
         "unknown_format": "E5",
         "dangerous_pickle": "A7",
+        "untrusted_pickle_import": "A7",
+        "pickle_frame_mismatch": "A7",
+        "pickle_not_scanned_too_large": "A7",
+        "archive_not_scanned": "A7, E5",
         "corrupt_file": "A4, E2",
         "egress_throttled": "E5, V1",
         "declared_artifact_missing": "E3",
@@ -425,42 +437,56 @@ def _export_refs(
     return refs
 
 
-def run(
-    export: Path,
-    *,
-    plan_path: Path | None = None,
-    source: str | None = None,
-    storage_options: dict[str, Any] | None = None,
-    retention_path: Path | None = None,
-    workspace_root: Path | None = None,
-    streams: int = 4,
-    workers: int | None = None,
-    on_bytes: ProgressFn | None = None,
-) -> AuditResult:
-    """Audit an export folder (or copy it from `source` into `export` first)."""
-    # Every input is validated before anything is copied or written.
+@dataclass
+class _Inputs:
+    """Validated inputs of one audit."""
+
+    plan: ExportPlan | None
+    policy_path: Path | None
+    policy: ret.LoadedPolicy | None
+
+
+def _load_inputs(
+    plan_path: Path | None, retention_path: Path | None, workspace_root: Path | None
+) -> _Inputs:
+    """Every input is validated before anything is copied or written."""
     plan = load_plan(plan_path) if plan_path is not None else None
     if retention_path is None and plan is not None and plan.retention and plan_path is not None:
         retention_path = plan_path.parent / plan.retention
     policy_path = ret.find(retention_path, workspace_root)
     policy = ret.load(policy_path) if policy_path is not None else None
-    egress = None
-    skipped: list[hashing.Skipped] = []
+    return _Inputs(plan, policy_path, policy)
+
+
+def _collect(
+    export: Path,
+    source: str | None,
+    storage_options: dict[str, Any] | None,
+    streams: int,
+    workers: int | None,
+    on_bytes: ProgressFn | None,
+) -> tuple[remote.Egress | None, list[hashing.FileDigest], list[hashing.Skipped]]:
+    """Copy from `source` (measuring egress) or hash the local folder."""
     if source is not None:
         egress = remote.fetch(
             source, export, storage_options or {}, streams=streams, on_bytes=on_bytes
         )
-        digests = egress.files
-    else:
-        if not export.exists():
-            raise InputError("no such directory", path=export)
-        if not export.is_dir():
-            raise InputError("not a directory", path=export, hint="audit a folder (the export)")
-        tree = hashing.hash_tree(export, workers=workers, on_bytes=on_bytes)
-        digests, skipped = tree.files, tree.skipped
-    det = formats.detect(export, [(d.path, d.size) for d in digests])
-    manifests = _read_manifests(export, det)
+        return egress, egress.files, []
+    if not export.exists():
+        raise InputError("no such directory", path=export)
+    if not export.is_dir():
+        raise InputError("not a directory", path=export, hint="audit a folder (the export)")
+    tree = hashing.hash_tree(export, workers=workers, on_bytes=on_bytes)
+    return None, tree.files, tree.skipped
 
+
+def _hazards(
+    det: formats.Detection,
+    manifests: list[tuple[str, dict[str, Any]]],
+    plan: ExportPlan | None,
+    digests: list[hashing.FileDigest],
+) -> list[dict[str, Any]]:
+    """Hazards from the files, the adapters, resumability and the plan's declared files."""
     hazards: list[dict[str, Any]] = []
     for f in det.findings:
         # format findings carry hazard ids too; an id outside the contract is a bug here
@@ -490,34 +516,29 @@ def run(
                 hazards.append(
                     _hazard("declared_artifact_missing", pattern, f"no file matches {pattern!r}")
                 )
-    egress_fig = None
-    if egress is not None:
-        egress_fig = _egress_figures(egress, plan)
-        window = egress_fig["migration_window_hours"]
-        limit = plan.max_migration_hours if plan else None
-        if limit is not None and window is not None and window > limit:
-            hazards.append(
-                _hazard(
-                    "egress_throttled",
-                    source,
-                    f"{egress_fig['throughput_mb_s']} MB/s measured: moving "
-                    f"{egress_fig['run_bytes'] / 1e9:.3f} GB takes {window:.2f} h, over the "
-                    f"plan's {limit} h",
-                )
-            )
-    layers = _layers(det, manifests, plan)
-    retention = _retention(policy, det, manifests)
-    best = _best_unit(det)
-    resumable_from = None
-    if best is not None and best.resumable:
-        resumable_from = {"path": best.path, "step": best.step, "epoch": best.epoch}
-    missing = [
-        f"{layer}.{i['name']}"
-        for layer, items in layers.items()
-        for i in items
-        if i["status"] == "missing"
-    ]
-    open_q = [q["id"] for q in retention["questions"] if q["status"] == "open"]
+    return hazards
+
+
+def _egress_hazard(
+    egress: remote.Egress | None, plan: ExportPlan | None, source: str | None
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """Egress figures and, when the plan's migration window is exceeded, its hazard."""
+    if egress is None:
+        return None, []
+    fig = _egress_figures(egress, plan)
+    window = fig["migration_window_hours"]
+    limit = plan.max_migration_hours if plan else None
+    if limit is None or window is None or window <= limit:
+        return fig, []
+    detail = (
+        f"{fig['throughput_mb_s']} MB/s measured: moving {fig['run_bytes'] / 1e9:.3f} GB "
+        f"takes {window:.2f} h, over the plan's {limit} h"
+    )
+    return fig, [_hazard("egress_throttled", source, detail)]
+
+
+def _notes(det: formats.Detection, skipped: list[hashing.Skipped]) -> list[str]:
+    """What a reader must know beyond the hazards."""
     notes: list[str] = [f"{s.path}: not audited ({s.reason})" for s in skipped]
     for report in det.files.values():
         if report.details.get("library_classes"):
@@ -533,11 +554,31 @@ def run(
         "A4: hashes prove integrity, not that the artifacts load: restore them and continue "
         "training elsewhere (E1)"
     )
-    stop = bool(hazards)
-    verdict: ev.Verdict = "fail" if stop else ("warn" if missing or open_q else "pass")
+    return notes
+
+
+def _verdict(
+    det: formats.Detection,
+    hazards: list[dict[str, Any]],
+    layers: dict[str, list[dict[str, Any]]],
+    retention: dict[str, Any],
+) -> tuple[ev.Verdict, str, list[str], dict[str, Any] | None]:
+    """Verdict, summary line, missing E2 items and the unit training resumes from."""
+    best = _best_unit(det)
+    resumable_from = None
+    if best is not None and best.resumable:
+        resumable_from = {"path": best.path, "step": best.step, "epoch": best.epoch}
+    missing = [
+        f"{layer}.{i['name']}"
+        for layer, items in layers.items()
+        for i in items
+        if i["status"] == "missing"
+    ]
+    open_q = [q["id"] for q in retention["questions"] if q["status"] == "open"]
+    verdict: ev.Verdict = "fail" if hazards else ("warn" if missing or open_q else "pass")
     if resumable_from:
         head = f"resumable from {resumable_from['path']} (step {resumable_from['step']})"
-    elif weights:
+    elif det.with_role("weights"):
         head = "weights only: not resumable"
     else:
         head = "no model weights found"
@@ -545,6 +586,34 @@ def run(
         f"{head}; {len(hazards)} hazard(s); {len(missing)} E2 item(s) missing; "
         f"{len(open_q)} A8 question(s) open"
     )
+    return verdict, summary, missing, resumable_from
+
+
+def run(
+    export: Path,
+    *,
+    plan_path: Path | None = None,
+    source: str | None = None,
+    storage_options: dict[str, Any] | None = None,
+    retention_path: Path | None = None,
+    workspace_root: Path | None = None,
+    streams: int = 4,
+    workers: int | None = None,
+    on_bytes: ProgressFn | None = None,
+) -> AuditResult:
+    """Audit an export folder (or copy it from `source` into `export` first)."""
+    inputs = _load_inputs(plan_path, retention_path, workspace_root)
+    plan = inputs.plan
+    egress, digests, skipped = _collect(export, source, storage_options, streams, workers, on_bytes)
+    det = formats.detect(export, [(d.path, d.size) for d in digests])
+    manifests = _read_manifests(export, det)
+    hazards = _hazards(det, manifests, plan, digests)
+    egress_fig, egress_hazards = _egress_hazard(egress, plan, source)
+    hazards += egress_hazards
+    layers = _layers(det, manifests, plan)
+    retention = _retention(inputs.policy, det, manifests)
+    verdict, summary, missing, resumable_from = _verdict(det, hazards, layers, retention)
+    notes = _notes(det, skipped)
     figures: dict[str, Any] = {
         "export": str(export),
         "source": source,
@@ -558,7 +627,7 @@ def run(
         "layers": layers,
         "missing": missing,
         "hazards": hazards,
-        "stop_factor": stop,
+        "stop_factor": bool(hazards),
         "egress": egress_fig,
         "retention": retention,
         "plan": str(plan_path) if plan_path else None,
@@ -566,9 +635,9 @@ def run(
         "summary": summary,
         "notes": notes,
     }
-    ws_root = workspace_root
-    inputs = _input_refs([p for p in (plan_path, policy_path) if p is not None], ws_root)
-    inputs += _export_refs(export, digests, ws_root)
+    used = [p for p in (plan_path, inputs.policy_path) if p is not None]
+    refs = _input_refs(used, workspace_root)
+    refs += _export_refs(export, digests, workspace_root)
     record = ev.Evidence(
         kind="audit",
         title=f"Export audit of {PurePosixPath(export.resolve()).name}",
@@ -577,6 +646,6 @@ def run(
         summary=summary,
         figures=figures,
         notes=notes,
-        inputs=inputs,
+        inputs=refs,
     )
     return AuditResult(figures=figures, record=record)

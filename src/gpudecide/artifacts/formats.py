@@ -18,21 +18,20 @@ from __future__ import annotations
 
 import json
 import re
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 import yaml
 
-from gpudecide.artifacts import gguf
+from gpudecide.artifacts import archives, gguf, numpy_files
 from gpudecide.artifacts import safetensors_header as st
 from gpudecide.artifacts.pickle_scan import PickleReport
 from gpudecide.artifacts.torch_files import (
     TorchInfo,
+    from_archive,
     inspect_distcp,
     inspect_pickle_file,
-    inspect_zip,
     is_pickle_head,
 )
 
@@ -102,7 +101,11 @@ _OPEN_BY_EXTENSION = {
 }
 _TEXT_EXTENSIONS = {".md", ".txt", ".py", ".sh", ".cfg", ".ini", ".toml", ".csv", ".tsv", ".log"}
 _HDF5 = b"\x89HDF\r\n\x1a\n"
-_NUMPY = b"\x93NUMPY"
+# Formats that are pickles underneath: torch, joblib, dill, scikit-learn's .sav, legacy .tar.
+_PICKLE_EXTS = {
+    ".pt", ".pth", ".bin", ".ckpt", ".pkl", ".pickle", ".joblib", ".dill", ".sav", ".p",
+    ".tar", ".pck", ".pkl3",
+}  # fmt: skip
 
 _ADAM_KEYS = {"exp_avg", "exp_avg_sq"}
 _OPT_MARKERS = ("exp_avg", "momentum_buffer", "param_groups", "optimizer_states")
@@ -396,16 +399,46 @@ def _pickle_roles(info: TorchInfo, report: FileReport) -> None:
                 report.details[key] = value
 
 
+def _names(lines: list[str], cap: int = 40) -> str:
+    shown = "; ".join(lines[:cap])
+    return shown + (f"; and {len(lines) - cap} more" if len(lines) > cap else "")
+
+
 def _pickle_findings(info: TorchInfo, report: FileReport) -> None:
+    """Hazards of a scanned pickle: deny list, outside the allow list, frames, size."""
     p = info.pickle
-    dangerous = p.dangerous
-    if dangerous:
-        report.findings.append(Finding("dangerous_pickle", report.path, "; ".join(dangerous[:5])))
+    path = report.path
+    if p.denied:
+        report.findings.append(
+            Finding("dangerous_pickle", path, "code execution on load: " + _names(p.denied))
+        )
+    if p.untrusted:
+        report.findings.append(
+            Finding(
+                "untrusted_pickle_import",
+                path,
+                "loading needs trust in code outside the weights-only allow list: "
+                + _names(p.untrusted),
+            )
+        )
+    if p.frame_issues:
+        report.findings.append(
+            Finding(
+                "pickle_frame_mismatch",
+                path,
+                "frame and opcode boundaries disagree, so scanners and the unpickler read "
+                "different programs: " + _names(p.frame_issues, 5),
+            )
+        )
+    if p.too_large:
+        report.findings.append(
+            Finding("pickle_not_scanned_too_large", path, f"not scanned: too large ({p.too_large})")
+        )
     problems = info.problems + p.problems
     if problems and info.container != "distcp":
-        report.findings.append(Finding("corrupt_file", report.path, "; ".join(problems[:3])))
+        report.findings.append(Finding("corrupt_file", path, "; ".join(problems[:3])))
     elif p.problems and info.container == "distcp":
-        report.findings.append(Finding("corrupt_file", report.path, "; ".join(p.problems[:3])))
+        report.findings.append(Finding("corrupt_file", path, "; ".join(p.problems[:3])))
     if p.library:
         report.details["library_classes"] = p.library
 
@@ -434,99 +467,11 @@ def _torch(path: Path, report: FileReport, info: TorchInfo) -> None:
 
 
 def _inspect(path: Path, rel: str, name: str, ext: str, report: FileReport) -> None:
-    size = report.size
-    head = _read_head(path) if size else b""
-    if ext == ".safetensors" or st.looks_like_safetensors(head, size):
-        report.format = "safetensors"
-        sinfo = st.inspect_file(path)
-        report.details.update(sinfo.summary())
-        if not sinfo.ok:
-            report.findings.append(Finding("corrupt_file", rel, "; ".join(sinfo.problems[:3])))
-        elif "weights" not in report.roles:
-            report.roles.append("weights")
-        return
-    if head.startswith(b"GGUF") or ext == ".gguf":
-        report.format = "gguf"
-        ginfo = gguf.inspect_file(path)
-        report.details.update(ginfo.summary())
-        if ginfo.problems:
-            report.findings.append(Finding("corrupt_file", rel, "; ".join(ginfo.problems[:3])))
-        else:
-            report.roles.append("weights")
-        return
-    if "dcp_data" in report.roles:
-        report.format = "dcp_data"
-        _torch(path, report, inspect_distcp(path))
-        return
-    if "dcp_metadata" in report.roles:
-        report.format = "dcp_metadata"
-        _torch(path, report, inspect_pickle_file(path))
-        return
-    if head.startswith(b"PK\x03\x04") or (head.startswith(b"PK") and ext in (".pt", ".ckpt")):
-        _zip(path, rel, ext, report)
-        return
-    if is_pickle_head(head) or (
-        ext in (".pt", ".pth", ".bin", ".ckpt", ".pkl", ".pickle") and size > 0
-    ):
-        if not (is_pickle_head(head) or head[:1] in (b"(", b"]", b"}", b"c", b"I", b"(")):
-            report.findings.append(
-                Finding(
-                    "unknown_format",
-                    rel,
-                    f"{ext} file that is neither a torch zip nor a pickle "
-                    f"(starts with {head[:8].hex()})",
-                )
-            )
+    """Strong headers first, then containers, then a pickle parse, then names."""
+    head = _read_head(path, 512) if report.size else b""
+    for step in (_by_header, _by_container, _by_pickle, _by_name):
+        if step(path, rel, ext, head, report):
             return
-        info = inspect_pickle_file(path)
-        report.format = "torch_legacy" if info.container == "legacy" else "pickle"
-        if ext == ".ckpt":
-            report.format = "lightning_ckpt"
-        _torch(path, report, info)
-        return
-    if head.startswith(_NUMPY):
-        report.format = "numpy"
-        return
-    if head.startswith(_HDF5):
-        report.format = "hdf5"
-        return
-    if ext == ".json":
-        report.format = "json"
-        data = _json_file(path, report)
-        if data is not None:
-            _json_details(rel, data, report)
-        return
-    if ext in (".yaml", ".yml"):
-        report.format = "yaml"
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) if size <= JSON_LIMIT else None
-        except (yaml.YAMLError, UnicodeDecodeError) as exc:
-            report.findings.append(
-                Finding("corrupt_file", rel, f"not valid YAML: {str(exc).splitlines()[0]}")
-            )
-            return
-        if isinstance(data, dict) and _looks_like_manifest(data):
-            report.roles.append("run_manifest")
-            report.details["run_id"] = data.get("run_id")
-        return
-    if name.lower() in ("tokenizer.model", "spiece.model", "sentencepiece.bpe.model"):
-        report.format = "sentencepiece"
-        return
-    if name.startswith("events.out.tfevents"):
-        report.format = "tensorboard_events"
-        return
-    if ext in _OPEN_BY_EXTENSION:
-        report.format = _OPEN_BY_EXTENSION[ext]
-        return
-    if size == 0:
-        report.format = "empty"
-        return
-    if ext in _TEXT_EXTENSIONS or _is_text(path):
-        report.format = "text"
-        if "deepspeed_latest" in report.roles:
-            tag = path.read_text(encoding="utf-8", errors="replace").strip()[:200]
-            report.details["tag"] = tag
-        return
     report.findings.append(
         Finding(
             "unknown_format",
@@ -537,29 +482,191 @@ def _inspect(path: Path, rel: str, name: str, ext: str, report: FileReport) -> N
     )
 
 
-def _zip(path: Path, rel: str, ext: str, report: FileReport) -> None:
+def _by_header(path: Path, rel: str, ext: str, head: bytes, report: FileReport) -> bool:
+    if ext == ".safetensors" or st.looks_like_safetensors(head, report.size):
+        report.format = "safetensors"
+        sinfo = st.inspect_file(path)
+        report.details.update(sinfo.summary())
+        if not sinfo.ok:
+            report.findings.append(Finding("corrupt_file", rel, "; ".join(sinfo.problems[:3])))
+        elif "weights" not in report.roles:
+            report.roles.append("weights")
+        return True
+    if head.startswith(b"GGUF") or ext == ".gguf":
+        report.format = "gguf"
+        ginfo = gguf.inspect_file(path)
+        report.details.update(ginfo.summary())
+        if ginfo.problems:
+            report.findings.append(Finding("corrupt_file", rel, "; ".join(ginfo.problems[:3])))
+        else:
+            report.roles.append("weights")
+        return True
+    if "dcp_data" in report.roles:
+        report.format = "dcp_data"
+        _torch(path, report, inspect_distcp(path))
+        return True
+    if "dcp_metadata" in report.roles:
+        report.format = "dcp_metadata"
+        _torch(path, report, inspect_pickle_file(path))
+        return True
+    if head.startswith(_HDF5):
+        report.format = "hdf5"
+        return True
+    return False
+
+
+def _by_container(path: Path, rel: str, ext: str, head: bytes, report: FileReport) -> bool:
+    """Zip, .npy, tar and compressed streams are opened; 7z and the like are hazards."""
+    if head.startswith(b"PK\x03\x04") or (head.startswith(b"PK") and ext in (".pt", ".ckpt")):
+        _zip(path, rel, ext, report)
+        return True
+    if head.startswith(numpy_files.MAGIC):
+        _npy(path, report)
+        return True
+    closed = archives.unopenable(head)
+    if closed:
+        report.format = closed.split()[0].lower()
+        report.findings.append(
+            Finding(
+                "archive_not_scanned",
+                rel,
+                f"{closed} cannot be opened here: what it holds is not scanned, and a "
+                "pickle inside would run on load",
+            )
+        )
+        return True
+    kind = archives.compression(head)
+    if kind is None and archives.is_tar(head):
+        kind = "tar"
+    if kind is None:
+        return False
+    arc = archives.inspect_tar(path) if kind == "tar" else archives.inspect_compressed(path, kind)
+    if not arc.pickle_members and not arc.damage and kind == "zlib":
+        return False  # 0x78 followed by a valid check byte can begin other files too
+    report.format = kind
+    _archive_findings(path, arc, report)
+    return True
+
+
+def _archive_findings(path: Path, arc: archives.ArchiveInfo, report: FileReport) -> None:
+    report.details.update(arc.summary())
+    if arc.pickle_members:
+        _torch(path, report, from_archive(arc))
+    elif arc.damage:
+        report.findings.append(Finding("corrupt_file", report.path, "; ".join(arc.damage[:3])))
+    if arc.not_scanned:
+        report.findings.append(
+            Finding(
+                "archive_not_scanned",
+                report.path,
+                "member(s) not scanned: " + "; ".join(arc.not_scanned[:5]),
+            )
+        )
+
+
+def _npy(path: Path, report: FileReport) -> None:
+    report.format = "numpy"
+    npy = numpy_files.inspect_file(path)
+    report.details.update(npy.summary())
+    if npy.pickle is not None:
+        _torch(path, report, TorchInfo("pickle", pickle=npy.pickle))
+    elif npy.problems:
+        report.findings.append(Finding("corrupt_file", report.path, "; ".join(npy.problems)))
+
+
+def _by_pickle(path: Path, rel: str, ext: str, head: bytes, report: FileReport) -> bool:
+    """A pickle is recognised by parsing it, whatever its name (joblib, dill, .sav, ...)."""
+    if not head:
+        return False
+    named = ext in _PICKLE_EXTS
+    info = inspect_pickle_file(path)
+    p = info.pickle
+    if not (p.pickles or p.hostile_anywhere() or is_pickle_head(head)):
+        if not named:
+            return False
+        if p.opcodes <= 1:
+            report.findings.append(
+                Finding(
+                    "unknown_format",
+                    rel,
+                    f"{ext} file that is neither a torch zip nor a pickle "
+                    f"(starts with {head[:8].hex()})",
+                )
+            )
+            return True
+    report.format = "torch_legacy" if info.container == "legacy" else "pickle"
+    if ext == ".ckpt":
+        report.format = "lightning_ckpt"
+    _torch(path, report, info)
+    return True
+
+
+def _by_name(path: Path, rel: str, ext: str, head: bytes, report: FileReport) -> bool:
+    name = PurePosixPath(rel).name
+    if ext == ".json":
+        report.format = "json"
+        data = _json_file(path, report)
+        if data is not None:
+            _json_details(rel, data, report)
+        return True
+    if ext in (".yaml", ".yml"):
+        _yaml(path, report)
+        return True
+    if name.lower() in ("tokenizer.model", "spiece.model", "sentencepiece.bpe.model"):
+        report.format = "sentencepiece"
+    elif name.startswith("events.out.tfevents"):
+        report.format = "tensorboard_events"
+    elif ext in _OPEN_BY_EXTENSION:
+        report.format = _OPEN_BY_EXTENSION[ext]
+    elif report.size == 0:
+        report.format = "empty"
+    elif ext in _TEXT_EXTENSIONS or _is_text(path):
+        report.format = "text"
+        if "deepspeed_latest" in report.roles:
+            tag = path.read_text(encoding="utf-8", errors="replace").strip()[:200]
+            report.details["tag"] = tag
+    else:
+        return False
+    return True
+
+
+def _yaml(path: Path, report: FileReport) -> None:
+    report.format = "yaml"
     try:
-        with zipfile.ZipFile(path) as archive:
-            names = archive.namelist()
-    except (zipfile.BadZipFile, EOFError, ValueError) as exc:
-        report.format = "zip"
-        report.findings.append(Finding("corrupt_file", rel, f"damaged zip archive: {exc}"))
+        text = path.read_text(encoding="utf-8") if report.size <= JSON_LIMIT else None
+        data = yaml.safe_load(text) if text is not None else None
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        report.findings.append(
+            Finding("corrupt_file", report.path, f"not valid YAML: {str(exc).splitlines()[0]}")
+        )
         return
+    if isinstance(data, dict) and _looks_like_manifest(data):
+        report.roles.append("run_manifest")
+        report.details["run_id"] = data.get("run_id")
+
+
+def _zip(path: Path, rel: str, ext: str, report: FileReport) -> None:
+    """A zip is scanned member by member, by content; its kind comes from its members."""
+    arc = archives.inspect_zip(path)
+    names = arc.members
     if any(n.endswith("data.pkl") for n in names):
         report.format = "lightning_ckpt" if ext == ".ckpt" else "torch_zip"
-        _torch(path, report, inspect_zip(path))
+        _archive_findings(path, arc, report)
         return
     if names and all(n.endswith(".npy") for n in names):
         report.format = "numpy_npz"
+        _archive_findings(path, arc, report)
         return
     report.format = "zip"
-    report.findings.append(
-        Finding(
-            "unknown_format",
-            rel,
-            f"zip archive of {len(names)} member(s) in no known model format",
+    _archive_findings(path, arc, report)
+    if not arc.pickle_members and not arc.damage and not arc.not_scanned:
+        report.findings.append(
+            Finding(
+                "unknown_format",
+                rel,
+                f"zip archive of {len(names)} member(s) in no known model format",
+            )
         )
-    )
 
 
 # ---- folders and units ------------------------------------------------------------------

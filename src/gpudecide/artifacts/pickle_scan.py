@@ -2,227 +2,54 @@
 
 A pickle is a small stack program; loading it imports the names its GLOBAL / STACK_GLOBAL /
 INST opcodes name and calls what REDUCE / NEWOBJ / OBJ / INST find on the stack. That is how
-a "checkpoint" runs `os.system`. Here `pickletools.genops` decodes the opcodes and a tiny
-abstract interpreter tracks which values are strings, which are imported names and which are
-memoised, so that STACK_GLOBAL operands fetched from the memo are still resolved (the usual
-evasion of naive scanners). Nothing is imported, nothing is called.
+a "checkpoint" runs `os.system`. Here the opcodes are read the way CPython's unpickler reads
+them, and a small abstract interpreter tracks which values are strings, which are imported
+names and which are memoised, so that STACK_GLOBAL operands fetched from the memo are still
+resolved (the usual evasion of naive scanners). Nothing is imported, nothing is called.
 
-Each imported name is classified like picklescan / modelscan do:
-* `safe`: the rebuild functions and containers torch / numpy / collections use for tensors
-  and plain data (the same ground `torch.load(weights_only=True)` accepts);
-* `library`: classes of the training libraries that write checkpoints (transformers'
-  `TrainingArguments`, accelerate's enums, torch.distributed.checkpoint metadata). Loading
-  them runs that library's constructor, not a command; they are listed, not flagged;
-* `dangerous`: known code execution (os/posix/subprocess/builtins.eval/exec/..., a
-  STACK_GLOBAL whose operands are computed, a call of a computed callable, copyreg
-  extension codes);
-* `unknown`: anything else. It is outside the allowlist, so it is reported as dangerous
-  too: the scanner cannot vet what importing it does.
+Frames (protocol 4+): `FRAME n` announces that the next n bytes hold whole opcodes. A
+well-formed pickle never lets an opcode straddle a frame's end. A hostile one does, and then
+readers disagree: `pickletools` and the C unpickler reading from memory go on contiguously,
+while the C unpickler reading a file-like object without `peek` (as `torch.load` does from a
+zip member) drops the rest of the frame and reads the opcode's argument from the frame's end
+(`_Unpickler_ReadImpl` in CPython's Modules/_pickle.c), so a payload can hide inside what a
+contiguous scan takes for a byte string. Every disagreement is reported, and the stream is
+then walked a second time the way that file reader would, so the hidden imports are named.
 
+Streaming and bounded: the stream is read through a fixed window; byte payloads are skipped
+(seek or discard), never held; strings longer than `MAX_STRING` are skipped as opaque.
+Past `MAX_OPS` opcodes the scan stops and says the pickle was not scanned to its end.
 A byte string that is no valid pickle gives problems, never an exception.
 """
 
 from __future__ import annotations
 
+import codecs
 import io
-import pickletools
-import re
+import struct
 from dataclasses import dataclass, field
-from typing import IO, Any, Literal, cast
+from typing import IO, Any
 
-Level = Literal["safe", "library", "dangerous", "unknown"]
+from gpudecide.artifacts.pickle_policy import GlobalRef, Level, classify
 
-MAX_OPS = 20_000_000
+__all__ = [
+    "MAX_OPS",
+    "BoundedReader",
+    "GlobalRef",
+    "Level",
+    "PickleReport",
+    "classify",
+    "scan_all",
+    "scan_bytes",
+    "scan_stream",
+]
+
+MAX_OPS = 60_000_000
 MAX_CONSTANTS = 200_000
 MAX_PROBLEMS = 20
-
-_SAFE_BUILTINS = {
-    "set",
-    "frozenset",
-    "bytearray",
-    "bytes",
-    "complex",
-    "slice",
-    "range",
-    "object",
-    "int",
-    "float",
-    "str",
-    "list",
-    "dict",
-    "tuple",
-    "bool",
-}
-
-_TORCH_DTYPES = {
-    "float32", "float", "float64", "double", "float16", "half", "bfloat16", "complex32",
-    "complex64", "complex128", "cfloat", "cdouble", "uint8", "uint16", "uint32", "uint64",
-    "int8", "int16", "short", "int32", "int", "int64", "long", "bool", "qint8", "quint8",
-    "qint32", "quint4x2", "quint2x4", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
-    "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn_x2", "bits8", "bits16",
-}  # fmt: skip
-
-_SAFE: dict[str, set[str] | Literal["*"]] = {
-    "collections": {"OrderedDict", "defaultdict", "deque", "Counter"},
-    "builtins": _SAFE_BUILTINS,
-    "__builtin__": _SAFE_BUILTINS,
-    "copyreg": {"_reconstructor"},
-    "copy_reg": {"_reconstructor"},
-    "_codecs": {"encode"},
-    "torch._utils": {
-        "_rebuild_tensor",
-        "_rebuild_tensor_v2",
-        "_rebuild_tensor_v3",
-        "_rebuild_parameter",
-        "_rebuild_parameter_with_state",
-        "_rebuild_sparse_tensor",
-        "_rebuild_nested_tensor",
-        "_rebuild_device_tensor_from_numpy",
-        "_rebuild_device_tensor_from_cpu_tensor",
-        "_rebuild_meta_tensor_no_storage",
-        "_rebuild_qtensor",
-        "_rebuild_wrapper_subclass",
-    },
-    "torch._tensor": {"_rebuild_from_type_v2"},
-    "torch.serialization": {"_get_layout"},
-    "torch": {"Size", "device", "Tensor", *_TORCH_DTYPES},
-    "torch.nn.parameter": {"Parameter"},
-    "numpy": {"dtype", "ndarray"},
-    "numpy.core.multiarray": {"_reconstruct", "scalar"},
-    "numpy._core.multiarray": {"_reconstruct", "scalar"},
-    "pathlib": {"PosixPath", "PurePosixPath", "WindowsPath", "PureWindowsPath", "Path"},
-    "datetime": {"datetime", "date", "time", "timedelta", "timezone"},
-    "decimal": {"Decimal"},
-    "uuid": {"UUID"},
-}
-_TORCH_STORAGE = re.compile(r"^[A-Za-z0-9]*Storage$")
-_NUMPY_DTYPES = re.compile(r"^[A-Za-z0-9]+DType$")
-
-# Training libraries whose checkpoint files pickle their own classes. Only class names (an
-# initial capital, no dotted attribute) count: a function of the same module is unknown.
-_LIBRARY_PREFIXES = (
-    "transformers.",
-    "accelerate.",
-    "peft.",
-    "trl.",
-    "lightning.",
-    "pytorch_lightning.",
-    "lightning_fabric.",
-    "deepspeed.",
-    "torch.distributed.checkpoint.",
-    "torch.optim.lr_scheduler",
-    "torch.amp.grad_scaler",
-    "torch.cuda.amp.grad_scaler",
-    "omegaconf.",
-    "argparse",
-)
-_CLASS_NAME = re.compile(r"^_?[A-Z][A-Za-z0-9_]*$")
-
-# Known code execution or file/network access (after picklescan's and modelscan's lists).
-_DANGEROUS_MODULES = {
-    "os", "posix", "nt", "subprocess", "_posixsubprocess", "_winapi", "sys", "pty", "commands",
-    "socket", "ssl", "urllib", "http", "httplib", "ftplib", "smtplib", "telnetlib", "requests",
-    "httpx", "aiohttp", "asyncio", "code", "codeop", "importlib", "runpy", "pkgutil",
-    "pickle", "_pickle", "cPickle", "marshal", "shelve", "dill", "cloudpickle", "joblib",
-    "ctypes", "cffi", "shutil", "tempfile", "glob", "io", "_io", "fileinput", "pdb", "bdb",
-    "timeit", "trace", "cProfile", "profile", "pydoc", "webbrowser", "venv", "ensurepip",
-    "pip", "setuptools", "distutils", "multiprocessing", "threading", "_thread", "signal",
-    "types", "inspect", "linecache", "zipimport", "gc", "idlelib", "lib2to3", "doctest",
-    "numpy.f2py", "numpy.testing", "numpy.distutils", "torch.hub", "torch.jit",
-    "torch._inductor", "torch._dynamo", "torch.package", "torch.utils.cpp_extension",
-    "torch.utils.collect_env", "torch.utils.bottleneck", "yaml",
-}  # fmt: skip
-_DANGEROUS_NAMES = {
-    ("functools", "partial"),
-    ("functools", "reduce"),
-    ("operator", "attrgetter"),
-    ("operator", "itemgetter"),
-    ("operator", "methodcaller"),
-    ("torch", "load"),
-    ("torch.serialization", "load"),
-    ("torch.storage", "_load_from_bytes"),
-    ("numpy", "load"),
-    ("numpy", "loads"),
-    ("numpy", "fromfile"),
-    ("pandas", "read_pickle"),
-}
-
-
-@dataclass(frozen=True)
-class GlobalRef:
-    """A name the pickle imports, with its classification."""
-
-    module: str
-    name: str
-    level: Level
-    reason: str = ""
-
-    @property
-    def dotted(self) -> str:
-        """`module.name`."""
-        return f"{self.module}.{self.name}"
-
-
-def classify(module: str, name: str) -> tuple[Level, str]:
-    """Classify one imported name (see the module docstring)."""
-    parts = module.split(".")
-    for i in range(len(parts), 0, -1):
-        if ".".join(parts[:i]) in _DANGEROUS_MODULES:
-            return "dangerous", f"{module} can run commands or touch files and the network"
-    if (module, name) in _DANGEROUS_NAMES:
-        return "dangerous", f"{module}.{name} loads or calls other code"
-    if module in ("builtins", "__builtin__"):
-        if name in _SAFE_BUILTINS:
-            return "safe", ""
-        return "dangerous", f"builtins.{name} can evaluate code or reach any object"
-    allowed = _SAFE.get(module)
-    if allowed == "*" or (allowed is not None and name in allowed):
-        return "safe", ""
-    if module == "torch" and _TORCH_STORAGE.match(name):
-        return "safe", ""
-    if module == "numpy.dtypes" and _NUMPY_DTYPES.match(name):
-        return "safe", ""
-    if _CLASS_NAME.match(name) and any(
-        module == p.rstrip(".") or module.startswith(p) for p in _LIBRARY_PREFIXES
-    ):
-        return "library", f"class of {module.split('.')[0]}: loading runs its constructor"
-    return "unknown", "not on the allowlist: importing it runs code the scan cannot vet"
-
-
-class _Mark:
-    pass
-
-
-class _Opaque:
-    pass
-
-
-MARK = _Mark()
-OPAQUE = _Opaque()
-
-_STRING_OPS = {
-    "STRING",
-    "BINSTRING",
-    "SHORT_BINSTRING",
-    "UNICODE",
-    "BINUNICODE",
-    "SHORT_BINUNICODE",
-    "BINUNICODE8",
-}
-_CONST_OPS = {
-    "INT",
-    "BININT",
-    "BININT1",
-    "BININT2",
-    "LONG",
-    "LONG1",
-    "LONG4",
-    "FLOAT",
-    "BINFLOAT",
-    "NEWTRUE",
-    "NEWFALSE",
-    "NONE",
-}
+MAX_STRING = 1 << 16
+MAX_LINE = 1 << 20
+CHUNK = 1 << 20
 
 
 @dataclass
@@ -233,6 +60,8 @@ class PickleReport:
     findings: list[dict[str, str]] = field(default_factory=list)
     constants: list[Any] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    frame_issues: list[str] = field(default_factory=list)
+    too_large: str | None = None
     pickles: int = 0
     opcodes: int = 0
     protocol: int | None = None
@@ -256,6 +85,11 @@ class PickleReport:
         if len(self.problems) < MAX_PROBLEMS:
             self.problems.append(problem)
 
+    def add_frame_issue(self, issue: str) -> None:
+        """A place where frame and opcode boundaries disagree (bounded)."""
+        if issue not in self.frame_issues and len(self.frame_issues) < MAX_PROBLEMS:
+            self.frame_issues.append(issue)
+
     def merge(self, other: PickleReport) -> None:
         """Fold another stream's report in (several pickles of one file)."""
         for g in other.globals:
@@ -267,21 +101,29 @@ class PickleReport:
             self.constants.extend(other.constants[:room])
         for p in other.problems:
             self.add_problem(p)
+        for issue in other.frame_issues:
+            self.add_frame_issue(issue)
+        self.too_large = self.too_large or other.too_large
         self.pickles += other.pickles
         self.opcodes += other.opcodes
         if self.protocol is None:
             self.protocol = other.protocol
 
     @property
+    def denied(self) -> list[str]:
+        """Deny-list imports and constructs: known code execution, one line each."""
+        out = [f"imports {g.dotted} ({g.reason})" for g in self.globals if g.level == "dangerous"]
+        return out + [f"{f['what']}: {f['detail']}" for f in self.findings]
+
+    @property
+    def untrusted(self) -> list[str]:
+        """Imports outside the weights-only allow list (loading needs trust in that code)."""
+        return [f"imports {g.dotted} ({g.reason})" for g in self.globals if g.level == "untrusted"]
+
+    @property
     def dangerous(self) -> list[str]:
-        """Everything that makes loading this pickle unsafe, one line each."""
-        out = [
-            f"imports {g.dotted} ({g.reason})"
-            for g in self.globals
-            if g.level in ("dangerous", "unknown")
-        ]
-        out += [f"{f['what']}: {f['detail']}" for f in self.findings]
-        return out
+        """Everything that makes loading this pickle unsafe: deny list, then untrusted."""
+        return self.denied + self.untrusted
 
     @property
     def library(self) -> list[str]:
@@ -306,7 +148,7 @@ class PickleReport:
 
     def summary(self) -> dict[str, Any]:
         """Machine form for the audit's `formats`."""
-        return {
+        body: dict[str, Any] = {
             "pickles": self.pickles,
             "opcodes": self.opcodes,
             "protocol": self.protocol,
@@ -317,33 +159,63 @@ class PickleReport:
             "dangerous": self.dangerous,
             "problems": list(self.problems),
         }
+        if self.frame_issues:
+            body["frame_issues"] = list(self.frame_issues)
+        if self.too_large:
+            body["too_large"] = self.too_large
+        return body
+
+    def hostile_anywhere(self) -> bool:
+        """A deny-list import with importable names, or a frame disagreement, was seen."""
+        named = any(g.level == "dangerous" and g.importable for g in self.globals)
+        return named or bool(self.frame_issues)
 
 
 class BoundedReader:
     """A read-only view of a stream that never reads past `limit` bytes.
 
-    pickletools trusts the lengths written in the stream; a hostile BINBYTES8 claiming
-    2**63 bytes would otherwise make the scanner allocate that much. Reads are clamped to
-    what is really left.
+    A hostile BINBYTES8 may claim 2**63 bytes; reads and skips are clamped to what is
+    really left, so nothing allocates or seeks by what the stream claims.
     """
 
     def __init__(self, raw: Any, limit: int) -> None:
         self._raw = raw
-        self._left = limit
+        self._left = max(limit, 0)
         self._pos = 0
+        try:
+            self._seekable = bool(raw.seekable())
+        except (AttributeError, OSError, ValueError):
+            self._seekable = False
 
     def read(self, n: int = -1) -> bytes:
         """Read at most `n` bytes (all that is left when negative), clamped to the limit."""
         if n is None or n < 0 or n > self._left:
             n = self._left
-        data = self._raw.read(n) if n > 0 else b""
+        data: bytes = self._raw.read(n) if n > 0 else b""
         self._left -= len(data)
         self._pos += len(data)
         return data
 
+    def skip(self, n: int) -> int:
+        """Move `n` bytes on without keeping them; the count really skipped."""
+        n = min(n, self._left)
+        if self._seekable and n > CHUNK:
+            before = self._raw.tell()
+            done = int(self._raw.seek(n, io.SEEK_CUR)) - int(before)  # a slice clamps
+        else:
+            done = 0
+            while done < n:
+                got = len(self._raw.read(min(CHUNK, n - done)))
+                if not got:
+                    break
+                done += got
+        self._left -= done
+        self._pos += done
+        return done
+
     def readline(self, size: int = -1) -> bytes:
         """One line, clamped to the limit (and to 1 MiB: no text opcode needs more)."""
-        cap = min(self._left, 1 << 20)
+        cap = min(self._left, MAX_LINE)
         if size is not None and 0 <= size < cap:
             cap = size
         data: bytes = self._raw.readline(cap)
@@ -365,34 +237,218 @@ class _Malformed(Exception):
     pass
 
 
+class _Stop(Exception):
+    pass
+
+
+class _Window:
+    """The stream seen through a read window, with the unpickler's frame bookkeeping.
+
+    Offsets are absolute from the stream's start. `frame_end` is the end of the current
+    frame (-1: none). In `discard` mode a read that does not fit in the rest of the frame
+    drops that rest and reads from the frame's end, as the C unpickler does on a file
+    without `peek`; in contiguous mode it reads on, as `pickletools` and `pickle.loads` do.
+    Both modes record the disagreement.
+    """
+
+    def __init__(self, reader: BoundedReader, report: PickleReport, discard: bool) -> None:
+        self.reader = reader
+        self.report = report
+        self.discard = discard
+        self.buf = b""
+        self.i = 0
+        self.base = 0  # absolute offset of buf[0]
+        self.frame_end = -1
+        self.crossed: list[int] = []
+
+    @property
+    def pos(self) -> int:
+        return self.base + self.i
+
+    def _fill(self, n: int) -> bool:
+        """Make at least `n` bytes available from `i`; False when the stream ends first."""
+        have = len(self.buf) - self.i
+        if have >= n:
+            return True
+        more = self.reader.read(max(CHUNK, n - have))
+        self.base += self.i
+        self.buf = self.buf[self.i :] + more
+        self.i = 0
+        return len(self.buf) >= n
+
+    def _frame_check(self, n: int) -> None:
+        """Before a read of n bytes: apply and record what the frame says about it."""
+        end = self.frame_end
+        if end < 0:
+            return
+        pos = self.pos
+        if pos >= end:
+            self.frame_end = -1
+            return
+        if pos + n <= end:
+            return
+        self.report.add_frame_issue(
+            f"a read of {n} byte(s) at offset {pos} runs past the frame ending at {end}"
+        )
+        self.crossed.append(pos)
+        self.frame_end = -1
+        if self.discard:
+            self.skip(end - pos)
+
+    def read(self, n: int) -> bytes:
+        """`_Unpickler_Read`: n bytes, frame rules applied."""
+        self._frame_check(n)
+        if not self._fill(n):
+            raise _Malformed("pickle data was truncated")
+        data = self.buf[self.i : self.i + n]
+        self.i += n
+        return data
+
+    def byte(self) -> int:
+        """One opcode byte; -1 at the end of the stream."""
+        if self.frame_end >= 0 and self.pos >= self.frame_end:
+            self.frame_end = -1
+        if self.i >= len(self.buf) and not self._fill(1):
+            return -1
+        b = self.buf[self.i]
+        self.i += 1
+        return b
+
+    def readline(self) -> bytes:
+        """`_Unpickler_Readline`: up to and including the newline, frame rules applied."""
+        end = self.frame_end
+        if end >= 0:
+            pos = self.pos
+            if pos >= end:
+                self.frame_end = -1
+            else:
+                look = min(end - pos, MAX_LINE + 1)
+                self._fill(look)
+                if self.buf.find(b"\n", self.i, self.i + look) < 0 and look == end - pos:
+                    self._frame_check(end - pos + 1)
+        while True:
+            stop = self.buf.find(b"\n", self.i)
+            if stop >= 0:
+                line = self.buf[self.i : stop + 1]
+                self.i = stop + 1
+                return line
+            have = len(self.buf) - self.i
+            if have > MAX_LINE:
+                raise _Malformed("a text opcode's line is longer than 1 MiB")
+            if not self._fill(have + 1):
+                raise _Malformed("pickle data was truncated inside a text line")
+
+    def read_or_skip(self, n: int) -> bytes | None:
+        """A counted string read with `_Unpickler_Read`: kept when short, else skipped."""
+        if n <= MAX_STRING:
+            return self.read(n)
+        self._frame_check(n)
+        self.skip(n)
+        return None
+
+    def payload(self, n: int) -> None:
+        """`_Unpickler_ReadInto` (byte payloads): contiguous, frame or not; skipped."""
+        if self.frame_end >= 0 and self.pos + n >= self.frame_end:
+            self.frame_end = -1  # a payload may run out of its frame: the reader goes on
+        self.skip(n)
+
+    def skip(self, n: int) -> None:
+        have = len(self.buf) - self.i
+        if n <= have:
+            self.i += n
+            return
+        rest = n - have
+        self.base += len(self.buf)
+        self.buf, self.i = b"", 0
+        if self.reader.skip(rest) < rest:
+            raise _Malformed("pickle data was truncated (a length runs past the end)")
+        self.base += rest
+
+
+class _Mark:
+    __slots__ = ()
+
+
+class _Opaque:
+    __slots__ = ()
+
+
+MARK = _Mark()
+OPAQUE = _Opaque()
+
+# Opcode groups (dispatch ids) and their fixed argument sizes.
+(
+    _G_PUSH, _G_POP_PUSH, _G_MARK_PUSH, _G_MARK_POP, _G_CONST_FIXED, _G_STR_COUNTED,
+    _G_BYTES_COUNTED, _G_MEMO_PUT, _G_MEMO_GET, _G_CALL, _G_SPECIAL,
+) = range(11)  # fmt: skip
+
+_FIXED_INT = {0x4A: ("<i", 4), 0x4B: ("<B", 1), 0x4D: ("<H", 2)}
+
+
+def _table() -> dict[int, tuple[int, int, int]]:
+    """opcode -> (group, pops, pushes) for the generic groups; arguments are read per op."""
+    t: dict[int, tuple[int, int, int]] = {}
+    for c in b"}])\x8f\x88\x89N\x97":  # EMPTY_DICT/LIST/TUPLE/SET, TRUE, FALSE, NONE, NEXT_BUFFER
+        t[c] = (_G_PUSH, 0, 1)
+    for c, pops, pushes in (
+        (0x85, 1, 1), (0x86, 2, 1), (0x87, 3, 1),  # TUPLE1/2/3
+        (ord("a"), 1, 0), (ord("s"), 2, 0), (ord("b"), 1, 0),  # APPEND, SETITEM, BUILD
+        (ord("Q"), 1, 1), (0x98, 1, 1),  # BINPERSID, READONLY_BUFFER
+    ):  # fmt: skip
+        t[c] = (_G_POP_PUSH, pops, pushes)
+    for c in b"dlt\x91":  # DICT, LIST, TUPLE, FROZENSET: items from the mark -> one value
+        t[c] = (_G_MARK_PUSH, 0, 1)
+    for c in b"eu\x901":  # APPENDS, SETITEMS, ADDITEMS, POP_MARK: items into what is below
+        t[c] = (_G_MARK_POP, 0, 0)
+    for c in (0x4A, 0x4B, 0x4D, ord("G")):
+        t[c] = (_G_CONST_FIXED, 0, 1)
+    for c in (ord("T"), ord("U"), ord("X"), 0x8C, 0x8D):
+        t[c] = (_G_STR_COUNTED, 0, 1)
+    for c in (ord("B"), ord("C"), 0x8E, 0x96, 0x8A, 0x8B):
+        t[c] = (_G_BYTES_COUNTED, 0, 1)
+    for c in (ord("q"), ord("r"), 0x94, ord("p")):
+        t[c] = (_G_MEMO_PUT, 0, 0)
+    for c in (ord("h"), ord("j"), ord("g")):
+        t[c] = (_G_MEMO_GET, 0, 1)
+    for c in (ord("R"), 0x81, 0x92, ord("o")):
+        t[c] = (_G_CALL, 0, 1)
+    for c in b"(.02FILSVPci\x80\x82\x83\x84\x93\x95":
+        t[c] = (_G_SPECIAL, 0, 0)
+    return t
+
+
+_TABLE = _table()
+_COUNT_SIZE = {
+    ord("T"): ("<i", 4), ord("U"): ("<B", 1), ord("X"): ("<I", 4), 0x8C: ("<B", 1),
+    0x8D: ("<Q", 8), ord("B"): ("<I", 4), ord("C"): ("<B", 1), 0x8E: ("<Q", 8),
+    0x96: ("<Q", 8), 0x8A: ("<B", 1), 0x8B: ("<i", 4),
+}  # fmt: skip
+_OP_NAMES = {0x52: "REDUCE", 0x81: "NEWOBJ", 0x92: "NEWOBJ_EX", 0x6F: "OBJ"}
+
+
 class _Interpreter:
     """Abstract stack machine: strings and imports are tracked, everything else is opaque."""
 
-    def __init__(self, report: PickleReport) -> None:
+    def __init__(self, report: PickleReport, window: _Window) -> None:
         self.report = report
+        self.w = window
         self.stack: list[Any] = []
-        self.memo: dict[Any, Any] = {}
+        self.memo: dict[int, Any] = {}
 
+    # -- stack helpers (C unpickler semantics: underflow stops the load) ------------------
     def pop(self) -> Any:
-        if not self.stack:
-            raise _Malformed("stack underflow (not a valid pickle)")
+        if not self.stack or self.stack[-1] is MARK:
+            raise _Malformed("unpickling stack underflow")
         return self.stack.pop()
 
-    def top(self) -> Any:
-        if not self.stack:
-            raise _Malformed("memo store with an empty stack")
-        return self.stack[-1]
-
     def pop_to_mark(self) -> list[Any]:
-        items: list[Any] = []
-        while True:
-            if not self.stack:
-                raise _Malformed("no MARK on the stack")
-            value = self.stack.pop()
-            if value is MARK:
-                items.reverse()
+        stack = self.stack
+        for k in range(len(stack) - 1, -1, -1):
+            if stack[k] is MARK:
+                items = stack[k + 1 :]
+                del stack[k:]
                 return items
-            items.append(value)
+        raise _Malformed("could not find MARK")
 
     def note_import(self, module: str, name: str) -> GlobalRef:
         level, reason = classify(module, name)
@@ -412,158 +468,370 @@ class _Interpreter:
         if len(self.report.constants) < MAX_CONSTANTS:
             self.report.constants.append(value)
 
-    def step(self, op: Any, arg: Any) -> bool:
-        """Apply one opcode; True at STOP."""
-        name = op.name
-        if name in _STRING_OPS:
-            value = arg.decode("latin-1") if isinstance(arg, bytes) else arg
-            self.stack.append(value)
+    # -- the walk ------------------------------------------------------------------------
+    def run(self, max_ops: int) -> bool:
+        """Interpret opcodes up to STOP; True at STOP. Raises _Malformed on invalid input."""
+        w, stack, report = self.w, self.stack, self.report
+        table, count_size, unpack = _TABLE, _COUNT_SIZE, struct.unpack
+        ops = report.opcodes
+        try:
+            while True:
+                code = w.byte()
+                if code < 0:
+                    raise _Malformed("pickle ended without STOP (truncated?)")
+                ops += 1
+                if ops > max_ops:
+                    report.too_large = f"more than {max_ops:,} opcodes: not scanned to the end"
+                    raise _Stop
+                entry = table.get(code)
+                if entry is None:
+                    raise _Malformed(f"invalid load key {code:#04x} at offset {w.pos - 1}")
+                group = entry[0]
+                if group == _G_PUSH:
+                    stack.append(OPAQUE)
+                elif group == _G_CONST_FIXED:
+                    if code == 0x47:  # BINFLOAT
+                        value: Any = unpack(">d", w.read(8))[0]
+                    else:
+                        fmt, size = _FIXED_INT[code]
+                        value = unpack(fmt, w.read(size))[0]
+                    stack.append(OPAQUE)
+                    self.const(value)
+                elif group == _G_MEMO_PUT:
+                    self.memo_put(code)
+                elif group == _G_MARK_POP:
+                    self.pop_to_mark()
+                    if code != 0x31 and not stack:  # APPENDS/SETITEMS need their target
+                        raise _Malformed("unpickling stack underflow")
+                elif group == _G_POP_PUSH:
+                    for _ in range(entry[1]):
+                        self.pop()
+                    if entry[2]:
+                        stack.append(OPAQUE)
+                elif group == _G_STR_COUNTED:
+                    fmt, size = count_size[code]
+                    n = unpack(fmt, w.read(size))[0]
+                    if n < 0:
+                        raise _Malformed("negative string length")
+                    self.push_string(w.read_or_skip(n), code)
+                elif group == _G_BYTES_COUNTED:
+                    fmt, size = count_size[code]
+                    n = unpack(fmt, w.read(size))[0]
+                    if n < 0:
+                        raise _Malformed("negative byte count")
+                    if code in (0x8A, 0x8B):  # LONG1 / LONG4 use Read
+                        data = w.read_or_skip(n)
+                        value = int.from_bytes(data, "little", signed=True) if data else 0
+                        stack.append(OPAQUE)
+                        self.const(value)
+                    else:
+                        w.payload(n)
+                        stack.append(OPAQUE)
+                elif group == _G_MEMO_GET:
+                    self.memo_get(code)
+                elif group == _G_MARK_PUSH:
+                    self.pop_to_mark()
+                    stack.append(OPAQUE)
+                elif group == _G_CALL:
+                    self.reduce(code)
+                elif self.special(code):
+                    report.opcodes = ops
+                    return True
+        finally:
+            report.opcodes = ops
+
+    def push_string(self, raw: bytes | None, code: int) -> None:
+        if raw is None:
+            self.stack.append(OPAQUE)
+            return
+        if code in (0x54, 0x55):
+            value = raw.decode("latin-1")
+        else:
+            try:
+                value = raw.decode("utf-8", "surrogatepass")
+            except UnicodeDecodeError as exc:
+                raise _Malformed(f"invalid UTF-8 in a string: {exc.reason}") from exc
+        self.stack.append(value)
+        self.const(value)
+
+    def memo_put(self, code: int) -> None:
+        w = self.w
+        if code == 0x71:
+            key = w.read(1)[0]
+        elif code == 0x72:
+            key = struct.unpack("<I", w.read(4))[0]
+        elif code == 0x94:
+            key = len(self.memo)
+        else:
+            key = self.int_line(w.readline())
+        if not self.stack or self.stack[-1] is MARK:
+            raise _Malformed("memo store with an empty stack")
+        self.memo[key] = self.stack[-1]
+
+    def memo_get(self, code: int) -> None:
+        w = self.w
+        if code == 0x68:
+            key = w.read(1)[0]
+        elif code == 0x6A:
+            key = struct.unpack("<I", w.read(4))[0]
+        else:
+            key = self.int_line(w.readline())
+        if key not in self.memo:
+            raise _Malformed(f"memo key {key!r} used before it was stored")
+        self.stack.append(self.memo[key])
+
+    @staticmethod
+    def int_line(line: bytes) -> int:
+        try:
+            return int(line[:-1])
+        except ValueError as exc:
+            raise _Malformed("a text opcode's number is not a number") from exc
+
+    def reduce(self, code: int) -> None:
+        name = _OP_NAMES[code]
+        if code == 0x6F:  # OBJ
+            items = self.pop_to_mark()
+            if not items:
+                raise _Malformed("OBJ without a class")
+            self.call(items[0], name)
+        else:
+            self.pop()
+            if code == 0x92:
+                self.pop()
+            self.call(self.pop(), name)
+        self.stack.append(OPAQUE)
+
+    def text_const(self, code: int, line: bytes) -> Any:
+        body = line[:-1]
+        try:
+            if code == 0x49:  # INT: "00"/"01" are the protocol-0 booleans
+                return int(body)
+            if code == 0x4C:
+                return int(body[:-1] if body.endswith(b"L") else body)
+            return float(body)
+        except ValueError as exc:
+            raise _Malformed("a text opcode's number is not a number") from exc
+
+    def text_string(self, code: int, line: bytes) -> str:
+        body = line[:-1]
+        if code == 0x56:  # UNICODE
+            return body.decode("raw-unicode-escape")
+        if len(body) < 2 or body[:1] != body[-1:] or body[:1] not in (b"'", b'"'):
+            raise _Malformed("the STRING opcode argument must be quoted")
+        decoded: bytes = codecs.escape_decode(body[1:-1])[0]
+        return decoded.decode("latin-1")
+
+    def global_names(self) -> tuple[str, str]:
+        try:
+            module = self.w.readline()[:-1].decode("utf-8")
+            name = self.w.readline()[:-1].decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _Malformed("a GLOBAL name is not UTF-8") from exc
+        return module, name
+
+    def special(self, code: int) -> bool:
+        """The opcodes with their own rules; True at STOP."""
+        stack, w = self.stack, self.w
+        if code == 0x28:  # MARK
+            stack.append(MARK)
+        elif code == 0x2E:  # STOP
+            self.pop()
+            return True
+        elif code == 0x30:  # POP: the C unpickler pops a MARK too
+            if not stack:
+                raise _Malformed("unpickling stack underflow")
+            stack.pop()
+        elif code == 0x32:  # DUP
+            if not stack or stack[-1] is MARK:
+                raise _Malformed("unpickling stack underflow")
+            stack.append(stack[-1])
+        elif code in (0x46, 0x49, 0x4C):  # FLOAT, INT, LONG
+            stack.append(OPAQUE)
+            self.const(self.text_const(code, w.readline()))
+        elif code in (0x53, 0x56):  # STRING, UNICODE
+            try:
+                value = self.text_string(code, w.readline())
+            except (UnicodeDecodeError, ValueError) as exc:
+                raise _Malformed(f"a text string does not decode: {str(exc)[:80]}") from exc
+            stack.append(value)
             self.const(value)
-        elif name in _CONST_OPS:
-            self.stack.append(OPAQUE)
-            self.const(arg)
-        elif name == "MARK":
-            self.stack.append(MARK)
-        elif name == "GLOBAL":
-            module, _, gname = str(arg).partition(" ")
-            self.stack.append(self.note_import(module, gname))
-        elif name == "INST":
-            module, _, gname = str(arg).partition(" ")
-            self.note_import(module, gname)
+        elif code == 0x50:  # PERSID
+            w.readline()
+            stack.append(OPAQUE)
+        elif code == 0x63:  # GLOBAL
+            stack.append(self.note_import(*self.global_names()))
+        elif code == 0x69:  # INST: import, then call it with the items above the mark
+            module, name = self.global_names()
+            self.note_import(module, name)
             self.pop_to_mark()
-            self.stack.append(OPAQUE)
-        elif name == "STACK_GLOBAL":
+            stack.append(OPAQUE)
+        elif code == 0x93:  # STACK_GLOBAL
             gname, module = self.pop(), self.pop()
             if isinstance(module, str) and isinstance(gname, str):
-                self.stack.append(self.note_import(module, gname))
+                stack.append(self.note_import(module, gname))
             else:
                 self.report.add_finding(
                     "STACK_GLOBAL with computed operands",
                     "the imported name is built at load time, so it cannot be vetted",
                 )
-                self.stack.append(OPAQUE)
-        elif name in ("PUT", "BINPUT", "LONG_BINPUT"):
-            self.memo[arg] = self.top()
-        elif name == "MEMOIZE":
-            self.memo[len(self.memo)] = self.top()
-        elif name in ("GET", "BINGET", "LONG_BINGET"):
-            if arg not in self.memo:
-                raise _Malformed(f"memo key {arg!r} used before it was stored")
-            self.stack.append(self.memo[arg])
-        elif name == "REDUCE" or name == "NEWOBJ":
-            self.pop()
-            self.call(self.pop(), name)
-            self.stack.append(OPAQUE)
-        elif name == "NEWOBJ_EX":
-            self.pop()
-            self.pop()
-            self.call(self.pop(), name)
-            self.stack.append(OPAQUE)
-        elif name == "OBJ":
-            items = self.pop_to_mark()
-            if not items:
-                raise _Malformed("OBJ without a class")
-            self.call(items[0], name)
-            self.stack.append(OPAQUE)
-        elif name in ("EXT1", "EXT2", "EXT4"):
+                stack.append(OPAQUE)
+        elif code == 0x80:  # PROTO
+            proto = w.read(1)[0]
+            if proto > 5:
+                raise _Malformed(f"unsupported pickle protocol: {proto}")
+            if self.report.protocol is None:
+                self.report.protocol = proto
+        elif code == 0x95:  # FRAME
+            self.frame()
+        else:  # EXT1/2/4
+            size = {0x82: 1, 0x83: 2, 0x84: 4}[code]
+            ext = int.from_bytes(w.read(size), "little")
             self.report.add_finding(
-                f"{name} extension code {arg}",
+                f"EXT{size} extension code {ext}",
                 "imports a name from the copyreg extension registry, unknown here",
             )
-            self.stack.append(OPAQUE)
-        elif name == "DUP":
-            self.stack.append(self.top())
-        elif name == "PROTO":
-            if self.report.protocol is None:
-                self.report.protocol = int(arg)
-        elif name == "FRAME":
-            pass
-        elif name == "STOP":
-            self.pop()
-            return True
-        else:
-            self.generic(op)
+            stack.append(OPAQUE)
         return False
 
-    def generic(self, op: Any) -> None:
-        before, after = op.stack_before, op.stack_after
-        if pickletools.markobject in before:
-            k = before.index(pickletools.markobject)
-            self.pop_to_mark()
-            for _ in range(k):
-                self.pop()
-        else:
-            for _ in before:
-                self.pop()
-        self.stack.extend(OPAQUE for _ in after)
+    def frame(self) -> None:
+        """FRAME: in the C unpickler a frame is its input buffer (see the module docstring)."""
+        w = self.w
+        at = w.pos - 1
+        (length,) = struct.unpack("<Q", w.read(8))
+        start = w.pos
+        if w.frame_end >= 0 and start < w.frame_end:
+            left = w.frame_end - start
+            w.report.add_frame_issue(
+                f"FRAME at offset {at} begins {left} byte(s) before the frame it is in ends"
+            )
+            w.crossed.append(at)
+            if w.discard:
+                if length <= left:
+                    return  # served from the buffer: the old frame's end still holds
+                w.skip(left)  # the rest is dropped; the new frame is read from its end
+                start = w.pos
+        if length > w.reader.left + (len(w.buf) - w.i):
+            # The unpickler reads the whole frame before running any of it: it would stop
+            # here with "truncated", so nothing inside runs. Scanned on anyway.
+            w.report.add_problem(f"FRAME at offset {at} claims {length} bytes past the end")
+            w.frame_end = -1
+            return
+        w.frame_end = start + length
 
 
-def scan_one(stream: BoundedReader, report: PickleReport) -> bool:
-    """Scan one pickle from the stream's position; True when it ended with STOP."""
-    interp = _Interpreter(report)
+def _walk(reader: BoundedReader, report: PickleReport, discard: bool, max_ops: int) -> bool:
+    """One pickle from the reader's position; True when it ended with STOP."""
+    window = _Window(reader, report, discard)
+    interp = _Interpreter(report, window)
     try:
-        for op, arg, _pos in pickletools.genops(cast(IO[bytes], stream)):
-            report.opcodes += 1
-            if report.opcodes > MAX_OPS:
-                report.add_problem(f"more than {MAX_OPS} opcodes: not scanned to the end")
-                return False
-            if interp.step(op, arg):
-                report.pickles += 1
-                return True
+        done = interp.run(max_ops)
+    except _Stop:
+        return False
     except _Malformed as exc:
         report.add_problem(str(exc))
         return False
-    except RecursionError:
-        report.add_problem("not a valid pickle: nesting too deep")
-        return False
-    except MemoryError:
-        report.add_problem("not a valid pickle: a length field asks for too much memory")
-        return False
-    except Exception as exc:  # pickletools raises ValueError, UnicodeError, struct.error, ...
+    except (MemoryError, OverflowError, struct.error, ValueError, IndexError) as exc:
         report.add_problem(f"not a valid pickle: {str(exc)[:160]}")
         return False
-    report.add_problem("pickle ended without STOP (truncated?)")
-    return False
+    # Bytes read ahead into the window belong to what follows this pickle: give them back.
+    _push_back(reader, window)
+    if done:
+        report.pickles += 1
+    return done
 
 
-def scan_stream(raw: IO[bytes], limit: int, *, max_pickles: int = 1) -> PickleReport:
+def _push_back(reader: BoundedReader, window: _Window) -> None:
+    extra = len(window.buf) - window.i
+    if extra <= 0:
+        return
+    raw = reader._raw
+    try:
+        raw.seek(-extra, io.SEEK_CUR)
+    except (AttributeError, OSError, ValueError):
+        reader._raw = _Prefixed(window.buf[window.i :], raw)
+    reader._left += extra
+    reader._pos -= extra
+
+
+def scan_one(stream: BoundedReader, report: PickleReport, max_ops: int = MAX_OPS) -> bool:
+    """Scan one pickle from the stream's position; True when it ended with STOP.
+
+    When frame and opcode boundaries disagree, the same pickle is walked again the way the
+    C unpickler reads a file-like object (the rest of a frame dropped), when the stream
+    can be rewound, so what that reader would import is named too.
+    """
+    start = _tell(stream)
+    ok = _walk(stream, report, discard=False, max_ops=max_ops)
+    if report.frame_issues and start is not None:
+        end = _tell(stream)
+        try:
+            stream._raw.seek(start[0])
+        except (AttributeError, OSError, ValueError):
+            report.add_problem("frames disagree with opcodes; the stream cannot be re-read")
+            return ok
+        replay = BoundedReader(stream._raw, start[1])
+        second = PickleReport()
+        _walk(replay, second, discard=True, max_ops=max_ops)
+        for g in second.globals:
+            report.add_global(g)
+        for f in second.findings:
+            report.add_finding(f["what"], f["detail"])
+        for issue in second.frame_issues:
+            report.add_frame_issue(issue)
+        if end is not None:
+            stream._raw.seek(end[0])
+    return ok
+
+
+def _tell(stream: BoundedReader) -> tuple[int, int] | None:
+    try:
+        return int(stream._raw.tell()), stream.left
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def scan_stream(
+    raw: IO[bytes], limit: int, *, max_pickles: int = 1, max_ops: int = MAX_OPS
+) -> PickleReport:
     """Scan up to `max_pickles` consecutive pickles from a stream, reading at most `limit`."""
     report = PickleReport()
     stream = BoundedReader(raw, limit)
     for index in range(max_pickles):
         if index > 0 and stream.left <= 0:
             break
-        if not scan_one(stream, report):
+        if not scan_one(stream, report, max_ops):
             break
     return report
 
 
-def scan_all(raw: IO[bytes], limit: int, max_pickles: int = 64) -> PickleReport:
+def scan_all(
+    raw: IO[bytes], limit: int, max_pickles: int = 64, max_ops: int = MAX_OPS
+) -> PickleReport:
     """Scan a raw pickle file: the first pickle must be whole; more may follow it.
 
     `pickle.load` reads only the first, but a loader may call it again, so every pickle that
     follows is scanned too (as picklescan does). Bytes after the last pickle that are not
-    a pickle are noted, not flagged as corruption.
+    a pickle are a problem, and what they import is still named.
     """
     report = PickleReport()
     stream = BoundedReader(raw, limit)
-    if not scan_one(stream, report):
+    if not scan_one(stream, report, max_ops):
         return report
     for _ in range(max_pickles - 1):
         if stream.left <= 0:
             break
-        head = stream.read(1)
-        if not head:
-            break
         rest = PickleReport()
-        chained = BoundedReader(_Prefixed(head, stream), stream.left + 1)
-        ok = scan_one(chained, rest)
+        ok = scan_one(stream, rest, max_ops)
         for g in rest.globals:
             report.add_global(g)
         for f in rest.findings:
             report.add_finding(f["what"], f["detail"])
+        for issue in rest.frame_issues:
+            report.add_frame_issue(issue)
+        report.too_large = report.too_large or rest.too_large
         if not ok:
-            report.add_problem("bytes after the first pickle are not a complete pickle")
+            if not rest.too_large:
+                report.add_problem("bytes after the first pickle are not a complete pickle")
             break
         report.pickles += rest.pickles
         report.opcodes += rest.opcodes
@@ -573,20 +841,20 @@ def scan_all(raw: IO[bytes], limit: int, max_pickles: int = 64) -> PickleReport:
 class _Prefixed:
     """A stream with a few bytes pushed back in front of it."""
 
-    def __init__(self, head: bytes, tail: BoundedReader) -> None:
+    def __init__(self, head: bytes, tail: Any) -> None:
         self._head = head
         self._tail = tail
 
     def read(self, n: int = -1) -> bytes:
         if self._head:
             if n is None or n < 0:
-                data, self._head = self._head + self._tail.read(-1), b""
-                return data
+                data, self._head = self._head + self._tail.read(), b""
+                return bytes(data)
             data, self._head = self._head[:n], self._head[n:]
             if len(data) < n:
                 data += self._tail.read(n - len(data))
-            return data
-        return self._tail.read(n)
+            return bytes(data)
+        return bytes(self._tail.read(n))
 
     def readline(self, size: int = -1) -> bytes:
         if self._head:
@@ -595,10 +863,13 @@ class _Prefixed:
                 data, self._head = self._head[:idx], self._head[idx:]
                 return data
             data, self._head = self._head, b""
-            return data + self._tail.readline(size)
-        return self._tail.readline(size)
+            return data + bytes(self._tail.readline(size))
+        return bytes(self._tail.readline(size))
+
+    def seekable(self) -> bool:
+        return False
 
 
-def scan_bytes(data: bytes, max_pickles: int = 64) -> PickleReport:
+def scan_bytes(data: bytes, max_pickles: int = 64, max_ops: int = MAX_OPS) -> PickleReport:
     """Scan pickle bytes held in memory (tests, fuzzing)."""
-    return scan_all(io.BytesIO(data), len(data), max_pickles)
+    return scan_all(io.BytesIO(data), len(data), max_pickles, max_ops)

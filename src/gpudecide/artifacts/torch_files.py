@@ -2,7 +2,8 @@
 
 * zip format (`torch.save` since 1.6, also Lightning `.ckpt`, `optimizer.pt`, DeepSpeed
   `*_states.pt`): a zip whose `<archive>/data.pkl` is the pickle; tensors are separate
-  members. The zip's central directory is read with `zipfile`; `data.pkl` is scanned.
+  members. Every member is scanned by content (`archives`), from the local headers when
+  the central directory is damaged.
 * legacy format (`_use_new_zipfile_serialization=False`): consecutive pickles (magic number,
   protocol version, system info, the object, the storage keys) followed by raw storages.
 * plain pickle: any other pickle stream.
@@ -14,15 +15,15 @@
 from __future__ import annotations
 
 import struct
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from gpudecide.artifacts import archives
 from gpudecide.artifacts.pickle_scan import PickleReport, scan_all, scan_stream
 
 LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
-PICKLE_LIMIT = 1 << 30  # a data.pkl over 1 GiB is not a checkpoint's; stop reading there
+PICKLE_LIMIT = 1 << 40  # the scan streams; time is bounded by pickle_scan.MAX_OPS instead
 _LOCAL = b"PK\x03\x04"
 
 Container = Literal["zip", "legacy", "pickle", "distcp"]
@@ -54,24 +55,19 @@ def is_pickle_head(head: bytes) -> bool:
 
 
 def inspect_zip(path: Path) -> TorchInfo:
-    """Scan every `data.pkl` of a torch zip archive; zip damage is a problem, not an error."""
-    info = TorchInfo("zip")
-    try:
-        with zipfile.ZipFile(path) as archive:
-            infos = archive.infolist()
-            info.members = [i.filename for i in infos]
-            pickles = [i for i in infos if i.filename.endswith("data.pkl")]
-            if not pickles:
-                info.problems.append("zip archive without data.pkl: not a torch.save file")
-                return info
-            for member in pickles:
-                with archive.open(member) as handle:
-                    report = scan_stream(handle, min(member.file_size, PICKLE_LIMIT))
-                info.pickle.merge(report)
-    except zipfile.BadZipFile as exc:
-        info.problems.append(f"damaged zip archive: {exc}")
-    except (EOFError, ValueError, NotImplementedError) as exc:
-        info.problems.append(f"damaged zip archive: {exc}")
+    """Scan every member of a torch zip archive by content (see `archives.inspect_zip`).
+
+    Damage (a broken central directory, a member that cannot be read) is a problem, never
+    an error; the members that can still be read are scanned from their local headers.
+    """
+    return from_archive(archives.inspect_zip(path))
+
+
+def from_archive(arc: archives.ArchiveInfo) -> TorchInfo:
+    """A torch view of an archive scan: its pickles and its damage."""
+    info = TorchInfo("zip" if arc.kind == "zip" else "legacy", members=list(arc.members))
+    info.pickle = arc.pickle
+    info.problems.extend(arc.damage)
     return info
 
 
