@@ -41,3 +41,13 @@ def run_cli(
         env=env,
         timeout=300,
     )
+
+
+# scripts/mutation sets this: every surviving mutant re-runs the covering tests, so property
+# tests draw fewer examples there (the full count runs in the normal suite).
+MUTATION = bool(os.environ.get("GPUDECIDE_MUTATION"))
+
+
+def examples(n: int) -> int:
+    """Hypothesis examples for a property test: `n`, or a fifth of it under mutation testing."""
+    return max(20, n // 5) if MUTATION else n

@@ -25,6 +25,7 @@ from gpudecide.queue.replay import (
     zero_wait_peak,
 )
 
+from .conftest import MUTATION, examples
 from .logs import job, write_csv
 
 
@@ -127,7 +128,7 @@ def test_smallest_pool_and_zero_wait_peak() -> None:
     assert smallest_pool(tr, meets) == 2  # two rounds of 10 s: the last waits exactly 10 s
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     st.lists(
         st.tuples(st.integers(0, 50), st.integers(1, 30), st.integers(1, 6)),
@@ -145,7 +146,7 @@ def test_fifo_matches_reference(jobs: list[tuple[int, int, int]], pool: int) -> 
     assert np.array_equal(got, np.array(want), equal_nan=True)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(
     st.lists(
         st.tuples(st.integers(0, 50), st.integers(1, 30), st.integers(1, 4), st.integers(0, 20)),
@@ -213,7 +214,7 @@ def test_capacity_is_never_exceeded(policy: str) -> None:
     assert all(s >= tr.ready[j] for j, s, _ in runs)
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(
     st.lists(
         st.tuples(
@@ -266,7 +267,7 @@ def _head_reservation(tr: Trace, out: Outcome, head: int, t: float, pool: int) -
     raise AssertionError(f"no reservation for {head} (free {free})")
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(
     st.lists(
         st.tuples(st.integers(0, 50), st.integers(1, 30), st.integers(1, 4)),
@@ -363,7 +364,7 @@ def test_same_jobs_in_any_row_order_give_the_same_figures(policy: str) -> None:
     want_jobs = _per_job(tr, base)
     want = pool_stats(tr, base, 6, policy, span_s=1e5).as_dict()  # type: ignore[arg-type]
     assert want["wait_p95_s"] and want["wait_p95_s"] > 0  # jobs really queue
-    for _ in range(40):
+    for _ in range(5 if MUTATION else 40):
         perm = rng.permutation(n)
         other = _shuffled(tr, perm)
         out = simulate(other, 6, policy, checkpoint_s=300)  # type: ignore[arg-type]
@@ -525,7 +526,7 @@ def test_replay_record_is_the_same_whatever_the_row_order(policy: str, tmp_path:
     rng = np.random.default_rng(5)
     seen: set[str] = set()
     p95: set[object] = set()
-    for _ in range(15):
+    for _ in range(2 if MUTATION else 15):
         perm = pa.array(rng.permutation(log.attempts.num_rows))
         shuffled = dataclasses.replace(log, attempts=log.attempts.take(perm))
         data = replay_input(shuffled, ClassifyConfig(), "full")
