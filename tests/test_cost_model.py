@@ -326,7 +326,11 @@ def test_reversibility_hand_computed() -> None:
     assert rent["commitment_months_left"] == 3
     assert rent["cost_to_shrink"] == "7000.00" and rent["days_to_shrink"] == 98.0
     assert "release 2 GPU(s) at a time" in rent["how"]
-    assert reversibility(c, c.managed[0]) is None
+    # Managed (issue 9 item 17): nothing to shrink; leaving moves the 1000 GB kept out at 0.05.
+    man = reversibility(c, c.managed[0])
+    assert man is not None and man["kind"] == "managed"
+    assert man["gb_to_move_out"] == 1000.0 and man["egress_cost"] == "50.00"
+    assert man["cost_to_shrink"] == "50.00" and man["days_to_shrink"] == 0.0
 
 
 def test_sensitivity_rows_and_flips() -> None:

@@ -172,9 +172,14 @@ def peak_check(
         )
         p95, worst = pool.get("wait_p95_s"), pool.get("wait_max_s")
         wait = f"wait p95 {_wait(p95)}" + (f", max {_wait(worst)}" if worst is not None else "")
+        # Jobs that never fit lead the line: a short wait of the rest must not hide them.
         out["meaning"] = (
-            f"replay of {gpus} GPUs ({out['window']} window, {out['policy']}): {wait}"
-            + (f"; {unplaceable} job(s) larger than the pool never run here" if unplaceable else "")
+            (
+                f"{unplaceable} job(s) larger than the pool ({gpus} GPUs) can never run here; "
+                if unplaceable
+                else ""
+            )
+            + f"replay of {gpus} GPUs ({out['window']} window, {out['policy']}): {wait}"
             + (
                 f"; SLO {slo.get('name')} violated by {float(violation):.1%} of jobs"
                 if slo and violation is not None

@@ -94,16 +94,30 @@ def _t(key: str, lang: Language) -> str:
 
 
 def cost_section(section: Section, lang: Language) -> None:
-    """Fill the report section of a "cost" evidence record."""
-
+    """Fill the report section of a "cost" evidence record: charts first, then the tables."""
     f = section.record.figures
+    section.title = _t("title", lang)
+    _charts(section, f, lang)
+    for step in (
+        _findings_table,
+        _components_table,
+        _months_table,
+        _break_even_table,
+        _peak_table,
+        _waiting_table,
+        _reversibility_table,
+        _sensitivity_table,
+        _lines_tables,
+    ):
+        step(section, f, lang)
+
+
+def _charts(section: Section, f: dict[str, Any], lang: Language) -> None:
+    """Components by month, cost per useful GPU-hour, and the tornado."""
     cur = f["currency"]
     regimes = list(f["regimes"])
     comps = list(f["components"])
     options = f["options"]
-
-    section.title = _t("title", lang)
-
     data = {
         o["id"]: {r: {c: float(o["regimes"][r]["components"][c]) for c in comps} for r in regimes}
         for o in options
@@ -144,6 +158,9 @@ def cost_section(section: Section, lang: Language) -> None:
             )
         )
 
+
+def _findings_table(section: Section, f: dict[str, Any], lang: Language) -> None:
+    """The findings of the cost analysis, numbered."""
     if f["findings"]:
         section.tables.append(
             Table(
@@ -152,6 +169,14 @@ def cost_section(section: Section, lang: Language) -> None:
                 [[str(i), text] for i, text in enumerate(f["findings"], 1)],
             )
         )
+
+
+def _components_table(section: Section, f: dict[str, Any], lang: Language) -> None:
+    """Every C1 component of every option in every month."""
+    cur = f["currency"]
+    regimes = list(f["regimes"])
+    comps = list(f["components"])
+    options = f["options"]
     rows = []
     for o in options:
         for r in regimes:
@@ -182,6 +207,10 @@ def cost_section(section: Section, lang: Language) -> None:
             rows,
         )
     )
+
+
+def _months_table(section: Section, f: dict[str, Any], lang: Language) -> None:
+    """The three months and the workload each was built from."""
     section.tables.append(
         Table(
             _t("months", lang),
@@ -208,6 +237,10 @@ def cost_section(section: Section, lang: Language) -> None:
             ],
         )
     )
+
+
+def _break_even_table(section: Section, f: dict[str, Any], lang: Language) -> None:
+    """Break-even useful utilisation of each dedicated option against each managed one."""
     if f["break_even"]:
         section.tables.append(
             Table(
@@ -235,6 +268,12 @@ def cost_section(section: Section, lang: Language) -> None:
                 ],
             )
         )
+
+
+def _peak_table(section: Section, f: dict[str, Any], lang: Language) -> None:
+    """Whether each dedicated pool absorbs the peak month (C8)."""
+    cur = f["currency"]
+    options = f["options"]
     peak_rows = []
     for o in options:
         pc = o.get("peak_check")
@@ -260,6 +299,12 @@ def cost_section(section: Section, lang: Language) -> None:
             peak_rows,
         )
     )
+
+
+def _waiting_table(section: Section, f: dict[str, Any], lang: Language) -> None:
+    """What waiting costs on each option (C7)."""
+    cur = f["currency"]
+    options = f["options"]
     section.tables.append(
         Table(
             _t("waiting", lang),
@@ -280,6 +325,12 @@ def cost_section(section: Section, lang: Language) -> None:
             ],
         )
     )
+
+
+def _reversibility_table(section: Section, f: dict[str, Any], lang: Language) -> None:
+    """What shrinking each option costs and takes (V2)."""
+    cur = f["currency"]
+    options = f["options"]
     rev_rows = [
         [
             o["id"],
@@ -299,6 +350,12 @@ def cost_section(section: Section, lang: Language) -> None:
                 rev_rows,
             )
         )
+
+
+def _sensitivity_table(section: Section, f: dict[str, Any], lang: Language) -> None:
+    """Inputs that move the cheapest option's lead (the tornado as a table)."""
+    cur = f["currency"]
+    sens = f.get("sensitivity")
     if sens and sens["inputs"]:
         what = "lead over the next option" if sens["measure"] == "gap" else "monthly cost"
         section.tables.append(
@@ -307,22 +364,28 @@ def cost_section(section: Section, lang: Language) -> None:
                 [
                     "input",
                     "field",
-                    f"-{sens['step']:.0%}: cheapest, gap",
-                    f"+{sens['step']:.0%}: cheapest, gap",
+                    f"-{sens['step']:.0%}: lead of the cheapest",
+                    f"+{sens['step']:.0%}: lead of the cheapest",
                     "swing",
                 ],
                 [
                     [
                         r["input"],
                         r["field"],
-                        _side(r["low"]),
-                        _side(r["high"]),
+                        _side(r["low"], sens["baseline_cheapest"]),
+                        _side(r["high"], sens["baseline_cheapest"]),
                         money(r["swing"]),
                     ]
                     for r in sens["inputs"][:TOP_INPUTS]
                 ],
             )
         )
+
+
+def _lines_tables(section: Section, f: dict[str, Any], lang: Language) -> None:
+    """Every cost line with its price source, and every price (C5)."""
+    cur = f["currency"]
+    options = f["options"]
     section.tables.append(
         Table(
             f"{_t('lines', lang)}, {cur}",
@@ -343,8 +406,13 @@ def cost_section(section: Section, lang: Language) -> None:
     )
 
 
-def _side(side: dict[str, Any] | None) -> str:
+def _side(side: dict[str, Any] | None, leader: str) -> str:
+    """What a moved input does: the baseline cheapest keeps its lead, or who takes over."""
     if side is None:
         return "n/a"
-    gap = side["gap"] if side["gap"] is not None else side["leader_total"]
-    return f"{side['cheapest']}, {money(gap)}"
+    if side["gap"] is None:
+        return f"{leader} costs {money(side['leader_total'])}"
+    gap = Decimal(str(side["gap"]))
+    if side["cheapest"] == leader:
+        return f"{leader} stays cheapest, ahead by {money(gap)}"
+    return f"{side['cheapest']} takes over; {leader} behind by {money(-gap)}"

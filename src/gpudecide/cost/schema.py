@@ -215,6 +215,11 @@ class ManagedOption(_Option):
         default=Decimal(0), description="Hours an endpoint runs until deleted."
     )
     egress_price_per_gb: Price | None = Field(default=None, description="Per GB out.")
+    minimum_monthly_spend: Price | None = Field(
+        default=None,
+        description="A floor on the month's usage charges (compute, storage, transfer): "
+        "the larger of usage and this is paid.",
+    )
 
 
 class OverflowRule(_Strict):

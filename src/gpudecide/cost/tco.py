@@ -284,13 +284,28 @@ def _carried_over(retention: Decimal) -> Decimal:
 
 
 def _managed(cfg: CostsConfig, o: ManagedOption, w: Workload) -> MonthCost:
+    lines, billed = _managed_compute(cfg, o, w)
+    lines += _managed_storage(cfg, o, w) + _managed_transfer(cfg, o, w)
+    lines += _minimum_spend(o, lines)
+    lines += _fees(o) + _labour(o.labour) + _waiting(o.waiting, w)
+    return MonthCost(
+        option_id=o.id,
+        lines=lines,
+        useful_gpu_hours=w.useful_gpu_hours,
+        available_gpu_hours=billed,
+        demand_gpu_hours=w.gpu_hours,
+    )
+
+
+def _managed_compute(cfg: CostsConfig, o: ManagedOption, w: Workload) -> tuple[list[Line], Decimal]:
+    """Billed job time, the overheads billed per attempt, the endpoint; and billed GPU-hours."""
     d = cfg.data
     price = o.price_per_gpu_hour
     gpus = w.mean_gpus_per_attempt
     lines = [
         _line(
             "compute",
-            f"job time: {num(w.gpu_hours)} GPU-hours x {num(price.amount)}",
+            f"job time: {num(w.gpu_hours)} GPU-hours x {num(price.amount)} per GPU-hour",
             w.gpu_hours * price.amount,
             price,
         )
@@ -302,7 +317,8 @@ def _managed(cfg: CostsConfig, o: ManagedOption, w: Workload) -> MonthCost:
         (
             "billing increment",
             o.billing_increment_minutes / 2,
-            f"{num(o.billing_increment_minutes)} min, half per attempt on average",
+            f"min per attempt (on average half of the {num(o.billing_increment_minutes)}-min "
+            "increment)",
             True,
         ),
         ("environment start-up", o.startup_minutes_per_job, "min per attempt", o.startup_billed),
@@ -323,7 +339,7 @@ def _managed(cfg: CostsConfig, o: ManagedOption, w: Workload) -> MonthCost:
             _line(
                 "compute",
                 f"{what}: {num(w.attempts)} attempts x {num(minutes)} {how} x {num(gpus)} GPUs "
-                f"= {num(gpu_h)} GPU-hours x {num(price.amount)}",
+                f"= {num(gpu_h)} GPU-hours x {num(price.amount)} per GPU-hour",
                 gpu_h * price.amount,
                 price,
             )
@@ -334,11 +350,17 @@ def _managed(cfg: CostsConfig, o: ManagedOption, w: Workload) -> MonthCost:
             _line(
                 "compute",
                 f"endpoint until deletion: {num(w.trainings)} trainings x "
-                f"{num(o.endpoint_hours_per_training)} h x {num(e.amount)}",
+                f"{num(o.endpoint_hours_per_training)} h x {num(e.amount)} per hour",
                 w.trainings * o.endpoint_hours_per_training * e.amount,
                 e,
             )
         )
+    return lines, billed
+
+
+def _managed_storage(cfg: CostsConfig, o: ManagedOption, w: Workload) -> list[Line]:
+    """Data kept plus job artifacts inside the retention period."""
+    d = cfg.data
     s = o.storage_price_per_gb_month
     keep = retention_months(cfg, o.retention_days)
     if w.attempts > 0:
@@ -351,35 +373,54 @@ def _managed(cfg: CostsConfig, o: ManagedOption, w: Workload) -> MonthCost:
         before = w.prior.attempts if w.prior is not None else ZERO
         kept = before * d.artifacts_gb_per_job * _carried_over(keep)
         how = f"earlier artifacts still inside {o.retention_days} days of retention"
-    lines.append(
+    return [
         _line(
             "storage",
-            f"storage: ({num(d.stored_gb)} GB kept + {num(kept)} GB: {how}) x {num(s.amount)}",
+            f"storage: ({num(d.stored_gb)} GB kept + {num(kept)} GB: {how}) x "
+            f"{num(s.amount)} per GB-month",
             (d.stored_gb + kept) * s.amount,
             s,
         )
-    )
+    ]
+
+
+def _managed_transfer(cfg: CostsConfig, o: ManagedOption, w: Workload) -> list[Line]:
+    """Ingest per attempt and egress per training."""
+    d = cfg.data
+    lines: list[Line] = []
     if o.ingest_price_per_gb is not None and w.attempts > 0:
         i = o.ingest_price_per_gb
         lines.append(
             _line(
                 "data_transfer",
                 f"data in: {num(w.attempts)} attempts x {num(d.loaded_gb_per_job)} GB x "
-                f"{num(i.amount)}",
+                f"{num(i.amount)} per GB",
                 w.attempts * d.loaded_gb_per_job * i.amount,
                 i,
             )
         )
     if o.egress_price_per_gb is not None and w.trainings > 0:
         lines.append(_egress(cfg, w, o.egress_price_per_gb))
-    lines += _fees(o) + _labour(o.labour) + _waiting(o.waiting, w)
-    return MonthCost(
-        option_id=o.id,
-        lines=lines,
-        useful_gpu_hours=w.useful_gpu_hours,
-        available_gpu_hours=billed,
-        demand_gpu_hours=w.gpu_hours,
-    )
+    return lines
+
+
+def _minimum_spend(o: ManagedOption, usage: list[Line]) -> list[Line]:
+    """A minimum monthly commitment is a floor, not a fee: usage below it is topped up (C5)."""
+    floor = o.minimum_monthly_spend
+    if floor is None:
+        return []
+    used = sum((ln.amount for ln in usage), ZERO)
+    if used >= floor.amount:
+        return []
+    return [
+        _line(
+            "compute",
+            f"minimum monthly commitment: usage of {num(used)} is below the floor of "
+            f"{num(floor.amount)}, topped up by the difference",
+            floor.amount - used,
+            floor,
+        )
+    ]
 
 
 def split(w: Workload, h: HybridOption, base_gpus: int) -> tuple[Workload, Workload, str]:
@@ -473,7 +514,7 @@ def pool_gpus(cfg: CostsConfig, option: Option) -> int | None:
 
 
 def reversibility(cfg: CostsConfig, option: Option) -> dict[str, Any] | None:
-    """V2: what shrinking a dedicated pool costs and takes if load drops after a while."""
+    """V2: what shrinking an option costs and takes if load drops after a while."""
     after = cfg.exit_after_months
     days_per_month = cfg.hours_per_month / 24
     if isinstance(option, HybridOption):
@@ -533,4 +574,31 @@ def reversibility(cfg: CostsConfig, option: Option) -> dict[str, Any] | None:
             "days_to_shrink": round(float(left * days_per_month + notice), 1),
             "how": how,
         }
-    return None
+    return _managed_reversibility(cfg, option)
+
+
+def _managed_reversibility(cfg: CostsConfig, option: ManagedOption) -> dict[str, Any]:
+    """V1/V2 for a managed option: nothing to shrink, but leaving moves the kept data out.
+
+    The time to move a run out is measured by the export audit and the export test; the
+    decision's reversibility joins it with these figures.
+    """
+    gb = cfg.data.stored_gb
+    price = option.egress_price_per_gb
+    egress = gb * price.amount if price is not None else None
+    return {
+        "kind": "managed",
+        "exit_after_months": cfg.exit_after_months,
+        "commitment_months_left": 0,
+        "gb_to_move_out": float(gb),
+        "egress_cost": None if egress is None else str(cents(egress)),
+        "cost_to_shrink": str(cents(egress or ZERO)),
+        "days_to_shrink": 0.0,
+        "how": f"billed per use, nothing to shrink; leaving moves {num(gb)} GB kept at the "
+        + (
+            f"vendor out at {num(price.amount)} per GB"
+            if price is not None
+            else "vendor out (egress price not in the contract: ask)"
+        )
+        + "; the time and manual steps come from the export test",
+    }
