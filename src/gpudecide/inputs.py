@@ -134,9 +134,9 @@ def load_yaml(path: Path, limit: int = MAX_YAML_BYTES) -> tuple[Any, yaml.Node |
     return parse_yaml(read_input_text(path, limit), path)
 
 
-def yaml_root(path: Path) -> yaml.Node | None:
+def yaml_root(path: Path, limit: int = MAX_YAML_BYTES) -> yaml.Node | None:
     """The composed root node of a YAML file (for `node_line`), read with the same bounds."""
-    return load_yaml(path)[1]
+    return load_yaml(path, limit)[1]
 
 
 def node_line(root: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
@@ -177,7 +177,7 @@ def validate_model(data: Any, root: yaml.Node | None, path: Path, model: type[M]
         raise InputError(message, path=path, line=node_line(root, loc), field=field) from None
 
 
-def load_yaml_model(path: Path, model: type[M]) -> M:
+def load_yaml_model(path: Path, model: type[M], limit: int = MAX_YAML_BYTES) -> M:
     """Parse and validate a YAML file; the first problem becomes a one-line InputError."""
-    data, root = load_yaml(path)
+    data, root = load_yaml(path, limit)
     return validate_model(data, root, path, model)

@@ -29,7 +29,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from gpudecide.errors import InputError
-from gpudecide.fsutil import ProgressFn, sha256_path
+from gpudecide.fsutil import ProgressFn, file_kind, sha256_path
 
 MODEL_SIGNING_PREDICATE = "https://model_signing/signature/v1.0"
 IN_TOTO_STATEMENT = "https://in-toto.io/Statement/v1"
@@ -107,17 +107,31 @@ def list_files(
     """
     excluded = set(exclude)
     try:
-        st = os.stat(root)
+        st = os.lstat(root)
     except FileNotFoundError:
         raise InputError("no such file or directory", path=root) from None
     except PermissionError:
         raise InputError("permission denied", path=root) from None
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", path=root) from None
+    if stat.S_ISLNK(st.st_mode):
+        # The root too: a link given as the root is listed and refused, never followed (a
+        # link to /etc would otherwise hash /etc; README: links are listed, never followed).
+        try:
+            target = os.readlink(root)
+        except OSError:
+            target = "?"
+        raise InputError(
+            f"is a symbolic link (to {target!r}); links are listed, never followed",
+            path=root,
+            hint="pass the folder itself if it is the one you mean",
+        )
     if stat.S_ISREG(st.st_mode):
         return [(root.name, root, st.st_size)], []
     if not stat.S_ISDIR(st.st_mode):
-        raise InputError("not a regular file or a directory", path=root)
+        raise InputError(
+            f"is {file_kind(st.st_mode)}, not a regular file or a directory", path=root
+        )
     found: list[tuple[str, Path, int]] = []
     skipped: list[Skipped] = []
 

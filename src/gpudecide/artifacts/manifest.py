@@ -25,14 +25,13 @@ from datetime import UTC, date, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from gpudecide.artifacts import formats, hashing
 from gpudecide.artifacts.retention import LoadedPolicy
 from gpudecide.errors import InputError
 from gpudecide.fsutil import ProgressFn, atomic_write_text
-from gpudecide.inputs import load_yaml_model, node_line
+from gpudecide.inputs import load_yaml_model, node_line, yaml_root
 from gpudecide.jsonio import utc_iso
 
 SCHEMA: Literal["gpudecide/run-manifest/v1"] = "gpudecide/run-manifest/v1"
@@ -217,17 +216,24 @@ class RunManifest(_A5):
 
     def to_json(self) -> str:
         """The file's text: A5 fields first, as in the article's example."""
-        return json.dumps(self.model_dump(by_alias=True), indent=2, ensure_ascii=False) + "\n"
+        body = self.model_dump(by_alias=True)
+        return json.dumps(body, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+# run.yaml is copied into the manifest (hyperparameters, metrics): a bound on the file is a
+# bound on what an untrusted file can add to it. A manifest lists every file of a run.
+RUN_INFO_MAX_BYTES = 1 << 20
+MANIFEST_MAX_BYTES = 64 << 20
 
 
 def load_run_info(path: Path) -> RunInfo:
-    """Read run.yaml (file:line:field errors)."""
-    return load_yaml_model(path, RunInfo)
+    """Read run.yaml (file:line:field errors; at most RUN_INFO_MAX_BYTES)."""
+    return load_yaml_model(path, RunInfo, RUN_INFO_MAX_BYTES)
 
 
 def load_manifest(path: Path) -> RunManifest:
     """Read a manifest (JSON or YAML); structure errors are InputErrors, exit 2."""
-    return load_yaml_model(path, RunManifest)
+    return load_yaml_model(path, RunManifest, MANIFEST_MAX_BYTES)
 
 
 # ---- create -----------------------------------------------------------------------------
@@ -625,7 +631,7 @@ def lint_file(path: Path, policy: LoadedPolicy | None) -> tuple[RunManifest, lis
     """Load and lint a manifest file, with the line of every finding."""
     manifest = load_manifest(path)
     found = lint(manifest, policy)
-    root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    root = yaml_root(path, MANIFEST_MAX_BYTES)
     for f in found:
         loc = tuple(int(p) if p.isdigit() else p for p in f.field.split("."))
         f.line = node_line(root, loc)

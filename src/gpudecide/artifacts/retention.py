@@ -9,15 +9,15 @@ as open; `manifest lint` checks that a manifest's retention class is defined her
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpudecide.errors import InputError
-from gpudecide.inputs import load_yaml_model, node_line
+from gpudecide.inputs import load_yaml_model, node_line, yaml_root
 
 FILE_NAME = "retention.yaml"
 
@@ -117,7 +117,7 @@ class LoadedPolicy:
 def load(path: Path) -> LoadedPolicy:
     """Read and validate retention.yaml; bad input is one InputError naming file:line:field."""
     policy = load_yaml_model(path, RetentionPolicy)
-    root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    root = yaml_root(path)
     for artifact, cls in policy.artifact_classes.items():
         if cls not in policy.classes:
             raise InputError(
@@ -134,7 +134,7 @@ def load(path: Path) -> LoadedPolicy:
 def find(explicit: Path | None, workspace_root: Path | None) -> Path | None:
     """The policy file to use: the one given, else the workspace's, else none."""
     if explicit is not None:
-        if not explicit.is_file():
+        if not os.path.lexists(explicit):
             raise InputError("no such file", path=explicit, field="--retention")
         return explicit
     if workspace_root is not None and (workspace_root / FILE_NAME).is_file():
