@@ -236,12 +236,30 @@ def _check_entry(entry: OptionIsolation, loaded: Loaded, i: int, root: Path) -> 
 def _check_proof(
     proof: Proof | None, loaded: Loaded, loc: tuple[int | str, ...], root: Path
 ) -> None:
-    if proof is not None and proof.document and not (root / proof.document).is_file():
+    """A cited document exists and, when it is text, contains the excerpt quoted from it."""
+    if proof is None or not proof.document:
+        return
+    doc = root / proof.document
+    if not doc.is_file():
         raise loaded.error(
             f"document {proof.document!r} not found",
             (*loc, "document"),
             hint="paths are relative to the workspace folder",
         )
+    try:
+        text = doc.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        return  # a PDF or scan: the hash still pins it, the excerpt cannot be matched
+    if _squash(proof.excerpt or "") not in _squash(text):
+        raise loaded.error(
+            f"the excerpt is not in {proof.document}",
+            (*loc, "excerpt"),
+            hint="quote the document word for word",
+        )
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split()).casefold()
 
 
 def proof_kind(proof: Proof | None) -> str:
