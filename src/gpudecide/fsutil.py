@@ -61,6 +61,20 @@ def _umask() -> int:
     return current
 
 
+def ensure_dir(directory: Path) -> None:
+    """Create `directory` and its parents; a file in the way is an InputError naming it."""
+    for existing in (directory, *directory.parents):
+        if os.path.lexists(existing):
+            if not existing.is_dir():
+                raise InputError(
+                    "is a file, not a folder",
+                    path=existing,
+                    hint=f"move it away or choose another place than {directory}",
+                )
+            break
+    directory.mkdir(parents=True, exist_ok=True)
+
+
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Write `data` to `path` so that a crash leaves either the old file or the new one.
 
@@ -68,7 +82,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     atomic; nothing half-written may look whole).
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    ensure_dir(target.parent)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         # mkstemp creates 0600; give the file the mode a plain open() would have.
@@ -225,9 +239,11 @@ def atomic_write_set(directory: str | Path, files: dict[str, bytes]) -> None:
     if any("/" in n or n in ("", ".", "..") for n in files):
         raise ValueError("file names of a set must be plain names")
     parent = target.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    if target.exists() and not target.is_dir():
-        raise NotADirectoryError(errno.ENOTDIR, "exists and is not a directory", str(target))
+    ensure_dir(parent)
+    if os.path.lexists(target) and not target.is_dir():
+        raise InputError(
+            "is a file, not a folder", path=target, hint="choose a folder to write these files to"
+        )
     _clean_leftovers(parent, target.name)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.set-", dir=parent))
     try:
