@@ -10,7 +10,7 @@ import pytest
 
 from gpudecide.jobs.load import load_logs
 from gpudecide.queue.analysis import QueueOptions, analyse_queue
-from gpudecide.queue.slo import SLO, Selector, SLOFile, wilson
+from gpudecide.queue.slo import SLO, SLOFile, wilson
 
 from .logs import job, write_csv
 
@@ -212,42 +212,6 @@ def test_chain_name_pattern(tmp_path: Path) -> None:
     (chain,) = _analyse(path, chain_pattern=r"^(?:ft|eval)-(?P<chain>[a-z]+)")["chains"]
     assert chain["chain"] == "alpha" and chain["end_to_end_s"] == 6 * 3600
     assert chain["handoff_idle_s"] == 2 * 3600  # nobody submitted anything 02:00-04:00
-
-
-def test_slo_evaluation(log: Path) -> None:
-    slos = SLOFile(
-        slos={
-            "normal": SLO(
-                threshold_minutes=90,
-                allowed_violation_share=0.25,
-                measure="submit_to_start",
-                selector=Selector(kinds=["train", "eval", "merge"]),
-            ),
-            "urgent": SLO(
-                threshold_minutes=30,
-                allowed_violation_share=0.0,
-                selector=Selector(kinds=["smoke"]),
-            ),
-        }
-    )
-    f = _analyse(log, slos=slos)
-    normal, urgent = f["slo"]
-    # selected: jobs 1, 2, 3, 4, 6 (kinds train/eval/merge); submit->start: 120 min, 8 h 25,
-    # 10 min, 60 min, 0 min -> two violations over 90 min of five measured
-    assert (normal["selected"], normal["measured"], normal["violations"]) == (5, 5, 2)
-    assert normal["violation_share"] == 0.4 and normal["verdict"] == "fail"
-    assert normal["violations_waiting_for_quota"] == 1
-    lo, hi = wilson(2, 5)
-    assert normal["ci95"] == [round(lo, 4), round(hi, 4)] and not normal["conclusive"]
-    # the smoke job was cancelled before it started: no submit-to-start to judge
-    assert urgent["verdict"] == "not measurable" and urgent["selected"] == 1
-    assert f["summary"]["slo_verdicts"] == {"normal": "fail", "urgent": "not measurable"}
-    # measured from eligible, the dependency wait of the eval is not the queue's: waits are
-    # 120, 30, 10 and 60 min (job 6 has no eligible time) -> one violation of four
-    slos.slos["normal"].measure = "eligible_to_start"
-    normal = _analyse(log, slos=slos)["slo"][0]
-    assert (normal["measured"], normal["violations"], normal["unmeasured"]) == (4, 1, 1)
-    assert normal["verdict"] == "pass"
 
 
 def test_still_waiting_job_counts_once_past_threshold(tmp_path: Path) -> None:

@@ -1,0 +1,298 @@
+"""Queue rules (SPEC Q1-Q3) against independent oracles: published Wilson intervals, hand-built
+logs whose every wait is written out, and both sides of each boundary (threshold, allowed
+share, conclusive), including eligible times over several attempts of a requeued job."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpudecide.jobs.load import load_logs
+from gpudecide.queue.analysis import QueueOptions, analyse_queue
+from gpudecide.queue.slo import SLO, Selector, SLOFile, wilson
+
+from .logs import job, write_csv
+
+T0 = datetime(2026, 6, 1, 8, tzinfo=UTC)
+AS_OF = T0 + timedelta(days=3)
+
+
+def _t(minutes: float) -> str:
+    return (T0 + timedelta(minutes=minutes)).isoformat()
+
+
+# Newcombe, "Two-sided confidence intervals for the single proportion: comparison of seven
+# methods", Statistics in Medicine 17 (1998) 857-872, Table I, method 3 (score, no continuity
+# correction): published to four places.
+NEWCOMBE = [
+    (81, 263, 0.2553, 0.3662),
+    (15, 148, 0.0624, 0.1605),
+    (0, 20, 0.0000, 0.1611),
+    (1, 29, 0.0061, 0.1718),
+]
+
+
+@pytest.mark.parametrize(("k", "n", "lo", "hi"), NEWCOMBE)
+def test_wilson_matches_published_values(k: int, n: int, lo: float, hi: float) -> None:
+    got = wilson(k, n)
+    assert (round(got[0], 4), round(got[1], 4)) == (lo, hi)
+
+
+def _score_roots(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The score interval as the two roots of (n + z^2) p^2 - (2k + z^2) p + k^2 / n = 0,
+    i.e. the p for which |k/n - p| = z sqrt(p (1 - p) / n): another route to the same bounds."""
+    a, b, c = n + z * z, -(2 * k + z * z), k * k / n
+    d = math.sqrt(b * b - 4 * a * c)
+    return (-b - d) / (2 * a), (-b + d) / (2 * a)
+
+
+@pytest.mark.parametrize(("k", "n"), [(0, 1), (1, 1), (2, 5), (5, 10), (3, 1000), (999, 1000)])
+def test_wilson_is_the_score_interval(k: int, n: int) -> None:
+    lo, hi = wilson(k, n)
+    want_lo, want_hi = _score_roots(k, n)
+    assert lo == pytest.approx(max(0.0, want_lo), abs=1e-12)
+    assert hi == pytest.approx(min(1.0, want_hi), abs=1e-12)
+    assert lo <= k / n <= hi
+    # A wider z widens the interval on both sides (unless pinned at 0 or 1).
+    lo99, hi99 = wilson(k, n, z=2.576)
+    assert lo99 <= lo and hi99 >= hi and (lo99 < lo or hi99 > hi)
+
+
+def test_wilson_of_nothing_is_everything() -> None:
+    assert wilson(0, 0) == (0.0, 1.0)
+
+
+def _waits_log(path: Path, waits_min: list[float], **extra: Any) -> Path:
+    """One 1-GPU training per wait: eligible at its submit, started `wait` minutes later."""
+    rows = []
+    for i, w in enumerate(waits_min):
+        submit = 60 * i
+        rows.append(
+            job(
+                str(100 + i),
+                f"ft-{i}-train",
+                1,
+                _t(submit + w),
+                _t(submit + w + 30),
+                submit=_t(submit),
+                eligible=_t(submit),
+                **extra,
+            )
+        )
+    return write_csv(path, rows)
+
+
+def _slo(path: Path, normal: SLO, urgent: SLO | None = None) -> dict[str, Any]:
+    slos = SLOFile(
+        slos={
+            "normal": normal,
+            "urgent": urgent or SLO(threshold_minutes=1, allowed_violation_share=1),
+        }
+    )
+    result: dict[str, Any] = analyse_queue(load_logs([path]), QueueOptions(slos=slos, as_of=AS_OF))[
+        "slo"
+    ][0]
+    return result
+
+
+def test_a_wait_equal_to_the_threshold_is_no_violation(tmp_path: Path) -> None:
+    log = _waits_log(tmp_path / "q.csv", [30, 30.5, 29, 0])
+    r = _slo(log, SLO(threshold_minutes=30, allowed_violation_share=0.25))
+    assert (r["measured"], r["violations"]) == (4, 1)  # only the 30.5-minute wait
+    # A share exactly at the allowed one passes (<=).
+    assert r["violation_share"] == 0.25 and r["verdict"] == "pass"
+    tighter = _slo(log, SLO(threshold_minutes=30, allowed_violation_share=0.24))
+    assert tighter["verdict"] == "fail"
+
+
+def test_conclusive_pass(tmp_path: Path) -> None:
+    # 0 violations of 20: the interval's top (0.1611, published above) is under 25 %.
+    log = _waits_log(tmp_path / "q.csv", [5] * 20)
+    r = _slo(log, SLO(threshold_minutes=30, allowed_violation_share=0.25))
+    assert r["verdict"] == "pass" and r["conclusive"] is True
+    assert r["ci95"] == [0.0, 0.1611]
+    # Just under the interval's top the same data cannot rule a violation share above it out.
+    assert _slo(log, SLO(threshold_minutes=30, allowed_violation_share=0.16))["conclusive"] is False
+    assert _slo(log, SLO(threshold_minutes=30, allowed_violation_share=0.1612))["conclusive"]
+
+
+def test_conclusive_fail(tmp_path: Path) -> None:
+    # 20 violations of 20: the interval's bottom, 0.8389, is above the allowed share.
+    log = _waits_log(tmp_path / "q.csv", [90] * 20)
+    r = _slo(log, SLO(threshold_minutes=30, allowed_violation_share=0.25))
+    assert r["verdict"] == "fail" and r["conclusive"] is True
+    assert r["ci95"] == [0.8389, 1.0]
+    # Allowed share above the bottom (0.83887...): the fail is no longer certain.
+    assert (
+        _slo(log, SLO(threshold_minutes=30, allowed_violation_share=0.839))["conclusive"] is False
+    )
+    assert _slo(log, SLO(threshold_minutes=30, allowed_violation_share=0.8388))["conclusive"]
+
+
+def test_inconclusive_small_sample(tmp_path: Path) -> None:
+    # 2 violations of 5: share 0.4, interval 0.1176-0.7693 (score roots) holds 0.25.
+    log = _waits_log(tmp_path / "q.csv", [90, 90, 5, 5, 5])
+    r = _slo(log, SLO(threshold_minutes=30, allowed_violation_share=0.25))
+    assert r["violation_share"] == 0.4 and r["verdict"] == "fail"
+    assert r["ci95"] == [0.1176, 0.7693] and r["conclusive"] is False
+
+
+def test_selector_and_measure_choose_the_clock(tmp_path: Path) -> None:
+    # Two jobs: a training that waited 2 h after an hour's dependency, and an eval.
+    rows = [
+        job("1", "ft-a-train", 1, _t(180), _t(200), submit=_t(0), eligible=_t(60)),
+        job("2", "eval-a", 1, _t(70), _t(80), submit=_t(60), eligible=_t(60)),
+    ]
+    log = write_csv(tmp_path / "q.csv", rows)
+    trains = Selector(kinds=["train"])
+    by_eligible = _slo(log, SLO(threshold_minutes=119, allowed_violation_share=0, selector=trains))
+    assert (by_eligible["selected"], by_eligible["violations"]) == (1, 1)  # 120 min > 119
+    assert by_eligible["waits_s"] == [7200.0]
+    by_submit = _slo(
+        log,
+        SLO(
+            threshold_minutes=180,
+            allowed_violation_share=0,
+            measure="submit_to_start",
+            selector=trains,
+        ),
+    )
+    assert by_submit["waits_s"] == [10800.0] and by_submit["violations"] == 0  # = threshold
+    nobody = _slo(
+        log, SLO(threshold_minutes=1, allowed_violation_share=0, selector=Selector(kinds=["merge"]))
+    )
+    assert nobody["verdict"] == "not measurable" and nobody["selected"] == 0
+    assert "no job in the log matches" in nobody["why"]
+
+
+def _requeued(path: Path, reverse: bool) -> Path:
+    """Job 4: attempt 1 eligible 08:00, started 09:00, preempted 11:00; attempt 2 eligible
+    11:00, started 12:00, done 14:00. Optionally written attempt 2 first."""
+    rows = [
+        job(
+            "4",
+            "ft-y-train",
+            4,
+            _t(60),
+            _t(180),
+            "preempted",
+            attempt=1,
+            submit=_t(0),
+            eligible=_t(0),
+            wait_reason="Resources",
+        ),
+        job(
+            "4",
+            "ft-y-train",
+            4,
+            _t(240),
+            _t(360),
+            "completed",
+            attempt=2,
+            submit=_t(180),
+            eligible=_t(180),
+            wait_reason="Priority",
+        ),
+    ]
+    return write_csv(path, rows[::-1] if reverse else rows)
+
+
+@pytest.mark.parametrize("reverse", [False, True], ids=["in-order", "attempt-2-first"])
+def test_eligible_time_of_a_requeued_job_is_its_first(tmp_path: Path, reverse: bool) -> None:
+    log = _requeued(tmp_path / "q.csv", reverse)
+    f = analyse_queue(load_logs([log]), QueueOptions(as_of=AS_OF))
+    (j,) = f["jobs"]
+    assert j["attempts"] == 2 and j["state"] == "completed"
+    assert j["submit"].startswith("2026-06-01T08:00") and j["eligible"].startswith(
+        "2026-06-01T08:00"
+    )
+    assert j["start"].startswith("2026-06-01T09:00") and j["end"].startswith("2026-06-01T14:00")
+    # The clock runs from the first eligible time to the first start: 1 h, never negative.
+    assert j["eligible_to_start_s"] == 3600 and j["submit_to_start_s"] == 3600
+    # Queue wait is summed over the attempts: 1 h before each.
+    assert j["queue_wait_s"] == 7200
+    # The run after the last start: 2 h.
+    assert j["run_s"] == 7200
+    slo = _slo(log, SLO(threshold_minutes=59, allowed_violation_share=0))
+    assert slo["waits_s"] == [3600.0] and slo["violations"] == 1
+
+
+def test_still_waiting_job_is_judged_only_past_the_threshold(tmp_path: Path) -> None:
+    # Pending since 48 h before the end of the log.
+    submitted = AS_OF - timedelta(hours=48)
+    rows = [
+        job(
+            "9",
+            "ft-p-train",
+            "",
+            "",
+            "",
+            "pending",
+            submit=submitted.isoformat(),
+            eligible=submitted.isoformat(),
+        )
+    ]
+    log = write_csv(tmp_path / "p.csv", rows)
+    over = _slo(log, SLO(threshold_minutes=48 * 60 - 1, allowed_violation_share=0))
+    assert (over["measured"], over["violations"], over["verdict"]) == (1, 1, "fail")
+    # Waited exactly the threshold so far: it may still start in time, so it is not judged.
+    at = _slo(log, SLO(threshold_minutes=48 * 60, allowed_violation_share=0))
+    assert at["measured"] == 0 and at["verdict"] == "not measurable"
+    assert "none of the 1 selected job(s)" in at["why"]
+
+
+def test_quota_violations_counted_apart_and_verdicts_summarised(tmp_path: Path) -> None:
+    # Two violations of three: one waited for a quota (QOS limit), one for capacity; a smoke
+    # test cancelled while pending has no start, so an SLO on it is not measurable.
+    rows = [
+        job(
+            "1",
+            "ft-a-train",
+            1,
+            _t(120),
+            _t(150),
+            submit=_t(0),
+            eligible=_t(0),
+            wait_reason="QOSMaxGRESPerUser",
+        ),
+        job(
+            "2",
+            "ft-b-train",
+            1,
+            _t(200),
+            _t(230),
+            submit=_t(60),
+            eligible=_t(60),
+            wait_reason="Resources",
+        ),
+        job("3", "ft-c-train", 1, _t(65), _t(90), submit=_t(60), eligible=_t(60)),
+        job("4", "smoke-d", 1, "", _t(100), "cancelled", submit=_t(0), eligible=_t(0)),
+    ]
+    log = write_csv(tmp_path / "q.csv", rows)
+    slos = SLOFile(
+        slos={
+            "normal": SLO(
+                threshold_minutes=60,
+                allowed_violation_share=0.5,
+                measure="submit_to_start",
+                selector=Selector(kinds=["train"]),
+            ),
+            "urgent": SLO(
+                threshold_minutes=30,
+                allowed_violation_share=0.0,
+                measure="submit_to_start",
+                selector=Selector(kinds=["smoke"]),
+            ),
+        }
+    )
+    f = analyse_queue(load_logs([log]), QueueOptions(slos=slos, as_of=AS_OF))
+    normal, urgent = f["slo"]
+    assert (normal["selected"], normal["measured"], normal["violations"]) == (3, 3, 2)
+    assert normal["violations_waiting_for_quota"] == 1
+    assert normal["violation_share"] == round(2 / 3, 4) and normal["verdict"] == "fail"
+    assert urgent["verdict"] == "not measurable" and urgent["selected"] == 1
+    assert f["summary"]["slo_verdicts"] == {"normal": "fail", "urgent": "not measurable"}
