@@ -1,0 +1,204 @@
+"""RACI findings (SPEC R1-R3, G3, D5) and standard-path findings (R4, R5): each one triggered
+by a minimal change to a clean table, and cleared by undoing it or by its boundary case."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from gpudecide.governance import raci, standard_path
+from gpudecide.options import OptionDecl
+
+OPTIONS = [
+    OptionDecl(id="own", kind="owned"),
+    OptionDecl(id="man", kind="managed"),
+]
+
+
+def _asg(options: list[str], r: list[str], a: list[str], **more: list[str]) -> dict[str, Any]:
+    return {"options": options, "responsible": r, "accountable": a, **more}
+
+
+CLEAN: dict[str, Any] = {
+    "people": [
+        {"id": "pat", "roles": ["platform_engineer"], "on_call": True},
+        {"id": "mia", "roles": ["ml_engineer"], "on_call": True},
+        {"id": "sam", "roles": ["platform_engineer"], "on_call": True},
+    ],
+    "vendors": [{"id": "acme"}],
+    "activities": [
+        {"id": "update-image", "title": "Update image", "spec": "R3",
+         "role": "platform_engineer", "assignments": [_asg(["own", "man"], ["pat"], ["pat"])]},
+        {"id": "hung-nccl", "title": "Hung NCCL", "spec": "R3", "role": "platform_engineer",
+         "on_call": True,
+         "assignments": [_asg(["own"], ["pat"], ["pat"]), _asg(["man"], ["acme"], ["pat"])]},
+        {"id": "restore", "title": "Restore", "spec": "R3", "role": "ml_engineer",
+         "on_call": True, "assignments": [_asg(["own", "man"], ["mia"], ["mia"])]},
+        {"id": "leakage", "title": "Leakage", "spec": "R1", "role": "ml_engineer",
+         "assignments": [_asg(["own", "man"], ["mia"], ["mia"])]},
+        {"id": "replace-node", "title": "Replace node", "spec": "G3",
+         "applies_to": ["owned", "rented"], "role": "platform_engineer", "on_call": True,
+         "node_replacement": True, "assignments": [_asg(["own"], ["sam"], ["sam"])]},
+        {"id": "escalate", "title": "Escalate", "spec": "G3", "applies_to": ["managed"],
+         "role": "platform_engineer", "on_call": True,
+         "assignments": [_asg(["man"], ["sam"], ["sam"])]},
+    ],
+}
+
+
+def _check(data: dict[str, Any], options: list[OptionDecl] = OPTIONS) -> list[tuple[str, str, bool]]:
+    result = raci.check(raci.RaciFile.model_validate(data), options)
+    return [(f.id, f.option, f.stop) for f in result.findings]
+
+
+def _act(data: dict[str, Any], aid: str) -> dict[str, Any]:
+    return next(a for a in data["activities"] if a["id"] == aid)
+
+
+def test_clean_table_has_no_findings() -> None:
+    assert _check(CLEAN) == []
+
+
+def test_no_accountable_stops_and_clears() -> None:
+    data = copy.deepcopy(CLEAN)
+    _act(data, "update-image")["assignments"][0]["accountable"] = []
+    assert ("no_accountable", "own", True) in _check(data)
+    assert ("no_accountable", "man", True) in _check(data)
+
+
+def test_unassigned_option_has_no_accountable() -> None:
+    data = copy.deepcopy(CLEAN)
+    _act(data, "leakage")["assignments"][0]["options"] = ["own"]
+    assert _check(data) == [("no_accountable", "man", True)]
+
+
+def test_multiple_accountable() -> None:
+    data = copy.deepcopy(CLEAN)
+    _act(data, "update-image")["assignments"][0]["accountable"] = ["pat", "mia"]
+    found = _check(data)
+    assert ("multiple_accountable", "own", False) in found
+    # One Accountable is the boundary: no finding.
+    assert not any(f[0] == "multiple_accountable" for f in _check(CLEAN))
+
+
+def test_vendor_accountable_and_vendor_only_row() -> None:
+    data = copy.deepcopy(CLEAN)
+    _act(data, "update-image")["assignments"] = [
+        _asg(["own"], ["pat"], ["pat"]),
+        _asg(["man"], ["acme"], ["acme"]),
+    ]
+    found = _check(data)
+    assert ("accountable_not_team", "man", False) in found
+    assert ("vendor_only", "man", False) in found
+    # A vendor Responsible with a person of the team Accountable is not vendor-only.
+    assert not {"vendor_only", "accountable_not_team"} & {f[0] for f in _check(CLEAN)}
+
+
+def test_r1_duty_given_to_vendor() -> None:
+    data = copy.deepcopy(CLEAN)
+    _act(data, "leakage")["assignments"] = [
+        _asg(["own"], ["mia"], ["mia"]),
+        _asg(["man"], ["acme", "mia"], ["mia"]),
+    ]
+    assert _check(data) == [("r1_vendor", "man", False)]
+    # The same vendor on an R3 row is no R1 finding (hung-nccl in CLEAN).
+    assert _check(CLEAN) == []
+
+
+def test_on_call_duty_with_nobody_on_call_stops() -> None:
+    data = copy.deepcopy(CLEAN)
+    data["people"][1]["on_call"] = False  # mia owns `restore`
+    found = _check(data)
+    assert ("no_on_call", "own", True) in found and ("no_on_call", "man", True) in found
+    # A non-on-call duty owned by someone off the rota is fine.
+    _act(data, "restore")["on_call"] = False
+    assert not any(f[0] == "no_on_call" for f in _check(data))
+
+
+def test_role_uncovered() -> None:
+    data = copy.deepcopy(CLEAN)
+    _act(data, "restore")["assignments"][0]["responsible"] = ["pat"]
+    assert ("role_uncovered", "own", False) in _check(data)
+
+
+def test_bus_factor_above_share_and_boundary() -> None:
+    data = copy.deepcopy(CLEAN)
+    # `own` has 3 on-call duties: hung-nccl (pat), restore (mia), replace-node (sam).
+    _act(data, "replace-node")["assignments"][0]["responsible"] = ["pat"]
+    found = _check(data)
+    assert ("bus_factor", "own", False) in found  # 2 of 3 > 0.5
+    data["bus_factor_max_share"] = 2 / 3  # exactly the share: the boundary is allowed
+    assert not any(f[0] == "bus_factor" for f in _check(data))
+
+
+def test_node_replacement_stops_dedicated_only() -> None:
+    data = copy.deepcopy(CLEAN)
+    _act(data, "replace-node")["assignments"][0]["responsible"] = []
+    found = _check(data)
+    assert ("no_node_replacement", "own", True) in found
+    assert not any(f[0] == "no_node_replacement" and f[1] == "man" for f in found)
+    # No such activity at all: the dedicated option is stopped too.
+    data["activities"] = [a for a in data["activities"] if a["id"] != "replace-node"]
+    assert ("no_node_replacement", "own", True) in _check(data)
+
+
+def test_hybrid_counts_as_its_contours() -> None:
+    options = [*OPTIONS, OptionDecl(id="hyb", kind="hybrid", contours=["own", "man"])]
+    data = copy.deepcopy(CLEAN)
+    for act in data["activities"]:
+        act["assignments"][0]["options"].append("hyb")
+    found = _check(data, options)
+    # Both the dedicated and the managed activities apply to the hybrid.
+    assert raci.is_dedicated(options[2], options)
+    assert found == []
+
+
+# Standard path (R4, R5)
+
+CONTROL = {c: True for c in standard_path.CONTROLS}
+
+
+def _path(needs: dict[str, Any], supports: dict[str, Any], control: dict[str, bool]) -> list[str]:
+    spec = standard_path.StandardPathSpec.model_validate(
+        {"needs": needs, "options": [
+            {"option": "own", "supports": supports, "control": control},
+            {"option": "man", "supports": supports, "control": control},
+        ]}
+    )
+    findings, _ = standard_path.check(spec, OPTIONS)
+    return sorted({f"{f.id}:{f.option}" for f in findings})
+
+
+def test_standard_path_fits() -> None:
+    needs = {"custom_kernels": True, "data_formats": ["JSONL"]}
+    assert _path(needs, {"custom_kernels": True, "data_formats": ["jsonl"]}, CONTROL) == []
+
+
+def test_standard_path_mismatch_managed_points_to_dedicated() -> None:
+    found = _path({"custom_kernels": True}, {"custom_kernels": False}, CONTROL)
+    assert found == ["path_mismatch:own", "path_mismatch_managed:man"]
+    found = _path({"export_formats": ["safetensors"]}, {"export_formats": ["gguf"]}, CONTROL)
+    assert found == ["path_mismatch:own", "path_mismatch_managed:man"]
+
+
+def test_ssh_is_not_control() -> None:
+    control = {**CONTROL, "restore_from_backup": False, "ssh_access": True}
+    found = _path({}, {}, control)
+    assert "ssh_not_control:own" in found and "control_missing:own" in found
+    # SSH beside all five controls is no finding: nothing is missing.
+    assert _path({}, {}, {**CONTROL, "ssh_access": True}) == []
+
+
+def test_unanswered_option() -> None:
+    spec = standard_path.StandardPathSpec.model_validate({"options": []})
+    findings, figures = standard_path.check(spec, OPTIONS)
+    assert [f.id for f in findings] == ["path_unanswered", "path_unanswered"]
+    assert figures["options"][0]["answered"] is False
+
+
+@pytest.mark.parametrize("share", [0, 1.5])
+def test_bus_factor_share_bounds(share: float) -> None:
+    with pytest.raises(ValueError):
+        raci.RaciFile.model_validate({**CLEAN, "bus_factor_max_share": share})
