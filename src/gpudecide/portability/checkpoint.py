@@ -30,6 +30,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -199,6 +200,7 @@ class CheckpointInfo:
     path: Path
     step: int
     files: list[FileDigest]
+    seconds: float = 0.0  # wall time of the whole write, fsyncs and rename included
 
     @property
     def total_bytes(self) -> int:
@@ -220,6 +222,7 @@ class CheckpointWriter:
         self.final = root / f"{PREFIX}{step}"
         self.tmp = Path(tempfile.mkdtemp(prefix=f".{PREFIX}{step}.", suffix=".tmp", dir=root))
         self.files: list[FileDigest] = []
+        self.started = time.perf_counter()
 
     def __enter__(self) -> CheckpointWriter:
         return self
@@ -251,7 +254,8 @@ class CheckpointWriter:
             shutil.rmtree(self.final)
         os.replace(self.tmp, self.final)
         _fsync_dir(self.root)
-        return CheckpointInfo(self.final, self.step, list(self.files))
+        seconds = time.perf_counter() - self.started
+        return CheckpointInfo(self.final, self.step, list(self.files), seconds)
 
 
 def _fsync_dir(path: Path) -> None:

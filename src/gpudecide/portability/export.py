@@ -1,0 +1,130 @@
+"""Step 3 of the export test: the run manifest, its lint, declared artifacts and E2 layers.
+
+The manifest (artifacts' `run-manifest.json`, A5) is written over the run folder before it
+leaves, from what the folder holds plus what the plan and the training job know: the model
+trained from scratch is named by the SHA-256 of its exact config (seeded initialisation),
+the data set by its generator version and seed. Identifiers the plan does not give (code
+commit, container digest, retention class) stay empty and the lint says so: the step then
+warns rather than passes.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gpudecide import __version__
+from gpudecide.artifacts import manifest as mf
+from gpudecide.artifacts import retention as ret
+from gpudecide.artifacts.hashing import list_files
+from gpudecide.fsutil import sha256_path
+from gpudecide.portability import checkpoint as ck
+
+if TYPE_CHECKING:
+    from gpudecide.portability.scenario import _Ctx
+
+MANIFEST = "run-manifest.json"
+_LIBS = ("torch", "safetensors", "numpy")
+
+
+def _libraries() -> dict[str, str]:
+    out = {"gpudecide": __version__}
+    for name in _LIBS:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def run_info(ctx: _Ctx, checkpoint: Path) -> mf.RunInfo:
+    """The A5/E2 facts the folder cannot tell, from the plan and the training job."""
+    plan = ctx.setup.plan
+    assert ctx.train is not None
+    env = ctx.train.get("environment", {})
+    config_sha = sha256_path(checkpoint / ck.CONFIG)[0]
+    k = plan.model.checkpoint_step
+    at_k: dict[str, Any] = next((m for m in ctx.train["metrics"] if m["step"] == k), {})
+    metrics = {f"{name}@step{k}": at_k[name] for name in ("loss", "eval_loss") if name in at_k}
+    return mf.RunInfo(
+        run_id=ctx.setup.run_id,
+        base_model=f"gpudecide/causal-lm-{plan.model.size}-init@sha256:{config_sha}",
+        dataset_snapshot=(
+            f"synthetic://markov-chain/v1/seed-{plan.model.seed}/sequences-{plan.model.n_sequences}"
+        ),
+        code_commit=plan.identity.code_commit,
+        container_digest=plan.identity.container_digest,
+        precision="fp32",
+        method="full",
+        retention_class=plan.identity.retention_class,
+        execution=mf.ExecutionInfo(
+            driver_version=env.get("driver"),
+            cuda_version=env.get("cuda_runtime"),
+            python_version=env.get("python"),
+            libraries=_libraries(),
+            gpu=env.get("gpu_model"),
+        ),
+        training=mf.TrainingInfo(seed=plan.model.seed, hyperparameters=plan.model.model_dump()),
+        provenance=mf.ProvenanceInfo(
+            evaluation_metrics=metrics, builder_id=f"gpudecide export-test {__version__}"
+        ),
+    )
+
+
+def write_manifest(ctx: _Ctx, checkpoint: Path) -> tuple[Path, list[dict[str, Any]]]:
+    """Write run-manifest.json over the run folder and lint it (findings as dicts)."""
+    target = ctx.run_dir / MANIFEST
+    manifest, _tree, _det = mf.create(ctx.run_dir, run_info(ctx, checkpoint), target, force=True)
+    policy_path = ret.find(None, ctx.setup.workspace_root)
+    policy = ret.load(policy_path) if policy_path is not None else None
+    return target, [f.as_dict() for f in mf.lint(manifest, policy)]
+
+
+def _layer_gaps(env: mf.Environment, layers: list[str]) -> list[str]:
+    checks = {
+        "data": {"weights": bool(env.data.final_weights or env.data.intermediate_checkpoints)},
+        "training": {
+            "optimizer state": bool(env.training.optimizer_state),
+            "scheduler": bool(env.training.scheduler),
+            "RNG state": bool(env.training.rng_state),
+            "exact config": bool(env.training.config),
+            "step": env.training.step is not None,
+        },
+        "execution": {
+            "python version": bool(env.execution.python_version),
+            "library versions": bool(env.execution.libraries),
+        },
+        "provenance": {
+            "evaluation metrics": bool(
+                env.provenance.evaluation_metrics or env.provenance.evaluation_metrics_files
+            )
+        },
+    }
+    return [
+        f"E2 layer {layer}: no {item}"
+        for layer in layers
+        for item, ok in checks[layer].items()
+        if not ok
+    ]
+
+
+def check_export(ctx: _Ctx, manifest_path: Path) -> tuple[list[str], list[str]]:
+    """Problems (the step fails) and warnings (it warns) of the export before it leaves."""
+    plan = ctx.setup.plan
+    found, _skipped = list_files(ctx.run_dir)
+    names = [rel for rel, _p, _s in found]
+    problems = [
+        f"declared artifact {pattern!r} is missing"
+        for pattern in plan.expected_artifacts
+        if not any(fnmatch.fnmatchcase(n, pattern) for n in names)
+    ]
+    manifest = mf.load_manifest(manifest_path)
+    problems += _layer_gaps(manifest.environment, list(plan.layers))
+    errors = [f for f in ctx.manifest_lint if f["severity"] == "error"]
+    warnings = []
+    if errors:
+        fields = ", ".join(sorted({str(f["field"]) for f in errors}))
+        warnings.append(f"run manifest lint: {len(errors)} error(s) ({fields})")
+    return problems, warnings

@@ -1,0 +1,54 @@
+"""Measured throughput and migration windows, no more precise than the sample allows (E5, V1).
+
+A window is extrapolated only from a sample at least as large as the plan's floor (default
+256 MB) or from the whole export when the run is no bigger than the export itself; a
+smaller sample gives its rate, its size and a note, never a window. Figures are rounded to
+the significant digits the sample holds: 1 under 1 MB, 2 under the floor, 3 above.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from gpudecide.portability.plan import ExportTestPlan
+
+
+def significant(value: float, digits: int) -> float:
+    """`value` rounded to `digits` significant digits."""
+    if value == 0 or not math.isfinite(value):
+        return value
+    return round(value, digits - 1 - math.floor(math.log10(abs(value))))
+
+
+def throughput_figures(
+    transfer: dict[str, Any] | None, floor_bytes: int, plan: ExportTestPlan
+) -> dict[str, Any] | None:
+    """Rate (GB/s), sample size, the digits it supports and, when allowed, the window."""
+    if not transfer or not transfer.get("bytes") or not transfer.get("seconds"):
+        return None
+    n, secs = int(transfer["bytes"]), float(transfer["seconds"])
+    digits = 1 if n < 1_000_000 else (2 if n < floor_bytes else 3)
+    rate = n / secs
+    out: dict[str, Any] = {
+        "sample_bytes": n,
+        "seconds": significant(secs, 3),
+        "gbps": significant(rate / 1e9, digits),
+        "significant_digits": digits,
+        "floor_bytes": floor_bytes,
+        "below_floor": n < floor_bytes,
+        "migration_window_hours": None,
+        "note": "",
+    }
+    run_bytes = int(plan.run_size_gb * 1e9) if plan.run_size_gb else None
+    if run_bytes is None:
+        out["note"] = "no run_size_gb in the plan: no migration window computed"
+    elif n >= floor_bytes or n >= run_bytes:
+        out["migration_window_hours"] = significant(run_bytes / rate / 3600, digits)
+        out["run_bytes"] = run_bytes
+    else:
+        out["note"] = (
+            f"{n:,} bytes measured, under the {floor_bytes:,}-byte floor: too small a sample "
+            f"to extrapolate {run_bytes:,} bytes from; no window given"
+        )
+    return out

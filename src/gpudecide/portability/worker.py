@@ -1,0 +1,165 @@
+"""One job of the export test in its own process: `python -m gpudecide.portability.worker SPEC`.
+
+The executors (local subprocess, Slurm batch job, Kubernetes Job) all start this module with
+a JSON job spec (a file path, or `-` to read it from the GPUDECIDE_JOB_SPEC variable as the
+Kubernetes Job does). Two actions:
+
+* `train`: train the plan's model from scratch in `output_dir` (the source "volume"),
+  checkpoint at the plan's step, run on to the end (the reference curve).
+* `resume`: in an empty `workdir` that sees nothing but the export: copy the export from
+  storage (hashing as it arrives), verify the run manifest and the checkpoint's SHA-256
+  sums, load the checkpoint, continue to the last step.
+
+The result is one JSON file at `result` (written atomically). A refused checkpoint is a
+result with status "fail" and the reason, not a crash; the exit code is 0 whenever a
+result was written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from gpudecide.errors import InputError
+from gpudecide.fsutil import atomic_write_text
+from gpudecide.portability import environment
+from gpudecide.portability.trainer import CheckpointError, CheckpointInfo, TrainConfig, train
+
+MANIFEST = "run-manifest.json"
+
+
+def _checkpoint_dict(info: CheckpointInfo) -> dict[str, Any]:
+    return {
+        "path": str(info.path),
+        "step": info.step,
+        "bytes": info.total_bytes,
+        "seconds": info.seconds,
+        "files": [{"path": f.path, "size": f.size, "sha256": f.sha256} for f in info.files],
+    }
+
+
+def do_train(spec: dict[str, Any]) -> dict[str, Any]:
+    """Train from scratch; checkpoint at the plan's step; run on to the end."""
+    config = TrainConfig.model_validate(spec["config"])
+    result = train(config, Path(spec["output_dir"]), container_digest=spec.get("container_digest"))
+    return {
+        "status": "ok",
+        "metrics": result.metrics,
+        "final_metrics": result.final_metrics(),
+        "final_step": result.final_step,
+        "checkpoints": [_checkpoint_dict(c) for c in result.checkpoints],
+        "tokens_per_second": result.tokens_per_second,
+        "parameters": result.parameters,
+        "seconds": result.seconds,
+        "environment": environment.snapshot(config.device, spec.get("container_digest")),
+    }
+
+
+def _perturb(scale: float, seed: int) -> Any:
+    def after_load(model: torch.nn.Module, _opt: torch.optim.Optimizer) -> None:
+        gen = torch.Generator().manual_seed(seed)
+        with torch.no_grad():
+            for p in model.parameters():
+                noise = torch.randn(p.shape, generator=gen) * scale
+                p.add_(noise.to(p.device))
+
+    return after_load
+
+
+def _verify_manifest(export: Path) -> dict[str, Any]:
+    from gpudecide.artifacts import manifest as mf
+
+    path = export / MANIFEST
+    if not path.is_file():
+        return {"ok": False, "detail": f"no {MANIFEST} in the export"}
+    _m, check = mf.verify(export, path)
+    return {"ok": check.ok, **check.as_dict()}
+
+
+def do_resume(spec: dict[str, Any]) -> dict[str, Any]:
+    """Restore the export into an empty folder, verify it, resume, train to the end."""
+    from gpudecide.portability.storage import open_storage
+
+    workdir = Path(spec["workdir"])
+    leftovers = sorted(p.name for p in workdir.iterdir()) if workdir.exists() else []
+    if leftovers:
+        raise InputError(f"working folder is not empty: {leftovers[:5]}", path=workdir)
+    store = open_storage(spec["storage"], spec.get("storage_options") or {})
+    export = workdir / "export"
+    transfer = store.get_dir(spec["export_name"], export)
+    out: dict[str, Any] = {"restore": transfer.as_dict(), "status": "fail"}
+    out["manifest_check"] = check = _verify_manifest(export)
+    if not check["ok"]:
+        out.update(reason="hash_mismatch", detail=f"run manifest does not match: {check}")
+        return out
+    config = TrainConfig.model_validate(spec["config"])
+    scale = float(spec.get("perturb") or 0.0)
+    try:
+        result = train(
+            config,
+            workdir / "run",
+            resume_from=export / spec["checkpoint"],
+            after_load=_perturb(scale, config.seed) if scale else None,
+        )
+    except CheckpointError as exc:
+        out.update(reason=exc.reason, detail=str(exc))
+        return out
+    out.update(
+        status="ok",
+        resumed_at_step=result.start_step,
+        final_step=result.final_step,
+        metrics=result.metrics,
+        final_metrics=result.final_metrics(),
+        tokens_per_second=result.tokens_per_second,
+        notes=result.notes,
+        environment=environment.snapshot(config.device, spec.get("container_digest")),
+    )
+    return out
+
+
+def run_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """Run one job spec and return its result (never raises for a refused checkpoint)."""
+    started = time.time()
+    action = spec.get("action")
+    try:
+        if action == "train":
+            body = do_train(spec)
+        elif action == "resume":
+            body = do_resume(spec)
+        else:
+            body = {"status": "fail", "reason": "bad_spec", "detail": f"unknown action {action!r}"}
+    except InputError as exc:
+        body = {"status": "fail", "reason": "bad_input", "detail": exc.one_line()}
+    except CheckpointError as exc:
+        body = {"status": "fail", "reason": exc.reason, "detail": str(exc)}
+    body.update(action=action, pid=os.getpid(), wall_seconds=time.time() - started)
+    return body
+
+
+def main(argv: list[str]) -> int:
+    """Entry point: read the spec, run it, write the result file."""
+    if len(argv) != 1:
+        print("usage: python -m gpudecide.portability.worker SPEC.json|-", file=sys.stderr)
+        return 2
+    raw = os.environ.get("GPUDECIDE_JOB_SPEC", "") if argv[0] == "-" else Path(argv[0]).read_text()
+    spec = json.loads(raw)
+    try:
+        body = run_spec(spec)
+    except Exception:
+        body = {"status": "fail", "reason": "crashed", "detail": traceback.format_exc()[-4000:]}
+    if spec.get("result"):
+        atomic_write_text(spec["result"], json.dumps(body, default=str) + "\n")
+    else:
+        print(json.dumps(body, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
