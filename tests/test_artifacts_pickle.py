@@ -154,4 +154,4 @@ def test_fuzz_mutated_real_pickles(data: st.DataObject) -> None:
         blob[data.draw(st.integers(0, len(blob) - 1))] = data.draw(st.integers(0, 255))
     report = pickle_scan.scan_bytes(bytes(blob))
     for g in report.globals:
-        assert g.level in ("safe", "library", "dangerous", "unknown")
+        assert g.level in ("safe", "library", "dangerous", "untrusted")

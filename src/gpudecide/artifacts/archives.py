@@ -43,6 +43,7 @@ UNOPENABLE = {
     b"\x04\x22\x4d\x18": "LZ4 frame",
 }
 MAX_MEMBERS = 100_000
+CRC_LIMIT = 256 << 20
 _FIND_CHUNK = 8 << 20
 
 
@@ -212,6 +213,7 @@ class ZipMember:
     method: int
     data_at: int
     csize: int | None
+    crc: int | None = None
 
 
 def _local(handle: IO[bytes], at: int, file_size: int) -> ZipMember | None:
@@ -219,7 +221,7 @@ def _local(handle: IO[bytes], at: int, file_size: int) -> ZipMember | None:
     head = handle.read(30)
     if len(head) < 30 or not head.startswith(LOCAL):
         return None
-    (_sig, _ver, flags, method, _t, _d, _crc, csize, _usize, nlen, elen) = struct.unpack(
+    (_sig, _ver, flags, method, _t, _d, crc, csize, _usize, nlen, elen) = struct.unpack(
         "<4sHHHHHIIIHH", head
     )
     name = handle.read(nlen).decode("utf-8", "replace")
@@ -230,7 +232,7 @@ def _local(handle: IO[bytes], at: int, file_size: int) -> ZipMember | None:
     known: int | None = csize if csize or not flags & 0x08 else None
     if known is not None and data_at + known > file_size:
         known = max(file_size - data_at, 0)
-    return ZipMember(name, flags, method, data_at, known)
+    return ZipMember(name, flags, method, data_at, known, None if flags & 0x08 else crc)
 
 
 def _zip64_size(extra: bytes) -> int | None:
@@ -253,6 +255,7 @@ def _central(path: Path, handle: IO[bytes], size: int) -> list[ZipMember]:
             raise zipfile.BadZipFile(f"no local header for {info.filename!r}")
         member.name, member.flags = info.filename, info.flag_bits
         member.method, member.csize = info.compress_type, info.compress_size
+        member.crc = info.CRC
         out.append(member)
     return out
 
@@ -274,6 +277,17 @@ def _scan_locals(handle: IO[bytes], size: int) -> list[ZipMember]:
         offset += _FIND_CHUNK
         carry = block[-3:]
     return out
+
+
+def _crc_ok(stream: IO[bytes], member: ZipMember) -> bool:
+    """A scanned member's CRC-32 (members up to CRC_LIMIT; the rest are taken as they are)."""
+    if member.crc is None or member.flags & 0x01 or (member.csize or 0) > CRC_LIMIT:
+        return True
+    stream.seek(0)
+    crc = 0
+    while chunk := stream.read(1 << 20):
+        crc = zlib.crc32(chunk, crc)
+    return crc == member.crc
 
 
 def _member_stream(handle: IO[bytes], member: ZipMember, size: int) -> IO[bytes] | None:
@@ -306,6 +320,8 @@ def inspect_zip(path: Path) -> ArchiveInfo:
             found = scan_member(stream, member.name, info)
             if not found and member.flags & 0x01:
                 info.not_scanned.append(f"{member.name}: encrypted, cannot be read")
+            elif found and not _crc_ok(stream, member):
+                info.damage.append(f"{member.name}: CRC-32 does not match its contents")
     return info
 
 

@@ -75,6 +75,8 @@ _PLAIN_DATA: dict[str, set[str]] = {
     "numpy": {"dtype", "ndarray"},
     "numpy.core.multiarray": {"_reconstruct", "scalar"},
     "numpy._core.multiarray": {"_reconstruct", "scalar"},
+    "numpy.core.numeric": {"_frombuffer"},
+    "numpy._core.numeric": {"_frombuffer"},
     "pathlib": {"PosixPath", "PurePosixPath", "WindowsPath", "PureWindowsPath", "Path"},
     "datetime": {"datetime", "date", "time", "timedelta", "timezone"},
     "decimal": {"Decimal"},
@@ -106,7 +108,7 @@ _DENY_MODULES = {
     "numpy.f2py", "numpy.testing", "numpy.distutils", "torch.hub", "torch.jit",
     "torch._inductor", "torch._dynamo", "torch.package", "torch.utils.cpp_extension",
     "torch.utils.collect_env", "torch.utils.bottleneck", "yaml", "imaplib", "test",
-    "_osx_support", "_aix_support", "_pyrepl", "logging", "builtins.__import__",
+    "_osx_support", "_aix_support", "_pyrepl", "logging",
 }  # fmt: skip
 _DENY_NAMES = {
     ("functools", "partial"), ("functools", "reduce"), ("operator", "attrgetter"),

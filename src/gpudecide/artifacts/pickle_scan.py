@@ -24,6 +24,7 @@ A byte string that is no valid pickle gives problems, never an exception.
 
 from __future__ import annotations
 
+import _compat_pickle
 import codecs
 import io
 import struct
@@ -259,6 +260,7 @@ class _Window:
         self.i = 0
         self.base = 0  # absolute offset of buf[0]
         self.frame_end = -1
+        self.op_start = 0
         self.crossed: list[int] = []
 
     @property
@@ -282,17 +284,16 @@ class _Window:
         if end < 0:
             return
         pos = self.pos
-        if pos >= end:
-            self.frame_end = -1
-            return
         if pos + n <= end:
             return
+        self.frame_end = -1
+        if pos >= end and self.op_start >= end:
+            return  # this opcode began after the frame: nothing to disagree about
         self.report.add_frame_issue(
-            f"a read of {n} byte(s) at offset {pos} runs past the frame ending at {end}"
+            f"the opcode at offset {self.op_start} runs past the frame ending at {end}"
         )
         self.crossed.append(pos)
-        self.frame_end = -1
-        if self.discard:
+        if self.discard and pos < end:
             self.skip(end - pos)
 
     def read(self, n: int) -> bytes:
@@ -306,7 +307,8 @@ class _Window:
 
     def byte(self) -> int:
         """One opcode byte; -1 at the end of the stream."""
-        if self.frame_end >= 0 and self.pos >= self.frame_end:
+        self.op_start = self.pos
+        if self.frame_end >= 0 and self.op_start >= self.frame_end:
             self.frame_end = -1
         if self.i >= len(self.buf) and not self._fill(1):
             return -1
@@ -347,9 +349,18 @@ class _Window:
         return None
 
     def payload(self, n: int) -> None:
-        """`_Unpickler_ReadInto` (byte payloads): contiguous, frame or not; skipped."""
-        if self.frame_end >= 0 and self.pos + n >= self.frame_end:
-            self.frame_end = -1  # a payload may run out of its frame: the reader goes on
+        """`_Unpickler_ReadInto` (byte payloads): skipped; contiguous in the C unpickler.
+
+        A payload that runs out of its frame is still a disagreement: the pure-Python
+        unpickler refuses it ("pickle exhausted before end of frame").
+        """
+        end = self.frame_end
+        if end >= 0 and self.pos + n > end:
+            self.frame_end = -1
+            self.report.add_frame_issue(
+                f"the payload of the opcode at offset {self.op_start} runs past the frame "
+                f"ending at {end}"
+            )
         self.skip(n)
 
     def skip(self, n: int) -> None:
@@ -451,6 +462,12 @@ class _Interpreter:
         raise _Malformed("could not find MARK")
 
     def note_import(self, module: str, name: str) -> GlobalRef:
+        if self.report.protocol is None or self.report.protocol < 3:
+            # Protocols 0-2 carry Python 2 names; the unpickler maps them (fix_imports).
+            if (module, name) in _compat_pickle.NAME_MAPPING:
+                module, name = _compat_pickle.NAME_MAPPING[(module, name)]
+            elif module in _compat_pickle.IMPORT_MAPPING:
+                module = _compat_pickle.IMPORT_MAPPING[module]
         level, reason = classify(module, name)
         ref = GlobalRef(module, name, level, reason)
         self.report.add_global(ref)
@@ -753,15 +770,16 @@ def _push_back(reader: BoundedReader, window: _Window) -> None:
     reader._pos -= extra
 
 
-def scan_one(stream: BoundedReader, report: PickleReport, max_ops: int = MAX_OPS) -> bool:
+def scan_one(stream: BoundedReader, report: PickleReport, max_ops: int | None = None) -> bool:
     """Scan one pickle from the stream's position; True when it ended with STOP.
 
     When frame and opcode boundaries disagree, the same pickle is walked again the way the
     C unpickler reads a file-like object (the rest of a frame dropped), when the stream
     can be rewound, so what that reader would import is named too.
     """
+    limit = MAX_OPS if max_ops is None else max_ops  # read at call time (tests lower it)
     start = _tell(stream)
-    ok = _walk(stream, report, discard=False, max_ops=max_ops)
+    ok = _walk(stream, report, discard=False, max_ops=limit)
     if report.frame_issues and start is not None:
         end = _tell(stream)
         try:
@@ -771,7 +789,7 @@ def scan_one(stream: BoundedReader, report: PickleReport, max_ops: int = MAX_OPS
             return ok
         replay = BoundedReader(stream._raw, start[1])
         second = PickleReport()
-        _walk(replay, second, discard=True, max_ops=max_ops)
+        _walk(replay, second, discard=True, max_ops=limit)
         for g in second.globals:
             report.add_global(g)
         for f in second.findings:
@@ -791,7 +809,7 @@ def _tell(stream: BoundedReader) -> tuple[int, int] | None:
 
 
 def scan_stream(
-    raw: IO[bytes], limit: int, *, max_pickles: int = 1, max_ops: int = MAX_OPS
+    raw: IO[bytes], limit: int, *, max_pickles: int = 1, max_ops: int | None = None
 ) -> PickleReport:
     """Scan up to `max_pickles` consecutive pickles from a stream, reading at most `limit`."""
     report = PickleReport()
@@ -805,7 +823,7 @@ def scan_stream(
 
 
 def scan_all(
-    raw: IO[bytes], limit: int, max_pickles: int = 64, max_ops: int = MAX_OPS
+    raw: IO[bytes], limit: int, max_pickles: int = 64, max_ops: int | None = None
 ) -> PickleReport:
     """Scan a raw pickle file: the first pickle must be whole; more may follow it.
 
@@ -870,6 +888,6 @@ class _Prefixed:
         return False
 
 
-def scan_bytes(data: bytes, max_pickles: int = 64, max_ops: int = MAX_OPS) -> PickleReport:
+def scan_bytes(data: bytes, max_pickles: int = 64, max_ops: int | None = None) -> PickleReport:
     """Scan pickle bytes held in memory (tests, fuzzing)."""
     return scan_all(io.BytesIO(data), len(data), max_pickles, max_ops)
