@@ -84,17 +84,20 @@ def test_row_with_missing_and_extra_fields(tmp_path: Path) -> None:
     assert any("more fields" in b.reason for b in result.bad_rows)
 
 
-def test_not_utf8_line(tmp_path: Path) -> None:
+def test_not_utf8_line_is_read_as_latin1_and_noted(tmp_path: Path) -> None:
+    """Job names from old clusters in Latin-1 keep their row (issue 9 item 8)."""
     data = "\n".join(REAL).encode()
     lines = data.split(b"\n")
     n = JOB_LINES[1]
-    lines[n - 1] = lines[n - 1].replace(b"ft-llama", b"ft-\xffllama", 1)
+    job_id = REAL[n - 1].split("|")[0]
+    lines[n - 1] = lines[n - 1].replace(b"ft-llama", b"ft-\xe9llama", 1)
     path = tmp_path / "s.txt"
     path.write_bytes(b"\n".join(lines) + b"\n")
-    with pytest.raises(InputError) as exc:
-        read_sacct(path)
-    assert exc.value.line == n
-    assert "UTF-8" in exc.value.message
+    result = read_sacct(path)
+    rows = {r["job_id"]: r for r in result.table.to_pylist()}
+    assert rows[job_id]["name"].startswith("ft-\u00e9llama")
+    assert result.bad_rows == []
+    assert any(f"Latin-1 (line(s) {n})" in note for note in result.notes)
 
 
 def test_missing_required_fields_say_which_and_how(tmp_path: Path) -> None:

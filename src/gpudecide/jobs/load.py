@@ -181,6 +181,17 @@ def load_logs(
             hint="pass the pods (or fine-tuning jobs) the events belong to",
         )
     merged = pa.concat_tables([r.table for r in results]).cast(ATTEMPTS_SCHEMA)
+    bad_rows = [b for r in results for b in r.bad_rows]
+    if merged.num_rows == 0 and bad_rows:
+        # Nothing left to analyse: the figures would describe an empty log "as of" now.
+        first = bad_rows[0]
+        raise InputError(
+            f"every job row was skipped ({len(bad_rows)} bad row(s)); the first: {first.reason}",
+            path=first.path,
+            line=first.line,
+            field=first.field,
+            hint="fix the rows: nothing is left to analyse",
+        )
     before = merged.num_rows
     if len(results) > 1:
         con = sql.connect(merged=merged)
@@ -196,8 +207,8 @@ def load_logs(
     return JobLog(
         attempts=merged,
         sources=[s.path for s in specs],
-        bad_rows=[b for r in results for b in r.bad_rows],
-        duplicate_rows=before - merged.num_rows,
+        bad_rows=bad_rows,
+        duplicate_rows=before - merged.num_rows + sum(r.duplicate_rows for r in results),
         notes=[n for r in results for n in r.notes],
     )
 

@@ -18,16 +18,18 @@ What sacct prints, as seen on a real Slurm 22.05 (see tests/fixtures/sacct/):
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
 
 from gpudecide.errors import InputError
-from gpudecide.jobs import sql
-from gpudecide.jobs.schema import ATTEMPTS_SCHEMA, KINDS, SLURM_STATES
+from gpudecide.jobs import bounds, sql
+from gpudecide.jobs.schema import ATTEMPTS_SCHEMA, KINDS, SLURM_COMPACT_STATES, SLURM_STATES
 
 # The --format list the README recommends; every field exists in Slurm 22.05 and later.
 RECOMMENDED_FIELDS = (
@@ -168,8 +170,26 @@ _HINT_FORMAT = (
 
 # Patterns, written once for DuckDB's RE2. Job id: 123, 123_4, 123_[5-9%2], 123+0, then .step
 _JOBID_RE = r"^(\d+)(_(\d+|\[[0-9,%\-]+\]))?(\+\d+)?(\.[A-Za-z0-9_+\-]+)?$"
-_TIME_RE = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$"
+# sacct's default time format, and the same with a space (SLURM_TIME_FORMAT="%F %T").
+_TIME_FORMATS = "['%Y-%m-%dT%H:%M:%S', '%Y-%m-%d %H:%M:%S']"
 _UNSET_TIMES = ("", "Unknown", "None")
+# Fields holding free text: when one is last, `|` inside it (which --parsable2 does not
+# escape) belongs to it.
+FREE_TEXT_FIELDS = frozenset(
+    [
+        "jobname",
+        "comment",
+        "admincomment",
+        "systemcomment",
+        "submitline",
+        "workdir",
+        "extra",
+        "constraints",
+        "container",
+    ]
+)
+# NodeList of a job that never got a node (cancelled while pending).
+_NO_NODE = "None assigned"
 _UNLIMITED = ("", "UNLIMITED", "Partition_Limit", "INVALID", "NONE")
 
 
@@ -201,6 +221,8 @@ class ParseResult:
     bad_rows: list[BadRow] = field(default_factory=list)
     data_lines: int = 0
     notes: list[str] = field(default_factory=list)
+    # identical job rows listed more than once (dropped, counted)
+    duplicate_rows: int = 0
 
 
 def _sniff_header(path: Path) -> list[str] | None:
@@ -243,7 +265,7 @@ def _field_map(names: Sequence[str], path: Path) -> dict[str, str]:
             missing.append(need.capitalize())
     if "end" not in mapping and "elapsed" not in mapping:
         missing.append("End")
-    if not {"alloctres", "allocgres", "reqtres"} & mapping.keys():
+    if not {"alloctres", "allocgres", "reqtres", "reqgres"} & mapping.keys():
         missing.append("AllocTRES")
     if missing:
         raise InputError(
@@ -259,7 +281,7 @@ def _time_sql(col: str, tz: str) -> str:
     """Local sacct time -> UTC TIMESTAMPTZ; unset words and malformed text -> NULL."""
     return (
         f"CASE WHEN {col} IN {_UNSET_TIMES} THEN NULL ELSE "
-        f"timezone({sql.literal(tz)}, try_strptime({col}, '%Y-%m-%dT%H:%M:%S')) END"
+        f"timezone({sql.literal(tz)}, try_strptime({col}, {_TIME_FORMATS})) END"
     )
 
 
@@ -312,16 +334,19 @@ def _tres_gpu_type(col: str) -> str:
 
 
 def _gres_gpus(col: str) -> str:
-    """Old-style AllocGRES `gpu:2` / `gpu:h100:2`."""
+    """Old-style GRES: `gpu:2`, `gpu:tesla:2`, `gpu:P100:2(IDX:0-1)`, `hbm:0,gpu:4` (summed)."""
     return f"""CASE WHEN {col} IS NULL OR {col} = '' THEN NULL
-      WHEN regexp_matches({col}, '(^|,)gpu(:[^:,=]+)?:\\d+') THEN
-        CAST(regexp_extract({col}, '(?:^|,)gpu(?::[^:,=]+)?:(\\d+)', 1) AS INTEGER)
+      WHEN regexp_matches({col}, '(^|,)gpu(:[^:,=()]+)?:\\d+') THEN
+        CAST(list_sum(list_transform(
+          regexp_extract_all({col}, '(?:^|,)gpu(?::[^:,=()]+)?:(\\d+)', 1),
+          lambda x: CAST(x AS INTEGER))) AS INTEGER)
       ELSE 0 END"""
 
 
 def _state_case(col: str) -> str:
     word = f"upper(split_part({col}, ' ', 1))"
-    arms = " ".join(f"WHEN '{k}' THEN '{v}'" for k, v in SLURM_STATES.items())
+    words = {**SLURM_STATES, **{k: SLURM_STATES[v] for k, v in SLURM_COMPACT_STATES.items()}}
+    arms = " ".join(f"WHEN '{k}' THEN '{v}'" for k, v in words.items())
     return f"CASE {word} {arms} ELSE NULL END"
 
 
@@ -349,6 +374,8 @@ _USED_FIELDS = frozenset(
         "alloctres",
         "allocgres",
         "reqtres",
+        "reqgres",
+        "nodelist",
         "priority",
         "qos",
         "cluster",
@@ -364,6 +391,117 @@ _USED_FIELDS = frozenset(
         "comment",
     ]
 )
+
+
+def _gpu_parts(m: dict[str, str], r: Callable[[str], str]) -> dict[str, str]:
+    """GPU counts per source field, each null when its field is absent or empty (F1).
+
+    ReqTRES mostly repeats AllocTRES: it is parsed only when it says something else.
+    """
+    parts = {
+        "alloc_tres_gpus": _tres_gpus(r("alloctres")) if "alloctres" in m else "NULL::INTEGER",
+        "alloc_gres_gpus": _gres_gpus(r("allocgres")) if "allocgres" in m else "NULL::INTEGER",
+        "req_tres_gpus": "NULL::INTEGER",
+        "req_gres_gpus": _gres_gpus(r("reqgres")) if "reqgres" in m else "NULL::INTEGER",
+    }
+    if "reqtres" in m:
+        parts["req_tres_gpus"] = (
+            f"CASE WHEN {r('reqtres')} = {r('alloctres')} THEN {parts['alloc_tres_gpus']} "
+            f"ELSE {_tres_gpus(r('reqtres'))} END"
+            if "alloctres" in m
+            else _tres_gpus(r("reqtres"))
+        )
+    return parts
+
+
+# The GPU count of an attempt: what it was allocated, else what it asked for (old GRES last).
+_GPU_ORDER = (
+    ("alloc_tres_gpus", "AllocTRES"),
+    ("alloc_gres_gpus", "AllocGRES"),
+    ("req_tres_gpus", "ReqTRES"),
+    ("req_gres_gpus", "ReqGRES"),
+)
+_GPU_COUNT = f"coalesce({', '.join(c for c, _ in _GPU_ORDER)})"
+_GPU_SOURCE = (
+    "CASE " + " ".join(f"WHEN {c} IS NOT NULL THEN '{n}'" for c, n in _GPU_ORDER) + " END"
+)
+
+
+def _never_ran_sql(m: dict[str, str], r: Callable[[str], str]) -> str:
+    """A job row that never got a node (cancelled while pending, or still pending).
+
+    sacct prints `NodeList` "None assigned" for it; newer Slurm versions also print Start =
+    End = the cancel time and Elapsed 0 (issue: such jobs counted as started). Without a
+    NodeList field, a cancelled row with Start = End and no elapsed time is taken as one.
+    """
+    if "nodelist" in m:
+        return f"(NOT is_step AND {r('nodelist')} = '{_NO_NODE}')"
+    return (
+        "(NOT is_step AND state = 'cancelled' AND start_ts = \"end\" "
+        "AND coalesce(elapsed_raw_s, 0) = 0)"
+    )
+
+
+def _ts_bound(q: str) -> str:
+    return (
+        f"({q} < TIMESTAMPTZ '{bounds.EARLIEST.isoformat()}' "
+        f"OR {q} >= TIMESTAMPTZ '{bounds.LATEST.isoformat()}')"
+    )
+
+
+def _checks(m: dict[str, str], r: Callable[[str], str], jobid: str) -> list[tuple[str, str, str]]:
+    """(field code, raw text, condition) of every per-row check, first failing one wins."""
+    kinds = ", ".join(f"'{k}'" for k in KINDS)
+    times = [
+        (n, q)
+        for n, q in zip(_TIME_FIELDS, ("submit", "eligible", "start_ts", '"end"'), strict=True)
+        if n in m
+    ]
+    max_run = bounds.MAX_RUN.total_seconds()
+    return [
+        ("JobID", jobid, f"NOT regexp_full_match({jobid}, '{_JOBID_RE}')"),
+        ("State", r("state"), "(NOT is_step AND state IS NULL)"),
+        *(
+            (
+                n.capitalize(),
+                r(n),
+                f"({'' if n == 'start' else 'NOT is_step AND '}"
+                f"{r(n)} NOT IN {_UNSET_TIMES} AND ({q} IS NULL OR {_ts_bound(q)}))",
+            )
+            for n, q in times
+        ),
+        ("End:before", r("end"), '(NOT is_step AND "end" < start_ts)'),
+        ("End:long", r("end"), f'(NOT is_step AND epoch("end") - epoch(start_ts) > {max_run})'),
+        *(
+            (
+                f,
+                r(f.lower()),
+                f"(NOT is_step AND {r(f.lower())} NOT IN {_UNLIMITED} AND {q} IS NULL)",
+            )
+            for f, q in (("Elapsed", "elapsed_raw_s"), ("Timelimit", "time_limit_s"))
+            if f.lower() in m
+        ),
+        *(
+            (
+                f,
+                r(f.lower()),
+                f"(NOT is_step AND {r(f.lower())} <> '' AND NOT contains({r(f.lower())}, '='))",
+            )
+            for f in ("AllocTRES", "ReqTRES")
+            if f.lower() in m
+        ),
+        (
+            "GPUs",
+            f"{_GPU_SOURCE} || ' ' || CAST({_GPU_COUNT} AS VARCHAR)",
+            f"(NOT is_step AND {_GPU_COUNT} > {bounds.MAX_GPU_COUNT})",
+        ),
+        (
+            "Priority",
+            r("priority"),
+            f"(NOT is_step AND {r('priority')} <> '' AND priority IS NULL)",
+        ),
+        ("Comment", r("comment"), f"(NOT is_step AND kind_label NOT IN ({kinds}))"),
+    ]
 
 
 def _build_sql(m: dict[str, str], tz: str, source: str, *, with_values: bool = False) -> str:
@@ -385,13 +523,6 @@ def _build_sql(m: dict[str, str], tz: str, source: str, *, with_values: bool = F
 
     jobid = r("jobid") if "jobid" in m else r("jobidraw")
     tres_col = r("alloctres") if "alloctres" in m else r("reqtres")
-    if "alloctres" in m:
-        alloc = _tres_gpus(r("alloctres"))
-    elif "allocgres" in m:
-        alloc = _gres_gpus(r("allocgres"))
-    else:
-        alloc = "NULL::INTEGER"
-    kinds = ", ".join(f"'{k}'" for k in KINDS)
     select_raw = ", ".join(f"{m[name]} AS {col}" for name, col in raw_cols.items())
     parsed = {
         "array_job_id": f"nullif(regexp_extract({jobid}, '^(\\d+)_', 1), '')",
@@ -400,15 +531,8 @@ def _build_sql(m: dict[str, str], tz: str, source: str, *, with_values: bool = F
         '"user"': f"nullif({r('user')}, '')",
         "team": f"nullif({r('account')}, '')",
         "partition": f"nullif({r('partition')}, '')",
-        "gpu_count": alloc,
+        **_gpu_parts(m, r),
         "gpu_type": _tres_gpu_type(tres_col),
-        # ReqTRES mostly repeats AllocTRES: parse it only when it says something else.
-        "req_gpus": (
-            f"CASE WHEN {r('reqtres')} = {tres_col} THEN {alloc} "
-            f"ELSE {_tres_gpus(r('reqtres'))} END"
-            if "reqtres" in m
-            else "NULL::INTEGER"
-        ),
         "priority": f"try_cast(nullif({r('priority')}, '') AS BIGINT)",
         "priority_class": f"nullif({r('qos')}, '')",
         "site": f"nullif({r('cluster')}, '')",
@@ -424,47 +548,11 @@ def _build_sql(m: dict[str, str], tz: str, source: str, *, with_values: bool = F
         "kind_label": f"nullif(lower(regexp_extract({r('comment')}, '{_KIND_RE}', 1)), '')",
         "chain_id": f"nullif(regexp_extract({r('comment')}, '{_CHAIN_RE}', 1), '')",
     }
-    checks = [
-        ("JobID", jobid, f"NOT regexp_full_match({jobid}, '{_JOBID_RE}')"),
-        ("State", r("state"), "(NOT is_step AND state IS NULL)"),
-        *(
-            (
-                n.capitalize(),
-                r(n),
-                f"({'' if n == 'start' else 'NOT is_step AND '}"
-                f"{r(n)} NOT IN {_UNSET_TIMES} AND {q} IS NULL)",
-            )
-            for n, q in zip(_TIME_FIELDS, ("submit", "eligible", "start", '"end"'), strict=True)
-            if n in m
-        ),
-        *(
-            (
-                f,
-                r(f.lower()),
-                f"(NOT is_step AND {r(f.lower())} NOT IN {_UNLIMITED} AND {q} IS NULL)",
-            )
-            for f, q in (("Elapsed", "elapsed_raw_s"), ("Timelimit", "time_limit_s"))
-            if f.lower() in m
-        ),
-        *(
-            (
-                f,
-                r(f.lower()),
-                f"(NOT is_step AND {r(f.lower())} <> '' AND NOT contains({r(f.lower())}, '='))",
-            )
-            for f in ("AllocTRES", "ReqTRES")
-            if f.lower() in m
-        ),
-        (
-            "Priority",
-            r("priority"),
-            f"(NOT is_step AND {r('priority')} <> '' AND priority IS NULL)",
-        ),
-        ("Comment", r("comment"), f"(NOT is_step AND kind_label NOT IN ({kinds}))"),
-    ]
+    checks = _checks(m, r, jobid)
     bad_field = " ".join(f"WHEN coalesce({cond}, false) THEN '{name}'" for name, _, cond in checks)
     bad_value = " ".join(f"WHEN '{name}' THEN {val}" for name, val, _ in checks)
     fields = ",\n      ".join(f"{job(expr)} AS {name}" for name, expr in parsed.items())
+    helper_cols = [c for c, _ in _GPU_ORDER] + ["start_ts", *raw_cols.values()]
     return f"""
     WITH raw AS (SELECT {select_raw} FROM {source}),
     p AS (
@@ -472,27 +560,42 @@ def _build_sql(m: dict[str, str], tz: str, source: str, *, with_values: bool = F
         {jobid} AS raw_id,
         split_part({jobid}, '.', 1) AS job_id,
         contains({jobid}, '.') AS is_step,
-        {_time_sql(r("start"), tz)} AS start,
+        {_time_sql(r("start"), tz)} AS start_ts,
         {fields}
       FROM raw
     ),
-    checked AS (SELECT *, CASE {bad_field} ELSE NULL END AS bad_field FROM p)
-    SELECT * EXCLUDE ({", ".join(raw_cols.values())})
+    checked AS (
+      SELECT *,
+        CASE {bad_field} ELSE NULL END AS bad_field,
+        CASE WHEN coalesce({_never_ran_sql(m, r)}, false) THEN NULL ELSE start_ts END AS start,
+        {_GPU_COUNT} AS gpu_count,
+        {_GPU_SOURCE} AS gpu_source,
+        coalesce(req_tres_gpus, req_gres_gpus) AS req_gpus
+      FROM p
+    )
+    SELECT * EXCLUDE ({", ".join(helper_cols)})
       {f", CASE bad_field {bad_value} END AS bad_value" if with_values else ""}
     FROM checked {"WHERE bad_field IS NOT NULL" if with_values else ""}
     """
 
 
-def _fold_sql(source: str) -> str:
+def _fold_sql(source: str, eligible_fallback: bool) -> str:
     """Steps into their attempt, attempts numbered, columns in the canonical order.
 
     Nearly every job has one attempt: those get attempt 1 and the count of their steps by a
-    plain GROUP BY. Only job ids listed more than once (requeues) are numbered by time and
-    get their steps assigned by time range. `parsed` is an Arrow table: each reference is a
-    zero-copy scan, so nothing is materialised twice.
+    plain GROUP BY. Only job ids listed more than once (requeues, or the same rows listed
+    twice) go the long way: identical rows are kept once, the rest numbered by time, and
+    their steps assigned by time range. `parsed` is an Arrow table: each reference is a
+    zero-copy scan, so nothing is materialised twice. With `eligible_fallback`, an attempt
+    that started but whose Eligible is Unknown waits from its Submit.
     """
     ok_jobs = "parsed WHERE NOT is_step AND bad_field IS NULL"
     ok_steps = "parsed WHERE is_step AND bad_field IS NULL"
+    eligible = (
+        "CASE WHEN n.eligible IS NULL AND n.start IS NOT NULL THEN n.submit ELSE n.eligible END"
+        if eligible_fallback
+        else "n.eligible"
+    )
     return f"""
     WITH dups AS (SELECT job_id FROM {ok_jobs} GROUP BY job_id HAVING count(*) > 1),
     step_count AS (
@@ -508,11 +611,13 @@ def _fold_sql(source: str) -> str:
       SELECT j.*, CAST(row_number() OVER (
           PARTITION BY job_id ORDER BY start NULLS LAST, submit NULLS LAST, "end" NULLS LAST,
           state) AS INTEGER) AS attempt
-      FROM (SELECT * FROM {ok_jobs}) j SEMI JOIN dups USING (job_id)
+      FROM (SELECT DISTINCT * FROM {ok_jobs} AND job_id IN (SELECT job_id FROM dups)) j
     ),
     multi_steps AS (
       SELECT m.job_id, m.attempt, CAST(count(*) AS INTEGER) AS steps
-      FROM (SELECT job_id, start FROM {ok_steps}) s JOIN multi m USING (job_id)
+      FROM (SELECT DISTINCT job_id, raw_id, start FROM {ok_steps}
+            AND job_id IN (SELECT job_id FROM dups)) s
+        JOIN multi m USING (job_id)
       WHERE s.start IS NULL OR m.start IS NULL OR (s.start >= m.start
         AND (m."end" IS NULL OR s.start <= m."end"))
       GROUP BY ALL
@@ -532,58 +637,354 @@ def _fold_sql(source: str) -> str:
       n.gpu_type, coalesce(n.req_gpus, n.gpu_count) AS req_gpus, n.priority, n.priority_class,
       n.site,
       n.state, n.state_detail, n.exit_code, n.wait_reason,
-      n.submit, n.eligible, n.start,
+      n.submit, {eligible} AS eligible, n.start,
       NULL::TIMESTAMPTZ AS prep_start, NULL::TIMESTAMPTZ AS first_step,
       NULL::TIMESTAMPTZ AS last_checkpoint, n."end",
-      CAST(coalesce(epoch(n."end") - epoch(n.start), n.elapsed_raw_s) AS DOUBLE) AS elapsed_s,
+      CAST(CASE WHEN n.start IS NULL THEN 0 ELSE
+        coalesce(epoch(n."end") - epoch(n.start), n.elapsed_raw_s) END AS DOUBLE) AS elapsed_s,
       n.time_limit_s, n.steps, n.pending_tasks,
-      NULL::VARCHAR AS extras
+      NULL::VARCHAR AS extras,
+      n.gpu_source
     FROM numbered n
     """
 
 
+def _overlaps_sql(tz: str) -> str:
+    """Attempts of one job id that start before the previous attempt ended.
+
+    Attempts of one job never overlap in time: rows that do belong to different jobs under
+    one id (ids reused after an accounting reset, logs of two clusters mixed). Only ids with
+    a second attempt are looked at. Start comes back as sacct printed it, to find the line.
+    """
+    return f"""
+    WITH m AS (
+      SELECT job_id, start, "end" FROM folded
+      WHERE job_id IN (SELECT job_id FROM folded WHERE attempt > 1) AND start IS NOT NULL
+    ),
+    w AS (
+      SELECT *, lag(start) OVER x AS prev_start, lag("end") OVER x AS prev_end
+      FROM m WINDOW x AS (PARTITION BY job_id ORDER BY start, "end")
+    )
+    SELECT job_id,
+      strftime(timezone({sql.literal(tz)}, start), '%Y-%m-%dT%H:%M:%S') AS start_text,
+      strftime(timezone({sql.literal(tz)}, prev_start), '%Y-%m-%dT%H:%M:%S') AS prev_text,
+      start
+    FROM w WHERE prev_end IS NOT NULL AND start < prev_end
+    """
+
+
+def _split_line(text: str, n: int, free_last: bool) -> list[str]:
+    """Fields of one line; extra separators belong to a free-text last field."""
+    return text.split("|", n - 1) if free_last else text.split("|")
+
+
 def _locate_lines(
-    path: Path, names: Sequence[str], bad: Iterable[tuple[str, str, str | None]]
+    path: Path,
+    names: Sequence[str],
+    bad: Iterable[tuple[str, str, str | None]],
 ) -> dict[tuple[str, str], int]:
     """Line numbers of flagged rows, found by a plain scan (only run when something is bad)."""
     wanted = {(raw_id, fld): val for raw_id, fld, val in bad}
     idx = {n.lower(): i for i, n in reversed(list(enumerate(names)))}
     id_col = idx.get("jobid", idx.get("jobidraw", 0))
+    free_last = names[-1].lower() in FREE_TEXT_FIELDS
     found: dict[tuple[str, str], int] = {}
     with open(path, encoding="utf-8", errors="replace", newline="") as handle:
         for lineno, text in enumerate(handle, start=1):
-            parts = text.rstrip("\r\n").split("|")
+            parts = _split_line(text.rstrip("\r\n"), len(names), free_last)
             if len(parts) != len(names):
                 continue
             raw_id = parts[id_col].strip()
             for (rid, fld), val in wanted.items():
                 if rid == raw_id and (rid, fld) not in found:
-                    col = idx.get(fld.lower())
-                    if col is None or val is None or parts[col].strip() == val:
+                    col = idx.get(fld.split(":")[0].lower())
+                    if col is None or val is None or parts[col].strip().replace(" ", "T") == (
+                        val.replace(" ", "T")
+                    ):
                         found[(rid, fld)] = lineno
             if len(found) == len(wanted):
                 break
     return found
 
 
+_TIME_HINT = (
+    " (YYYY-MM-DDTHH:MM:SS, Unknown or None; a site's SLURM_TIME_FORMAT changes how sacct "
+    "prints times: run it with SLURM_TIME_FORMAT=standard)"
+)
+
+
+def _time_reason(field_name: str, value: str | None) -> str:
+    """Why a time field is bad: out of range (bounds), or not a time sacct prints."""
+    shown = repr(value)[:60]
+    for fmt in ("%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S"):
+        try:
+            stamp = datetime.strptime(str(value), fmt).replace(tzinfo=UTC)
+        except ValueError:
+            continue
+        problem = bounds.time_problem(stamp)
+        if problem:
+            return f"{field_name.lower()} {problem}"
+    return f"value {shown} is not what sacct prints here{_TIME_HINT}"
+
+
 def _describe_bad(field_name: str, value: str | None) -> str:
     shown = repr(value)[:60]
+    if field_name in ("Submit", "Eligible", "Start", "End"):
+        return _time_reason(field_name, value)
     return {
         "JobID": f"job id {shown} is not a Slurm job id (123, 123_4, 123_[5-9], 123.batch)",
-        "State": f"state {shown} is not a Slurm job state",
+        "State": f"state {shown} is not a Slurm job state of 22.05-26.05 (`sacct --helpstate` "
+        "lists them); if a newer Slurm prints it, its rows can be counted and listed apart",
+        "End:before": f"end {shown} is before start",
+        "End:long": f"end {shown} is more than {bounds.MAX_RUN.days} days after start",
         "Elapsed": f"duration {shown} is not [DD-[HH:]]MM:SS",
         "Timelimit": f"time limit {shown} is not a Slurm duration",
         "Priority": f"priority {shown} is not an integer",
         "Comment": f"kind label in {shown} is not one of {', '.join(KINDS)}",
-    }.get(
-        field_name,
-        f"value {shown} is not what sacct prints here"
-        + (
-            " (YYYY-MM-DDTHH:MM:SS, Unknown or None)"
-            if field_name in ("Submit", "Eligible", "Start", "End")
-            else ""
-        ),
+    }.get(field_name, f"value {shown} is not what sacct prints here")
+
+
+def _names_of(p: Path, sacct_format: str | None) -> tuple[list[str], bool]:
+    """Field names (from the header, else --sacct-format) and whether a header is there."""
+    header = _sniff_header(p)
+    if header is not None:
+        if sacct_format is not None and [n.lower() for n in parse_format_list(sacct_format)] != [
+            n.lower() for n in header
+        ]:
+            raise InputError(
+                "--sacct-format does not match the header line of the file",
+                path=p,
+                line=1,
+                hint="drop --sacct-format: the header already names the fields",
+            )
+        return header, True
+    if sacct_format is not None:
+        return parse_format_list(sacct_format), False
+    if p.stat().st_size == 0:
+        raise InputError("file is empty", path=p, hint="write sacct output into it")
+    raise InputError(
+        "no sacct header line (field names) at the top", path=p, line=1, hint=_HINT_FORMAT
     )
+
+
+def _reader(p: Path, n: int, header: bool, rejects: bool) -> str:
+    columns = "{" + ", ".join(f"'c{i}': 'VARCHAR'" for i in range(n)) + "}"
+    return (
+        f"read_csv({sql.literal(str(p))}, delim='|', quote='', escape='', "
+        f"header={'true' if header else 'false'}, columns={columns}, "
+        "auto_detect=false, strict_mode=true, null_padding=false, ignore_errors=true"
+        + (
+            ", store_rejects=true, rejects_table='rejects', rejects_scan='reject_scans')"
+            if rejects
+            else ")"
+        )
+    )
+
+
+@dataclass
+class _Repaired:
+    """Rejected lines that could be read after all: Latin-1 text, `|` in the last field."""
+
+    rows: pa.Table | None
+    lines: set[int]
+    notes: list[str]
+    # job id -> line of rows that had more separators than fields
+    piped: dict[str, int] = field(default_factory=dict)
+
+
+def _repair(p: Path, names: Sequence[str], rejects: list[tuple[Any, ...]]) -> _Repaired:
+    """Re-read lines DuckDB rejected for their encoding or for `|` in a free-text last field."""
+    free_last = names[-1].lower() in FREE_TEXT_FIELDS
+    wanted = {
+        int(line)
+        for line, _, etype, _ in rejects
+        if etype == "INVALID ENCODING" or (etype == "TOO MANY COLUMNS" and free_last)
+    }
+    if not wanted:
+        return _Repaired(None, set(), [])
+    id_col = next((i for i, n in enumerate(names) if n.lower() in ("jobid", "jobidraw")), 0)
+    columns: list[list[str]] = [[] for _ in names]
+    latin: list[int] = []
+    piped: dict[str, int] = {}
+    done: set[int] = set()
+    with open(p, "rb") as handle:
+        for lineno, raw in enumerate(handle, start=1):
+            if lineno not in wanted:
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                text = raw.decode("latin-1")
+                latin.append(lineno)
+            text = text.rstrip("\r\n")
+            parts = _split_line(text, len(names), free_last)
+            if len(parts) != len(names):
+                continue
+            if text.count("|") >= len(names):
+                piped[parts[id_col].strip()] = lineno
+            for i, part in enumerate(parts):
+                columns[i].append(part)
+            done.add(lineno)
+    notes = []
+    if latin:
+        notes.append(
+            f"{len(latin)} row(s) of {p.name} are not UTF-8: read as Latin-1 "
+            f"(line(s) {', '.join(map(str, latin[:10]))})"
+        )
+    if piped:
+        notes.append(
+            f"{len(piped)} row(s) of {p.name} have '|' inside the last field ({names[-1]}): "
+            f"kept as part of it (line(s) {', '.join(map(str, list(piped.values())[:10]))})"
+        )
+    table = pa.table({f"c{i}": pa.array(col, pa.string()) for i, col in enumerate(columns)})
+    return _Repaired(table if done else None, done, notes, piped)
+
+
+def _fields_where(names: Sequence[str], header: bool) -> str:
+    return f"the {len(names)} in the header" if header else f"the {len(names)} of --sacct-format"
+
+
+def _reject_rows(
+    p: Path, names: Sequence[str], header: bool, rejects: list[tuple[Any, ...]], skip: set[int]
+) -> list[BadRow]:
+    where = _fields_where(names, header)
+    bad = []
+    for line, column, etype, message in rejects:
+        if int(line) in skip:
+            continue
+        reason = {
+            "INVALID ENCODING": "not UTF-8 text",
+            "MISSING COLUMNS": f"fewer fields than {where}",
+            "TOO MANY COLUMNS": f"more fields than {where} (a '|' inside a job name or comment?)",
+        }.get(str(etype), str(message).splitlines()[0])
+        col_name = None
+        if column and str(column).startswith("c") and str(column)[1:].isdigit():
+            col_name = names[int(str(column)[1:])]
+        bad.append(BadRow(str(p), int(line), col_name, reason))
+    return bad
+
+
+def _flagged_rows(
+    p: Path, names: Sequence[str], flagged: list[tuple[str, str, str | None]]
+) -> list[BadRow]:
+    lines = _locate_lines(p, names, flagged)
+    bad = []
+    for raw_id, code, val in flagged:
+        fld, value = code.split(":")[0], val
+        if code == "GPUs" and val:
+            fld, _, value = val.partition(" ")
+            reason = f"{value} GPUs is more than {bounds.MAX_GPU_COUNT}, not one job's count"
+        else:
+            reason = _describe_bad(code, val)
+        bad.append(BadRow(str(p), lines.get((raw_id, code)), fld, reason))
+    return bad
+
+
+@dataclass
+class _Parsed:
+    table: pa.Table
+    bad: list[BadRow]
+    notes: list[str]
+
+
+def _parse(
+    con: duckdb.DuckDBPyConnection,
+    p: Path,
+    names: list[str],
+    header: bool,
+    tz: str,
+) -> _Parsed:
+    """Every row parsed and checked in SQL; rejected and flagged rows as BadRows."""
+    mapping = _field_map(names, p)
+    try:
+        # Arrow, not a DuckDB table: DuckDB would compress every column on insert.
+        parsed = con.sql(_build_sql(mapping, tz, _reader(p, len(names), header, True)))
+        table = parsed.to_arrow_table()
+        rejects = con.execute(
+            "SELECT line, column_name, error_type, error_message FROM rejects ORDER BY line"
+        ).fetchall()
+        repaired = _repair(p, names, rejects)
+        sources = [_reader(p, len(names), header, False)]
+        if repaired.rows is not None:
+            con.register("repaired_rows", repaired.rows)
+            extra = con.sql(_build_sql(mapping, tz, "repaired_rows")).to_arrow_table()
+            table = pa.concat_tables([table, extra.cast(table.schema)])
+            sources.append("repaired_rows")
+        flagged: list[tuple[str, str, str | None]] = []
+        if table.num_rows - table.column("bad_field").null_count:
+            # Error path: read the rows again to fetch the offending raw text.
+            for source in sources:
+                flagged += con.execute(
+                    "SELECT raw_id, bad_field, bad_value FROM ("
+                    + _build_sql(mapping, tz, source, with_values=True)
+                    + ")"
+                ).fetchall()
+        # A row with extra separators that does not parse with them in its last field had
+        # them elsewhere: it is reported as the row with too many fields it is.
+        misread = [f for f in flagged if f[0].split(".")[0] in repaired.piped]
+        flagged = [f for f in flagged if f not in misread]
+    except duckdb.Error as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"cannot read as sacct output: {first}", path=p) from None
+    bad = _reject_rows(p, names, header, rejects, repaired.lines)
+    where = _fields_where(names, header)
+    bad += [
+        BadRow(
+            str(p),
+            line,
+            None,
+            f"more fields than {where} (a '|' inside a job name or comment?)",
+        )
+        for line in sorted({repaired.piped[f[0].split(".")[0]] for f in misread})
+    ]
+    if flagged:
+        bad += _flagged_rows(p, names, flagged)
+    return _Parsed(table, bad, repaired.notes)
+
+
+def _fold(
+    con: duckdb.DuckDBPyConnection,
+    p: Path,
+    names: list[str],
+    parsed: pa.Table,
+    tz: str,
+) -> tuple[pa.Table, int, list[BadRow]]:
+    """Fold steps and attempts; return the table, duplicate rows dropped, overlapping rows."""
+    eligible_fallback = "eligible" in {n.lower() for n in names}
+    con.register("parsed", parsed)
+    folded = con.sql(_fold_sql(str(p), eligible_fallback)).to_arrow_table()
+    con.register("folded", folded)
+    overlaps = con.execute(_overlaps_sql(tz)).fetchall()
+    bad: list[BadRow] = []
+    if overlaps:
+        lines = _locate_lines(p, names, [(j, "Start", text) for j, text, _, _ in overlaps])
+        for job_id, text, prev, _ in overlaps:
+            bad.append(
+                BadRow(
+                    str(p),
+                    lines.get((job_id, "Start")),
+                    "Start",
+                    f"job {job_id} starts again at {text} while its attempt from {prev} still "
+                    "ran: attempts of one job never overlap (a job id reused after an "
+                    "accounting reset, or two clusters' logs in one file? give each its "
+                    "own file)",
+                )
+            )
+        con.register(
+            "overlaps",
+            pa.table({"job_id": [o[0] for o in overlaps], "start": [o[3] for o in overlaps]}),
+        )
+        parsed = con.sql(
+            "SELECT p.* REPLACE (CASE WHEN o.job_id IS NOT NULL THEN 'Start' ELSE p.bad_field "
+            "END AS bad_field) FROM parsed p LEFT JOIN overlaps o "
+            "ON NOT p.is_step AND p.job_id = o.job_id AND p.start = o.start"
+        ).to_arrow_table()
+        con.register("parsed", parsed)
+        folded = con.sql(_fold_sql(str(p), eligible_fallback)).to_arrow_table()
+    ok_jobs = con.execute(
+        "SELECT count(*) FROM parsed WHERE NOT is_step AND bad_field IS NULL"
+    ).fetchall()[0][0]
+    return folded, int(ok_jobs) - folded.num_rows, bad
 
 
 def read_sacct(
@@ -597,94 +998,61 @@ def read_sacct(
 
     Times are read in `tz` (sacct prints local time) and stored in UTC. Job steps are folded
     into their attempt (`steps` counts them); requeue records from `--duplicates` become
-    attempts 1, 2, ... of one job. Bad rows raise :class:`InputError` unless `skip_bad_rows`,
-    in which case they are returned in `bad_rows`.
+    attempts 1, 2, ... of one job; identical rows are kept once and counted. Bad rows raise
+    :class:`InputError` unless `skip_bad_rows`, in which case they are returned in
+    `bad_rows`.
     """
     p = Path(path)
     if not p.is_file():
         raise InputError("no such file", path=p, hint="check the path to the sacct output")
-    header = _sniff_header(p)
-    if header is not None:
-        names = header
-        if sacct_format is not None and [n.lower() for n in parse_format_list(sacct_format)] != [
-            n.lower() for n in names
-        ]:
-            raise InputError(
-                "--sacct-format does not match the header line of the file",
-                path=p,
-                line=1,
-                hint="drop --sacct-format: the header already names the fields",
-            )
-    elif sacct_format is not None:
-        names = parse_format_list(sacct_format)
-    else:
-        if p.stat().st_size == 0:
-            raise InputError("file is empty", path=p, hint="write sacct output into it")
-        raise InputError(
-            "no sacct header line (field names) at the top", path=p, line=1, hint=_HINT_FORMAT
-        )
-    mapping = _field_map(names, p)
-    columns = "{" + ", ".join(f"'c{i}': 'VARCHAR'" for i in range(len(names))) + "}"
-
-    def reader(rejects: bool) -> str:
-        return (
-            f"read_csv({sql.literal(str(p))}, delim='|', quote='', escape='', "
-            f"header={'true' if header is not None else 'false'}, columns={columns}, "
-            "auto_detect=false, strict_mode=true, null_padding=false, ignore_errors=true"
-            + (
-                ", store_rejects=true, rejects_table='rejects', rejects_scan='reject_scans')"
-                if rejects
-                else ")"
-            )
-        )
-
+    names, header = _names_of(p, sacct_format)
     con = sql.connect()
     # File order is not needed (attempts are ordered by time) and keeping it costs memory.
     con.execute("SET preserve_insertion_order = false")
     con.execute(_DURATION_MACRO)
     try:
-        # Arrow, not a DuckDB table: DuckDB would compress every column on insert.
-        parsed = con.sql(_build_sql(mapping, tz, reader(True))).to_arrow_table()
-        rejects = con.execute(
-            "SELECT line, column_name, error_type, error_message FROM rejects ORDER BY line"
-        ).fetchall()
-        data_lines = parsed.num_rows
-        n_flagged = data_lines - parsed.column("bad_field").null_count
-        flagged: list[tuple[str, str, str | None]] = []
-        if n_flagged:
-            # Error path: read the file again to fetch the offending raw text.
-            flagged = con.execute(
-                "SELECT raw_id, bad_field, bad_value FROM ("
-                + _build_sql(mapping, tz, reader(False), with_values=True)
-                + ")"
-            ).fetchall()
-    except duckdb.Error as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"cannot read as sacct output: {first}", path=p) from None
+        parsed = _parse(con, p, names, header, tz)
+        bad = parsed.bad
+        bad.sort(key=lambda b: (b.line is None, b.line or 0))
+        if bad and not skip_bad_rows:
+            raise bad[0].as_error()
+        if parsed.table.num_rows == 0 and not bad:
+            raise InputError("no job rows after the header", path=p, hint=RECOMMENDED_COMMAND)
+        con.register("parsed_rows", parsed.table)
+        fallback = _eligible_fallbacks(con, names)
+        table, duplicates, overlapping = _fold(con, p, names, parsed.table, tz)
+    finally:
+        con.close()
+    if overlapping:
+        if not skip_bad_rows:
+            raise overlapping[0].as_error()
+        bad = sorted(bad + overlapping, key=lambda b: (b.line is None, b.line or 0))
+    notes = list(parsed.notes)
+    if fallback:
+        notes.append(
+            f"{fallback} job(s) of {p.name} started but have Eligible Unknown: their queue "
+            "wait is measured from Submit"
+        )
+    if duplicates:
+        notes.append(
+            f"{duplicates} identical job row(s) of {p.name} listed more than once: kept once"
+        )
+    return ParseResult(
+        table=table.cast(ATTEMPTS_SCHEMA),
+        bad_rows=bad,
+        data_lines=parsed.table.num_rows,
+        notes=notes,
+        duplicate_rows=duplicates,
+    )
 
-    bad: list[BadRow] = []
-    for line, column, etype, message in rejects:
-        reason = {
-            "INVALID ENCODING": "not UTF-8 text",
-            "MISSING COLUMNS": f"fewer fields than the {len(names)} in the header",
-            "TOO MANY COLUMNS": f"more fields than the {len(names)} in the header "
-            "(a '|' inside a job name or comment?)",
-        }.get(str(etype), str(message).splitlines()[0])
-        col_name = None
-        if column and str(column).startswith("c") and str(column)[1:].isdigit():
-            col_name = names[int(str(column)[1:])]
-        bad.append(BadRow(str(p), int(line), col_name, reason))
-    if flagged:
-        lines = _locate_lines(p, names, flagged)
-        for raw_id, fld, val in flagged:
-            bad.append(BadRow(str(p), lines.get((raw_id, fld)), fld, _describe_bad(fld, val)))
-    bad.sort(key=lambda b: (b.line is None, b.line or 0))
-    if bad and not skip_bad_rows:
-        raise bad[0].as_error()
-    if data_lines == 0 and not bad:
-        raise InputError("no job rows after the header", path=p, hint=RECOMMENDED_COMMAND)
 
-    con.register("parsed", parsed)
-    table = con.sql(_fold_sql(str(p))).to_arrow_table()
-    con.close()
-    return ParseResult(table=table.cast(ATTEMPTS_SCHEMA), bad_rows=bad, data_lines=data_lines)
+def _eligible_fallbacks(con: duckdb.DuckDBPyConnection, names: list[str]) -> int:
+    """Started job rows whose Eligible is Unknown (their wait falls back to Submit)."""
+    if "eligible" not in {n.lower() for n in names}:
+        return 0
+    return int(
+        con.execute(
+            "SELECT count(*) FROM parsed_rows WHERE NOT is_step AND bad_field IS NULL "
+            "AND eligible IS NULL AND start IS NOT NULL AND submit IS NOT NULL"
+        ).fetchall()[0][0]
+    )

@@ -67,6 +67,9 @@ ATTEMPTS_SCHEMA = pa.schema(
         pa.field("steps", pa.int32()),
         pa.field("pending_tasks", pa.int32()),
         pa.field("extras", pa.string()),
+        # where gpu_count came from (sacct: AllocTRES, AllocGRES, ReqTRES, ReqGRES); null for
+        # sources with a gpu_count column of their own, and where the row had no GPU field
+        pa.field("gpu_source", pa.string()),
     ]
 )
 
@@ -110,24 +113,70 @@ CANONICAL_COLUMNS: dict[str, str] = {
 }
 REQUIRED_COLUMNS = ("job_id", "gpu_count", "state")
 
-# Slurm state words (sacct State) mapped to canonical states; detail is kept in state_detail.
+# Every job state sacct can print, mapped to canonical states; the detail is kept in
+# state_detail. Taken from Slurm's own source, src/common/slurm_protocol_defs.c
+# job_state_string() (the words sacct prints) and job_state_string_compact() (the short forms
+# squeue prints), for tags slurm-22-05-8-1 through slurm-26-05-3-1; the flag states
+# (COMPLETING ... SIGNALING, and EXPEDITING from 25.11 on) take precedence over the base states
+# there, so a row shows one of either. slurm.h's JOB_STATE_BASE/JOB_* flags define them.
 SLURM_STATES: dict[str, str] = {
-    "COMPLETED": "completed",
-    "FAILED": "failed",
-    "OUT_OF_MEMORY": "failed",
-    "CANCELLED": "cancelled",
-    "REVOKED": "cancelled",
-    "PREEMPTED": "preempted",
-    "TIMEOUT": "timeout",
-    "DEADLINE": "timeout",
-    "NODE_FAIL": "node_fail",
-    "BOOT_FAIL": "node_fail",
+    # base states (enum job_states)
+    "PENDING": "pending",
     "RUNNING": "running",
     "SUSPENDED": "running",
-    "RESIZING": "running",
+    "COMPLETED": "completed",
+    "CANCELLED": "cancelled",
+    "FAILED": "failed",
+    "TIMEOUT": "timeout",
+    "NODE_FAIL": "node_fail",
+    "PREEMPTED": "preempted",
+    "BOOT_FAIL": "node_fail",
+    "DEADLINE": "timeout",
+    "OUT_OF_MEMORY": "failed",
+    # flag states: the allocation is held while these last
     "COMPLETING": "running",
-    "PENDING": "pending",
+    "STAGE_OUT": "running",
+    "CONFIGURING": "running",
+    "RESIZING": "running",
+    "SIGNALING": "running",
+    # stopped with SIGSTOP: it keeps its CPUs and GPUs
+    "STOPPED": "running",
+    # the attempt ended and the job goes back to the queue
     "REQUEUED": "requeued",
-    "REQUEUE_HOLD": "requeued",
     "REQUEUE_FED": "requeued",
+    "REQUEUE_HOLD": "requeued",
+    "EXPEDITING": "requeued",
+    # requeued and held because it exited with the special exit code
+    "SPECIAL_EXIT": "requeued",
+    # a federation sibling that will not run here
+    "REVOKED": "cancelled",
+    # held because its reservation was deleted: waiting, not running
+    "RESV_DEL_HOLD": "pending",
+}
+# The short forms (job_state_string_compact) of the same states.
+SLURM_COMPACT_STATES: dict[str, str] = {
+    "PD": "PENDING",
+    "R": "RUNNING",
+    "S": "SUSPENDED",
+    "CD": "COMPLETED",
+    "CA": "CANCELLED",
+    "F": "FAILED",
+    "TO": "TIMEOUT",
+    "NF": "NODE_FAIL",
+    "PR": "PREEMPTED",
+    "BF": "BOOT_FAIL",
+    "DL": "DEADLINE",
+    "OOM": "OUT_OF_MEMORY",
+    "CG": "COMPLETING",
+    "SO": "STAGE_OUT",
+    "CF": "CONFIGURING",
+    "RS": "RESIZING",
+    "SI": "SIGNALING",
+    "ST": "STOPPED",
+    "RQ": "REQUEUED",
+    "RF": "REQUEUE_FED",
+    "RH": "REQUEUE_HOLD",
+    "SE": "SPECIAL_EXIT",
+    "RV": "REVOKED",
+    "RD": "RESV_DEL_HOLD",
 }
