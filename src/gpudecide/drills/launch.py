@@ -1,0 +1,233 @@
+"""Where the drilled job runs: a local process, or a Slurm job (SPEC G1, G4).
+
+`LocalExecutor` starts `python -m gpudecide.drills.job SPEC` as a child process, optionally
+after a delay (the GPU is "assigned late": until then the job is pending with a reason);
+`SlurmExecutor` submits the same command with `sbatch`, holds it with `scontrol hold` and
+releases it with `scontrol release`, kills with `scancel --signal=KILL`. Both report the
+job's state the way a scheduler would: pending (with a reason), running, or ended (with
+its exit code or the signal that ended it).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol
+
+from gpudecide.drills.job import OPTIONS_ENV
+
+State = Literal["pending", "running", "ended"]
+# Capabilities that let root ignore file permissions; dropped to make a denial real.
+DAC_CAPS = "-dac_override,-dac_read_search,-fowner"
+
+
+@dataclass
+class Status:
+    """A job's state as the scheduler sees it."""
+
+    state: State
+    reason: str | None = None
+    returncode: int | None = None
+
+    @property
+    def signal_name(self) -> str | None:
+        """SIGKILL etc. when a signal ended the job."""
+        if self.returncode is not None and self.returncode < 0:
+            return signal.Signals(-self.returncode).name
+        return None
+
+
+class Job(Protocol):
+    """A submitted job."""
+
+    def status(self) -> Status:
+        """Current state."""
+        ...
+
+    def kill(self) -> None:
+        """SIGKILL the training process (node loss)."""
+        ...
+
+    def wait(self, timeout_s: float) -> Status:
+        """Wait for the end (or the timeout); the state then."""
+        ...
+
+
+def job_command(spec: Path) -> list[str]:
+    """The job's command line: this interpreter, the job module, its spec."""
+    return [sys.executable, "-m", "gpudecide.drills.job", str(spec)]
+
+
+class LocalJob:
+    """A job as a child process of the runner."""
+
+    def __init__(
+        self, spec: Path, log: Path, *, delay_s: float, env: dict[str, str], drop_dac: bool
+    ) -> None:
+        self.spec, self.log, self.env, self.drop_dac = spec, log, env, drop_dac
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.delay_s = delay_s
+        self._lock = threading.Lock()
+        self._cancelled = False
+        self._timer: threading.Timer | None = None
+        if delay_s > 0:
+            self._timer = threading.Timer(delay_s, self._start)
+            self._timer.start()
+        else:
+            self._start()
+
+    def _start(self) -> None:
+        with self._lock:
+            if self._cancelled:
+                return
+            argv = job_command(self.spec)
+            if self.drop_dac and os.geteuid() == 0:
+                argv = ["setpriv", f"--bounding-set={DAC_CAPS}", "--", *argv]
+            with open(self.log, "ab") as out:
+                self.proc = subprocess.Popen(
+                    argv, stdout=out, stderr=subprocess.STDOUT, env=self.env
+                )
+
+    def status(self) -> Status:
+        """pending until the delayed start, running, ended with the exit code or signal."""
+        with self._lock:
+            if self.proc is None:
+                return Status("pending", "Resources (GPU not yet assigned)")
+            rc = self.proc.poll()
+        return Status("running") if rc is None else Status("ended", returncode=rc)
+
+    def kill(self) -> None:
+        """SIGKILL the process, as a lost node stops it: no handler, no cleanup."""
+        with self._lock:
+            if self.proc is None:
+                self._cancelled = True
+                return
+            self.proc.send_signal(signal.SIGKILL)
+
+    def wait(self, timeout_s: float) -> Status:
+        """Wait for the process (after the delayed start)."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            st = self.status()
+            if st.state == "ended":
+                return st
+            time.sleep(0.05)
+        return self.status()
+
+    def cancel(self) -> None:
+        """Stop everything (rollback): cancel a pending start, kill a running process."""
+        if self._timer is not None:
+            self._timer.cancel()
+        self.kill()
+        if self.proc is not None:
+            self.proc.wait(timeout=30)
+
+
+class LocalExecutor:
+    """Runs jobs as local processes."""
+
+    name = "local"
+
+    def submit(
+        self,
+        spec: Path,
+        log: Path,
+        *,
+        delay_s: float = 0.0,
+        storage_options: str = "{}",
+        drop_dac: bool = False,
+    ) -> LocalJob:
+        """Start the job (after `delay_s`); options for the storage go in the environment."""
+        env = dict(os.environ)
+        env[OPTIONS_ENV] = storage_options
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        return LocalJob(spec, log, delay_s=delay_s, env=env, drop_dac=drop_dac)
+
+
+class SlurmJob:
+    """A job submitted with sbatch; state from squeue, exit from sacct."""
+
+    def __init__(self, job_id: str) -> None:
+        self.job_id = job_id
+
+    def status(self) -> Status:
+        """squeue's state and reason; ended once squeue no longer lists it."""
+        out = subprocess.run(
+            ["squeue", "-h", "-j", self.job_id, "-o", "%T|%r"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
+        if not out:
+            return Status("ended", returncode=self._exit_code())
+        state, _, reason = out.partition("|")
+        if state == "PENDING":
+            return Status("pending", reason or None)
+        return Status("running") if state in ("RUNNING", "CONFIGURING") else Status("ended")
+
+    def _exit_code(self) -> int | None:
+        out = subprocess.run(
+            ["sacct", "-n", "-X", "-P", "-j", self.job_id, "-o", "State,ExitCode"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
+        if not out:
+            return None
+        _state, _, code = out.splitlines()[0].partition("|")
+        rc, _, sig = code.partition(":")
+        if sig and sig != "0":
+            return -int(sig)
+        return int(rc) if rc.isdigit() else None
+
+    def kill(self) -> None:
+        """`scancel --signal=KILL`: the training process dies as on a lost node."""
+        subprocess.run(["scancel", "--signal=KILL", self.job_id], check=False)
+
+    def release(self) -> None:
+        """`scontrol release`: the held job may now be given its node."""
+        subprocess.run(["scontrol", "release", self.job_id], check=True, capture_output=True)
+
+    def wait(self, timeout_s: float) -> Status:
+        """Poll until squeue no longer lists the job."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            st = self.status()
+            if st.state == "ended":
+                return st
+            time.sleep(0.5)
+        return self.status()
+
+    def cancel(self) -> None:
+        """Rollback: scancel."""
+        subprocess.run(["scancel", self.job_id], check=False)
+
+
+class SlurmExecutor:
+    """Runs jobs through the local Slurm controller (sbatch / scontrol / scancel)."""
+
+    name = "slurm"
+
+    def submit(
+        self,
+        spec: Path,
+        log: Path,
+        *,
+        hold: bool = False,
+        storage_options: str = "{}",
+    ) -> SlurmJob:
+        """sbatch the job command (held with --hold when the drill delays the GPU)."""
+        env = f"ALL,{OPTIONS_ENV}={storage_options},PYTHONPATH={os.pathsep.join(sys.path)}"
+        argv = ["sbatch", "--parsable", f"--output={log}", f"--export={env}"]
+        argv += ["--job-name=gpudecide-drill", "--ntasks=1"]
+        if hold:
+            argv.append("--hold")
+        argv += ["--wrap", " ".join(job_command(spec))]
+        out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+        return SlurmJob(out.strip().split(";")[0])
