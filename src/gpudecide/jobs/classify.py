@@ -111,7 +111,8 @@ def jobs_table(attempts: pa.Table, config: ClassifyConfig | None = None) -> pa.T
     restart_states = ", ".join(f"'{s}'" for s in RESTART_AFTER_STATES)
     window_s = cfg.restart_window_hours * 3600.0
     con = sql.connect(attempts=attempts)
-    ran = "(start IS NOT NULL AND gpu_count IS NOT NULL AND state <> 'pending')"
+    # started: a node was assigned (a row without any GPU field still ran; its count is unknown)
+    ran = "(start IS NOT NULL AND state <> 'pending')"
     hours = "coalesce(gpu_count, 0) * coalesce(elapsed_s, 0) / 3600.0"
     # Almost every job has one attempt: those are a projection, only requeued ones a GROUP BY.
     per_job = f"""

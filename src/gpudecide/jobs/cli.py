@@ -19,7 +19,9 @@ from gpudecide import evidence as ev
 from gpudecide import workspace
 from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, guard, open_workspace, out, progress
 from gpudecide.errors import InputError
+from gpudecide.jobs import bounds
 from gpudecide.jobs import profile as prof
+from gpudecide.jobs.figures import reconciliation_line
 from gpudecide.jobs.load import FORMATS, JobLog, LogSpec, load_logs
 from gpudecide.jobs.schema import CANONICAL_COLUMNS
 
@@ -33,7 +35,21 @@ def _parse_until(value: str | None) -> datetime | None:
         raise InputError(
             f"{value!r} is not an ISO 8601 time", field="--until", hint="e.g. 2026-07-27T00:00:00Z"
         ) from None
-    return stamp.replace(tzinfo=UTC) if stamp.tzinfo is None else stamp
+    stamp = stamp.replace(tzinfo=UTC) if stamp.tzinfo is None else stamp
+    problem = bounds.time_problem(stamp)
+    if problem:
+        raise InputError(problem, field="--until", hint="give the end of the window to profile")
+    return stamp
+
+
+def _check_weeks(weeks: int | None) -> None:
+    """A window longer than MAX_WEEKS is no profile of a job log (and overflows dates)."""
+    if weeks is not None and not 1 <= weeks <= prof.MAX_WEEKS:
+        raise InputError(
+            f"{weeks} weeks is outside 1-{prof.MAX_WEEKS}",
+            field="--weeks",
+            hint="profile at most twenty years; 8 weeks is the usual window",
+        )
 
 
 LogsArg = Annotated[
@@ -157,6 +173,7 @@ def run_profile(
 ) -> tuple[prof.ProfileResult, Path | None]:
     """Profile loaded logs (SPEC F1-F3, C2) and write the evidence record."""
     cfg = loaded.ws.config if loaded.ws else None
+    _check_weeks(weeks)
     options = prof.ProfileOptions(
         weeks=weeks or (cfg.profile.weeks if cfg else 8),
         pool_gpus=pool_gpus if pool_gpus is not None else (cfg.profile.pool_gpus if cfg else None),
@@ -175,6 +192,9 @@ def _print_profile(f: dict[str, Any]) -> None:
         table.add_row(k, str(n), f"{f['gpu_hours_by_kind'][k]:.1f}")
     out.print(table)
     burst, pred = f["burstiness"], f["predictability"]
+    out.print(reconciliation_line(f["reconciliation"]), markup=False)
+    sources = ", ".join(f"{n} from {src}" for src, n in f["gpu_count_sources"].items())
+    out.print(f"GPU counts of started attempts: {sources or 'none'}", markup=False)
     out.print(
         f"window {f['window']['start']} .. {f['window']['end']} ({f['window']['weeks']} weeks); "
         f"attempts {f['attempts_total']}, restarts {f['restarts']}, never started "
@@ -211,7 +231,7 @@ def _print_profile(f: dict[str, Any]) -> None:
 
 def profile(
     logs: LogsArg = None,
-    weeks: Annotated[int | None, typer.Option(min=1, help="Weeks to profile (default 8).")] = None,
+    weeks: Annotated[int | None, typer.Option(help="Weeks to profile (default 8).")] = None,
     pool_gpus: Annotated[
         int | None, typer.Option(min=1, help="Pool size for the busy share (SPEC C2).")
     ] = None,
@@ -239,6 +259,7 @@ def profile(
     )
     with guard(as_json):
         command.workspace()
+        _check_weeks(weeks)
         end = _parse_until(until)
         result, written = run_profile(command.load(), weeks=weeks, pool_gpus=pool_gpus, until=end)
     if as_json:

@@ -18,6 +18,8 @@ import pyarrow as pa
 from gpudecide import evidence as ev
 from gpudecide.jobs import sql
 from gpudecide.jobs.classify import ClassifyConfig, jobs_table
+from gpudecide.jobs.figures import reconciliation
+from gpudecide.jobs.figures import rounded as _r
 from gpudecide.jobs.load import JobLog, log_span
 from gpudecide.jobs.schema import KINDS
 from gpudecide.jsonio import utc_iso
@@ -61,12 +63,6 @@ class ProfileResult:
     figures: dict[str, Any]
     jobs: pa.Table
     series: dict[str, Any]
-
-
-def _r(x: float | None, digits: int = 3) -> float | None:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return None
-    return round(float(x), digits)
 
 
 def _step_function(
@@ -163,225 +159,345 @@ def _burstiness(weekly: np.ndarray, job_hours: np.ndarray) -> dict[str, Any]:
     }
 
 
-def build_profile(log: JobLog, options: ProfileOptions | None = None) -> ProfileResult:
-    """Compute the F1-F3 profile of a job log."""
-    opts = options or ProfileOptions()
-    jobs = jobs_table(log.attempts, opts.classify)
-    con = sql.connect(attempts=log.attempts, jobs=jobs)
+# The longest window a profile covers: twenty years of weekly figures.
+MAX_WEEKS = 1040
+_GPU_JOBS = "ran AND gpus > 0"
+_COUNT_NAMES = (
+    "jobs_total",
+    "never_started",
+    "pending",
+    "non_gpu",
+    "attempts_total",
+    "trainings_ok",
+    "restart_jobs",
+    "requeue_attempts",
+    "unsuccessful",
+    "running",
+)
+
+
+@dataclass
+class _Window:
+    log_start: datetime | None
+    start: datetime
+    end: datetime
+    weeks: int
+
+
+def _window(log: JobLog, opts: ProfileOptions) -> _Window:
+    """Whole weeks ending at `until`, else at the log's last event (SPEC F2)."""
     log_start, log_end = log_span(log.attempts)
-    window_end = (opts.until or log_end or datetime.now(UTC)).astimezone(UTC)
-    window_start = window_end - timedelta(weeks=opts.weeks)
+    end = (opts.until or log_end or datetime.now(UTC)).astimezone(UTC)
+    return _Window(log_start, end - timedelta(weeks=opts.weeks), end, opts.weeks)
+
+
+def _open(log: JobLog, jobs: pa.Table, win: _Window) -> Any:
+    """A connection with `wjobs`, the jobs that started (or were submitted) in the window."""
+    con = sql.connect(attempts=log.attempts, jobs=jobs)
     # A view, not a copy: each figure below is one more zero-copy scan of the Arrow table.
     con.execute(
-        "CREATE TEMP VIEW wjobs AS SELECT * FROM jobs "
-        f"WHERE coalesce(first_start, first_submit) >= TIMESTAMPTZ '{window_start.isoformat()}' "
-        f"AND coalesce(first_start, first_submit) <= TIMESTAMPTZ '{window_end.isoformat()}'"
+        "CREATE TEMP VIEW wjobs AS SELECT *, coalesce(pending_tasks, 1) AS tasks FROM jobs "
+        f"WHERE coalesce(first_start, first_submit) >= TIMESTAMPTZ '{win.start.isoformat()}' "
+        f"AND coalesce(first_start, first_submit) <= TIMESTAMPTZ '{win.end.isoformat()}'"
     )
-    counts = con.execute(
-        """SELECT
-          count(*) FILTER (WHERE ran AND gpus > 0),
-          count(*) FILTER (WHERE NOT ran AND final_state = 'cancelled'),
-          coalesce(sum(coalesce(pending_tasks, 1)) FILTER (WHERE NOT ran AND final_state
+    return con
+
+
+def _counts(con: Any) -> dict[str, int]:
+    """F1 counts over the window's jobs (tasks of a pending array range one by one)."""
+    row = con.execute(
+        f"""SELECT
+          count(*) FILTER (WHERE {_GPU_JOBS}),
+          coalesce(sum(tasks) FILTER (WHERE NOT ran AND final_state
+            NOT IN ('pending', 'requeued')), 0),
+          coalesce(sum(tasks) FILTER (WHERE NOT ran AND final_state
             IN ('pending', 'requeued')), 0),
           count(*) FILTER (WHERE ran AND gpus = 0),
-          coalesce(sum(ran_attempts) FILTER (WHERE ran AND gpus > 0), 0),
-          count(*) FILTER (WHERE ran AND gpus > 0 AND base_kind = 'train'
+          coalesce(sum(ran_attempts) FILTER (WHERE {_GPU_JOBS}), 0),
+          count(*) FILTER (WHERE {_GPU_JOBS} AND base_kind = 'train'
             AND final_state = 'completed'),
-          count(*) FILTER (WHERE ran AND gpus > 0 AND is_resubmission),
-          coalesce(sum(ran_attempts - 1) FILTER (WHERE ran AND gpus > 0), 0),
-          count(*) FILTER (WHERE ran AND gpus > 0 AND final_state <> 'completed'),
-          count(*) FILTER (WHERE ran AND gpus > 0 AND final_state = 'running')
+          count(*) FILTER (WHERE {_GPU_JOBS} AND is_resubmission),
+          coalesce(sum(ran_attempts - 1) FILTER (WHERE {_GPU_JOBS}), 0),
+          count(*) FILTER (WHERE {_GPU_JOBS} AND final_state <> 'completed'),
+          count(*) FILTER (WHERE {_GPU_JOBS} AND final_state = 'running')
         FROM wjobs"""
     ).fetchall()[0]
-    (
-        jobs_total,
-        never_started,
-        pending,
-        non_gpu,
-        attempts_total,
-        trainings_ok,
-        restart_jobs,
-        requeue_attempts,
-        unsuccessful,
-        running,
-    ) = (int(x) for x in counts)
-    by_kind_rows = con.execute(
-        """SELECT kind, count(*), sum(gpu_hours - requeue_gpu_hours), sum(requeue_gpu_hours)
-        FROM wjobs WHERE ran AND gpus > 0 GROUP BY kind"""
-    ).fetchall()
+    return {k: int(v) for k, v in zip(_COUNT_NAMES, row, strict=True)}
+
+
+def _by_kind(con: Any) -> dict[str, Any]:
+    """Jobs and GPU-hours per kind, how each kind was found, final states, GPU count sources."""
     jobs_by_kind = dict.fromkeys(KINDS, 0)
     hours_by_kind = dict.fromkeys(KINDS, 0.0)
-    for kind, n, hours, requeue_hours in by_kind_rows:
+    for kind, n, hours, requeue_hours in con.execute(
+        f"""SELECT kind, count(*), sum(gpu_hours - requeue_gpu_hours), sum(requeue_gpu_hours)
+        FROM wjobs WHERE {_GPU_JOBS} GROUP BY kind"""
+    ).fetchall():
         jobs_by_kind[kind] = int(n)
         hours_by_kind[kind] += float(hours or 0.0)
         # Requeue attempts are restart work whatever the job's kind (issue: requeue = restart).
         hours_by_kind["restart"] += float(requeue_hours or 0.0)
-    kind_sources = dict(
-        con.execute(
-            "SELECT kind_source, count(*) FROM wjobs WHERE ran AND gpus > 0 GROUP BY 1 ORDER BY 1"
-        ).fetchall()
-    )
-    state_rows = con.execute(
-        "SELECT final_state, count(*) FROM wjobs WHERE ran AND gpus > 0 GROUP BY 1 ORDER BY 1"
-    ).fetchall()
-    end_sql = f"TIMESTAMPTZ '{utc_iso(window_end)}'"
-    arrays = con.sql(
+
+    def grouped(query: str) -> dict[str, int]:
+        return {str(k): int(v) for k, v in con.execute(query).fetchall()}
+
+    return {
+        "jobs_by_kind": jobs_by_kind,
+        "hours_by_kind": hours_by_kind,
+        "kind_sources": grouped(
+            f"SELECT kind_source, count(*) FROM wjobs WHERE {_GPU_JOBS} GROUP BY 1 ORDER BY 1"
+        ),
+        "final_states": grouped(
+            f"SELECT final_state, count(*) FROM wjobs WHERE {_GPU_JOBS} GROUP BY 1 ORDER BY 1"
+        ),
+        # Where each started attempt's GPU count came from (AllocTRES, ReqTRES, ...).
+        "gpu_count_sources": grouped(
+            """SELECT CASE WHEN a.gpu_count IS NULL THEN 'none (no GPU information)'
+                  ELSE coalesce(a.gpu_source, 'gpu_count column') END, count(*)
+            FROM attempts a SEMI JOIN (SELECT job_id FROM wjobs WHERE ran) j USING (job_id)
+            WHERE a.start IS NOT NULL AND a.state <> 'pending' GROUP BY 1 ORDER BY 1"""
+        ),
+    }
+
+
+@dataclass
+class _Attempts:
+    """GPU attempts of the window's jobs as arrays: start, end (s), GPUs, completed."""
+
+    s: np.ndarray
+    e: np.ndarray
+    g: np.ndarray
+    ok: np.ndarray
+
+    @property
+    def hours(self) -> np.ndarray:
+        """Duration of each attempt in hours."""
+        hours: np.ndarray = (self.e - self.s) / 3600.0
+        return hours
+
+
+def _attempts(con: Any, win: _Window) -> _Attempts:
+    end_sql = f"TIMESTAMPTZ '{utc_iso(win.end)}'"
+    table = con.sql(
         f"""SELECT epoch(a.start) AS s, epoch(coalesce(a."end", {end_sql}))
               AS e, a.gpu_count AS g, a.state = 'completed' AS ok
-        FROM attempts a SEMI JOIN (SELECT job_id FROM wjobs WHERE ran AND gpus > 0) j
+        FROM attempts a SEMI JOIN (SELECT job_id FROM wjobs WHERE {_GPU_JOBS}) j
           USING (job_id)
         WHERE a.start IS NOT NULL AND a.gpu_count > 0 AND a.state <> 'pending'"""
     ).to_arrow_table()
-    job_hours = np.asarray(
-        con.sql("SELECT gpu_hours FROM wjobs WHERE ran AND gpus > 0")
+
+    def col(name: str, kind: type) -> np.ndarray:
+        values: np.ndarray = np.asarray(table.column(name).to_numpy(zero_copy_only=False))
+        return values.astype(kind)
+
+    return _Attempts(col("s", float), col("e", float), col("g", float), col("ok", bool))
+
+
+def _job_hours(con: Any) -> np.ndarray:
+    return np.asarray(
+        con.sql(f"SELECT gpu_hours FROM wjobs WHERE {_GPU_JOBS}")
         .to_arrow_table()
         .column(0)
         .to_numpy(zero_copy_only=False),
         dtype=float,
     )
-    lead = con.execute(
+
+
+def _lead(con: Any) -> tuple[float | None, int]:
+    """F3: share of GPU-hours made eligible >= LEAD_TIME_HOURS after submission, and how
+    many GPU jobs have an eligible time at all."""
+    with_eligible, planned, n = con.execute(
         f"""SELECT sum(gpu_hours) FILTER (WHERE first_eligible IS NOT NULL),
               sum(gpu_hours) FILTER (WHERE epoch(first_eligible) - epoch(first_submit)
                 >= {LEAD_TIME_HOURS * 3600} AND coalesce(first_wait_reason, '')
                 NOT ILIKE '%depend%'),
               count(*) FILTER (WHERE first_eligible IS NOT NULL)
-            FROM wjobs WHERE ran AND gpus > 0"""
+            FROM wjobs WHERE {_GPU_JOBS}"""
     ).fetchall()[0]
-    weekly_jobs_rows = con.execute(
-        f"""SELECT CAST(floor((epoch(first_start) - {window_start.timestamp()}) / 604800)
+    share = float(planned or 0.0) / float(with_eligible) if n and with_eligible else None
+    return share, int(n)
+
+
+def _weeks(con: Any, win: _Window, weekly_hours: np.ndarray) -> list[dict[str, Any]]:
+    """Jobs per kind and GPU-hours of each week of the window."""
+    rows = con.execute(
+        f"""SELECT CAST(floor((epoch(first_start) - {win.start.timestamp()}) / 604800)
               AS INTEGER) AS w, kind, count(*)
-            FROM wjobs WHERE ran AND gpus > 0 GROUP BY ALL"""
+            FROM wjobs WHERE {_GPU_JOBS} GROUP BY ALL"""
     ).fetchall()
-    con.close()
-
-    s = arrays.column("s").to_numpy(zero_copy_only=False).astype(float)
-    e = arrays.column("e").to_numpy(zero_copy_only=False).astype(float)
-    g = arrays.column("g").to_numpy(zero_copy_only=False).astype(float)
-    ok = arrays.column("ok").to_numpy(zero_copy_only=False).astype(bool)
-    durations_h = (e - s) / 3600.0
-    attempt_hours = g * durations_h
-    times, levels = _step_function(s, e, g)
-    peak = float(levels.max()) if levels.size else 0.0
-    peak_at = (
-        datetime.fromtimestamp(float(times[int(levels.argmax())]), UTC) if levels.size else None
-    )
-
-    week_edges = np.array([window_start.timestamp() + i * 604800.0 for i in range(opts.weeks + 1)])
-    weekly_hours = _integrate(times, levels, week_edges) / 3600.0
-    day_count = opts.weeks * 7
-    day_edges = np.array([window_start.timestamp() + i * 86400.0 for i in range(day_count + 1)])
-    daily_hours = _integrate(times, levels, day_edges) / 3600.0
-
     weeks: list[dict[str, Any]] = []
-    for i in range(opts.weeks):
-        by_kind = {k: 0 for k in KINDS}
-        for w, kind, n in weekly_jobs_rows:
-            if w == i or (i == opts.weeks - 1 and w == opts.weeks):
+    for i in range(win.weeks):
+        by_kind = dict.fromkeys(KINDS, 0)
+        for w, kind, n in rows:
+            if w == i or (i == win.weeks - 1 and w == win.weeks):
                 by_kind[kind] += int(n)
         weeks.append(
             {
                 "week": i + 1,
-                "start": utc_iso(window_start + timedelta(weeks=i)),
-                "end": utc_iso(window_start + timedelta(weeks=i + 1)),
+                "start": utc_iso(win.start + timedelta(weeks=i)),
+                "end": utc_iso(win.start + timedelta(weeks=i + 1)),
                 "jobs": sum(by_kind.values()),
                 "jobs_by_kind": by_kind,
                 "gpu_hours": _r(weekly_hours[i]),
             }
         )
+    return weeks
 
-    gpu_hours_total = float(attempt_hours.sum())
-    useful_hours = float(attempt_hours[ok].sum())
-    window_hours = opts.weeks * 7 * 24.0
-    busy_share = occupied_share = available = None
-    if opts.pool_gpus:
-        available = opts.pool_gpus * window_hours
-        busy_share = useful_hours / available
-        occupied_share = gpu_hours_total / available
 
+def _durations(hours: np.ndarray) -> dict[str, Any]:
+    """p10/p50/p90, max, mean and the histogram of attempt durations (hours)."""
     quantiles = (
-        {f"p{q}": _r(float(np.percentile(durations_h, q))) for q in (10, 50, 90)}
-        if durations_h.size
+        {f"p{q}": _r(float(np.percentile(hours, q))) for q in (10, 50, 90)}
+        if hours.size
         else {"p10": None, "p50": None, "p90": None}
     )
-    histogram = [
-        {"bucket": label, "attempts": int(((durations_h >= lo) & (durations_h < hi)).sum())}
-        for label, lo, hi in DURATION_BUCKETS
-    ]
-    lead_share = (
-        float(lead[1] or 0.0) / float(lead[0]) if lead[2] and lead[0] and lead[0] > 0 else None
-    )
-    notes: list[str] = []
-    covered_weeks = None
-    if log_start is not None and log_start > window_start:
-        covered_weeks = (window_end - log_start).total_seconds() / 604800.0
-        notes.append(
-            f"the log starts {utc_iso(log_start)}: it covers {covered_weeks:.1f} of the "
-            f"{opts.weeks} weeks asked for; weekly figures before that are zero, not measured"
-        )
-    if lead[2] == 0:
-        notes.append("the log has no eligible times: lead-time share not measurable")
-    if running:
-        notes.append(f"{running} job(s) still running: counted up to {utc_iso(window_end)}")
-    notes += log.notes
+    return {
+        **quantiles,
+        "max": _r(float(hours.max())) if hours.size else None,
+        "mean": _r(float(hours.mean())) if hours.size else None,
+        "histogram": [
+            {"bucket": label, "attempts": int(((hours >= lo) & (hours < hi)).sum())}
+            for label, lo, hi in DURATION_BUCKETS
+        ],
+    }
 
+
+def _pool(opts: ProfileOptions, total: float, useful: float, peak: float) -> dict[str, Any]:
+    """C2: busy share of the given pool; whether the log ever used more GPUs than it has."""
+    available = busy = occupied = exceeds = None
+    if opts.pool_gpus:
+        available = opts.pool_gpus * opts.weeks * 7 * 24.0
+        busy, occupied = useful / available, total / available
+        exceeds = peak > opts.pool_gpus
+    return {
+        "pool_gpus": opts.pool_gpus,
+        "available_gpu_hours": _r(available),
+        "busy_share": _r(busy, 4),
+        "occupied_share": _r(occupied, 4),
+        "peak_exceeds_pool": exceeds,
+    }
+
+
+def _notes(
+    log: JobLog, win: _Window, counts: dict[str, int], lead_n: int, peak: float, pool: Any
+) -> tuple[list[str], float | None]:
+    """What a reader must know to read the figures right; and the weeks the log covers."""
+    notes: list[str] = []
+    covered = None
+    if win.log_start is not None and win.log_start > win.start:
+        covered = (win.end - win.log_start).total_seconds() / 604800.0
+        notes.append(
+            f"the log starts {utc_iso(win.log_start)}: it covers {covered:.1f} of the "
+            f"{win.weeks} weeks asked for; weekly figures before that are zero, not measured"
+        )
+    if counts["jobs_total"] == 0:
+        notes.append("no job in the window ran on a GPU: GPU figures are empty")
+    elif lead_n == 0:
+        notes.append("no GPU job has an eligible time: lead-time share not measurable")
+    if counts["running"]:
+        notes.append(f"{counts['running']} job(s) still running: counted up to {utc_iso(win.end)}")
+    if pool and peak > pool:
+        notes.append(
+            f"the log shows {int(peak)} GPUs in use at once, more than the {pool}-GPU pool: "
+            "the log holds jobs of other pools too, or the pool size is wrong; this peak does "
+            "not fit the pool"
+        )
+    return notes + log.notes, covered
+
+
+def build_profile(log: JobLog, options: ProfileOptions | None = None) -> ProfileResult:
+    """Compute the F1-F3 profile of a job log."""
+    opts = options or ProfileOptions()
+    jobs = jobs_table(log.attempts, opts.classify)
+    win = _window(log, opts)
+    con = _open(log, jobs, win)
+    try:
+        counts = _counts(con)
+        kinds = _by_kind(con)
+        att = _attempts(con, win)
+        job_hours = _job_hours(con)
+        lead_share, lead_n = _lead(con)
+        times, levels = _step_function(att.s, att.e, att.g)
+        weekly_hours = _integrate(times, levels, _edges(win, 604800.0, win.weeks)) / 3600.0
+        weeks = _weeks(con, win, weekly_hours)
+    finally:
+        con.close()
+    peak = float(levels.max()) if levels.size else 0.0
+    peak_at = (
+        datetime.fromtimestamp(float(times[int(levels.argmax())]), UTC) if levels.size else None
+    )
+    attempt_hours = att.g * att.hours
+    total, useful = float(attempt_hours.sum()), float(attempt_hours[att.ok].sum())
+    notes, covered = _notes(log, win, counts, lead_n, peak, opts.pool_gpus)
     figures: dict[str, Any] = {
         "window": {
-            "start": utc_iso(window_start),
-            "end": utc_iso(window_end),
-            "weeks": opts.weeks,
-            "weeks_covered_by_log": _r(covered_weeks, 2),
+            "start": utc_iso(win.start),
+            "end": utc_iso(win.end),
+            "weeks": win.weeks,
+            "weeks_covered_by_log": _r(covered, 2),
         },
-        "jobs_total": jobs_total,
-        "attempts_total": attempts_total,
-        "jobs_by_kind": jobs_by_kind,
-        "kind_sources": kind_sources,
-        "trainings_successful": trainings_ok,
-        "related_jobs": jobs_total,
-        "restarts": restart_jobs + requeue_attempts,
-        "restart_jobs": restart_jobs,
-        "requeue_attempts": requeue_attempts,
-        "never_started": never_started,
-        "pending": pending,
-        "non_gpu_jobs": non_gpu,
-        "final_states": {str(k): int(v) for k, v in state_rows},
-        "unsuccessful_share": _r(unsuccessful / jobs_total if jobs_total else None),
-        "gpu_hours_total": _r(gpu_hours_total),
-        "gpu_hours_by_kind": {k: _r(v) for k, v in hours_by_kind.items()},
-        "gpu_hours_lost_share": _r(
-            (gpu_hours_total - useful_hours) / gpu_hours_total if gpu_hours_total else None
-        ),
-        "useful_gpu_hours": _r(useful_hours),
+        **_job_figures(counts, kinds),
+        "reconciliation": reconciliation(jobs),
+        "gpu_count_sources": kinds["gpu_count_sources"],
+        "gpu_hours_total": _r(total),
+        "gpu_hours_by_kind": {k: _r(v) for k, v in kinds["hours_by_kind"].items()},
+        "gpu_hours_lost_share": _r((total - useful) / total if total else None),
+        "useful_gpu_hours": _r(useful),
         "peak_concurrent_gpus": int(peak),
-        "gpus_per_attempt_mean": _r(float(g.mean())) if g.size else None,
+        "gpus_per_attempt_mean": _r(float(att.g.mean())) if att.g.size else None,
         "peak_at": utc_iso(peak_at),
-        "jobs_per_week_mean": _r(jobs_total / opts.weeks),
-        "duration_hours": {
-            **quantiles,
-            "max": _r(float(durations_h.max())) if durations_h.size else None,
-            "mean": _r(float(durations_h.mean())) if durations_h.size else None,
-            "histogram": histogram,
-        },
+        "jobs_per_week_mean": _r(counts["jobs_total"] / win.weeks),
+        "duration_hours": _durations(att.hours),
         "weeks": weeks,
         "burstiness": _burstiness(weekly_hours, job_hours),
         "predictability": _predictability(weekly_hours, lead_share),
-        "pool_gpus": opts.pool_gpus,
-        "available_gpu_hours": _r(available),
-        "busy_share": _r(busy_share, 4),
-        "occupied_share": _r(occupied_share, 4),
+        **_pool(opts, total, useful, peak),
+        **_skipped(log),
+        "notes": notes,
+    }
+    day_edges = _edges(win, 86400.0, win.weeks * 7)
+    series = {
+        "day_starts": [win.start + timedelta(days=i) for i in range(win.weeks * 7)],
+        "daily_gpu_hours": (_integrate(times, levels, day_edges) / 3600.0).tolist(),
+        "concurrency": _downsample(times, levels, win.start, win.end),
+    }
+    return ProfileResult(figures=figures, jobs=jobs, series=series)
+
+
+def _edges(win: _Window, step_s: float, n: int) -> np.ndarray:
+    return np.array([win.start.timestamp() + i * step_s for i in range(n + 1)])
+
+
+def _job_figures(counts: dict[str, int], kinds: dict[str, Any]) -> dict[str, Any]:
+    """F1: GPU jobs, attempts, kinds, restarts, never started, unsuccessful share."""
+    total = counts["jobs_total"]
+    return {
+        "jobs_total": total,
+        "attempts_total": counts["attempts_total"],
+        "jobs_by_kind": kinds["jobs_by_kind"],
+        "kind_sources": kinds["kind_sources"],
+        "trainings_successful": counts["trainings_ok"],
+        "related_jobs": total,
+        "restarts": counts["restart_jobs"] + counts["requeue_attempts"],
+        "restart_jobs": counts["restart_jobs"],
+        "requeue_attempts": counts["requeue_attempts"],
+        "never_started": counts["never_started"],
+        "pending": counts["pending"],
+        "non_gpu_jobs": counts["non_gpu"],
+        "final_states": kinds["final_states"],
+        "unsuccessful_share": _r(counts["unsuccessful"] / total if total else None),
+    }
+
+
+def _skipped(log: JobLog) -> dict[str, Any]:
+    return {
         "skipped_rows": len(log.bad_rows),
         "skipped": [
             {"path": b.path, "line": b.line, "field": b.field, "reason": b.reason}
             for b in log.bad_rows[:50]
         ],
         "duplicate_rows_dropped": log.duplicate_rows,
-        "notes": notes,
     }
-    series = {
-        "day_starts": [window_start + timedelta(days=i) for i in range(day_count)],
-        "daily_gpu_hours": daily_hours.tolist(),
-        "concurrency": _downsample(times, levels, window_start, window_end),
-    }
-    return ProfileResult(figures=figures, jobs=jobs, series=series)
 
 
 def _downsample(

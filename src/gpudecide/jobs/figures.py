@@ -1,0 +1,73 @@
+"""What the profile and the queue analysis both print: rounded figures, one job reconciliation.
+
+`profile` counts GPU jobs, `queue` counts every job: without one reconciliation printed by
+both, a reader cannot tell why the numbers differ (SPEC F1, Q1). Jobs are counted in tasks:
+a pending array range `123_[9-11,13%4]` is four jobs, not one line.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pyarrow as pa
+
+from gpudecide.jobs import sql
+
+
+def rounded(x: Any, digits: int = 3) -> Any:
+    """A figure for JSON: floats rounded to `digits`, NaN and None as None, ints unchanged.
+
+    One helper for the profile (3 digits) and the queue (1 digit, seconds). NaN becomes None
+    (JSON has no NaN); integers stay integers (counts are never rounded into floats).
+    """
+    if x is None or isinstance(x, bool):
+        return x
+    if isinstance(x, int):
+        return x
+    value = float(x)
+    if math.isnan(value):
+        return None
+    return round(value, digits)
+
+
+RECONCILIATION_KEYS = (
+    "gpu_jobs",
+    "cpu_only",
+    "no_gpu_information",
+    "never_started",
+    "pending",
+)
+
+
+def reconciliation(jobs: pa.Table) -> dict[str, int]:
+    """Every job of a log in exactly one group (in tasks), and the total.
+
+    gpu_jobs: ran on at least one GPU; cpu_only: ran on none; no_gpu_information: ran but
+    the log gives no GPU count (no AllocTRES, GRES or request); never_started: ended (mostly
+    cancelled) before a node was assigned; pending: still queued at the end of the log.
+    """
+    con = sql.connect(jobs=jobs)
+    row = con.execute(
+        """SELECT
+          coalesce(sum(w) FILTER (WHERE ran AND gpus > 0), 0),
+          coalesce(sum(w) FILTER (WHERE ran AND gpus = 0), 0),
+          coalesce(sum(w) FILTER (WHERE ran AND gpus IS NULL), 0),
+          coalesce(sum(w) FILTER (WHERE NOT ran AND final_state NOT IN ('pending', 'requeued')),
+            0),
+          coalesce(sum(w) FILTER (WHERE NOT ran AND final_state IN ('pending', 'requeued')), 0)
+        FROM (SELECT *, coalesce(pending_tasks, 1) AS w FROM jobs)"""
+    ).fetchall()[0]
+    con.close()
+    out = {k: int(v) for k, v in zip(RECONCILIATION_KEYS, row, strict=True)}
+    out["total"] = sum(out.values())
+    return out
+
+
+def reconciliation_line(r: dict[str, int]) -> str:
+    """The reconciliation in one sentence (the same words in `profile` and `queue`)."""
+    return (
+        f"{r['total']} jobs in the log: {r['gpu_jobs']} GPU jobs, {r['cpu_only']} CPU-only, "
+        f"{r['no_gpu_information']} without GPU information, {r['never_started']} never "
+        f"started, {r['pending']} pending (array tasks counted one by one)"
+    )
