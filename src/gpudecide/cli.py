@@ -20,6 +20,7 @@ from gpudecide.artifacts.cli import register as register_artifacts
 from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, err, guard, open_workspace, out
 from gpudecide.cost import analysis as cost_analysis
 from gpudecide.cost.cli import register as register_cost
+from gpudecide.decision.cli import print_assessment, run_assess
 from gpudecide.jobs import profile as prof
 from gpudecide.jobs.cli import register as register_jobs
 from gpudecide.queue.analysis import queue_summary_line, replay_summary_line
@@ -133,6 +134,30 @@ def evidence_cmd(workspace_dir: WorkspaceOpt = None, as_json: JsonOpt = False) -
 
 
 @app.command()
+def assess(
+    workspace_dir: Annotated[
+        Path | None, typer.Argument(help="Workspace folder (default: found from here up).")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Decide: stop factors first, the evidence-backed matrix, robustness (D1-D5, V1-V2).
+
+    Exit 1 when no option passes its stop factors.
+    """
+    with guard(as_json):
+        ws = open_workspace(workspace_dir, required=True)
+        assert ws is not None
+        result, written = run_assess(ws)
+    if as_json:
+        emit_json({**result.figures(), "evidence": str(written)})
+    else:
+        print_assessment(result)
+        out.print(f"evidence: {written}", markup=False)
+    if result.status == "no_option_passes":
+        raise typer.Exit(1)
+
+
+@app.command()
 def demo(
     out_dir: Annotated[Path, typer.Option("--out", help="Folder for the demo workspace.")] = Path(
         "gpudecide-demo"
@@ -146,6 +171,7 @@ def demo(
     with guard(as_json):
         ws = demo_mod.create(out_dir, force=force)
         result = demo_mod.run(ws)
+        decision, _written = run_assess(ws)
         paths = build_report(ws)
     audit_summary = ev.load(result.audit).summary
     if as_json:
@@ -159,6 +185,7 @@ def demo(
                 "replay": {k: v for k, v in result.replay.items() if k != "notes"},
                 "cost": cost_analysis.summary_line(result.cost.result.figures),
                 "audit": audit_summary,
+                "decision": decision.figures()["decision"],
             }
         )
         return
@@ -167,6 +194,7 @@ def demo(
     out.print(replay_summary_line(result.replay), markup=False)
     out.print(cost_analysis.summary_line(result.cost.result.figures), markup=False)
     out.print(audit_summary, markup=False)
+    print_assessment(decision)
     out.print(f"demo workspace: {out_dir}")
     for kind, path in paths.items():
         out.print(f"{kind}: {path}")

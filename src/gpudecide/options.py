@@ -47,6 +47,17 @@ class OptionDecl(_Strict):
     local_provider: bool = Field(
         default=False, description="A provider in the team's own country (SPEC H4)."
     )
+    standalone: bool = Field(
+        default=True,
+        description="false: only a contour of a hybrid, not compared on its own in the matrix.",
+    )
+    derived_weights: Literal["ours", "unclear", "unknown"] = Field(
+        default="unknown",
+        description="Rights to weights derived on this option (SPEC E6): ours | unclear | unknown.",
+    )
+    derived_weights_source: str = Field(
+        default="", description="Contract clause the rights to derived weights rest on."
+    )
     contours: list[str] = Field(
         default_factory=list,
         description="For a hybrid: the ids of its two contours (base pool, managed overflow).",

@@ -12,6 +12,7 @@ from pathlib import Path
 from gpudecide import evidence as ev
 from gpudecide.artifacts.report import audit_section
 from gpudecide.cost.report import cost_section
+from gpudecide.decision.report import decision_section
 from gpudecide.jobs.report import profile_section
 from gpudecide.queue.report import queue_section, replay_section
 from gpudecide.report import render
@@ -19,6 +20,7 @@ from gpudecide.report.model import SectionBuilder
 from gpudecide.workspace import Workspace
 
 SECTIONS: dict[str, SectionBuilder] = {
+    "decision": decision_section,
     "profile": profile_section,
     "queue": queue_section,
     "replay": replay_section,

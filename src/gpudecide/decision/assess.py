@@ -1,0 +1,228 @@
+"""`assess`: the decision from the workspace's evidence (SPEC D1-D5, V1-V2, H1-H3).
+
+Steps, top-down: read the newest record of every kind; run the evidence rules (one place:
+`decision.rules`); collect stop factors (D5) before any total; build the matrix with every
+score's source (D3, D4); rank the options that pass; test how much the winner depends on
+the weights; state the D1/D2 conditions and every option's reversibility; write the
+decision record, which cites every record it used by id and identity hash.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from gpudecide import evidence as ev
+from gpudecide import workspace as wsmod
+from gpudecide.decision import conditions, matrix, reversibility, robustness, rules
+from gpudecide.decision.context import RuleContext
+from gpudecide.decision.model import StopFactor, Suggestion
+from gpudecide.errors import InputError
+
+Status = Literal["decided", "no_option_passes", "tie"]
+
+
+@dataclass
+class Assessment:
+    """The decision and everything it rests on."""
+
+    status: Status
+    recommended: str | None
+    summary: str
+    options: list[dict[str, Any]]
+    weights: dict[str, int]
+    assumptions: int
+    assumptions_decide: bool
+    robustness: dict[str, Any]
+    conditions: list[dict[str, Any]]
+    reversibility: list[dict[str, Any]]
+    cites: list[dict[str, str]] = field(default_factory=list)
+
+    def figures(self) -> dict[str, Any]:
+        """The record's figures and the body of `assess --json`."""
+        return {
+            "decision": {
+                "status": self.status,
+                "recommended": self.recommended,
+                "summary": self.summary,
+            },
+            "options": self.options,
+            "weights": self.weights,
+            "assumptions": self.assumptions,
+            "assumptions_decide": self.assumptions_decide,
+            "robustness": self.robustness,
+            "conditions": self.conditions,
+            "reversibility": self.reversibility,
+            "cites": self.cites,
+        }
+
+
+def newest_by_kind(records: list[ev.Evidence]) -> dict[str, ev.Evidence]:
+    """The newest record of every kind except the decision's own."""
+    newest: dict[str, ev.Evidence] = {}
+    for record in records:
+        if record.kind != "decision":
+            newest[record.kind] = record
+    return newest
+
+
+def _stop_factors(
+    found: list[rules.Finding], ctx: RuleContext, config_path: Path
+) -> dict[str, list[StopFactor]]:
+    stops: dict[str, list[StopFactor]] = {o.id: [] for o in ctx.options}
+    for f in found:
+        if isinstance(f, StopFactor):
+            stops[f.option].append(f)
+    for i, opt in enumerate(ctx.options):
+        if opt.derived_weights == "unclear":
+            stops[opt.id].append(
+                StopFactor(
+                    opt.id,
+                    "derived_rights_unclear",
+                    "rights to weights derived on this option are unclear (E6)"
+                    + (f": {opt.derived_weights_source}" if opt.derived_weights_source else ""),
+                    (f"{config_path.name}:options.{i}.derived_weights",),
+                    clear="a contract clause that gives the team the derived weights",
+                )
+            )
+    for hybrid in (o for o in ctx.options if o.kind == "hybrid"):
+        for contour in hybrid.contours:
+            for s in stops.get(contour, []):
+                stops[hybrid.id].append(
+                    StopFactor(
+                        hybrid.id,
+                        s.id,
+                        f"through its contour {contour}: {s.rule}",
+                        s.evidence,
+                        s.clear,
+                    )
+                )
+    return stops
+
+
+def _summary(
+    status: Status,
+    winner: str | None,
+    totals: dict[str, float],
+    stops: dict[str, list[StopFactor]],
+    assumptions: int,
+    decides: bool,
+    verdict: str,
+) -> str:
+    stopped = [f"{o} ({', '.join(sorted({s.id for s in f}))})" for o, f in stops.items() if f]
+    parts: list[str] = []
+    if status == "decided" and winner is not None:
+        parts.append(f"recommended: {winner} ({totals[winner]:.0f}/100; {verdict})")
+    elif status == "tie":
+        best = max(totals.values())
+        tied = sorted(o for o, t in totals.items() if abs(t - best) <= matrix.TIE)
+        parts.append(f"tie between {', '.join(tied)} ({best:.0f}/100)")
+    else:
+        parts.append("no option passes its stop factors")
+    if stopped:
+        parts.append("stopped: " + "; ".join(stopped))
+    parts.append(
+        f"{assumptions} score(s) are assumptions"
+        + ("; assumptions decide the winner" if decides else "")
+    )
+    return ". ".join(parts)
+
+
+def assess(options_ws: wsmod.Workspace, records: list[ev.Evidence] | None = None) -> Assessment:
+    """The decision of a workspace from its evidence (all records when not given)."""
+    ws = options_ws
+    if not ws.config.options:
+        raise InputError(
+            "no options declared",
+            path=ws.root / wsmod.CONFIG_NAME,
+            field="options",
+            hint="declare every option compared (id, kind, sites) under `options`",
+        )
+    newest = newest_by_kind(records if records is not None else ev.load_all(ws.evidence_dir))
+    ctx = RuleContext(ws.config.options, ws.config.matrix, newest)
+    found = rules.apply(list(newest.values()), ctx)
+    stops = _stop_factors(found, ctx, ws.root / wsmod.CONFIG_NAME)
+    compared = [o.id for o in ctx.options if o.standalone]
+    suggestions = [f for f in found if isinstance(f, Suggestion)]
+    cells = matrix.build_cells(compared, ws.config.matrix, suggestions, ws.root)
+    weights = {c.id: c.weight for c in ws.config.matrix.criteria}
+    totals = matrix.weighted_totals(cells, weights)
+    passing = [o for o in compared if not stops[o]]
+    groups = matrix.ranking({o: totals[o] for o in passing})
+    order = [o for g in groups for o in g]
+    status: Status = (
+        "no_option_passes" if not groups else "tie" if len(groups[0]) > 1 else "decided"
+    )
+    winner = groups[0][0] if status == "decided" else None
+    robust = robustness.analyse(
+        {o: {c: cells[o][c].score for c in weights} for o in passing}, weights, order
+    )
+    assumed = sum(1 for o in compared for c in weights if cells[o][c].source == "assumption")
+    decides = winner is not None and matrix.assumptions_decide(
+        {o: cells[o] for o in passing}, weights, winner
+    )
+    ranks = {o: i + 1 for i, g in enumerate(groups) for o in g}
+    return Assessment(
+        status=status,
+        recommended=winner,
+        summary=_summary(status, winner, totals, stops, assumed, decides, robust.verdict),
+        options=[_option_row(ctx, o, stops, cells, totals, ranks) for o in ctx.ids()],
+        weights=weights,
+        assumptions=assumed,
+        assumptions_decide=decides,
+        robustness=robust.as_dict(),
+        conditions=[c.as_dict() for c in conditions.dedicated(ctx) + conditions.managed(ctx)],
+        reversibility=[reversibility.for_option(ctx, o) for o in ctx.ids()],
+        cites=[
+            {"id": r.id, "kind": r.kind, "identity_sha256": r.identity_sha256()}
+            for r in newest.values()
+        ],
+    )
+
+
+def _option_row(
+    ctx: RuleContext,
+    option: str,
+    stops: dict[str, list[StopFactor]],
+    cells: dict[str, dict[str, matrix.Cell]],
+    totals: dict[str, float],
+    ranks: dict[str, int],
+) -> dict[str, Any]:
+    decl = ctx.option(option)
+    assert decl is not None
+    return {
+        "id": option,
+        "name": decl.label,
+        "kind": decl.kind,
+        "standalone": decl.standalone,
+        "contours": decl.contours,
+        "sites": [s.model_dump() for s in decl.sites],
+        "stop_factors": [
+            {"id": s.id, "rule": s.rule, "evidence": list(s.evidence), "clear": s.clear}
+            for s in stops[option]
+        ],
+        "scores": {c: cell.as_dict() for c, cell in cells.get(option, {}).items()},
+        "total": totals.get(option),
+        "rank": ranks.get(option),
+    }
+
+
+def evidence_record(result: Assessment, ws: wsmod.Workspace) -> ev.Evidence:
+    """The decision as an evidence record citing every record it used."""
+    stopped = sum(1 for o in result.options if o["stop_factors"])
+    verdict: ev.Verdict = "pass" if result.status == "decided" else "fail"
+    inputs = [ev.input_ref(ws.root / wsmod.CONFIG_NAME, ws.root)]
+    for entry in ws.config.matrix.scores:
+        if entry.source == "document" and entry.document:
+            inputs.append(ev.input_ref(ws.root / entry.document, ws.root))
+    return ev.Evidence(
+        kind="decision",
+        title="Decision: where to fine-tune",
+        spec_ids=["D1", "D2", "D3", "D4", "D5", "V1", "V2"],
+        verdict=verdict,
+        summary=result.summary,
+        figures=result.figures(),
+        notes=[f"{stopped} option(s) stopped before any total"] if stopped else [],
+        inputs=inputs,
+    )

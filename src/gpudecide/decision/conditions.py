@@ -1,0 +1,202 @@
+"""The article's conditions for dedicated GPUs (D1) and for a managed endpoint (D2), each
+true, false or unknown, with the evidence that settles it (SPEC D1, D2).
+
+A condition no evidence settles is `unknown`: the report shows what would settle it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from gpudecide import evidence as ev
+from gpudecide.decision.context import RuleContext
+
+State = Literal["true", "false", "unknown"]
+YEARS_OF_CONTROL_DAYS = 730  # artifacts kept two years or more: "years of artifact control"
+
+
+@dataclass
+class Condition:
+    """One condition of D1 or D2."""
+
+    id: str
+    group: Literal["D1", "D2"]
+    text: str
+    state: State
+    evidence: list[str] = field(default_factory=list)
+    why: str = ""
+    option: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """Machine form."""
+        return dict(self.__dict__)
+
+
+def _state(value: bool | None) -> State:
+    return "unknown" if value is None else "true" if value else "false"
+
+
+def _cond(
+    cid: str,
+    group: Literal["D1", "D2"],
+    text: str,
+    value: bool | None,
+    record: ev.Evidence | None,
+    why: str,
+    option: str | None = None,
+) -> Condition:
+    ids = [record.id] if record is not None and value is not None else []
+    return Condition(cid, group, text, _state(value), ids, why, option)
+
+
+def dedicated(ctx: RuleContext) -> list[Condition]:
+    """D1: when dedicated GPUs are the better fit."""
+    profile, queue = ctx.newest.get("profile"), ctx.newest.get("queue")
+    audit, standard = ctx.newest.get("audit"), ctx.newest.get("standard_path")
+    isolation = ctx.newest.get("isolation")
+    steady: bool | None = None
+    why = "run `gpudecide profile`"
+    if profile is not None:
+        f = profile.figures
+        shape = (f.get("burstiness") or {}).get("shape")
+        busy = f.get("busy_share")
+        steady = shape == "steady" and busy is not None and float(busy) >= 0.4
+        why = f"shape {shape}, busy share {busy} (steady and >= 40 % needed)"
+    urgent: bool | None = None
+    uwhy = "no conclusive urgent SLO verdict"
+    if queue is not None:
+        for s in queue.figures.get("slo", []):
+            if s.get("name") == "urgent" and s.get("conclusive"):
+                urgent = s.get("verdict") == "fail"
+                uwhy = f"urgent SLO {s.get('verdict')} (conclusive)"
+    tuning = _flag(standard, "low_level_tuning")
+    years: bool | None = None
+    ywhy = "no retention classes in the export audit"
+    if audit is not None:
+        classes = ((audit.figures.get("retention") or {}).get("classes")) or {}
+        days = [int(c.get("lifetime_days") or 0) for c in classes.values()]
+        if days:
+            years = max(days) >= YEARS_OF_CONTROL_DAYS
+            ywhy = f"longest retention {max(days)} days (>= {YEARS_OF_CONTROL_DAYS} needed)"
+    control = _flag(isolation, "needs_control_plane")
+    return [
+        _cond("steady_queue", "D1", "a steady queue keeps GPUs busy", steady, profile, why),
+        _cond("launch_delay_hurts", "D1", "launch delay hurts releases", urgent, queue, uwhy),
+        _cond(
+            "low_level_tuning",
+            "D1",
+            "low-level tuning is needed (kernels, driver, interconnect)",
+            tuning,
+            standard,
+            "from `gpudecide check standard-path`",
+        ),
+        _cond(
+            "years_of_control", "D1", "artifacts must be controlled for years", years, audit, ywhy
+        ),
+        _cond(
+            "control_plane",
+            "D1",
+            "the threat model needs the control plane",
+            control,
+            isolation,
+            "from `gpudecide check isolation`",
+        ),
+    ]
+
+
+def managed(ctx: RuleContext) -> list[Condition]:
+    """D2: when a managed endpoint is the better fit; export and isolation per option."""
+    profile, standard = ctx.newest.get("profile"), ctx.newest.get("standard_path")
+    rare: bool | None = None
+    why = "run `gpudecide profile`"
+    if profile is not None:
+        f = profile.figures
+        shape = (f.get("burstiness") or {}).get("shape")
+        busy = f.get("busy_share")
+        rare = shape == "bursty" or (busy is not None and float(busy) < 0.2)
+        why = f"shape {shape}, busy share {busy} (bursty or < 20 % needed)"
+    out = [
+        _cond("rare_or_bursty", "D2", "runs are rare or bursty", rare, profile, why),
+        _cond(
+            "standard_container",
+            "D2",
+            "the work fits a standard container",
+            _flag(standard, "standard_container"),
+            standard,
+            "from `gpudecide check standard-path`",
+        ),
+    ]
+    for opt in ctx.options:
+        if opt.kind != "managed":
+            continue
+        out.append(_export_verified(ctx, opt.id))
+        out.append(_start_measurable(ctx, opt.id))
+    return out
+
+
+def _export_verified(ctx: RuleContext, option: str) -> Condition:
+    test = ctx.newest.get("export_test")
+    if test is not None and test.figures.get("option") == option:
+        ok = test.figures.get("verdict") == "pass"
+        return _cond(
+            "export_verified",
+            "D2",
+            "export verified",
+            ok,
+            test,
+            f"export test {test.verdict}",
+            option,
+        )
+    audit = ctx.newest.get("audit")
+    if audit is not None and audit.figures.get("option") == option:
+        hazards = audit.figures.get("hazards") or []
+        if hazards:
+            return _cond(
+                "export_verified",
+                "D2",
+                "export verified",
+                False,
+                audit,
+                f"export audit found {len(hazards)} hazard(s)",
+                option,
+            )
+    return _cond(
+        "export_verified",
+        "D2",
+        "export verified",
+        None,
+        None,
+        "run `gpudecide export-test` for this option",
+        option,
+    )
+
+
+def _start_measurable(ctx: RuleContext, option: str) -> Condition:
+    queue = ctx.newest.get("queue")
+    if queue is not None and queue.figures.get("option") == option:
+        return _cond(
+            "start_measurable",
+            "D2",
+            "start time is measurable",
+            True,
+            queue,
+            "the queue analysis read this option's job log",
+            option,
+        )
+    return _cond(
+        "start_measurable",
+        "D2",
+        "start time is measurable",
+        None,
+        None,
+        "no job log of this option analysed",
+        option,
+    )
+
+
+def _flag(record: ev.Evidence | None, key: str) -> bool | None:
+    if record is None:
+        return None
+    value = (record.figures.get("conditions") or {}).get(key)
+    return bool(value) if value is not None else None

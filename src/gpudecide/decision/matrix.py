@@ -1,0 +1,157 @@
+"""The weighted matrix (SPEC D3, D4): every score with its source, totals, ranks.
+
+A cell's source is, in order of precedence:
+- `override`: the team's score with a written justification (the suggestion stays beside it);
+- `document`: an external document (file, SHA-256, excerpt) the score rests on;
+- `evidence`: the lowest score the evidence rules suggest (the most cautious reading), with
+  every rule and evidence id that contributed;
+- `assumption`: nothing above. Scored 3 (the middle), shown as an assumption everywhere, and
+  the verdict says when assumptions decide the winner.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from gpudecide.decision.model import Suggestion
+from gpudecide.decision.schema import MatrixConfig
+from gpudecide.errors import InputError
+from gpudecide.fsutil import sha256_path
+
+Source = Literal["evidence", "override", "document", "assumption"]
+ASSUMED_SCORE = 3
+# Totals closer than this are a tie: scores are integers and weights small integers, so two
+# different weighted means differ by far more.
+TIE = 1e-9
+
+
+@dataclass
+class Cell:
+    """One option's score on one criterion, and where it comes from."""
+
+    score: int
+    source: Source
+    evidence: list[str] = field(default_factory=list)
+    rule: str = ""
+    justification: str = ""
+    suggested: int | None = None
+    document: dict[str, str] | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        """Machine form (assess --json, the decision record)."""
+        return {
+            "score": self.score,
+            "source": self.source,
+            "evidence": self.evidence,
+            "rule": self.rule,
+            "justification": self.justification,
+            "suggested": self.suggested,
+            "document": self.document,
+        }
+
+
+def evidence_cell(suggestions: list[Suggestion]) -> Cell:
+    """The cell the evidence suggests: the lowest score, with every rule behind it."""
+    score = min(s.score for s in suggestions)
+    ids = sorted({i for s in suggestions for i in s.evidence})
+    rules = "; ".join(dict.fromkeys(s.rule for s in sorted(suggestions, key=lambda s: s.score)))
+    return Cell(score, "evidence", ids, rules, suggested=score)
+
+
+def build_cells(
+    options: list[str],
+    config: MatrixConfig,
+    suggestions: list[Suggestion],
+    root: Path,
+) -> dict[str, dict[str, Cell]]:
+    """option -> criterion -> cell, for every compared option and every criterion."""
+    criteria = [c.id for c in config.criteria]
+    by_cell: dict[tuple[str, str], list[Suggestion]] = {}
+    for s in suggestions:
+        by_cell.setdefault((s.option, s.criterion), []).append(s)
+    cells: dict[str, dict[str, Cell]] = {}
+    for option in options:
+        row: dict[str, Cell] = {}
+        for criterion in criteria:
+            found = by_cell.get((option, criterion))
+            row[criterion] = (
+                evidence_cell(found)
+                if found
+                else Cell(ASSUMED_SCORE, "assumption", rule="no evidence yet")
+            )
+        cells[option] = row
+    for i, entry in enumerate(config.scores):
+        if entry.option not in cells or entry.criterion not in criteria:
+            continue
+        before = cells[entry.option][entry.criterion]
+        cell = Cell(
+            entry.score,
+            entry.source,
+            list(before.evidence),
+            before.rule,
+            entry.justification,
+            suggested=before.suggested,
+        )
+        if entry.source == "document":
+            cell.document = _document(root, entry.document, entry.excerpt, i)
+        cells[entry.option][entry.criterion] = cell
+    return cells
+
+
+def _document(root: Path, rel: str | None, excerpt: str | None, index: int) -> dict[str, str]:
+    field_name = f"matrix.scores.{index}.document"
+    if not rel:
+        raise InputError(
+            "a score from a document names the document",
+            path=root / "gpudecide.yaml",
+            field=field_name,
+            hint="give the file, relative to the workspace",
+        )
+    path = root / rel
+    if not path.is_file():
+        raise InputError("no such document", path=path, field=field_name)
+    digest, _size = sha256_path(path)
+    return {"path": rel, "sha256": digest, "excerpt": excerpt or ""}
+
+
+def weighted_totals(cells: dict[str, dict[str, Cell]], weights: dict[str, int]) -> dict[str, float]:
+    """Weighted mean score per option, normalised to 0..100 (1 -> 0, 5 -> 100)."""
+    total_weight = sum(weights.values())
+    out: dict[str, float] = {}
+    for option, row in cells.items():
+        mean = sum(weights[c] * row[c].score for c in weights) / total_weight
+        out[option] = round((mean - 1) / 4 * 100, 6)
+    return out
+
+
+def ranking(totals: dict[str, float]) -> list[list[str]]:
+    """Options from best to worst, ties grouped (each group in id order)."""
+    groups: list[list[str]] = []
+    for option in sorted(totals, key=lambda o: (-totals[o], o)):
+        if groups and abs(totals[groups[-1][0]] - totals[option]) <= TIE:
+            groups[-1].append(option)
+        else:
+            groups.append([option])
+    return groups
+
+
+def assumptions_decide(
+    cells: dict[str, dict[str, Cell]], weights: dict[str, int], winner: str
+) -> bool:
+    """Could the assumed cells alone change the winner?
+
+    The winner's assumed cells at 1 and every other option's at 5: if the winner still wins,
+    the assumptions do not decide it.
+    """
+    worst: dict[str, dict[str, Cell]] = {}
+    for option, row in cells.items():
+        extreme = 1 if option == winner else 5
+        worst[option] = {
+            c: (Cell(extreme, "assumption") if cell.source == "assumption" else cell)
+            for c, cell in row.items()
+        }
+    totals = weighted_totals(worst, weights)
+    best_other = max((t for o, t in totals.items() if o != winner), default=float("-inf"))
+    return best_other >= totals[winner] - TIE

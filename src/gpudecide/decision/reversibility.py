@@ -1,0 +1,72 @@
+"""Reversibility of every option, managed included (SPEC V1, V2).
+
+V1: the time and procedure to move one full run out: the artifact size (from the export
+audit or the export test), the measured export throughput, and the manual steps the export
+test recorded. V2: the cost and time to shrink (from the cost evidence).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpudecide.decision.context import RuleContext
+
+
+def _signif(value: float, digits: int = 2) -> float:
+    """Round to the digits a throughput measurement holds."""
+    if value == 0:
+        return 0.0
+    return float(f"{value:.{digits}g}")
+
+
+def for_option(ctx: RuleContext, option: str) -> dict[str, Any]:
+    """V1 and V2 figures of one option, each with the evidence id it comes from."""
+    out: dict[str, Any] = {"option": option, "evidence": []}
+    cost = ctx.newest.get("cost")
+    if cost is not None:
+        for o in cost.figures.get("options", []):
+            if o.get("id") == option and o.get("reversibility"):
+                rv = o["reversibility"]
+                out["shrink"] = {
+                    "cost": rv.get("cost_to_shrink"),
+                    "currency": cost.figures.get("currency"),
+                    "days": rv.get("days_to_shrink"),
+                    "how": rv.get("how"),
+                }
+                out["evidence"].append(cost.id)
+    size = _run_size(ctx, option, out)
+    test = ctx.newest.get("export_test")
+    gbps = None
+    if test is not None and test.figures.get("option") == option:
+        gbps = test.figures.get("export_gbps")
+        out["manual_actions"] = test.figures.get("manual_actions") or []
+        out["evidence"].append(test.id)
+    if size is not None and gbps:
+        seconds = size / (float(gbps) * 1e9)
+        out["move_out"] = {
+            "bytes": size,
+            "gbps": _signif(float(gbps)),
+            "hours": _signif(seconds / 3600),
+            "basis": "measured export throughput of the export test",
+        }
+    else:
+        out["move_out"] = {
+            "bytes": size,
+            "gbps": None,
+            "hours": None,
+            "basis": "not measured: run `gpudecide export-test` for this option",
+        }
+    return out
+
+
+def _run_size(ctx: RuleContext, option: str, out: dict[str, Any]) -> int | None:
+    test = ctx.newest.get("export_test")
+    if test is not None and test.figures.get("option") == option:
+        moved = test.figures.get("bytes_exported")
+        if moved:
+            return int(moved)
+    audit = ctx.newest.get("audit")
+    if audit is not None and audit.figures.get("option") == option:
+        out["evidence"].append(audit.id)
+        return int(audit.figures.get("total_bytes") or 0) or None
+    return None
