@@ -20,8 +20,12 @@ OPTIONS = [OptionDecl(id="own", kind="owned"), OptionDecl(id="man", kind="manage
 
 def _answers() -> dict[str, Any]:
     bounds = [
-        {"boundary": b, "status": "in_place", "mechanism": f"mechanism for {b}",
-         "proof": {"test": f"test of {b}: passed"}}
+        {
+            "boundary": b,
+            "status": "in_place",
+            "mechanism": f"mechanism for {b}",
+            "proof": {"test": f"test of {b}: passed"},
+        }
         for b in isolation.ANSWERED_BOUNDARIES
     ]
     bounds[0]["sharing_mode"] = "exclusive"
@@ -31,19 +35,29 @@ def _answers() -> dict[str, Any]:
             {"item": i, "handling": "cleared", "proof": {"test": f"{i}: checked"}}
             for i in isolation.RESIDUE_ITEMS
         ],
-        "regulated": [{"item": i, "proof": {"test": f"{i}: shown"}} for i in isolation.REGULATED_ITEMS],
+        "regulated": [
+            {"item": i, "proof": {"test": f"{i}: shown"}} for i in isolation.REGULATED_ITEMS
+        ],
     }
 
 
 CLEAN: dict[str, Any] = {
     "assets": [
-        {"id": "train", "closed": True, "threats": [
-            {"adversary": "vendor_neighbour", "requires": ["gpu_sharing", "residue"]},
-            {"adversary": "platform_admin", "requires": ["support_access"]},
-        ]},
-        {"id": "metrics", "closed": False, "threats": [
-            {"adversary": "external_attacker", "requires": ["network"]},
-        ]},
+        {
+            "id": "train",
+            "closed": True,
+            "threats": [
+                {"adversary": "vendor_neighbour", "requires": ["gpu_sharing", "residue"]},
+                {"adversary": "platform_admin", "requires": ["support_access"]},
+            ],
+        },
+        {
+            "id": "metrics",
+            "closed": False,
+            "threats": [
+                {"adversary": "external_attacker", "requires": ["network"]},
+            ],
+        },
     ],
     "options": [{"option": "own", **_answers()}, {"option": "man", **_answers()}],
 }
@@ -91,8 +105,9 @@ def test_claim_is_not_evidence(tmp_path: Path) -> None:
     assert _ids(data, tmp_path) == [("protection_claimed", "own", False)]
 
 
-@pytest.mark.parametrize(("mode", "weak"), [("mps", True), ("time_slicing", True),
-                                             ("mig", False), ("exclusive", False)])
+@pytest.mark.parametrize(
+    ("mode", "weak"), [("mps", True), ("time_slicing", True), ("mig", False), ("exclusive", False)]
+)
 def test_gpu_sharing_mode(tmp_path: Path, mode: str, weak: bool) -> None:
     data = copy.deepcopy(CLEAN)
     _bound(data, 0, "gpu_sharing")["sharing_mode"] = mode
@@ -178,8 +193,9 @@ def test_coverage_per_family(tmp_path: Path) -> None:
 
 def _oscal(tmp_path: Path, data: dict[str, Any]) -> AssessmentResults:
     result = _run(data, tmp_path)
-    path = oscal.write(result.figures, "2026-06-01T10:00:00+00:00", "isolation.yaml",
-                       tmp_path / "ar.json")
+    path = oscal.write(
+        result.figures, "2026-06-01T10:00:00+00:00", "isolation.yaml", tmp_path / "ar.json"
+    )
     return AssessmentResults.oscal_read(path)
 
 
@@ -203,7 +219,8 @@ def test_oscal_document_evidence_carries_hash(tmp_path: Path) -> None:
     doc.write_text("S.1 Each job runs on a dedicated node.\n")
     data = copy.deepcopy(CLEAN)
     _bound(data, 0, "gpu_sharing")["proof"] = {
-        "document": "offer.md", "excerpt": "each job runs on a dedicated node."
+        "document": "offer.md",
+        "excerpt": "each job runs on a dedicated node.",
     }
     ar = _oscal(tmp_path, data)
     obs = next(o for o in ar.results[0].observations if o.title == "own: gpu_sharing")

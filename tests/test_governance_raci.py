@@ -29,26 +29,62 @@ CLEAN: dict[str, Any] = {
     ],
     "vendors": [{"id": "acme"}],
     "activities": [
-        {"id": "update-image", "title": "Update image", "spec": "R3",
-         "role": "platform_engineer", "assignments": [_asg(["own", "man"], ["pat"], ["pat"])]},
-        {"id": "hung-nccl", "title": "Hung NCCL", "spec": "R3", "role": "platform_engineer",
-         "on_call": True,
-         "assignments": [_asg(["own"], ["pat"], ["pat"]), _asg(["man"], ["acme"], ["pat"])]},
-        {"id": "restore", "title": "Restore", "spec": "R3", "role": "ml_engineer",
-         "on_call": True, "assignments": [_asg(["own", "man"], ["mia"], ["mia"])]},
-        {"id": "leakage", "title": "Leakage", "spec": "R1", "role": "ml_engineer",
-         "assignments": [_asg(["own", "man"], ["mia"], ["mia"])]},
-        {"id": "replace-node", "title": "Replace node", "spec": "G3",
-         "applies_to": ["owned", "rented"], "role": "platform_engineer", "on_call": True,
-         "node_replacement": True, "assignments": [_asg(["own"], ["sam"], ["sam"])]},
-        {"id": "escalate", "title": "Escalate", "spec": "G3", "applies_to": ["managed"],
-         "role": "platform_engineer", "on_call": True,
-         "assignments": [_asg(["man"], ["sam"], ["sam"])]},
+        {
+            "id": "update-image",
+            "title": "Update image",
+            "spec": "R3",
+            "role": "platform_engineer",
+            "assignments": [_asg(["own", "man"], ["pat"], ["pat"])],
+        },
+        {
+            "id": "hung-nccl",
+            "title": "Hung NCCL",
+            "spec": "R3",
+            "role": "platform_engineer",
+            "on_call": True,
+            "assignments": [_asg(["own"], ["pat"], ["pat"]), _asg(["man"], ["acme"], ["pat"])],
+        },
+        {
+            "id": "restore",
+            "title": "Restore",
+            "spec": "R3",
+            "role": "ml_engineer",
+            "on_call": True,
+            "assignments": [_asg(["own", "man"], ["mia"], ["mia"])],
+        },
+        {
+            "id": "leakage",
+            "title": "Leakage",
+            "spec": "R1",
+            "role": "ml_engineer",
+            "assignments": [_asg(["own", "man"], ["mia"], ["mia"])],
+        },
+        {
+            "id": "replace-node",
+            "title": "Replace node",
+            "spec": "G3",
+            "applies_to": ["owned", "rented"],
+            "role": "platform_engineer",
+            "on_call": True,
+            "node_replacement": True,
+            "assignments": [_asg(["own"], ["sam"], ["sam"])],
+        },
+        {
+            "id": "escalate",
+            "title": "Escalate",
+            "spec": "G3",
+            "applies_to": ["managed"],
+            "role": "platform_engineer",
+            "on_call": True,
+            "assignments": [_asg(["man"], ["sam"], ["sam"])],
+        },
     ],
 }
 
 
-def _check(data: dict[str, Any], options: list[OptionDecl] = OPTIONS) -> list[tuple[str, str, bool]]:
+def _check(
+    data: dict[str, Any], options: list[OptionDecl] = OPTIONS
+) -> list[tuple[str, str, bool]]:
     result = raci.check(raci.RaciFile.model_validate(data), options)
     return [(f.id, f.option, f.stop) for f in result.findings]
 
@@ -162,10 +198,13 @@ CONTROL = {c: True for c in standard_path.CONTROLS}
 
 def _path(needs: dict[str, Any], supports: dict[str, Any], control: dict[str, bool]) -> list[str]:
     spec = standard_path.StandardPathSpec.model_validate(
-        {"needs": needs, "options": [
-            {"option": "own", "supports": supports, "control": control},
-            {"option": "man", "supports": supports, "control": control},
-        ]}
+        {
+            "needs": needs,
+            "options": [
+                {"option": "own", "supports": supports, "control": control},
+                {"option": "man", "supports": supports, "control": control},
+            ],
+        }
     )
     findings, _ = standard_path.check(spec, OPTIONS)
     return sorted({f"{f.id}:{f.option}" for f in findings})

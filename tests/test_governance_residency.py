@@ -22,7 +22,9 @@ def _opt(oid: str, *sites: tuple[list[str], str], kind: str = "managed") -> Opti
     )
 
 
-def _found(options: list[OptionDecl], req: Residency = REQ, **kw: object) -> list[tuple[str, str, bool]]:
+def _found(
+    options: list[OptionDecl], req: Residency = REQ, **kw: object
+) -> list[tuple[str, str, bool]]:
     result = residency.check([req], options, **kw)  # type: ignore[arg-type]
     return [(f.id, f.option, f.stop) for f in result.findings]
 

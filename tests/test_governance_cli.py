@@ -1,0 +1,307 @@
+"""`gpudecide check ...` as users run it on the demo bank's workspace: exit codes, JSON,
+one-line errors for bad input, the demo, the decision rules and the report sections."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import typer
+from babel.messages.extract import extract_from_dir
+from trestle.oscal.assessment_results import AssessmentResults
+from typer.testing import CliRunner
+
+from gpudecide import evidence as ev
+from gpudecide import workspace
+from gpudecide.decision.model import StopFactor, Suggestion
+from gpudecide.governance import demo, rules
+from gpudecide.governance.cli import check_app, register
+from gpudecide.governance.report import governance_section
+from gpudecide.i18n import catalogue
+from gpudecide.report.model import Section
+
+from .governance_fixtures import demo_workspace
+
+
+def _app() -> typer.Typer:
+    app = typer.Typer(pretty_exceptions_enable=False)
+
+    @app.callback()
+    def _root() -> None:
+        """Test shell."""
+
+    register(app)
+    return app
+
+
+def _invoke(*args: str) -> tuple[int, str]:
+    res = CliRunner().invoke(_app(), ["check", *args])
+    return res.exit_code, res.output
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> workspace.Workspace:
+    """The demo bank's workspace with its governance inputs copied in."""
+    w = demo_workspace(tmp_path / "ws")
+    demo.copy_inputs(w.root)
+    return w
+
+
+def _json(*args: str) -> tuple[int, dict[str, object]]:
+    res = CliRunner().invoke(_app(), ["check", *args, "--json"])
+    return res.exit_code, json.loads(res.stdout)
+
+
+def test_check_app_is_the_check_group() -> None:
+    names = {c.name for c in check_app.registered_commands}
+    assert names == {"raci", "standard-path", "isolation", "residency", "secrets"}
+
+
+def test_raci_warns_without_stop(ws: workspace.Workspace) -> None:
+    code, body = _json("raci", "-w", str(ws.root))
+    assert code == 0 and body["verdict"] == "warn"
+    options = {o["option"]: o for o in body["options"]}  # type: ignore[attr-defined]
+    assert set(options) == {"kz-local", "owned-pool", "managed-ft", "hybrid"}
+    owned = options["owned-pool"]
+    assert (
+        owned["on_call_load"] == {"daniyar": 0, "timur": 4} or owned["on_call_load"]["timur"] == 4
+    )
+    assert any(f["id"] == "bus_factor" and f["option"] == "owned-pool" for f in owned["findings"])
+    assert Path(str(body["evidence"])).is_file()
+
+
+def test_residency_stops_managed_ft(ws: workspace.Workspace) -> None:
+    code, out = _invoke("residency", "-w", str(ws.root))
+    assert code == 1
+    assert "STOP managed-ft: personal data" in out and "DE Frankfurt (Nimbus ML)" in out
+    code, body = _json("residency", "-w", str(ws.root))
+    stopped = {o["option"]: o["stopped"] for o in body["options"]}  # type: ignore[attr-defined]
+    assert stopped == {"kz-local": False, "owned-pool": False, "managed-ft": True, "hybrid": False}
+    assert body["requirements"][0]["edition"]  # type: ignore[index]
+
+
+def test_residency_without_requirement_is_info(tmp_path: Path) -> None:
+    w = demo_workspace(tmp_path / "ws", residency=False)
+    (w.root / "isolation.yaml").unlink()  # the template's, for the template's option ids
+    code, body = _json("residency", "-w", str(w.root))
+    assert code == 0 and body["verdict"] == "info" and body["findings"] == []
+
+
+def test_isolation_writes_record_and_oscal(ws: workspace.Workspace) -> None:
+    code, body = _json("isolation", "-w", str(ws.root))
+    assert code == 0 and body["verdict"] == "warn"
+    doc = Path(str(body["oscal"]))
+    assert doc.parent == ws.evidence_dir / "oscal"
+    ar = AssessmentResults.oscal_read(doc)
+    assert ar is not None and len(ar.results[0].findings or []) > 40
+    # The export sits beside the record without breaking the evidence folder's reader.
+    assert {r.kind for r in ev.load_all(ws.evidence_dir)} == {"isolation"}
+    record = ev.load(Path(str(body["evidence"])))
+    # The documents the answers cite are inputs of the record (staleness is tracked).
+    assert any(i.path == "docs/qac-offer-2026-112-security.md" for i in record.inputs)
+
+
+def test_standard_path(ws: workspace.Workspace) -> None:
+    code, body = _json("standard-path", "-w", str(ws.root))
+    assert code == 0
+    ids = {(f["id"], f["option"]) for f in body["findings"]}  # type: ignore[attr-defined]
+    assert ("path_mismatch_managed", "managed-ft") in ids
+    assert ("ssh_not_control", "owned-pool") in ids
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+def _line_of(path: Path, needle: str) -> int:
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if needle in line)
+
+
+def test_unknown_option_id_names_file_line_field(ws: workspace.Workspace) -> None:
+    raci = ws.root / "raci.yaml"
+    _edit(
+        raci,
+        "{options: [managed-ft], responsible: [nimbus]",
+        "{options: [managed-x], responsible: [nimbus]",
+    )
+    code, out = _invoke("raci", "-w", str(ws.root))
+    assert code == 2 and "Traceback" not in out
+    line = _line_of(raci, "managed-x")
+    assert f"raci.yaml:{line}: field 'activities.2.assignments.2.options.0'" in out
+    assert "unknown option id 'managed-x'" in out
+
+
+def test_unknown_person(ws: workspace.Workspace) -> None:
+    raci = ws.root / "raci.yaml"
+    _edit(
+        raci,
+        "responsible: [saule],\n         accountable: [saule]}",
+        "responsible: [saul],\n         accountable: [saule]}",
+    )
+    code, out = _invoke("raci", "-w", str(ws.root))
+    assert code == 2 and "unknown person or vendor 'saul'" in out
+
+
+@pytest.mark.parametrize(
+    ("file", "old", "new", "field"),
+    [
+        (
+            "raci.yaml",
+            "bus_factor_max_share: 0.5",
+            "bus_factor_max_share: two",
+            "bus_factor_max_share",
+        ),
+        (
+            "raci.yaml",
+            "roles: [platform_engineer], on_call: true}",
+            "roles: [platform_engineer], on_call: true, pager: 1}",
+            "people.0.pager",
+        ),
+        (
+            "isolation.yaml",
+            'handling: kept, detail: "container images',
+            'handling: wiped, detail: "container images',
+            "options.0.residue.2.handling",
+        ),
+        (
+            "isolation.yaml",
+            "sharing_mode: exclusive,\n         proof: {test",
+            "sharing_mode: shared,\n         proof: {test",
+            "options.0.boundaries.0.sharing_mode",
+        ),
+    ],
+)
+def test_bad_yaml_value_exit_2_with_field(
+    ws: workspace.Workspace, file: str, old: str, new: str, field: str
+) -> None:
+    _edit(ws.root / file, old, new)
+    cmd = "raci" if file == "raci.yaml" else "isolation"
+    code, out = _invoke(cmd, "-w", str(ws.root))
+    assert code == 2, out
+    match = re.search(rf"{file}:(\d+): field '{re.escape(field)}'", out)
+    assert match, out
+    # The line named is the line of the bad value.
+    needle = {"bus_factor_max_share": "two", "people.0.pager": "pager: 1"}.get(
+        field, "wiped" if "handling" in field else "sharing_mode: shared"
+    )
+    assert int(match.group(1)) == _line_of(ws.root / file, needle), out
+    assert "Traceback" not in out
+
+
+def test_broken_yaml_syntax(ws: workspace.Workspace) -> None:
+    (ws.root / "isolation.yaml").write_text("version: 1\nassets: [\n")
+    code, out = _invoke("isolation", "-w", str(ws.root))
+    assert code == 2 and "not valid YAML" in out
+
+
+def test_excerpt_must_be_in_the_document(ws: workspace.Workspace) -> None:
+    _edit(
+        ws.root / "isolation.yaml",
+        'excerpt: "Jobs run in the Frankfurt (eu-central) region."',
+        'excerpt: "Jobs run in Kazakhstan."',
+    )
+    code, out = _invoke("isolation", "-w", str(ws.root))
+    assert code == 2 and "the excerpt is not in docs/nimbus-enterprise-security-overview.md" in out
+
+
+def test_missing_document(ws: workspace.Workspace) -> None:
+    (ws.root / "docs" / "dala-data-flow.md").unlink()
+    code, out = _invoke("isolation", "-w", str(ws.root))
+    assert code == 2 and "document 'docs/dala-data-flow.md' not found" in out
+
+
+def test_missing_input_file(tmp_path: Path) -> None:
+    w = demo_workspace(tmp_path / "ws")
+    (w.root / "raci.yaml").unlink()
+    code, out = _invoke("raci", "-w", str(w.root))
+    assert code == 2 and "no raci.yaml in the workspace" in out
+
+
+def test_template_workspace_checks_run(tmp_path: Path) -> None:
+    """`gpudecide init` gives raci.yaml and isolation.yaml that load as they are."""
+    root = tmp_path / "fresh"
+    workspace.init(root)
+    for cmd in ("raci", "standard-path", "isolation", "residency"):
+        code, out = _invoke(cmd, "-w", str(root))
+        assert code in (0, 1), out  # an unfilled table has stop factors, but no input error
+
+
+def test_demo_run_and_rules(ws: workspace.Workspace) -> None:
+    written = demo.run(ws)
+    records = [ev.load(p) for p in written if p.parent == ws.evidence_dir]
+    kinds = {r.kind for r in records}
+    assert kinds == {"raci", "standard_path", "isolation", "residency", "secrets"}
+    assert any(p.parent.name == "oscal" for p in written)
+    outcome = [o for r in records for o in rules.rules(r)]
+    stops = {(o.option, o.id) for o in outcome if isinstance(o, StopFactor)}
+    assert stops == {("managed-ft", "residency_violated")}
+    scores = {(o.option, o.criterion) for o in outcome if isinstance(o, Suggestion)}
+    assert ("managed-ft", "isolation") in scores and ("owned-pool", "operations") in scores
+    iso = next(
+        o
+        for o in outcome
+        if isinstance(o, Suggestion) and o.option == "managed-ft" and o.criterion == "isolation"
+    )
+    assert iso.score == 2
+
+
+def test_rules_stop_factor_ids() -> None:
+    def record(kind: str, fid: str) -> ev.Evidence:
+        finding = {"id": fid, "option": "o", "stop": True, "spec": "D5", "text": "t", "params": {}}
+        return ev.Evidence(
+            kind=kind,
+            title="t",
+            spec_ids=[],
+            verdict="fail",
+            summary="s",
+            figures={"options": [{"option": "o", "findings": [finding], "boundaries": []}]},
+        )
+
+    assert [
+        o.id for o in rules.rules(record("raci", "no_on_call")) if isinstance(o, StopFactor)
+    ] == ["no_accountable"]
+    assert [
+        o.id
+        for o in rules.rules(record("raci", "no_node_replacement"))
+        if isinstance(o, StopFactor)
+    ] == ["no_node_replacement"]
+    assert [
+        o.id
+        for o in rules.rules(record("isolation", "protection_missing"))
+        if isinstance(o, StopFactor)
+    ] == ["isolation_protection_missing"]
+    assert rules.rules(record("profile", "no_accountable")) == []
+
+
+@pytest.mark.parametrize("lang", ["en", "ru", "kk"])
+def test_report_sections_in_three_languages(ws: workspace.Workspace, lang: str) -> None:
+    written = demo.run(ws)
+    for path in written:
+        if path.parent != ws.evidence_dir:
+            continue
+        record = ev.load(path)
+        section = Section(record.kind, "", record, "fresh", "", [])
+        governance_section(section, lang)  # type: ignore[arg-type]
+        assert section.title and section.tables
+        if record.kind == "residency":
+            findings = section.tables[-1]
+            assert findings.rows[0][0] == "managed-ft"
+            if lang == "ru":
+                assert findings.rows[0][1] == "СТОП"
+                assert "разрешает только KZ" in findings.rows[0][2]
+
+
+@pytest.mark.parametrize("lang", ["ru", "kk"])
+def test_catalogue_has_every_string_with_its_placeholders(lang: str) -> None:
+    source = Path(__file__).resolve().parent.parent / "src" / "gpudecide" / "governance"
+    ids = {m[2] for m in extract_from_dir(str(source), method_map=[("**.py", "python")])}
+    translated = catalogue("governance", lang)
+    assert ids - set(translated) == set()
+    for msgid in ids:
+        assert set(re.findall(r"\{[^}]*\}", msgid)) == set(
+            re.findall(r"\{[^}]*\}", translated[msgid])
+        ), msgid
