@@ -19,6 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpudecide.decision.schema import MatrixConfig
+from gpudecide.decision.schema import validate as validate_matrix
 from gpudecide.errors import InputError
 from gpudecide.fsutil import atomic_write_text, open_regular
 from gpudecide.inputs import load_yaml_model
@@ -161,6 +162,7 @@ def load(root: Path) -> Workspace:
         )
     config = load_yaml_model(path, WorkspaceConfig)
     check_unique(config.options, path)
+    validate_matrix(config.matrix, [o.id for o in config.options], path)
     validate_rules(config.classify.extra_rules, str(path), "classify.extra_rules")
     validate_rules(config.classify.rules or [], str(path), "classify.rules")
     return Workspace(root=root, config=config)

@@ -8,7 +8,9 @@ from typing import Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpudecide.decision.model import CRITERIA
-from gpudecide.options import SiteRole
+from gpudecide.errors import InputError
+from gpudecide.inputs import node_line, yaml_root
+from gpudecide.options import SiteRole, require_known
 
 
 class _Strict(BaseModel):
@@ -81,3 +83,44 @@ class MatrixConfig(_Strict):
 def document_path(root: Path, entry: ScoreEntry) -> Path | None:
     """The document a score rests on, resolved against the workspace."""
     return root / entry.document if entry.document else None
+
+
+def validate(matrix: MatrixConfig, option_ids: list[str], path: Path) -> None:
+    """Criteria are unique and every score names a declared option and a criterion (D3)."""
+    root = yaml_root(path)
+    seen: set[str] = set()
+    for i, c in enumerate(matrix.criteria):
+        if c.id in seen:
+            loc: tuple[int | str, ...] = ("matrix", "criteria", i, "id")
+            raise InputError(
+                f"criterion {c.id!r} is listed twice",
+                path=path,
+                line=node_line(root, loc),
+                field=f"matrix.criteria.{i}.id",
+            )
+        seen.add(c.id)
+    for i, entry in enumerate(matrix.scores):
+        loc = ("matrix", "scores", i, "option")
+        require_known(
+            entry.option,
+            set(option_ids),
+            path=path,
+            field=f"matrix.scores.{i}.option",
+            line=node_line(root, loc),
+        )
+        if entry.criterion not in seen:
+            loc = ("matrix", "scores", i, "criterion")
+            raise InputError(
+                f"unknown criterion {entry.criterion!r}",
+                path=path,
+                line=node_line(root, loc),
+                field=f"matrix.scores.{i}.criterion",
+                hint=f"one of: {', '.join(sorted(seen))}",
+            )
+        if entry.source == "document" and not entry.document:
+            raise InputError(
+                "a score from a document names the document",
+                path=path,
+                line=node_line(root, ("matrix", "scores", i)),
+                field=f"matrix.scores.{i}.document",
+            )
