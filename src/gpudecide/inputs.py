@@ -13,6 +13,7 @@ Each problem is an InputError naming the file and the line.
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -159,6 +160,16 @@ def node_line(root: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
     return line
 
 
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+
+def _shown_key(part: int | str) -> str:
+    """A key of the error's location; a key that is not a plain name is user content (a line
+    of a file that is not the expected one): shown short and masked, never in full."""
+    text = str(part)
+    return text if _PLAIN_KEY.fullmatch(text) else excerpt(text)
+
+
 def validate_model(data: Any, root: yaml.Node | None, path: Path, model: type[M]) -> M:
     """Validate parsed YAML against a model; the first problem is a one-line InputError."""
     if data is None:
@@ -170,7 +181,7 @@ def validate_model(data: Any, root: yaml.Node | None, path: Path, model: type[M]
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = tuple(first["loc"])
-        field = ".".join(str(p) for p in loc) or None
+        field = ".".join(_shown_key(p) for p in loc) or None
         message = first["msg"]
         if first["type"] == "extra_forbidden":
             message = "unknown key (misspelt? see the template's comments)"
