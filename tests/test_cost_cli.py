@@ -19,7 +19,7 @@ from gpudecide import workspace
 from gpudecide.cost import schema
 from gpudecide.cost.cli import register, run_cost
 from gpudecide.cost.demo import demo_costs_yaml
-from gpudecide.cost.report import cost_section
+from gpudecide.demo import CONFIG_DATA as DEMO_CONFIG
 from gpudecide.errors import InputError
 from gpudecide.report import render
 from gpudecide.sections import SECTIONS
@@ -44,6 +44,7 @@ def ws(tmp_path: Path) -> Path:
     """A workspace with the demo team's costs and a hand-made profile record."""
     root = tmp_path / "ws"
     workspace.init(root)
+    (root / workspace.CONFIG_NAME).write_bytes(DEMO_CONFIG.read_bytes())  # declares the options
     (root / schema.COSTS_NAME).write_text(demo_costs_yaml())
     ev.write(profile_record(), root / "evidence")
     return root

@@ -22,6 +22,8 @@ from gpudecide.console import emit_json, guard, out
 from gpudecide.cost import analysis, schema
 from gpudecide.cost.fmt import money
 from gpudecide.errors import InputError
+from gpudecide.inputs import node_line, yaml_root
+from gpudecide.options import OptionDecl, require_known
 from gpudecide.report.fmt import pct
 
 
@@ -120,6 +122,8 @@ def run_cost(
         replay_paths = list(replays or [])
         out_dir = evidence_dir or here / "evidence"
     cfg = schema.load(costs_path)
+    if ws is not None:
+        check_declared(cfg, ws.config.options, costs_path)
     profile_record = _record(profile, "profile")
     state, _ = ev.freshness(profile_record, root)
     try:
@@ -134,6 +138,25 @@ def run_cost(
     inputs = [ev.input_ref(p, root) for p in (costs_path, profile, *replay_paths)]
     written = ev.write(analysis.to_evidence(result, inputs), out_dir)
     return CostRun(result, written, costs_path, profile)
+
+
+def check_declared(cfg: schema.CostsConfig, options: list[OptionDecl], path: Path) -> None:
+    """Every costed option is declared in gpudecide.yaml, with the same kind (SPEC D3)."""
+    root = yaml_root(path)
+    kinds = {o.id: o.kind for o in options}
+    for section in ("owned", "rented", "managed", "hybrid"):
+        for i, option in enumerate(getattr(cfg, section)):
+            loc: tuple[int | str, ...] = (section, i, "id")
+            line = node_line(root, loc)
+            require_known(option.id, options, path=path, field=f"{section}.{i}.id", line=line)
+            if kinds[option.id] != section:
+                raise InputError(
+                    f"{option.id!r} is declared as {kinds[option.id]} in gpudecide.yaml",
+                    path=path,
+                    line=line,
+                    field=f"{section}.{i}.id",
+                    hint=f"cost it under `{kinds[option.id]}`, or fix its kind in gpudecide.yaml",
+                )
 
 
 def print_summary(figures: dict[str, Any], console: Any) -> None:
