@@ -267,6 +267,14 @@ class _Window:
     def pos(self) -> int:
         return self.base + self.i
 
+    def limit(self) -> int:
+        """Index in `buf` up to which bytes lie inside the buffer and the current frame."""
+        n = len(self.buf)
+        if self.frame_end >= 0:
+            end = self.frame_end - self.base
+            return end if end < n else n
+        return n
+
     def _fill(self, n: int) -> bool:
         """Make at least `n` bytes available from `i`; False when the stream ends first."""
         have = len(self.buf) - self.i
@@ -435,6 +443,7 @@ _COUNT_SIZE = {
     0x96: ("<Q", 8), 0x8A: ("<B", 1), 0x8B: ("<i", 4),
 }  # fmt: skip
 _OP_NAMES = {0x52: "REDUCE", 0x81: "NEWOBJ", 0x92: "NEWOBJ_EX", 0x6F: "OBJ"}
+_PUSH_ONLY = frozenset(c for c, (group, _, _) in _TABLE.items() if group == _G_PUSH)
 
 
 class _Interpreter:
@@ -487,75 +496,164 @@ class _Interpreter:
 
     # -- the walk ------------------------------------------------------------------------
     def run(self, max_ops: int) -> bool:
-        """Interpret opcodes up to STOP; True at STOP. Raises _Malformed on invalid input."""
-        w, stack, report = self.w, self.stack, self.report
-        table, count_size, unpack = _TABLE, _COUNT_SIZE, struct.unpack
+        """Interpret opcodes up to STOP; True at STOP. Raises _Malformed on invalid input.
+
+        The frequent opcodes are decoded inline from the window's buffer while the whole
+        opcode lies inside the buffer and inside the current frame (so no frame rule can
+        apply); everything else goes through `slow_op` and the window's read methods.
+        """
+        w, stack, memo, report = self.w, self.stack, self.memo, self.report
+        consts = report.constants
+        room = MAX_CONSTANTS - len(consts)
+        push, from_bytes, unpack_from = stack.append, int.from_bytes, struct.unpack_from
         ops = report.opcodes
+        buf, i, lim = w.buf, w.i, w.limit()
         try:
             while True:
-                code = w.byte()
-                if code < 0:
-                    raise _Malformed("pickle ended without STOP (truncated?)")
                 ops += 1
                 if ops > max_ops:
                     report.too_large = f"more than {max_ops:,} opcodes: not scanned to the end"
                     raise _Stop
-                entry = table.get(code)
-                if entry is None:
-                    raise _Malformed(f"invalid load key {code:#04x} at offset {w.pos - 1}")
-                group = entry[0]
-                if group == _G_PUSH:
-                    stack.append(OPAQUE)
-                elif group == _G_CONST_FIXED:
+                if i + 10 <= lim:
+                    code = buf[i]
+                    if code == 0x71:  # BINPUT
+                        if not stack or stack[-1] is MARK:
+                            raise _Malformed("memo store with an empty stack")
+                        memo[buf[i + 1]] = stack[-1]
+                        i += 2
+                        continue
+                    if code == 0x94:  # MEMOIZE
+                        if not stack or stack[-1] is MARK:
+                            raise _Malformed("memo store with an empty stack")
+                        memo[len(memo)] = stack[-1]
+                        i += 1
+                        continue
+                    if code == 0x68:  # BINGET
+                        key = buf[i + 1]
+                        if key not in memo:
+                            raise _Malformed(f"memo key {key!r} used before it was stored")
+                        push(memo[key])
+                        i += 2
+                        continue
+                    if code == 0x4B or code == 0x4D or code == 0x4A:  # BININT1/2, BININT
+                        size = 1 if code == 0x4B else (2 if code == 0x4D else 4)
+                        push(OPAQUE)
+                        if room > 0:
+                            room -= 1
+                            consts.append(
+                                from_bytes(buf[i + 1 : i + 1 + size], "little", signed=size == 4)
+                            )
+                        i += 1 + size
+                        continue
+                    if code == 0x8C and i + 2 + buf[i + 1] <= lim:  # SHORT_BINUNICODE
+                        n = buf[i + 1]
+                        try:
+                            text = buf[i + 2 : i + 2 + n].decode("utf-8", "surrogatepass")
+                        except UnicodeDecodeError as exc:
+                            raise _Malformed(f"invalid UTF-8 in a string: {exc.reason}") from exc
+                        push(text)
+                        if room > 0:
+                            room -= 1
+                            consts.append(text)
+                        i += 2 + n
+                        continue
+                    if code == 0x28:  # MARK
+                        push(MARK)
+                        i += 1
+                        continue
                     if code == 0x47:  # BINFLOAT
-                        value: Any = unpack(">d", w.read(8))[0]
-                    else:
-                        fmt, size = _FIXED_INT[code]
-                        value = unpack(fmt, w.read(size))[0]
-                    stack.append(OPAQUE)
-                    self.const(value)
-                elif group == _G_MEMO_PUT:
-                    self.memo_put(code)
-                elif group == _G_MARK_POP:
-                    self.pop_to_mark()
-                    if code != 0x31 and not stack:  # APPENDS/SETITEMS need their target
-                        raise _Malformed("unpickling stack underflow")
-                elif group == _G_POP_PUSH:
-                    for _ in range(entry[1]):
-                        self.pop()
-                    if entry[2]:
-                        stack.append(OPAQUE)
-                elif group == _G_STR_COUNTED:
-                    fmt, size = count_size[code]
-                    n = unpack(fmt, w.read(size))[0]
-                    if n < 0:
-                        raise _Malformed("negative string length")
-                    self.push_string(w.read_or_skip(n), code)
-                elif group == _G_BYTES_COUNTED:
-                    fmt, size = count_size[code]
-                    n = unpack(fmt, w.read(size))[0]
-                    if n < 0:
-                        raise _Malformed("negative byte count")
-                    if code in (0x8A, 0x8B):  # LONG1 / LONG4 use Read
-                        data = w.read_or_skip(n)
-                        value = int.from_bytes(data, "little", signed=True) if data else 0
-                        stack.append(OPAQUE)
-                        self.const(value)
-                    else:
-                        w.payload(n)
-                        stack.append(OPAQUE)
-                elif group == _G_MEMO_GET:
-                    self.memo_get(code)
-                elif group == _G_MARK_PUSH:
-                    self.pop_to_mark()
-                    stack.append(OPAQUE)
-                elif group == _G_CALL:
-                    self.reduce(code)
-                elif self.special(code):
-                    report.opcodes = ops
+                        push(OPAQUE)
+                        if room > 0:
+                            room -= 1
+                            consts.append(unpack_from(">d", buf, i + 1)[0])
+                        i += 9
+                        continue
+                    if code == 0x75 or code == 0x65:  # SETITEMS, APPENDS
+                        self.pop_to_mark()
+                        if not stack:
+                            raise _Malformed("unpickling stack underflow")
+                        i += 1
+                        continue
+                    if code == 0x73 or code == 0x61:  # SETITEM, APPEND
+                        k = 3 if code == 0x73 else 2
+                        if len(stack) < k or MARK in stack[-k:]:
+                            raise _Malformed("unpickling stack underflow")
+                        del stack[1 - k :]
+                        i += 1
+                        continue
+                    if code in _PUSH_ONLY:
+                        push(OPAQUE)
+                        i += 1
+                        continue
+                w.i = i
+                code = w.byte()
+                if code < 0:
+                    raise _Malformed("pickle ended without STOP (truncated?)")
+                ops_done = self.slow_op(code, ops)
+                room = MAX_CONSTANTS - len(consts)
+                buf, i, lim = w.buf, w.i, w.limit()
+                if ops_done:
                     return True
         finally:
+            w.i = i if w.buf is buf else w.i
             report.opcodes = ops
+
+    def slow_op(self, code: int, ops: int) -> bool:
+        """One opcode through the window's read methods; True at STOP."""
+        w, stack = self.w, self.stack
+        entry = _TABLE.get(code)
+        if entry is None:
+            raise _Malformed(f"invalid load key {code:#04x} at offset {w.pos - 1}")
+        group = entry[0]
+        if group == _G_PUSH:
+            stack.append(OPAQUE)
+        elif group == _G_CONST_FIXED:
+            if code == 0x47:  # BINFLOAT
+                value: Any = struct.unpack(">d", w.read(8))[0]
+            else:
+                fmt, size = _FIXED_INT[code]
+                value = struct.unpack(fmt, w.read(size))[0]
+            stack.append(OPAQUE)
+            self.const(value)
+        elif group == _G_MEMO_PUT:
+            self.memo_put(code)
+        elif group == _G_MARK_POP:
+            self.pop_to_mark()
+            if code != 0x31 and not stack:  # APPENDS/SETITEMS need their target
+                raise _Malformed("unpickling stack underflow")
+        elif group == _G_POP_PUSH:
+            for _ in range(entry[1]):
+                self.pop()
+            if entry[2]:
+                stack.append(OPAQUE)
+        elif group == _G_STR_COUNTED:
+            self.push_string(w.read_or_skip(self.count(code)), code)
+        elif group == _G_BYTES_COUNTED:
+            n = self.count(code)
+            if code in (0x8A, 0x8B):  # LONG1 / LONG4 use Read
+                data = w.read_or_skip(n)
+                stack.append(OPAQUE)
+                self.const(int.from_bytes(data, "little", signed=True) if data else 0)
+            else:
+                w.payload(n)
+                stack.append(OPAQUE)
+        elif group == _G_MEMO_GET:
+            self.memo_get(code)
+        elif group == _G_MARK_PUSH:
+            self.pop_to_mark()
+            stack.append(OPAQUE)
+        elif group == _G_CALL:
+            self.reduce(code)
+        else:
+            return self.special(code)
+        return False
+
+    def count(self, code: int) -> int:
+        fmt, size = _COUNT_SIZE[code]
+        n: int = struct.unpack(fmt, self.w.read(size))[0]
+        if n < 0:
+            raise _Malformed("negative length")
+        return n
 
     def push_string(self, raw: bytes | None, code: int) -> None:
         if raw is None:
