@@ -12,6 +12,7 @@ import pyarrow as pa
 from gpudecide import evidence as ev
 from gpudecide.errors import InputError
 from gpudecide.jobs.classify import ClassifyConfig, jobs_table
+from gpudecide.jobs.figures import reconciliation, reconciliation_line, rounded
 from gpudecide.jobs.load import JobLog, log_span
 from gpudecide.jsonio import utc_iso
 from gpudecide.queue import chains as chain_mod
@@ -35,10 +36,6 @@ class QueueOptions:
     chain_pattern: str | None = None
     classify: ClassifyConfig = field(default_factory=ClassifyConfig)
     as_of: datetime | None = None
-
-
-def _r(x: Any, digits: int = 1) -> Any:
-    return round(float(x), digits) if isinstance(x, float) else x
 
 
 def analyse_queue(log: JobLog, options: QueueOptions | None = None) -> dict[str, Any]:
@@ -68,29 +65,34 @@ def analyse_queue(log: JobLog, options: QueueOptions | None = None) -> dict[str,
             "start": utc_iso(r["start"]),
             "first_step": utc_iso(r["first_step"]),
             "end": utc_iso(r["end"]),
-            "queue_wait_s": _r(r["queue_wait_s"]),
-            "submit_to_start_s": _r(r["submit_to_start_s"]),
-            "submit_to_first_step_s": _r(r["submit_to_first_step_s"]),
-            "eligible_to_start_s": _r(r["eligible_to_start_s"]),
-            "dependency_wait_s": _r(r["dependency_wait_s"]),
-            "prep_s": _r(r["prep_s"]),
-            "startup_s": _r(r["startup_s"]),
-            "run_s": _r(r["run_s"]),
+            "queue_wait_s": rounded(r["queue_wait_s"], 1),
+            "submit_to_start_s": rounded(r["submit_to_start_s"], 1),
+            "submit_to_first_step_s": rounded(r["submit_to_first_step_s"], 1),
+            "eligible_to_start_s": rounded(r["eligible_to_start_s"], 1),
+            "dependency_wait_s": rounded(r["dependency_wait_s"], 1),
+            "prep_s": rounded(r["prep_s"], 1),
+            "startup_s": rounded(r["startup_s"], 1),
+            "run_s": rounded(r["run_s"], 1),
             "still_waiting": bool(r["still_waiting"]),
+            "tasks": r["tasks"],
         }
         for r in lc.to_pylist()
     ]
     per_job.sort(key=lambda j: (j["submit"] or "", j["job_id"]))
-    started = sum(1 for j in per_job if j["start"] is not None)
-    waits = [j["queue_wait_s"] for j in per_job if j["queue_wait_s"] is not None]
+    # Counted in tasks: a pending array range is each of its tasks (issue: ranges as one job).
+    total = sum(j["tasks"] for j in per_job)
+    measured = sum(j["tasks"] for j in per_job if j["queue_wait_s"] is not None)
     summary = {
         "as_of": utc_iso(as_of),
-        "jobs": len(per_job),
-        "started": started,
-        "never_started": sum(1 for j in per_job if j["start"] is None and not j["still_waiting"]),
-        "still_waiting": sum(1 for j in per_job if j["still_waiting"]),
-        "queue_wait_measured": len(waits),
-        "queue_wait_unmeasured": len(per_job) - len(waits),
+        "jobs": total,
+        "started": sum(j["tasks"] for j in per_job if j["start"] is not None),
+        "never_started": sum(
+            j["tasks"] for j in per_job if j["start"] is None and not j["still_waiting"]
+        ),
+        "still_waiting": sum(j["tasks"] for j in per_job if j["still_waiting"]),
+        "reconciliation": reconciliation(jobs),
+        "queue_wait_measured": measured,
+        "queue_wait_unmeasured": total - measured,
         "ambiguity": lifecycle.ambiguity(lc),
         "wait_by_category_s": lifecycle.wait_by_category(reasons),
         "slo_verdicts": {s["name"]: s["verdict"] for s in slos},
@@ -106,14 +108,36 @@ def analyse_queue(log: JobLog, options: QueueOptions | None = None) -> dict[str,
         "preemption": preemption.preemption_summary(log.attempts),
         "chains": chain_mod.chains(lc, opts.chain_pattern),
         "skipped_rows": len(log.bad_rows),
+        "skipped": [
+            {"path": b.path, "line": b.line, "field": b.field, "reason": b.reason}
+            for b in log.bad_rows[:50]
+        ],
+        "duplicate_rows_dropped": log.duplicate_rows,
     }
+
+
+def _slo_phrase(slo: dict[str, Any]) -> str:
+    """`SLO urgent: inconclusive (3.1 %, 95 % CI 0.9-10.4 % vs 10 % allowed; leans pass)`."""
+    if slo["violation_share"] is None:
+        return f"SLO {slo['name']}: {slo['verdict']}"
+    lo, hi = slo["ci95"]
+    text = (
+        f"SLO {slo['name']}: {slo['verdict']} ({slo['violation_share']:.1%}, 95% CI "
+        f"{lo:.1%}-{hi:.1%} vs {slo['allowed_violation_share']:.0%} allowed"
+    )
+    if slo["verdict"] == "inconclusive":
+        more = slo.get("more_jobs_to_settle")
+        text += f"; leans {slo['point_estimate']}" + (
+            f", ~{more} more jobs would settle it" if more else ""
+        )
+    return text + ")"
 
 
 def queue_summary_line(f: dict[str, Any]) -> str:
     """One sentence for people."""
     s = f["summary"]
     q = f["phases"]["queue_wait"]
-    slo = "; ".join(f"SLO {k}: {v}" for k, v in s["slo_verdicts"].items()) or "no SLO given"
+    slo = "; ".join(_slo_phrase(x) for x in f["slo"]) or "no SLO given"
     p50 = "n/a" if q["p50"] is None else f"{q['p50'] / 60:.0f} min"
     p90 = "n/a" if q["p90"] is None else f"{q['p90'] / 60:.0f} min"
     return (
@@ -130,7 +154,11 @@ def queue_evidence(figures: dict[str, Any], inputs: list[ev.InputRef]) -> ev.Evi
         "fail"
         if "fail" in verdicts
         else "warn"
-        if ("not measurable" in verdicts or figures["preemption"]["findings"])
+        if (
+            "not measurable" in verdicts
+            or "inconclusive" in verdicts
+            or figures["preemption"]["findings"]
+        )
         else "pass"
         if verdicts
         else "info"
@@ -157,6 +185,10 @@ def queue_evidence(figures: dict[str, Any], inputs: list[ev.InputRef]) -> ev.Evi
             "wait is unmeasured"
         )
     notes += figures["preemption"]["findings"]
+    notes.append(reconciliation_line(figures["summary"]["reconciliation"]))
+    if figures["skipped_rows"]:
+        notes.append(f"{figures['skipped_rows']} malformed row(s) skipped (--skip-bad-rows)")
+    notes += [s["why"] for s in figures["slo"] if s["verdict"] == "inconclusive"]
     notes += figures["summary"]["source_notes"]
     return ev.Evidence(
         kind="queue",

@@ -24,6 +24,7 @@ from gpudecide.jobs.cli import (
     SkipBadOpt,
     TzOpt,
 )
+from gpudecide.jobs.figures import reconciliation_line
 from gpudecide.queue import slo as slo_mod
 from gpudecide.queue.analysis import (
     QueueOptions,
@@ -132,8 +133,42 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 86400:.1f}d"
 
 
+def _print_slo(s: dict[str, Any]) -> None:
+    share = "n/a" if s["violation_share"] is None else f"{s['violation_share']:.1%}"
+    ci = "" if not s["ci95"] else f" (95% CI {s['ci95'][0]:.1%}-{s['ci95'][1]:.1%})"
+    out.print(
+        f"SLO {s['name']}: {s['verdict']}: {s['violations']}/{s['measured']} over "
+        f"{s['threshold_minutes']:g} min {s['measure']} = {share}{ci}, allowed "
+        f"{s['allowed_violation_share']:.0%}",
+        markup=False,
+    )
+    if s["verdict"] == "inconclusive":
+        more = s.get("more_jobs_to_settle")
+        out.print(
+            f"  the interval holds the allowed share: point estimate {s['point_estimate']}; "
+            + (f"about {more} more jobs would settle it" if more else "no sample settles it"),
+            markup=False,
+        )
+    causes = s.get("violations_by_cause") or {}
+    if s["violations"]:
+        out.print(
+            "  violations by cause: "
+            + ", ".join(f"{n} {cause.replace('_', ' ')}" for cause, n in causes.items() if n),
+            markup=False,
+        )
+
+
+def _print_skipped(f: dict[str, Any]) -> None:
+    if not f["skipped_rows"]:
+        return
+    out.print(f"{f['skipped_rows']} malformed row(s) skipped:", markup=False)
+    for b in f["skipped"][:10]:
+        out.print(f"  {b['path']}:{b['line']}: {b['field'] or ''} {b['reason']}", markup=False)
+
+
 def _print_queue(f: dict[str, Any]) -> None:
     out.print(queue_summary_line(f), markup=False)
+    out.print(reconciliation_line(f["summary"]["reconciliation"]), markup=False)
     table = Table("phase", "n", "p50", "p90", "p99", "max", "unmeasured", box=None)
     for phase, q in f["phases"].items():
         cells = ["" if q[k] is None else _duration(q[k]) for k in ("p50", "p90", "p99", "max")]
@@ -148,14 +183,7 @@ def _print_queue(f: dict[str, Any]) -> None:
                 markup=False,
             )
     for s in f["slo"]:
-        share = "n/a" if s["violation_share"] is None else f"{s['violation_share']:.1%}"
-        ci = "" if not s["ci95"] else f" (95% CI {s['ci95'][0]:.1%}-{s['ci95'][1]:.1%})"
-        out.print(
-            f"SLO {s['name']}: {s['verdict']}: {s['violations']}/{s['measured']} over "
-            f"{s['threshold_minutes']:g} min {s['measure']} = {share}{ci}, allowed "
-            f"{s['allowed_violation_share']:.0%}",
-            markup=False,
-        )
+        _print_slo(s)
     p = f["preemption"]
     out.print(
         f"preemption: {p['stops']} stop(s); {p['gpu_minutes_lost_since_checkpoint']} "
@@ -164,6 +192,7 @@ def _print_queue(f: dict[str, Any]) -> None:
     )
     for finding in p["findings"]:
         out.print(f"  finding: {finding}", markup=False)
+    _print_skipped(f)
     for note in f["summary"]["source_notes"]:
         out.print(f"note: {note}", markup=False)
     for c in f["chains"]:

@@ -110,6 +110,8 @@ def job_lifecycles(attempts: pa.Table, jobs: pa.Table, as_of: datetime) -> pa.Ta
             arg_max(wait_reason, coalesce(wait_s, -1)) AS wait_reason,
             CASE WHEN count(wait_s) = count(*) THEN sum(wait_s) END AS queue_wait_s,
             bool_or(state = 'pending' AND start IS NULL) AS still_waiting,
+            -- a pending array range `123_[5-9%2]` is five jobs
+            CAST(max(coalesce(pending_tasks, 1)) AS INTEGER) AS tasks,
             max(coalesce(gpu_count, req_gpus)) AS gpus,
             max(gpu_type) AS gpu_type,
             max(priority) AS priority,
@@ -124,7 +126,8 @@ def job_lifecycles(attempts: pa.Table, jobs: pa.Table, as_of: datetime) -> pa.Ta
         SELECT p.job_id, j.name, j.kind, j.chain_id, j."user", p.attempts, p.state,
           p.state_detail, p.wait_reason, p.gpus, p.gpu_type, p.priority, p.priority_class,
           p.site, p.submit, p.eligible, p.first_start AS start, p.prep_start, p.first_step,
-          p.last_checkpoint, p."end", p.still_waiting, p.preemptions, p.work_s, p.time_limit_s,
+          p.last_checkpoint, p."end", p.still_waiting, p.tasks, p.preemptions, p.work_s,
+          p.time_limit_s,
           p.queue_wait_s,
           epoch(p.first_start) - epoch(p.submit) AS submit_to_start_s,
           epoch(p.first_step) - epoch(p.submit) AS submit_to_first_step_s,

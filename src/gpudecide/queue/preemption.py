@@ -29,6 +29,8 @@ def preemption_summary(attempts: pa.Table) -> dict[str, Any]:
           last_checkpoint IS NOT NULL AS has_ckpt
         FROM attempts
         WHERE state IN ('preempted', 'requeued') AND start IS NOT NULL
+          -- a CPU-only job loses no GPU time: its stops are not this analysis' business
+          AND coalesce(gpu_count, req_gpus, 0) > 0
         """
     ).fetchall()
     levels = con.sql(

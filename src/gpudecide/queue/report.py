@@ -10,6 +10,21 @@ from gpudecide.report.i18n import Language, t
 from gpudecide.report.model import Chart, Section, Table
 
 
+def _verdict(slo: dict[str, Any]) -> str:
+    """The verdict; an inconclusive one with its point estimate and the jobs to settle it."""
+    if slo["verdict"] != "inconclusive":
+        return str(slo["verdict"])
+    more = slo.get("more_jobs_to_settle")
+    return f"inconclusive (leans {slo['point_estimate']}" + (
+        f"; ~{more} more jobs would settle it)" if more else ")"
+    )
+
+
+def _causes(slo: dict[str, Any]) -> str:
+    causes = slo.get("violations_by_cause") or {}
+    return ", ".join(f"{n} {c.replace('_', ' ')}" for c, n in causes.items() if n) or "-"
+
+
 def _share_ci(slo: dict[str, Any]) -> str:
     if slo["violation_share"] is None:
         return "n/a"
@@ -79,6 +94,7 @@ def queue_section(section: Section, lang: Language) -> None:
                     "share (95% CI)",
                     "allowed",
                     "verdict",
+                    "violations by cause",
                 ],
                 [
                     [
@@ -90,7 +106,8 @@ def queue_section(section: Section, lang: Language) -> None:
                         fmt(s["violations"]),
                         _share_ci(s),
                         pct(s["allowed_violation_share"]),
-                        s["verdict"],
+                        _verdict(s),
+                        _causes(s),
                     ]
                     for s in slos
                 ],

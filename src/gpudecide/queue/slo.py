@@ -186,11 +186,100 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
+# Wait-reason categories grouped by who can act on them (Q2, issue: urgent SLO violations
+# caused by the team's own limits are not capacity waits).
+CAUSES: dict[str, str] = {
+    "capacity": "capacity",
+    "quota": "own_limits",
+    "array_limit": "own_limits",
+    "dependency": "team_choice",
+    "hold": "team_choice",
+    "begin_time": "team_choice",
+}
+# Beyond this many jobs a sample settles nothing a team could wait for.
+SETTLE_MAX_JOBS = 10_000_000
+
+
+def _conclusive(k: int, n: int, allowed: float) -> bool:
+    lo, hi = wilson(k, n)
+    return hi <= allowed or lo > allowed
+
+
+def jobs_to_settle(k: int, n: int, allowed: float) -> int | None:
+    """How many more jobs, violating at today's share, would make the interval exclude the
+    allowed share (None: never, e.g. when the share equals the allowed one)."""
+    if n == 0 or _conclusive(k, n, allowed):
+        return 0 if n else None
+    share = k / n
+
+    def settles(total: int) -> bool:
+        return _conclusive(round(share * total), total, allowed)
+
+    hi = 2 * n
+    while not settles(hi):
+        hi *= 2
+        if hi > SETTLE_MAX_JOBS:
+            return None
+    lo = hi // 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if settles(mid) else (mid, hi)
+    return hi - n
+
+
+def _causes(violated: np.ndarray, weights: np.ndarray, reasons: list[Any]) -> dict[str, int]:
+    out = {"capacity": 0, "own_limits": 0, "team_choice": 0, "other": 0}
+    for i in np.flatnonzero(violated):
+        category = reason_category(reasons[i])
+        out[CAUSES.get(category or "", "other")] += int(weights[i])
+    return out
+
+
+def _verdict(out: dict[str, Any], k: int, n: int, allowed: float) -> None:
+    """pass/fail only when the 95 % interval is on one side of the allowed share (Q3)."""
+    share = k / n
+    lo, hi = wilson(k, n)
+    point = "pass" if share <= allowed else "fail"
+    conclusive = bool(hi <= allowed or lo > allowed)
+    out["point_estimate"] = point
+    out["conclusive"] = conclusive
+    out["verdict"] = point if conclusive else "inconclusive"
+    out["more_jobs_to_settle"] = None if conclusive else jobs_to_settle(k, n, allowed)
+    own, capacity = out["violations_by_cause"]["own_limits"], out["violations_by_cause"]["capacity"]
+    why = (
+        f"{k} of {n} jobs waited longer than {out['threshold_minutes']:g} min "
+        f"({share:.1%}, 95 % interval {lo:.1%}-{hi:.1%}) against {allowed:.0%} allowed"
+    )
+    if not conclusive:
+        more = out["more_jobs_to_settle"]
+        why += (
+            f": the interval holds the allowed share, so the sample cannot tell; the point "
+            f"estimate leans to {point}"
+            + (
+                f", about {more} more jobs at this share would settle it"
+                if more
+                else "; no sample size settles it at this share"
+            )
+        )
+    if own:
+        why += (
+            f"; {own} of the violations waited on the team's own limits (array task limits, "
+            f"quotas), {capacity} on capacity"
+        )
+    out["why"] = why
+
+
 def evaluate(name: str, slo: SLO, lc: pa.Table, as_of: datetime) -> dict[str, Any]:
-    """Count, violations, share with CI, verdict; jobs still waiting count once over."""
+    """Count, violations, share with CI, verdict; jobs still waiting count once over.
+
+    Jobs are counted in tasks (a pending array range is each of its tasks). The verdict is
+    `inconclusive` while the 95 % Wilson interval holds the allowed share; the point
+    estimate and the jobs that would settle it stand beside it.
+    """
     selected = slo.selector.mask(lc)
     values = _floats(lc.column(f"{slo.measure}_s").to_pylist())
     still = np.array(lc.column("still_waiting").to_pylist(), dtype=bool)
+    weights = np.array(lc.column("tasks").to_pylist(), dtype=np.int64)
     since = lc.column(slo.measure.split("_to_")[0]).to_pylist()
     waited_so_far = np.array(
         [np.nan if s is None else (as_of - s).total_seconds() for s in since], dtype=float
@@ -200,37 +289,42 @@ def evaluate(name: str, slo: SLO, lc: pa.Table, as_of: datetime) -> dict[str, An
     # violation whatever happens next; until then it cannot be judged.
     measured = selected & (~np.isnan(values) | (still & (waited_so_far > threshold)))
     violated = measured & (np.where(np.isnan(values), waited_so_far, values) > threshold)
-    n, k = int(measured.sum()), int(violated.sum())
+    n, k = int(weights[measured].sum()), int(weights[violated].sum())
     observed = np.sort(np.where(np.isnan(values), waited_so_far, values)[measured])
     if observed.size > CDF_POINTS:  # the report draws a CDF: quantiles keep its shape
         observed = np.quantile(observed, np.linspace(0, 1, CDF_POINTS))
     reasons = lc.column("wait_reason").to_pylist()
-    quota = sum(1 for i in np.flatnonzero(violated) if reason_category(reasons[i]) == "quota")
+    causes = _causes(violated, weights, reasons)
+    quota = sum(
+        int(weights[i]) for i in np.flatnonzero(violated) if reason_category(reasons[i]) == "quota"
+    )
+    n_selected = int(weights[selected].sum())
     out: dict[str, Any] = {
         "name": name,
         "description": slo.description,
         "measure": slo.measure,
         "threshold_minutes": slo.threshold_minutes,
         "allowed_violation_share": slo.allowed_violation_share,
-        "selected": int(selected.sum()),
+        "selected": n_selected,
         "measured": n,
-        "unmeasured": int(selected.sum()) - n,
+        "unmeasured": n_selected - n,
         "violations": k,
         "violations_waiting_for_quota": quota,
+        "violations_by_cause": causes,
         "violation_share": round(k / n, 4) if n else None,
         "ci95": [round(x, 4) for x in wilson(k, n)] if n else None,
         "waits_s": [round(float(x), 1) for x in observed],
     }
     if n == 0:
         out["verdict"] = "not measurable"
+        out["conclusive"] = False
+        out["point_estimate"] = None
+        out["more_jobs_to_settle"] = None
         out["why"] = (
-            f"none of the {int(selected.sum())} selected job(s) has the {slo.measure} timestamps"
+            f"none of the {n_selected} selected job(s) has the {slo.measure} timestamps"
             if selected.any()
             else "no job in the log matches the selector"
         )
         return out
-    lo, hi = wilson(k, n)
-    share = k / n
-    out["verdict"] = "pass" if share <= slo.allowed_violation_share else "fail"
-    out["conclusive"] = bool(hi <= slo.allowed_violation_share or lo > slo.allowed_violation_share)
+    _verdict(out, k, n, slo.allowed_violation_share)
     return out
