@@ -109,15 +109,18 @@ def read_input_text(path: Path, limit: int) -> str:
 
 def parse_yaml(text: str, path: str | Path) -> tuple[Any, yaml.Node | None]:
     """Parse YAML text with the bounded loader: (data, root node for line lookups)."""
-    loader = BoundedLoader(text)
     try:
-        root = loader.get_single_node()
-        data = loader.construct_document(root) if root is not None else None
+        loader = BoundedLoader(text)
+        try:
+            root = loader.get_single_node()
+            data = loader.construct_document(root) if root is not None else None
+        finally:
+            loader.dispose()
     except _Problem as exc:
         raise InputError(f"not accepted YAML: {exc.message}", path=path, line=exc.line) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        problem = getattr(exc, "problem", None) or "syntax error"
+        problem = getattr(exc, "problem", None) or _reader_problem(exc)
         raise InputError(
             f"not valid YAML: {problem}",
             path=path,
@@ -125,9 +128,13 @@ def parse_yaml(text: str, path: str | Path) -> tuple[Any, yaml.Node | None]:
         ) from None
     except RecursionError:
         raise InputError(f"nested deeper than {MAX_DEPTH} levels", path=path) from None
-    finally:
-        loader.dispose()
     return data, root
+
+
+def _reader_problem(exc: yaml.YAMLError) -> str:
+    if isinstance(exc, yaml.reader.ReaderError):
+        return f"character {exc.character!r} is not allowed in YAML"
+    return "syntax error"
 
 
 def load_yaml(path: Path, limit: int = MAX_YAML_BYTES) -> tuple[Any, yaml.Node | None]:
