@@ -51,3 +51,12 @@ MUTATION = bool(os.environ.get("GPUDECIDE_MUTATION"))
 def examples(n: int) -> int:
     """Hypothesis examples for a property test: `n`, or a fifth of it under mutation testing."""
     return max(20, n // 5) if MUTATION else n
+
+
+@pytest.fixture(scope="session")
+def demo_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo workspace as `gpudecide demo` builds it, once per test session."""
+    root = tmp_path_factory.mktemp("demo") / "ws"
+    result = run_cli("demo", "--out", str(root), "--json")
+    assert result.returncode == 0, result.stderr
+    return root

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, select_autoescape
+from pydantic import BaseModel, Field
 
 from gpudecide import __version__
 from gpudecide import evidence as ev
@@ -115,26 +116,47 @@ def to_markdown(report: Report) -> str:
     return _ENV.get_template("report.md.j2").render(r=report, version=__version__)
 
 
+class JsonSection(BaseModel):
+    """One section of report.json: the record in full, with its freshness."""
+
+    kind: str
+    title: str
+    freshness: str = Field(description="fresh | stale | missing_input | tampered | superseded")
+    problems: list[str]
+    evidence: ev.Evidence
+
+
+class JsonReport(BaseModel):
+    """Schema of report.json (published as `schemas/report.schema.json`)."""
+
+    title: str
+    team: str
+    decision: str
+    generated_at_utc: str
+    tool_version: str
+    sections: list[JsonSection]
+
+
 def to_json(report: Report) -> str:
     """Machine form: every record in full, with its freshness."""
-    body = {
-        "title": report.title,
-        "team": report.team,
-        "decision": report.decision,
-        "generated_at_utc": report.generated_at_utc,
-        "tool_version": __version__,
-        "sections": [
-            {
-                "kind": s.record.kind,
-                "title": s.title,
-                "freshness": s.freshness,
-                "problems": s.problems,
-                "evidence": s.record.model_dump(),
-            }
+    body = JsonReport(
+        title=report.title,
+        team=report.team,
+        decision=report.decision,
+        generated_at_utc=report.generated_at_utc,
+        tool_version=__version__,
+        sections=[
+            JsonSection(
+                kind=s.record.kind,
+                title=s.title,
+                freshness=s.freshness,
+                problems=s.problems,
+                evidence=s.record,
+            )
             for s in report.sections
         ],
-    }
-    return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
+    )
+    return json.dumps(body.model_dump(), indent=2, ensure_ascii=False) + "\n"
 
 
 def write(report: Report, out_dir: Path) -> dict[str, Path]:
