@@ -931,9 +931,16 @@ def scan_all(
     """
     report = PickleReport()
     stream = BoundedReader(raw, limit)
-    if not scan_one(stream, report, max_ops):
-        return report
-    for _ in range(max_pickles - 1):
+    if scan_one(stream, report, max_ops):
+        scan_following(stream, report, max_pickles - 1, max_ops)
+    return report
+
+
+def scan_following(
+    stream: BoundedReader, report: PickleReport, max_pickles: int, max_ops: int | None = None
+) -> None:
+    """After a whole pickle: scan the pickles that follow it, up to `max_pickles` more."""
+    for _ in range(max_pickles):
         if stream.left <= 0:
             break
         rest = PickleReport()
@@ -951,7 +958,6 @@ def scan_all(
             break
         report.pickles += rest.pickles
         report.opcodes += rest.opcodes
-    return report
 
 
 class _Prefixed:

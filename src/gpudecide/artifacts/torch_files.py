@@ -20,7 +20,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from gpudecide.artifacts import archives
-from gpudecide.artifacts.pickle_scan import PickleReport, scan_all, scan_stream
+from gpudecide.artifacts.pickle_scan import (
+    BoundedReader,
+    PickleReport,
+    scan_following,
+    scan_one,
+    scan_stream,
+)
 
 LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 PICKLE_LIMIT = 1 << 40  # the scan streams; time is bounded by pickle_scan.MAX_OPS instead
@@ -72,20 +78,26 @@ def from_archive(arc: archives.ArchiveInfo) -> TorchInfo:
 
 
 def inspect_pickle_file(path: Path) -> TorchInfo:
-    """A legacy torch file (five pickles then storages) or a plain pickle stream."""
+    """A legacy torch file (five pickles then storages) or a plain pickle stream.
+
+    One pass: the first pickle tells which; the rest of the stream is scanned from there.
+    """
     size = path.stat().st_size
     with open(path, "rb") as handle:
-        first = scan_stream(handle, min(size, PICKLE_LIMIT))
-        if first.pickles == 1 and first.constants[:1] == [LEGACY_MAGIC]:
+        stream = BoundedReader(handle, min(size, PICKLE_LIMIT))
+        first = PickleReport()
+        whole = scan_one(stream, first)
+        if whole and first.constants[:1] == [LEGACY_MAGIC]:
             info = TorchInfo("legacy", pickle=first)
             # protocol version, sys info, the object itself, the storage keys
-            rest = scan_stream(handle, min(size - handle.tell(), PICKLE_LIMIT), max_pickles=4)
+            rest = scan_stream(handle, stream.left, max_pickles=4)
             info.pickle.merge(rest)
             if info.pickle.pickles < 5 and not rest.problems:
                 info.problems.append("legacy torch file ends before its five pickles")
             return info
-    with open(path, "rb") as handle:
-        return TorchInfo("pickle", pickle=scan_all(handle, min(size, PICKLE_LIMIT)))
+        if whole:
+            scan_following(stream, first, 63)
+        return TorchInfo("pickle", pickle=first)
 
 
 def inspect_distcp(path: Path, chunk: int = 8 << 20) -> TorchInfo:
