@@ -45,7 +45,7 @@ def _invoke(*args: str) -> tuple[int, str]:
 def ws(tmp_path: Path) -> workspace.Workspace:
     """The demo bank's workspace with its governance inputs copied in."""
     w = demo_workspace(tmp_path / "ws")
-    demo.copy_inputs(w.root)
+    demo.install(w.root)
     return w
 
 
@@ -63,22 +63,34 @@ def test_raci_warns_without_stop(ws: workspace.Workspace) -> None:
     code, body = _json("raci", "-w", str(ws.root))
     assert code == 0 and body["verdict"] == "warn"
     options = {o["option"]: o for o in body["options"]}  # type: ignore[attr-defined]
-    assert set(options) == {"kz-local", "owned-pool", "managed-ft", "hybrid"}
-    owned = options["owned-pool"]
-    assert (
-        owned["on_call_load"] == {"daniyar": 0, "timur": 4} or owned["on_call_load"]["timur"] == 4
-    )
-    assert any(f["id"] == "bus_factor" and f["option"] == "owned-pool" for f in owned["findings"])
+    assert set(options) == {
+        "owned-8xh100",
+        "rented-8gpu",
+        "kz-rented-2gpu",
+        "managed-ft",
+        "kz-local",
+        "hybrid-kz",
+    }
+    owned = options["owned-8xh100"]
+    # 4 on-call duties: timur does 3 (NCCL, telemetry, node replacement), daniyar restores.
+    assert owned["on_call_load"] == {"daniyar": 1, "timur": 3}
+    # The leased pool: timur 2 of 4 is exactly the 0.5 limit, which is allowed.
+    rented = options["rented-8gpu"]
+    assert rented["on_call_load"] == {"daniyar": 1, "timur": 2}
+    assert not any(f["id"] == "bus_factor" for f in rented["findings"])
+    assert any(f["id"] == "bus_factor" and f["option"] == "owned-8xh100" for f in owned["findings"])
     assert Path(str(body["evidence"])).is_file()
 
 
 def test_residency_stops_managed_ft(ws: workspace.Workspace) -> None:
     code, out = _invoke("residency", "-w", str(ws.root))
     assert code == 1
-    assert "STOP managed-ft: personal data" in out and "DE Frankfurt (Nimbus ML)" in out
+    assert "STOP managed-ft: customers' personal data in training sets" in out
+    assert "DE Frankfurt (eu-central) (GlobalCloud (fictional))" in out
     code, body = _json("residency", "-w", str(ws.root))
     stopped = {o["option"]: o["stopped"] for o in body["options"]}  # type: ignore[attr-defined]
-    assert stopped == {"kz-local": False, "owned-pool": False, "managed-ft": True, "hybrid": False}
+    assert [k for k, v in stopped.items() if v] == ["managed-ft"]
+    assert len(stopped) == 6
     assert body["requirements"][0]["edition"]  # type: ignore[index]
 
 
@@ -100,7 +112,7 @@ def test_isolation_writes_record_and_oscal(ws: workspace.Workspace) -> None:
     assert {r.kind for r in ev.load_all(ws.evidence_dir)} == {"isolation"}
     record = ev.load(Path(str(body["evidence"])))
     # The documents the answers cite are inputs of the record (staleness is tracked).
-    assert any(i.path == "docs/qac-offer-2026-112-security.md" for i in record.inputs)
+    assert any(i.path == "docs/qazai-offer-qac-2026-112-security.md" for i in record.inputs)
 
 
 def test_standard_path(ws: workspace.Workspace) -> None:
@@ -108,7 +120,7 @@ def test_standard_path(ws: workspace.Workspace) -> None:
     assert code == 0
     ids = {(f["id"], f["option"]) for f in body["findings"]}  # type: ignore[attr-defined]
     assert ("path_mismatch_managed", "managed-ft") in ids
-    assert ("ssh_not_control", "owned-pool") in ids
+    assert ("ssh_not_control", "owned-8xh100") in ids
 
 
 def _edit(path: Path, old: str, new: str) -> None:
@@ -125,8 +137,8 @@ def test_unknown_option_id_names_file_line_field(ws: workspace.Workspace) -> Non
     raci = ws.root / "raci.yaml"
     _edit(
         raci,
-        "{options: [managed-ft], responsible: [nimbus]",
-        "{options: [managed-x], responsible: [nimbus]",
+        "{options: [managed-ft], responsible: [globalcloud]",
+        "{options: [managed-x], responsible: [globalcloud]",
     )
     code, out = _invoke("raci", "-w", str(ws.root))
     assert code == 2 and "Traceback" not in out
@@ -139,8 +151,8 @@ def test_unknown_person(ws: workspace.Workspace) -> None:
     raci = ws.root / "raci.yaml"
     _edit(
         raci,
-        "responsible: [saule],\n         accountable: [saule]}",
-        "responsible: [saul],\n         accountable: [saule]}",
+        "responsible: [saule], accountable: [saule], consulted",
+        "responsible: [saul], accountable: [saule], consulted",
     )
     code, out = _invoke("raci", "-w", str(ws.root))
     assert code == 2 and "unknown person or vendor 'saul'" in out
@@ -205,7 +217,7 @@ def test_excerpt_must_be_in_the_document(ws: workspace.Workspace) -> None:
         'excerpt: "Jobs run in Kazakhstan."',
     )
     code, out = _invoke("isolation", "-w", str(ws.root))
-    assert code == 2 and "the excerpt is not in docs/nimbus-enterprise-security-overview.md" in out
+    assert code == 2 and "the excerpt is not in docs/globalcloud-security-overview.md" in out
 
 
 def test_missing_document(ws: workspace.Workspace) -> None:
@@ -240,7 +252,7 @@ def test_demo_run_and_rules(ws: workspace.Workspace) -> None:
     stops = {(o.option, o.id) for o in outcome if isinstance(o, StopFactor)}
     assert stops == {("managed-ft", "residency_violated")}
     scores = {(o.option, o.criterion) for o in outcome if isinstance(o, Suggestion)}
-    assert ("managed-ft", "isolation") in scores and ("owned-pool", "operations") in scores
+    assert ("managed-ft", "isolation") in scores and ("owned-8xh100", "operations") in scores
     iso = next(
         o
         for o in outcome

@@ -1,8 +1,8 @@
 """Reading governance inputs: validated YAML with the line of every option id kept.
 
-`load_yaml_model` already names file, line and field for a schema error; the option ids in
+The shared bounded loader names file, line and field for a schema error; the option ids in
 a file are checked afterwards against gpudecide.yaml, and an unknown one must still name its
-line, so the YAML node tree is composed once more here to find it.
+line, so the YAML node tree is kept beside the model to find it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import yaml
 from pydantic import BaseModel
 
 from gpudecide.errors import InputError
-from gpudecide.inputs import load_yaml_model, node_line
+from gpudecide.inputs import load_yaml, node_line, validate_model
 from gpudecide.options import OptionDecl, require_known
 
 M = TypeVar("M", bound=BaseModel)
@@ -67,7 +67,6 @@ class Loaded:
 
 def load(path: Path, model: type[M]) -> tuple[M, Loaded]:
     """Validate `path` against `model`; return the model and its line finder."""
-    parsed = load_yaml_model(path, model)
-    # load_yaml_model has already parsed the same text, so this cannot fail.
-    root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    data, root = load_yaml(path)
+    parsed = validate_model(data, root, path, model)
     return parsed, Loaded(path, parsed, root)
