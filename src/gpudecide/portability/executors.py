@@ -21,7 +21,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -114,17 +116,85 @@ def clean_env() -> dict[str, str]:
     return env
 
 
+class _Zygote:
+    """Client of `gpudecide.portability.zygote`: one warm process, one forked child per job."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "gpudecide.portability.zygote"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=clean_env(),
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        if self.proc.stdout.readline().strip() != "ready":
+            raise RuntimeError("the warm job server did not start")
+
+    def run(self, spec: Path, cwd: Path, log: Path, timeout: float) -> int:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        req = {"spec": str(spec), "cwd": str(cwd), "env": clean_env(), "log": str(log)}
+        self.proc.stdin.write(json.dumps(req) + "\n")
+        self.proc.stdin.flush()
+        pid = json.loads(self.proc.stdout.readline())["pid"]
+        ready, _w, _x = select.select([self.proc.stdout], [], [], timeout)
+        if not ready:
+            os.kill(pid, signal.SIGKILL)
+        line = self.proc.stdout.readline()
+        return int(json.loads(line)["code"]) if line else -9
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()
+            self.proc.wait(timeout=30)
+
+
 class LocalExecutor:
-    """A fresh Python process per job (the embedded default)."""
+    """A fresh Python process per job (the embedded default).
+
+    `warm=False`: a new interpreter per job (`python -m gpudecide.portability.worker`).
+    `warm=True`: the job is forked from a warm process that has imported torch and the
+    worker and done nothing else (`gpudecide.portability.zygote`): still a new process with
+    no training state, a clean environment and its own empty folder, without paying the
+    interpreter and torch start-up (seconds) for every job. `close()` ends the warm process.
+    """
 
     name = "local"
 
-    def __init__(self, timeout: float = 3600) -> None:
+    def __init__(self, timeout: float = 3600, warm: bool = False) -> None:
         self.timeout = timeout
+        self.warm = warm
+        self._zygote: _Zygote | None = None
+
+    def close(self) -> None:
+        """Stop the warm process, if one was started."""
+        if self._zygote is not None:
+            self._zygote.close()
+            self._zygote = None
+
+    def _submit_warm(self, spec_path: Path, control: Path, name: str, cwd: Path) -> JobOutcome:
+        if self._zygote is None:
+            self._zygote = _Zygote()
+        log = control / f"{name}.log"
+        started = time.perf_counter()
+        code = self._zygote.run(spec_path, cwd, log, self.timeout)
+        text = log.read_text(errors="replace") if log.is_file() else ""
+        return JobOutcome(
+            executor=self.name,
+            name=name,
+            returncode=code,
+            result=_read_result(control / f"{name}.result.json"),
+            seconds=time.perf_counter() - started,
+            state="exited",
+            log_tail=text[-2000:],
+        )
 
     def submit(self, spec: dict[str, Any], control: Path, name: str) -> JobOutcome:
         """Run the job in a new process and wait for it."""
         spec_path, result, cwd = _prepare(spec, control, name)
+        if self.warm:
+            return self._submit_warm(spec_path, control, name, cwd)
         started = time.perf_counter()
         done = subprocess.run(
             [sys.executable, *WORKER, str(spec_path)],
@@ -307,3 +377,46 @@ def validate_k8s_job(manifest: dict[str, Any]) -> list[str]:
         f"{'/'.join(str(p) for p in err.absolute_path) or '(root)'}: {err.message}"
         for err in sorted(validator.iter_errors(manifest), key=lambda e: list(e.absolute_path))
     ]
+
+
+K8S_HEADER = """\
+# gpudecide export-test: Kubernetes Jobs for steps 2 (train) and 5 (restore + resume).
+# Apply and wait for the first:   kubectl apply -f THIS --selector step=train ...
+# Step 3 (export) runs inside the train Job; step 4 (delete): `kubectl delete job` of the
+# train Job removes its pod and emptyDir volume; `kubectl get job,pod` confirms it is gone.
+# Then apply the resume Job: an empty emptyDir that sees only the export in storage.
+# Storage credentials: mount them as a Secret (not written here).
+"""
+
+
+def k8s_export_jobs(
+    plan: Any, url: str, options: dict[str, Any], image: str, device: str, resume: str | None
+) -> list[dict[str, Any]]:
+    """The train and resume Jobs of an export test (worker specs inside the env)."""
+    train_cfg = plan.model.train_config(device).model_dump()
+    resume_cfg = plan.model.train_config(resume or device).model_dump()
+    public = {k: v for k, v in options.items() if k not in ("key", "secret", "token")}
+    name = f"{plan.option}-export-test"
+    train_spec = {
+        "action": "train",
+        "config": train_cfg,
+        "output_dir": "/work/volume/run",
+        "container_digest": image,
+        "export": {"storage": url, "storage_options": public, "name": name},
+    }
+    resume_spec = {
+        "action": "resume",
+        "config": resume_cfg,
+        "workdir": "/work/restore",
+        "storage": url,
+        "storage_options": public,
+        "export_name": name,
+        "checkpoint": f"checkpoint-{plan.model.checkpoint_step}",
+    }
+    jobs = [
+        k8s_job(train_spec, f"{name}-train", image, device == "cuda"),
+        k8s_job(resume_spec, f"{name}-resume", image, (resume or device) == "cuda"),
+    ]
+    for job, step in zip(jobs, ("train", "resume"), strict=True):
+        job["metadata"]["labels"]["step"] = step
+    return jobs

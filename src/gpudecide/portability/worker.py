@@ -48,8 +48,17 @@ def _checkpoint_dict(info: CheckpointInfo) -> dict[str, Any]:
 def do_train(spec: dict[str, Any]) -> dict[str, Any]:
     """Train from scratch; checkpoint at the plan's step; run on to the end."""
     config = TrainConfig.model_validate(spec["config"])
-    result = train(config, Path(spec["output_dir"]), container_digest=spec.get("container_digest"))
+    output = Path(spec["output_dir"])
+    result = train(config, output, container_digest=spec.get("container_digest"))
+    exported = None
+    if spec.get("export"):  # a Kubernetes Job exports from inside (no controller beside it)
+        from gpudecide.portability.storage import open_storage
+
+        target = spec["export"]
+        store = open_storage(target["storage"], target.get("storage_options") or {})
+        exported = store.put_dir(output, target["name"]).as_dict()
     return {
+        "export": exported,
         "status": "ok",
         "metrics": result.metrics,
         "final_metrics": result.final_metrics(),
