@@ -1,0 +1,181 @@
+"""`gpudecide check hybrid`: do the two contours of a hybrid really form one system? (SPEC
+H1-H3)
+
+A hybrid works only when a run can move between its contours unchanged: the same container
+digest, checkpoint format and manifest schema (read from each contour's run manifest, H2),
+a stated boundary (what crosses it and who approves a crossing, H1), and one evaluation
+contract (same test-set hash, prompt versions, thresholds and publishing rule, H3). Each
+difference is a finding on the hybrid option.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpudecide import evidence as ev
+from gpudecide.artifacts.manifest import load_manifest
+from gpudecide.decision.model import StopFactor, Suggestion
+from gpudecide.errors import InputError
+from gpudecide.inputs import load_yaml_model, node_line, yaml_root
+from gpudecide.options import OptionDecl, require_known
+
+HYBRID_NAME = "hybrid.yaml"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Evaluation(_Strict):
+    """The evaluation contract a contour applies before a model is published (H3)."""
+
+    test_set_sha256: str = Field(
+        pattern=r"^[0-9a-f]{64}$", description="SHA-256 of the evaluation test set."
+    )
+    prompt_versions: list[str] = Field(description="Versions of the evaluation prompts.")
+    thresholds: dict[str, float] = Field(description="Metric -> minimum to publish.")
+    publishing_rule: str = Field(min_length=1, description="Who publishes, on what result.")
+
+
+class Contour(_Strict):
+    """One side of the hybrid."""
+
+    option: str = Field(description="Id of the contour's option (declared in gpudecide.yaml).")
+    manifest: str = Field(description="Run manifest of a run on this contour (path).")
+    evaluation: Evaluation = Field(description="Its evaluation contract.")
+
+
+class Boundary(_Strict):
+    """What crosses between the contours, and who approves it (H1)."""
+
+    crosses: list[str] = Field(description="What crosses: adapters, metrics, datasets, ...")
+    approved_by: str = Field(default="", description="Who approves a crossing.")
+
+
+class HybridSpec(_Strict):
+    """One hybrid option and its two contours."""
+
+    option: str = Field(description="Id of the hybrid option.")
+    contours: list[Contour] = Field(min_length=2, max_length=2, description="Its two contours.")
+    boundary: Boundary = Field(description="The boundary between them.")
+
+
+class HybridFile(_Strict):
+    """Schema of hybrid.yaml."""
+
+    version: int = Field(default=1, ge=1, le=1, description="Schema version.")
+    hybrids: list[HybridSpec] = Field(default_factory=list, description="The hybrids.")
+
+
+def _finding(fid: str, detail: str) -> dict[str, str]:
+    return {"id": fid, "detail": detail}
+
+
+def _same(name: str, values: dict[str, Any], fid: str) -> list[dict[str, str]]:
+    if len({repr(v) for v in values.values()}) == 1 and None not in values.values():
+        return []
+    shown = ", ".join(f"{k}: {v}" for k, v in values.items())
+    return [_finding(fid, f"{name} differ or are missing ({shown})")]
+
+
+def check_spec(spec: HybridSpec, root: Path) -> dict[str, Any]:
+    """Findings of one hybrid; the contours' manifests are read, never executed."""
+    manifests = {c.option: load_manifest(root / c.manifest) for c in spec.contours}
+    findings: list[dict[str, str]] = []
+    findings += _same(
+        "container digests",
+        {o: m.container_digest for o, m in manifests.items()},
+        "container_digest_differs",
+    )
+    findings += _same(
+        "checkpoint formats",
+        {o: m.checkpoint_format for o, m in manifests.items()},
+        "checkpoint_format_differs",
+    )
+    findings += _same(
+        "manifest schemas", {o: m.schema_ for o, m in manifests.items()}, "manifest_schema_differs"
+    )
+    evals = {c.option: c.evaluation for c in spec.contours}
+    for key in ("test_set_sha256", "prompt_versions", "thresholds", "publishing_rule"):
+        findings += _same(
+            f"evaluation {key.replace('_', ' ')}",
+            {o: getattr(e, key) for o, e in evals.items()},
+            f"evaluation_{key}_differs",
+        )
+    if not spec.boundary.crosses:
+        findings.append(_finding("boundary_unstated", "nothing is said to cross the boundary"))
+    if not spec.boundary.approved_by.strip():
+        findings.append(_finding("boundary_unapproved", "nobody approves a crossing"))
+    return {
+        "option": spec.option,
+        "contours": [c.option for c in spec.contours],
+        "boundary": spec.boundary.model_dump(),
+        "findings": findings,
+    }
+
+
+def load(path: Path, options: list[OptionDecl]) -> HybridFile:
+    """Read hybrid.yaml; options must be declared hybrids and their declared contours."""
+    spec = load_yaml_model(path, HybridFile)
+    root = yaml_root(path)
+    by_id = {o.id: o for o in options}
+    for i, h in enumerate(spec.hybrids):
+        line = node_line(root, ("hybrids", i, "option"))
+        require_known(h.option, options, path=path, field=f"hybrids.{i}.option", line=line)
+        if by_id[h.option].kind != "hybrid":
+            raise InputError(
+                f"{h.option!r} is not a hybrid", path=path, line=line, field=f"hybrids.{i}.option"
+            )
+        declared = set(by_id[h.option].contours)
+        for j, c in enumerate(h.contours):
+            loc = ("hybrids", i, "contours", j, "option")
+            if c.option not in declared:
+                raise InputError(
+                    f"{c.option!r} is not a contour of {h.option}",
+                    path=path,
+                    line=node_line(root, loc),
+                    field=f"hybrids.{i}.contours.{j}.option",
+                    hint=f"its contours: {', '.join(sorted(declared)) or 'none declared'}",
+                )
+    return spec
+
+
+def check(path: Path, options: list[OptionDecl], root: Path) -> ev.Evidence:
+    """The evidence record of every hybrid in hybrid.yaml (kind "hybrid")."""
+    spec = load(path, options)
+    results = [check_spec(h, root) for h in spec.hybrids]
+    count = sum(len(r["findings"]) for r in results)
+    inputs = [ev.input_ref(path, root)] + [
+        ev.input_ref(root / c.manifest, root) for h in spec.hybrids for c in h.contours
+    ]
+    return ev.Evidence(
+        kind="hybrid",
+        title="Hybrid: one system across two contours",
+        spec_ids=["H1", "H2", "H3"],
+        verdict="pass" if count == 0 else "warn",
+        summary=f"{len(results)} hybrid(s), {count} finding(s)",
+        figures={"hybrids": results},
+        inputs=inputs,
+    )
+
+
+def rules(record: ev.Evidence) -> list[Suggestion | StopFactor]:
+    """Operations of each hybrid: 5 without findings, 3 with one or two, 1 with more."""
+    out: list[Suggestion | StopFactor] = []
+    for h in record.figures.get("hybrids", []):
+        n = len(h["findings"])
+        score = 5 if n == 0 else 3 if n <= 2 else 1
+        ids = ", ".join(f["id"] for f in h["findings"]) or "none"
+        out.append(
+            Suggestion(
+                h["option"],
+                "operations",
+                score,
+                f"{n} hybrid finding(s) ({ids}): none 5, one or two 3, more 1",
+                (record.id,),
+            )
+        )
+    return out
