@@ -364,3 +364,22 @@ def test_set_write_killed_at_any_moment_shows_old_or_new(tmp_path: Path) -> None
         assert len(gens) == 1, gens
         seen |= gens
     assert len(seen) > 1  # the writer did replace the set between kills
+
+
+@needs_root
+def test_download_onto_a_full_disk_names_the_local_folder(
+    tmp_path: Path, mounts: list[Path]
+) -> None:
+    from gpudecide.artifacts import remote
+
+    source = tmp_path / "bucket"
+    source.mkdir()
+    (source / "weights.bin").write_bytes(os.urandom(200_000))
+    small = tmp_path / "small"
+    _mount(small)
+    mounts.append(small)
+    with pytest.raises(InputError) as info:
+        remote.fetch(f"file://{source}", small / "copy", {})
+    assert info.value.path == str(small / "copy")
+    assert "no space left on the device" in info.value.one_line()
+    assert list(small.iterdir()) == []  # the partial copy is gone

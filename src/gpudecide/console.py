@@ -6,7 +6,6 @@ so bad input looks the same everywhere: one line, exit code 2, no traceback.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import sys
@@ -20,7 +19,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from gpudecide import workspace
-from gpudecide.errors import InputError
+from gpudecide.errors import InputError, from_os_error
 from gpudecide.jsonio import check_finite
 
 # markup=False, emoji=False: every line may hold user text (a path, a job name, a field
@@ -52,36 +51,9 @@ def emit_json(obj: Any) -> None:
     sys.stdout.flush()
 
 
-# What to do about each file-system fault, by errno (issue 14 item 5).
-_OS_HINTS: dict[int, tuple[str, str]] = {
-    errno.ENOSPC: ("no space left on the device", "free some space or write somewhere else"),
-    errno.EDQUOT: ("disk quota exceeded", "free some space or write somewhere else"),
-    errno.EROFS: ("read-only file system", "write to a folder on a writable file system"),
-    errno.EACCES: ("permission denied", "check the owner and mode of the path"),
-    errno.EPERM: ("operation not permitted", "check the owner and mode of the path"),
-    errno.ENOTDIR: (
-        "a part of this path is a file, not a folder",
-        "choose a path whose parents are folders",
-    ),
-    errno.EISDIR: ("is a directory, not a file", "give a file path"),
-    errno.EEXIST: ("exists already and is in the way", "remove it or choose another path"),
-    errno.ENOENT: ("no such file or directory", "check the path"),
-    errno.ENAMETOOLONG: ("file name too long", "choose a shorter path"),
-    errno.EIO: ("input/output error", "check the disk"),
-    errno.EMFILE: ("too many open files", "raise the limit (ulimit -n)"),
-    errno.ENOTEMPTY: ("folder is not empty", "empty it or choose another"),
-    errno.EPIPE: ("output closed before everything was written", "read the whole output"),
-}
-
-
 def os_error(exc: OSError) -> InputError:
-    """An OSError as the one-line error the CLI prints: what happened, where, what to do."""
-    known = _OS_HINTS.get(exc.errno or 0)
-    message, hint = known or (exc.strerror or str(exc), "check the path and try again")
-    path = exc.filename
-    if path is None and exc.errno in (errno.ENOSPC, errno.EPIPE, errno.EIO):
-        path = "<stdout>"
-    return InputError(message, path=path, hint=hint)
+    """An OSError as the one-line error the CLI prints (see errors.from_os_error)."""
+    return from_os_error(exc)
 
 
 @contextmanager

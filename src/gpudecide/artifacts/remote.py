@@ -22,8 +22,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from gpudecide.artifacts.hashing import FileDigest, path_key
-from gpudecide.errors import InputError
-from gpudecide.fsutil import CHUNK, ProgressFn
+from gpudecide.errors import InputError, from_os_error
+from gpudecide.fsutil import CHUNK, ProgressFn, ensure_dir
 
 COPY_CHUNK = 8 * CHUNK
 
@@ -100,6 +100,21 @@ def _filesystem(url: str, options: dict[str, Any]) -> tuple[Any, str]:
         raise InputError(f"cannot open {url}: {exc}", field="--source") from None
 
 
+class _LocalFault(Exception):
+    """A write to the local copy failed (as opposed to a read from the source)."""
+
+    def __init__(self, error: OSError) -> None:
+        self.error = error
+        super().__init__(str(error))
+
+
+def _local(fn: Any, *args: Any) -> Any:
+    try:
+        return fn(*args)
+    except OSError as exc:
+        raise _LocalFault(exc) from None
+
+
 def fetch(
     url: str,
     dest: Path,
@@ -139,7 +154,7 @@ def fetch(
     if not items:
         raise InputError("no files under this URL", field="--source", path=url)
     parent = dest.parent
-    parent.mkdir(parents=True, exist_ok=True)
+    ensure_dir(parent)
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-", dir=parent))
     lock = threading.Lock()
     per_file: list[dict[str, Any]] = []
@@ -147,14 +162,14 @@ def fetch(
     def copy(item: tuple[str, str, int]) -> FileDigest:
         rel, name, _size = item
         target = tmp / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
+        _local(lambda: target.parent.mkdir(parents=True, exist_ok=True))
         digest = hashlib.sha256()
         n = 0
         t0 = time.perf_counter()
-        with fs.open(name, "rb", block_size=COPY_CHUNK) as src, open(target, "wb") as dst:
+        with fs.open(name, "rb", block_size=COPY_CHUNK) as src, _local(open, target, "wb") as dst:
             while chunk := src.read(COPY_CHUNK):
                 digest.update(chunk)
-                dst.write(chunk)
+                _local(dst.write, chunk)
                 n += len(chunk)
                 if on_bytes is not None:
                     on_bytes(len(chunk))
@@ -173,6 +188,10 @@ def fetch(
         if dest.exists():
             dest.rmdir()
         os.replace(tmp, dest)
+    except _LocalFault as fault:
+        # Disk full or read-only here is not the source's fault: name the local folder.
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise from_os_error(fault.error, dest) from None
     except PermissionError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         raise _denied(url, exc) from None
