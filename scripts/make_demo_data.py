@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import yaml
+
 from gpudecide import workspace
 from gpudecide.artifacts.demo import DATA as EXPORT_DATA
 from gpudecide.fsutil import atomic_write_bytes, atomic_write_text
@@ -484,12 +486,73 @@ def _answered_retention() -> str:
     return text
 
 
+HYBRID_DATA = Path(__file__).resolve().parent.parent / "src/gpudecide/decision/demo_data"
+IMAGE = "registry.dala.kz/ml/train@sha256:" + "3f" * 32
+
+
+def write_hybrid(data: Path = HYBRID_DATA) -> Path:
+    """The demo hybrid's two contours: a run manifest of each and hybrid.yaml.
+
+    Both contours run the same image and checkpoint format; their evaluation contracts
+    differ in the prompt version (the provider's side was not updated), a finding.
+    """
+    from gpudecide.artifacts.manifest import RunManifest
+
+    for option, run_id in (("kz-rented-2gpu", "eval-r3-local"), ("kz-local", "ft-r3-provider")):
+        manifest = RunManifest(
+            run_id=run_id,
+            base_model="kaz-llm/kazllm-8b-instruct@sha256:" + "9c" * 32,
+            dataset_snapshot="s3://dala-ml/datasets/kk-instruct@v2026-06-01",
+            code_commit="4e1f0c9a7b2d3e5f60718293a4b5c6d7e8f90a1b",
+            container_digest=IMAGE,
+            precision="bf16",
+            method="lora",
+            checkpoint_format="safetensors",
+            optimizer_state_exported=True,
+            created_at_utc="2026-07-20T08:00:00Z",
+            retention_class="regulated-3y",
+        )
+        atomic_write_text(data / "runs" / option / "run-manifest.json", manifest.to_json())
+    contract = {
+        "test_set_sha256": "5d" * 32,
+        "thresholds": {"mmlu_kk": 0.62, "toxicity_max": 0.01},
+        "publishing_rule": "the ML lead publishes when every threshold holds on both contours",
+    }
+    spec = {
+        "version": 1,
+        "hybrids": [
+            {
+                "option": "hybrid-kz",
+                "boundary": {
+                    "crosses": ["LoRA adapter weights", "evaluation metrics"],
+                    "approved_by": "Head of ML platform (change ticket per crossing)",
+                },
+                "contours": [
+                    {
+                        "option": option,
+                        "manifest": f"runs/{option}/run-manifest.json",
+                        "evaluation": {**contract, "prompt_versions": [prompts]},
+                    }
+                    for option, prompts in (
+                        ("kz-rented-2gpu", "eval-prompts-v3"),
+                        ("kz-local", "eval-prompts-v2"),
+                    )
+                ],
+            }
+        ],
+    }
+    header = "# The demo's hybrid: a local 2-GPU pool and the local provider's trainings.\n"
+    atomic_write_text(data / "hybrid.yaml", header + yaml.safe_dump(spec, sort_keys=False))
+    return data
+
+
 def main() -> int:
     """Write every demo data file."""
     LOG_DATA.write_text(sacct_log(), encoding="utf-8")
     print(f"wrote {LOG_DATA}")
     export = write_export()
     print(f"wrote {export}")
+    print(f"wrote {write_hybrid()}")
     return 0
 
 

@@ -16,6 +16,7 @@ from gpudecide import workspace
 from gpudecide.artifacts import demo as artifacts_demo
 from gpudecide.cost import demo as cost_demo
 from gpudecide.cost.cli import CostRun
+from gpudecide.decision import demo as decision_demo
 from gpudecide.errors import InputError
 from gpudecide.fsutil import atomic_write_bytes
 from gpudecide.jobs import demo as jobs_demo
@@ -36,6 +37,7 @@ def create(root: Path, *, force: bool = False) -> workspace.Workspace:
     atomic_write_bytes(root / workspace.CONFIG_NAME, CONFIG_DATA.read_bytes())
     jobs_demo.install(root)
     cost_demo.install(root)
+    decision_demo.install(root)
     for stale in (root / "evidence").glob("*.json"):
         stale.unlink()
     return workspace.load(root)
@@ -60,5 +62,7 @@ def run(ws: workspace.Workspace) -> DemoRun:
     queue, queue_written, replay, replay_written = queue_demo.run(loaded)
     cost = cost_demo.run(ws)
     audited = artifacts_demo.run(ws)
+    hybrid_written = decision_demo.run_hybrid(ws)
     written = [profile_written, queue_written, replay_written, cost.written, audited]
+    written.append(hybrid_written)
     return DemoRun(profile, queue, replay, cost, audited, [p for p in written if p])

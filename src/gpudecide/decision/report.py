@@ -244,3 +244,25 @@ def _sites_and_reversibility(section: Section, f: dict[str, Any], lang: Language
             rows,
         )
     )
+
+
+def hybrid_section(section: Section, lang: Language) -> None:
+    """Fill the report section of a "hybrid" evidence record (SPEC H1-H3)."""
+    section.title = _("Hybrid: one system across two contours", lang)
+    for h in section.record.figures.get("hybrids", []):
+        b = h["boundary"]
+        section.tables.append(
+            Table(
+                f"{h['option']}: {' + '.join(h['contours'])}",
+                [_("finding", lang), _("detail", lang)],
+                [[f["id"], f["detail"]] for f in h["findings"]]
+                or [[_("none", lang), _("the contours agree", lang)]],
+            )
+        )
+        section.tables.append(
+            Table(
+                _("Boundary (H1)", lang),
+                [_("what crosses", lang), _("approved by", lang)],
+                [[", ".join(b["crosses"]) or "-", b["approved_by"] or "-"]],
+            )
+        )
