@@ -317,3 +317,24 @@ def test_catalogue_has_every_string_with_its_placeholders(lang: str) -> None:
         assert set(re.findall(r"\{[^}]*\}", msgid)) == set(
             re.findall(r"\{[^}]*\}", translated[msgid])
         ), msgid
+
+
+def test_standard_path_section_required(ws: workspace.Workspace) -> None:
+    raci = ws.root / "raci.yaml"
+    text = raci.read_text()
+    raci.write_text(text[: text.index("standard_path:")])
+    code, out = _invoke("standard-path", "-w", str(ws.root))
+    assert code == 2 and "field 'standard_path': no `standard_path` section" in out
+
+
+def test_file_option_reads_another_table(ws: workspace.Workspace, tmp_path: Path) -> None:
+    other = tmp_path / "raci-draft.yaml"
+    text = (ws.root / "raci.yaml").read_text()
+    # The draft drops the node replacement row: the dedicated options are stopped (D5).
+    start = text.index("  - id: replace-failed-node")
+    end = text.index("  - id: decommission")
+    other.write_text(text[:start] + text[end:])
+    code, body = _json("raci", "-w", str(ws.root), "--file", str(other))
+    assert code == 1 and body["verdict"] == "fail"
+    stopped = {o["option"] for o in body["options"] if o["stopped"]}  # type: ignore[attr-defined]
+    assert stopped == {"owned-8xh100", "rented-8gpu", "kz-rented-2gpu", "hybrid-kz"}

@@ -45,14 +45,3 @@ def verdict_of(findings: list[Finding]) -> Verdict:
         return "fail"
     return "warn" if findings else "pass"
 
-
-def per_option(option_ids: list[str], findings: list[Finding]) -> list[dict[str, Any]]:
-    """The per-option list of the figures: each option with its findings and stop flag."""
-    return [
-        {
-            "option": oid,
-            "stopped": any(f.stop for f in findings if f.option == oid),
-            "findings": [f.as_dict() for f in findings if f.option == oid],
-        }
-        for oid in option_ids
-    ]

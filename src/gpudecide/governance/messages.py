@@ -88,11 +88,6 @@ _TEXTS: dict[str, Callable[[str], str]] = {
 }
 
 
-def known(fid: str) -> bool:
-    """Whether a finding id has a text."""
-    return fid in _TEXTS
-
-
 def render(fid: str, lang: str, params: dict[str, Any]) -> str:
     """The finding's sentence in `lang`; the id itself when it has no text."""
     text = _TEXTS.get(fid)
