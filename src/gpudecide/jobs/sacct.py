@@ -317,11 +317,11 @@ def _tres_gpus(col: str) -> str:
     """GPU count in a TRES string: untyped `gres/gpu=N`, else the sum of typed entries."""
     return f"""CASE WHEN {col} IS NULL OR {col} = '' THEN NULL
       WHEN contains({col}, 'gres/gpu=') THEN
-        try_cast(split_part(split_part({col}, 'gres/gpu=', 2), ',', 1) AS INTEGER)
+        try_cast(split_part(split_part({col}, 'gres/gpu=', 2), ',', 1) AS HUGEINT)
       WHEN contains({col}, 'gres/gpu:') THEN
         CAST(list_sum(list_transform(
           regexp_extract_all({col}, '(?:^|,)gres/gpu:[^=,]+=(\\d+)', 1),
-          lambda x: CAST(x AS INTEGER))) AS INTEGER)
+          lambda x: try_cast(x AS HUGEINT))) AS HUGEINT)
       ELSE 0 END"""
 
 
@@ -632,9 +632,10 @@ def _fold_sql(source: str, eligible_fallback: bool) -> str:
       {sql.literal(source)} AS source, n.job_id, n.attempt, n.array_job_id, n.chain_id, n.name,
       n.kind_label, n."user", n.team, n.partition,
       -- an attempt with no allocation never ran: its GPU count is unknown, not zero
-      CASE WHEN n.start IS NULL OR n.state = 'pending' THEN NULL ELSE n.gpu_count END
-        AS gpu_count,
-      n.gpu_type, coalesce(n.req_gpus, n.gpu_count) AS req_gpus, n.priority, n.priority_class,
+      CASE WHEN n.start IS NULL OR n.state = 'pending' THEN NULL
+        ELSE CAST(n.gpu_count AS INTEGER) END AS gpu_count,
+      n.gpu_type, CAST(coalesce(n.req_gpus, n.gpu_count) AS INTEGER) AS req_gpus, n.priority,
+      n.priority_class,
       n.site,
       n.state, n.state_detail, n.exit_code, n.wait_reason,
       n.submit, {eligible} AS eligible, n.start,
@@ -682,13 +683,15 @@ def _locate_lines(
     path: Path,
     names: Sequence[str],
     bad: Iterable[tuple[str, str, str | None]],
-) -> dict[tuple[str, str], int]:
-    """Line numbers of flagged rows, found by a plain scan (only run when something is bad)."""
+) -> tuple[dict[tuple[str, str], int], set[int]]:
+    """Line numbers of flagged rows, found by a plain scan (only run when something is bad),
+    and which of those lines hold more separators than fields (read shifted)."""
     wanted = {(raw_id, fld): val for raw_id, fld, val in bad}
     idx = {n.lower(): i for i, n in reversed(list(enumerate(names)))}
     id_col = idx.get("jobid", idx.get("jobidraw", 0))
     free_last = names[-1].lower() in FREE_TEXT_FIELDS
     found: dict[tuple[str, str], int] = {}
+    crowded: set[int] = set()
     with open(path, encoding="utf-8", errors="replace", newline="") as handle:
         for lineno, text in enumerate(handle, start=1):
             parts = _split_line(text.rstrip("\r\n"), len(names), free_last)
@@ -702,9 +705,11 @@ def _locate_lines(
                         val.replace(" ", "T")
                     ):
                         found[(rid, fld)] = lineno
+                        if text.count("|") >= len(names):
+                            crowded.add(lineno)
             if len(found) == len(wanted):
                 break
-    return found
+    return found, crowded
 
 
 _TIME_HINT = (
@@ -865,19 +870,29 @@ def _reject_rows(
 
 
 def _flagged_rows(
-    p: Path, names: Sequence[str], flagged: list[tuple[str, str, str | None]]
+    p: Path, names: Sequence[str], header: bool, flagged: list[tuple[str, str, str | None]]
 ) -> list[BadRow]:
-    lines = _locate_lines(p, names, flagged)
+    lines, crowded = _locate_lines(p, names, flagged)
     bad = []
     for raw_id, code, val in flagged:
+        line = lines.get((raw_id, code))
+        if line in crowded:
+            # DuckDB takes a trailing empty field as a trailing separator: such a row is read
+            # shifted, and its first odd field is not the problem.
+            bad.append(BadRow(str(p), line, None, _crowded(names, header)))
+            continue
         fld, value = code.split(":")[0], val
         if code == "GPUs" and val:
             fld, _, value = val.partition(" ")
             reason = f"{value} GPUs is more than {bounds.MAX_GPU_COUNT}, not one job's count"
         else:
             reason = _describe_bad(code, val)
-        bad.append(BadRow(str(p), lines.get((raw_id, code)), fld, reason))
+        bad.append(BadRow(str(p), line, fld, reason))
     return bad
+
+
+def _crowded(names: Sequence[str], header: bool) -> str:
+    return f"more fields than {_fields_where(names, header)} (a '|' inside a job name or comment?)"
 
 
 @dataclass
@@ -927,18 +942,12 @@ def _parse(
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"cannot read as sacct output: {first}", path=p) from None
     bad = _reject_rows(p, names, header, rejects, repaired.lines)
-    where = _fields_where(names, header)
     bad += [
-        BadRow(
-            str(p),
-            line,
-            None,
-            f"more fields than {where} (a '|' inside a job name or comment?)",
-        )
+        BadRow(str(p), line, None, _crowded(names, header))
         for line in sorted({repaired.piped[f[0].split(".")[0]] for f in misread})
     ]
     if flagged:
-        bad += _flagged_rows(p, names, flagged)
+        bad += _flagged_rows(p, names, header, flagged)
     return _Parsed(table, bad, repaired.notes)
 
 
@@ -957,7 +966,7 @@ def _fold(
     overlaps = con.execute(_overlaps_sql(tz)).fetchall()
     bad: list[BadRow] = []
     if overlaps:
-        lines = _locate_lines(p, names, [(j, "Start", text) for j, text, _, _ in overlaps])
+        lines, _ = _locate_lines(p, names, [(j, "Start", text) for j, text, _, _ in overlaps])
         for job_id, text, prev, _ in overlaps:
             bad.append(
                 BadRow(
@@ -971,12 +980,12 @@ def _fold(
                 )
             )
         con.register(
-            "overlaps",
+            "overlapping",
             pa.table({"job_id": [o[0] for o in overlaps], "start": [o[3] for o in overlaps]}),
         )
         parsed = con.sql(
             "SELECT p.* REPLACE (CASE WHEN o.job_id IS NOT NULL THEN 'Start' ELSE p.bad_field "
-            "END AS bad_field) FROM parsed p LEFT JOIN overlaps o "
+            "END AS bad_field) FROM parsed p LEFT JOIN overlapping o "
             "ON NOT p.is_step AND p.job_id = o.job_id AND p.start = o.start"
         ).to_arrow_table()
         con.register("parsed", parsed)
