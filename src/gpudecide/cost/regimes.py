@@ -122,8 +122,31 @@ def _bucket_levels(series: dict[str, Any], start: str, end: str) -> tuple[tuple[
     return levels, step_h
 
 
-def from_profile(figures: dict[str, Any], hours_per_month: Decimal) -> Regimes:
-    """Normal, peak and empty month of the profiled log (SPEC C8)."""
+@dataclass
+class _Totals:
+    """What the regimes read from a profile record, over the whole profile."""
+
+    weeks: list[dict[str, Any]]
+    gpu_hours: Decimal
+    useful_share: Decimal
+    attempts_per_job: Decimal
+    mean_gpus: Decimal
+    measured_gpus: bool
+    peak_all: int
+    kind_share: dict[str, Decimal]
+    hours_per_job: dict[str, Decimal]
+
+    def window_share(self, jobs: dict[str, int]) -> dict[str, Decimal]:
+        """GPU-hour share by kind of a window, estimated from its own jobs of each kind
+        (per-window hours by kind are not in the record)."""
+        estimate = {k: n * self.hours_per_job.get(k, ZERO) for k, n in jobs.items()}
+        total = sum(estimate.values(), ZERO)
+        if total <= 0:
+            return self.kind_share
+        return {k: estimate.get(k, ZERO) / total for k in KINDS}
+
+
+def _totals(figures: dict[str, Any]) -> _Totals:
     try:
         weeks = list(figures["weeks"])
         total_hours = dec(figures["gpu_hours_total"])
@@ -140,35 +163,6 @@ def from_profile(figures: dict[str, Any], hours_per_month: Decimal) -> Regimes:
             field=f"figures.{exc.args[0]}",
             hint="re-run `gpudecide profile` with this version",
         ) from None
-    notes: list[str] = []
-    covered = (figures.get("window") or {}).get("weeks_covered_by_log")
-    if covered is not None:
-        # Weeks wholly before the log began are zeros that were never measured, not idle weeks.
-        drop = max(0, min(len(weeks) - 1, int(len(weeks) - float(covered) + 1e-9)))
-        if drop:
-            notes.append(
-                f"the log covers {covered} weeks: the first {drop} week(s) of the profile are "
-                "left out of the monthly windows (not measured)"
-            )
-            weeks = weeks[drop:]
-    useful_share = useful_total / total_hours if total_hours > 0 else Decimal(1)
-    kind_share = {
-        k: (by_kind_hours.get(k, ZERO) / total_hours if total_hours > 0 else ZERO) for k in KINDS
-    }
-    # GPU-hours per job of each kind over the whole profile: a window's GPU-hours by kind are
-    # estimated from its own jobs of each kind (per-window hours by kind are not in the record).
-    hours_per_job = {
-        k: by_kind_hours.get(k, ZERO) / by_kind_jobs[k] for k in KINDS if by_kind_jobs.get(k)
-    }
-
-    def window_share(jobs: dict[str, int]) -> dict[str, Decimal]:
-        estimate = {k: n * hours_per_job.get(k, ZERO) for k, n in jobs.items()}
-        total = sum(estimate.values(), ZERO)
-        if total <= 0:
-            return kind_share
-        return {k: estimate.get(k, ZERO) / total for k in KINDS}
-
-    attempts_per_job = Decimal(attempts_total) / jobs_total if jobs_total else Decimal(1)
     mean_gpus = Decimal(1)
     measured_gpus = figures.get("gpus_per_attempt_mean")
     if measured_gpus:
@@ -176,8 +170,41 @@ def from_profile(figures: dict[str, Any], hours_per_month: Decimal) -> Regimes:
         mean_gpus = dec(measured_gpus)
     elif mean_h and attempts_total and total_hours > 0:
         mean_gpus = total_hours / (dec(mean_h) * attempts_total)
+    return _Totals(
+        weeks=weeks,
+        gpu_hours=total_hours,
+        useful_share=useful_total / total_hours if total_hours > 0 else Decimal(1),
+        attempts_per_job=Decimal(attempts_total) / jobs_total if jobs_total else Decimal(1),
+        mean_gpus=mean_gpus,
+        measured_gpus=bool(measured_gpus),
+        peak_all=peak_all,
+        kind_share={
+            k: (by_kind_hours.get(k, ZERO) / total_hours if total_hours > 0 else ZERO)
+            for k in KINDS
+        },
+        hours_per_job={
+            k: by_kind_hours.get(k, ZERO) / by_kind_jobs[k] for k in KINDS if by_kind_jobs.get(k)
+        },
+    )
 
-    span = min(WINDOW_WEEKS, len(weeks))
+
+def _measured_weeks(
+    figures: dict[str, Any], weeks: list[dict[str, Any]], notes: list[str]
+) -> list[dict[str, Any]]:
+    """Weeks wholly before the log began are zeros that were never measured, not idle weeks."""
+    covered = (figures.get("window") or {}).get("weeks_covered_by_log")
+    if covered is None:
+        return weeks
+    drop = max(0, min(len(weeks) - 1, int(len(weeks) - float(covered) + 1e-9)))
+    if drop:
+        notes.append(
+            f"the log covers {covered} weeks: the first {drop} week(s) of the profile are "
+            "left out of the monthly windows (not measured)"
+        )
+    return weeks[drop:]
+
+
+def _rolling_windows(weeks: list[dict[str, Any]], span: int) -> list[dict[str, Any]]:
     windows: list[dict[str, Any]] = []
     for i in range(len(weeks) - span + 1):
         part = weeks[i : i + span]
@@ -192,7 +219,13 @@ def from_profile(figures: dict[str, Any], hours_per_month: Decimal) -> Regimes:
                 },
             }
         )
-    scale = hours_per_month / (HOURS_PER_WEEK * span)
+    return windows
+
+
+def _pick(
+    windows: list[dict[str, Any]], span: int, hours_per_month: Decimal, notes: list[str]
+) -> tuple[int, str, int, str]:
+    """The normal (lower median) and peak (busiest) window, each with how it was chosen."""
     # Ties go to the earlier window, so the choice is stable across runs.
     ranked = sorted(range(len(windows)), key=lambda i: (windows[i]["gpu_hours"], i))
     normal_i = ranked[(len(ranked) - 1) // 2]  # the lower median: always a real window
@@ -204,63 +237,82 @@ def from_profile(figures: dict[str, Any], hours_per_month: Decimal) -> Regimes:
             "normal and peak month are the same"
         )
         notes.append(how)
-        normal_how = peak_how = how
-    else:
-        tail = (
-            f"scaled x{hours_per_month}/{HOURS_PER_WEEK * span} to a {hours_per_month}-hour month"
-        )
-        normal_how = (
-            f"median of {len(windows)} rolling {span}-week windows by GPU-hours "
-            f"(weeks {windows[normal_i]['weeks'][0]}-{windows[normal_i]['weeks'][1]}), {tail}"
-        )
-        peak_how = (
-            f"busiest of {len(windows)} rolling {span}-week windows "
-            f"(weeks {windows[peak_i]['weeks'][0]}-{windows[peak_i]['weeks'][1]}), {tail}"
-        )
+        return normal_i, how, peak_i, how
+    tail = f"scaled x{hours_per_month}/{HOURS_PER_WEEK * span} to a {hours_per_month}-hour month"
+    normal_how = (
+        f"median of {len(windows)} rolling {span}-week windows by GPU-hours "
+        f"(weeks {windows[normal_i]['weeks'][0]}-{windows[normal_i]['weeks'][1]}), {tail}"
+    )
+    peak_how = (
+        f"busiest of {len(windows)} rolling {span}-week windows "
+        f"(weeks {windows[peak_i]['weeks'][0]}-{windows[peak_i]['weeks'][1]}), {tail}"
+    )
+    return normal_i, normal_how, peak_i, peak_how
 
-    def month(regime: Regime, i: int, how: str) -> Workload:
-        win = windows[i]
-        levels, step_h = _bucket_levels(figures.get("series") or {}, win["start"], win["end"])
-        jobs = {k: Decimal(n) * scale for k, n in win["jobs_by_kind"].items()}
-        hours = win["gpu_hours"] * scale
-        return Workload(
-            regime=regime,
-            basis=how,
-            gpu_hours=hours,
-            useful_gpu_hours=hours * useful_share,
-            attempts=sum(jobs.values(), ZERO) * attempts_per_job,
-            jobs_by_kind=jobs,
-            kind_gpu_share=window_share(win["jobs_by_kind"]),
-            mean_gpus_per_attempt=mean_gpus,
-            peak_concurrent_gpus=max(levels) if levels else peak_all,
-            window={"weeks": win["weeks"], "start": win["start"], "end": win["end"]},
-            levels=levels,
-            bucket_hours=step_h * scale,
-        )
 
-    normal = month("normal", normal_i, normal_how)
-    peak = month("peak", peak_i, peak_how)
-    empty = Workload(
+def _month(
+    regime: Regime,
+    win: dict[str, Any],
+    how: str,
+    t: _Totals,
+    series: dict[str, Any],
+    scale: Decimal,
+) -> Workload:
+    levels, step_h = _bucket_levels(series, win["start"], win["end"])
+    jobs = {k: Decimal(n) * scale for k, n in win["jobs_by_kind"].items()}
+    hours = win["gpu_hours"] * scale
+    return Workload(
+        regime=regime,
+        basis=how,
+        gpu_hours=hours,
+        useful_gpu_hours=hours * t.useful_share,
+        attempts=sum(jobs.values(), ZERO) * t.attempts_per_job,
+        jobs_by_kind=jobs,
+        kind_gpu_share=t.window_share(win["jobs_by_kind"]),
+        mean_gpus_per_attempt=t.mean_gpus,
+        peak_concurrent_gpus=max(levels) if levels else t.peak_all,
+        window={"weeks": win["weeks"], "start": win["start"], "end": win["end"]},
+        levels=levels,
+        bucket_hours=step_h * scale,
+    )
+
+
+def _empty(t: _Totals, normal: Workload) -> Workload:
+    return Workload(
         regime="empty",
         basis="no jobs for a whole month after normal months: idle capacity, storage, commitments",
         gpu_hours=ZERO,
         useful_gpu_hours=ZERO,
         attempts=ZERO,
         jobs_by_kind=dict.fromkeys(KINDS, ZERO),
-        kind_gpu_share=kind_share,
-        mean_gpus_per_attempt=mean_gpus,
+        kind_gpu_share=t.kind_share,
+        mean_gpus_per_attempt=t.mean_gpus,
         peak_concurrent_gpus=0,
         prior=normal,
     )
-    if total_hours > 0 and not measured_gpus:
+
+
+def from_profile(figures: dict[str, Any], hours_per_month: Decimal) -> Regimes:
+    """Normal, peak and empty month of the profiled log (SPEC C8)."""
+    t = _totals(figures)
+    notes: list[str] = []
+    weeks = _measured_weeks(figures, t.weeks, notes)
+    span = min(WINDOW_WEEKS, len(weeks))
+    windows = _rolling_windows(weeks, span)
+    scale = hours_per_month / (HOURS_PER_WEEK * span)
+    normal_i, normal_how, peak_i, peak_how = _pick(windows, span, hours_per_month, notes)
+    series = figures.get("series") or {}
+    normal = _month("normal", windows[normal_i], normal_how, t, series, scale)
+    peak = _month("peak", windows[peak_i], peak_how, t, series, scale)
+    if t.gpu_hours > 0 and not t.measured_gpus:
         notes.append(
             f"per-attempt overheads (managed start-up, data loading, billing increment) are "
-            f"charged on {mean_gpus:.2f} GPUs: GPU-hours over attempt-hours, so long, wide "
+            f"charged on {t.mean_gpus:.2f} GPUs: GPU-hours over attempt-hours, so long, wide "
             "jobs weigh more (the profile evidence has no per-job GPU count)"
         )
-    if useful_share < 1:
+    if t.useful_share < 1:
         notes.append(
-            f"useful GPU-hours are {useful_share:.1%} of occupied GPU-hours over the profile "
+            f"useful GPU-hours are {t.useful_share:.1%} of occupied GPU-hours over the profile "
             "(completed attempts); each month uses that share"
         )
     public = [
@@ -269,4 +321,4 @@ def from_profile(figures: dict[str, Any], hours_per_month: Decimal) -> Regimes:
     ]
     for w in public:
         del w["jobs_by_kind"]
-    return Regimes(normal=normal, peak=peak, empty=empty, windows=public, notes=notes)
+    return Regimes(normal=normal, peak=peak, empty=_empty(t, normal), windows=public, notes=notes)
