@@ -299,6 +299,9 @@ def test_report_sections_in_three_languages(ws: workspace.Workspace, lang: str) 
         section = Section(record.kind, "", record, "fresh", "", [])
         governance_section(section, lang)  # type: ignore[arg-type]
         assert section.title and section.tables
+        if record.kind == "isolation":
+            assert section.charts and section.charts[0].svg.startswith("<svg")
+            assert "managed-ft" in section.charts[0].svg
         if record.kind == "residency":
             findings = section.tables[-1]
             assert findings.rows[0][0] == "managed-ft"

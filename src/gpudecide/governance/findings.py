@@ -44,4 +44,3 @@ def verdict_of(findings: list[Finding]) -> Verdict:
     if any(f.stop for f in findings):
         return "fail"
     return "warn" if findings else "pass"
-

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from gpudecide.governance import controls, messages
+from gpudecide.governance import charts, controls, messages
 from gpudecide.i18n import translator
 from gpudecide.report.i18n import Language
-from gpudecide.report.model import Section, Table
+from gpudecide.report.model import Chart, Section, Table
 
 _ = translator("governance")
 KINDS = ("raci", "standard_path", "isolation", "residency", "secrets")
@@ -126,8 +126,28 @@ def _proof_text(proof: dict[str, Any]) -> str:
     return "claim"
 
 
+def _isolation_chart(f: dict[str, Any], lang: Language) -> Chart:
+    title = _("Boundaries per option: evidenced, claimed, open", lang)
+    options = [o["option"] for o in f["options"]]
+    counts: dict[str, list[int]] = {"evidenced": [], "claimed": [], "open": []}
+    for o in f["options"]:
+        states = [b["status"] for b in o["boundaries"]]
+        counts["evidenced"].append(states.count("evidenced"))
+        counts["claimed"].append(states.count("claimed"))
+        counts["open"].append(len(states) - states.count("evidenced") - states.count("claimed"))
+    labels = {
+        "evidenced": _("evidenced", lang),
+        "claimed": _("claimed", lang),
+        "open": _("open", lang),
+        "axis": _("boundaries", lang),
+    }
+    return Chart(title, charts.boundary_status(options, counts, labels, title))
+
+
 def _isolation(section: Section, f: dict[str, Any], lang: Language) -> None:
     section.title = _("Isolation boundaries and threat model", lang)
+    if f["options"]:
+        section.charts.append(_isolation_chart(f, lang))
     section.tables.append(
         Table(
             _("Threat model: assets, adversaries, required boundaries (I2)", lang),
