@@ -10,7 +10,7 @@ Two inputs, written once (`--dir` keeps them; `--clean` removes them at the end)
 * `many_ops.pkl`: a list of small dicts, 10 million opcodes (protocol 4, framed; picklescan
   holds every opcode in a list, so more would measure this machine's memory).
 
-Each tool scans each file in its own process, so its peak memory (ru_maxrss) is its own;
+Each tool scans each file in its own process, so its peak memory (VmHWM) is its own;
 each is run `--repeat` times and the best time is kept. Throughput is MB of pickle stream
 per second. gpudecide: `formats.inspect_file` (what the audit runs on a pickle file);
 picklescan 1.0.5: `scanner.scan_file_path`. Both must call the files clean.
@@ -34,7 +34,17 @@ MB = 1_000_000
 ROOT = Path(__file__).resolve().parent.parent
 
 _CHILD = r"""
-import json, resource, sys, time
+import json, sys, time
+
+def hwm():
+    # Peak RSS of this process image (VmHWM resets at exec; ru_maxrss would carry the
+    # parent's peak over from the fork).
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
 sys.path.insert(0, sys.argv[3])
 tool, path = sys.argv[1], sys.argv[2]
 from pathlib import Path
@@ -42,7 +52,7 @@ if tool == "gpudecide":
     from gpudecide.artifacts import formats
 else:
     from picklescan import scanner
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+base = hwm()
 start = time.perf_counter()
 if tool == "gpudecide":
     p = Path(path)
@@ -54,7 +64,7 @@ else:
     clean = result.issues_count == 0 and not result.scan_err
     detail = [result.issues_count, result.scan_err]
 seconds = time.perf_counter() - start
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+peak = hwm()
 print(json.dumps({"seconds": seconds, "peak_bytes": peak, "base_bytes": base, "clean": clean,
                   "detail": detail}))
 """

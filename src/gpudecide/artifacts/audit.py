@@ -203,9 +203,26 @@ def _layers(
     manifests: list[tuple[str, dict[str, Any]]],
     plan: ExportPlan | None,
 ) -> dict[str, list[dict[str, Any]]]:
+    """The four E2 layers, each item found, missing or not applicable."""
     need_resume = plan.resumable_required if plan else True
-    resume_absent: Status = "missing" if need_resume else "not_applicable"
-    resume_why = "" if need_resume else "the plan does not require resumption"
+    absent: Status = "missing" if need_resume else "not_applicable"
+    why = "" if need_resume else "the plan does not require resumption"
+    return {
+        "data": _data_layer(det, absent, why),
+        "training": _training_layer(det, manifests, absent, why),
+        "execution": _execution_layer(det, manifests),
+        "provenance": _provenance_layer(det, manifests),
+    }
+
+
+def _role_path(det: formats.Detection, role: str) -> str | None:
+    files = det.with_role(role)
+    return files[-1].path if files else None
+
+
+def _data_layer(
+    det: formats.Detection, resume_absent: Status, resume_why: str
+) -> list[dict[str, Any]]:
     best = _best_unit(det)
     checkpoints = [
         u
@@ -216,7 +233,7 @@ def _layers(
     weights_units = [u for u in det.units if u.kind in ("weights", "peft_adapter") and u.weights]
     final = weights_units[-1].weights if weights_units else (best.weights if best else None)
 
-    data = [
+    return [
         _found("final_weights", final),
         _found(
             "intermediate_checkpoints",
@@ -227,21 +244,25 @@ def _layers(
         ),
     ]
 
-    def role_path(role: str) -> str | None:
-        files = det.with_role(role)
-        return files[-1].path if files else None
 
-    optim = (best.optimizer_state if best and best.optimizer_state else None) or role_path(
+def _training_layer(
+    det: formats.Detection,
+    manifests: list[tuple[str, dict[str, Any]]],
+    resume_absent: Status,
+    resume_why: str,
+) -> list[dict[str, Any]]:
+    best = _best_unit(det)
+    optim = (best.optimizer_state if best and best.optimizer_state else None) or _role_path(det,
         "optimizer_state"
     )
-    sched = (best.scheduler if best and best.scheduler else None) or role_path("scheduler")
-    rng = role_path("rng_state")
+    sched = (best.scheduler if best and best.scheduler else None) or _role_path(det, "scheduler")
+    rng = _role_path(det, "rng_state")
     seed_src = None
     for f in det.with_role("training_config"):
         if f.details.get("seed") is not None:
             seed_src = f.path
     seed_val, seed_manifest = _manifest_value(manifests, "environment", "training", "seed")
-    config = role_path("training_config")
+    config = _role_path(det, "training_config")
     hyper, hyper_src = _manifest_value(manifests, "environment", "training", "hyperparameters")
     step_src = best.step_source if best and (best.step is not None or best.step_stored) else None
     precision = None
@@ -268,7 +289,7 @@ def _layers(
             absent_detail=resume_why,
         ),
     ]
-    scaler = role_path("grad_scaler")
+    scaler = _role_path(det, "grad_scaler")
     if scaler or precision == "fp16":
         training.append(_found("grad_scaler", scaler, "fp16 training needs the loss scaler state"))
     else:
@@ -280,7 +301,12 @@ def _layers(
                 f"precision {precision or 'unknown'}: no fp16 loss scaling",
             )
         )
+    return training
 
+
+def _execution_layer(
+    det: formats.Detection, manifests: list[tuple[str, dict[str, Any]]]
+) -> list[dict[str, Any]]:
     container, container_src = _manifest_value(manifests, "container_digest")
     driver, driver_src = _manifest_value(manifests, "environment", "execution", "driver_version")
     libs, libs_src = _manifest_value(manifests, "environment", "execution", "libraries")
@@ -289,12 +315,16 @@ def _layers(
             if f.details.get("transformers_version") or f.details.get("peft_version"):
                 libs_src = f.path
                 break
-    execution = [
+    return [
         _found("container_digest", container_src, str(container or "")),
         _found("driver_version", driver_src, str(driver or "")),
         _found("library_versions", libs_src),
     ]
 
+
+def _provenance_layer(
+    det: formats.Detection, manifests: list[tuple[str, dict[str, Any]]]
+) -> list[dict[str, Any]]:
     base, base_src = _manifest_value(manifests, "base_model")
     if not base:
         for f in det.files.values():
@@ -310,19 +340,18 @@ def _layers(
             rev_src = rev_src or f.path
     dataset, dataset_src = _manifest_value(manifests, "dataset_snapshot")
     commit, commit_src = _manifest_value(manifests, "code_commit")
-    metrics_src = role_path("metrics")
+    metrics_src = _role_path(det, "metrics")
     if metrics_src is None:
         _, metrics_src = _manifest_value(
             manifests, "environment", "provenance", "evaluation_metrics"
         )
-    provenance = [
+    return [
         _found("base_model_id", base_src, str(base or "")),
         _found("base_model_revision", rev_src),
         _found("dataset_snapshot", dataset_src, str(dataset or "")),
         _found("code_commit", commit_src, str(commit or "")),
         _found("evaluation_metrics", metrics_src),
     ]
-    return {"data": data, "training": training, "execution": execution, "provenance": provenance}
 
 
 def _artifact_classes(

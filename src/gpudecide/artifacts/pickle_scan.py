@@ -498,105 +498,110 @@ class _Interpreter:
     def run(self, max_ops: int) -> bool:
         """Interpret opcodes up to STOP; True at STOP. Raises _Malformed on invalid input.
 
-        The frequent opcodes are decoded inline from the window's buffer while the whole
-        opcode lies inside the buffer and inside the current frame (so no frame rule can
-        apply); everything else goes through `slow_op` and the window's read methods.
+        The frequent opcodes are decoded by `fast` straight from the window's buffer;
+        the others go through `slow_op` and the window's read methods (frame rules).
         """
-        w, stack, memo, report = self.w, self.stack, self.memo, self.report
-        consts = report.constants
-        room = MAX_CONSTANTS - len(consts)
-        push, from_bytes, unpack_from = stack.append, int.from_bytes, struct.unpack_from
+        w, report = self.w, self.report
         ops = report.opcodes
-        buf, i, lim = w.buf, w.i, w.limit()
         try:
             while True:
+                ops = self.fast(ops, max_ops)
                 ops += 1
                 if ops > max_ops:
                     report.too_large = f"more than {max_ops:,} opcodes: not scanned to the end"
                     raise _Stop
-                if i + 10 <= lim:
-                    code = buf[i]
-                    if code == 0x71:  # BINPUT
-                        if not stack or stack[-1] is MARK:
-                            raise _Malformed("memo store with an empty stack")
-                        memo[buf[i + 1]] = stack[-1]
-                        i += 2
-                        continue
-                    if code == 0x94:  # MEMOIZE
-                        if not stack or stack[-1] is MARK:
-                            raise _Malformed("memo store with an empty stack")
-                        memo[len(memo)] = stack[-1]
-                        i += 1
-                        continue
-                    if code == 0x68:  # BINGET
-                        key = buf[i + 1]
-                        if key not in memo:
-                            raise _Malformed(f"memo key {key!r} used before it was stored")
-                        push(memo[key])
-                        i += 2
-                        continue
-                    if code == 0x4B or code == 0x4D or code == 0x4A:  # BININT1/2, BININT
-                        size = 1 if code == 0x4B else (2 if code == 0x4D else 4)
-                        push(OPAQUE)
-                        if room > 0:
-                            room -= 1
-                            consts.append(
-                                from_bytes(buf[i + 1 : i + 1 + size], "little", signed=size == 4)
-                            )
-                        i += 1 + size
-                        continue
-                    if code == 0x8C and i + 2 + buf[i + 1] <= lim:  # SHORT_BINUNICODE
-                        n = buf[i + 1]
-                        try:
-                            text = buf[i + 2 : i + 2 + n].decode("utf-8", "surrogatepass")
-                        except UnicodeDecodeError as exc:
-                            raise _Malformed(f"invalid UTF-8 in a string: {exc.reason}") from exc
-                        push(text)
-                        if room > 0:
-                            room -= 1
-                            consts.append(text)
-                        i += 2 + n
-                        continue
-                    if code == 0x28:  # MARK
-                        push(MARK)
-                        i += 1
-                        continue
-                    if code == 0x47:  # BINFLOAT
-                        push(OPAQUE)
-                        if room > 0:
-                            room -= 1
-                            consts.append(unpack_from(">d", buf, i + 1)[0])
-                        i += 9
-                        continue
-                    if code == 0x75 or code == 0x65:  # SETITEMS, APPENDS
-                        self.pop_to_mark()
-                        if not stack:
-                            raise _Malformed("unpickling stack underflow")
-                        i += 1
-                        continue
-                    if code == 0x73 or code == 0x61:  # SETITEM, APPEND
-                        k = 3 if code == 0x73 else 2
-                        if len(stack) < k or MARK in stack[-k:]:
-                            raise _Malformed("unpickling stack underflow")
-                        del stack[1 - k :]
-                        i += 1
-                        continue
-                    if code in _PUSH_ONLY:
-                        push(OPAQUE)
-                        i += 1
-                        continue
-                w.i = i
                 code = w.byte()
                 if code < 0:
                     raise _Malformed("pickle ended without STOP (truncated?)")
-                ops_done = self.slow_op(code, ops)
-                room = MAX_CONSTANTS - len(consts)
-                buf, i, lim = w.buf, w.i, w.limit()
-                if ops_done:
+                if self.slow_op(code, ops):
                     return True
         finally:
-            w.i = i if w.buf is buf else w.i
             report.opcodes = ops
+
+    def fast(self, ops: int, max_ops: int) -> int:
+        """Decode frequent opcodes inline while each lies inside the buffer and the frame.
+
+        No frame rule can apply to an opcode wholly inside the current frame, so these need
+        no bookkeeping beyond the stack and memo. Returns the opcode count; stops at the
+        first opcode that needs the slow path (or at the opcode limit).
+        """
+        w, stack, memo = self.w, self.stack, self.memo
+        consts = self.report.constants
+        room = MAX_CONSTANTS - len(consts)
+        push, from_bytes, unpack_from = stack.append, int.from_bytes, struct.unpack_from
+        buf, i, lim = w.buf, w.i, w.limit()
+        try:
+            while i + 10 <= lim and ops < max_ops:
+                code = buf[i]
+                ops += 1
+                if code == 0x71 or code == 0x94:  # BINPUT, MEMOIZE
+                    if not stack or stack[-1] is MARK:
+                        raise _Malformed("memo store with an empty stack")
+                    memo[buf[i + 1] if code == 0x71 else len(memo)] = stack[-1]
+                    i += 2 if code == 0x71 else 1
+                    continue
+                if code == 0x68:  # BINGET
+                    key = buf[i + 1]
+                    if key not in memo:
+                        raise _Malformed(f"memo key {key!r} used before it was stored")
+                    push(memo[key])
+                    i += 2
+                    continue
+                if code == 0x4B or code == 0x4D or code == 0x4A:  # BININT1/2, BININT
+                    size = 1 if code == 0x4B else (2 if code == 0x4D else 4)
+                    push(OPAQUE)
+                    if room > 0:
+                        room -= 1
+                        consts.append(
+                            from_bytes(buf[i + 1 : i + 1 + size], "little", signed=size == 4)
+                        )
+                    i += 1 + size
+                    continue
+                if code == 0x8C and i + 2 + buf[i + 1] <= lim:  # SHORT_BINUNICODE
+                    n = buf[i + 1]
+                    try:
+                        text = buf[i + 2 : i + 2 + n].decode("utf-8", "surrogatepass")
+                    except UnicodeDecodeError as exc:
+                        raise _Malformed(f"invalid UTF-8 in a string: {exc.reason}") from exc
+                    push(text)
+                    if room > 0:
+                        room -= 1
+                        consts.append(text)
+                    i += 2 + n
+                    continue
+                if code == 0x28:  # MARK
+                    push(MARK)
+                    i += 1
+                    continue
+                if code == 0x47:  # BINFLOAT
+                    push(OPAQUE)
+                    if room > 0:
+                        room -= 1
+                        consts.append(unpack_from(">d", buf, i + 1)[0])
+                    i += 9
+                    continue
+                if code == 0x75 or code == 0x65:  # SETITEMS, APPENDS
+                    self.pop_to_mark()
+                    if not stack:
+                        raise _Malformed("unpickling stack underflow")
+                    i += 1
+                    continue
+                if code == 0x73 or code == 0x61:  # SETITEM, APPEND
+                    k = 3 if code == 0x73 else 2
+                    if len(stack) < k or MARK in stack[-k:]:
+                        raise _Malformed("unpickling stack underflow")
+                    del stack[1 - k :]
+                    i += 1
+                    continue
+                if code in _PUSH_ONLY:
+                    push(OPAQUE)
+                    i += 1
+                    continue
+                ops -= 1  # not a fast opcode: the slow path counts it
+                break
+        finally:
+            w.i = i
+        return ops
 
     def slow_op(self, code: int, ops: int) -> bool:
         """One opcode through the window's read methods; True at STOP."""
