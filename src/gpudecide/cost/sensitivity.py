@@ -160,6 +160,18 @@ def tornado(cfg: CostsConfig, normal: Workload, step: Decimal = STEP) -> dict[st
         str(cents(normal.attempts)),
         lambda f: totals(cfg, normal.scaled(Decimal(1), f)),
     )
+    return _result(rows, leader, base, base_gap, step, skipped)
+
+
+def _result(
+    rows: list[dict[str, Any]],
+    leader: str,
+    base: Outcome,
+    base_gap: Decimal | None,
+    step: Decimal,
+    skipped: list[str],
+) -> dict[str, Any]:
+    """Rows by swing, the moves that change the cheapest option, and the baseline."""
     rows.sort(key=lambda r: (-r["swing"], r["input"]))
     flips = [
         {"input": r["input"], "field": r["field"], "move": move, "cheapest": r[side]["cheapest"]}
