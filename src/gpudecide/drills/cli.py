@@ -18,7 +18,9 @@ import typer
 from rich.table import Table
 
 from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, guard, open_workspace, out
-from gpudecide.drills import cordon_run
+from gpudecide.drills import cordon_run, drill_run
+from gpudecide.drills.runner import DRILLS
+from gpudecide.errors import InputError
 
 
 def _print_cordon(run: cordon_run.CordonRun) -> None:
@@ -53,8 +55,88 @@ def _cordon_exit(run: cordon_run.CordonRun) -> int:
     return 1 if held or failed else 0
 
 
+def _print_drills(run: drill_run.DrillRun) -> None:
+    table = Table("drill", "verdict", "noticed", "data kept", "explained", "resumed from",
+                  "lost steps", "lost s", box=None)  # fmt: skip
+    for r in run.results:
+        table.add_row(
+            r.drill,
+            r.verdict,
+            _yes(r.noticed),
+            _yes(r.data_kept),
+            _yes(r.explained),
+            "-" if r.resumed_from_step is None else str(r.resumed_from_step),
+            "-" if r.lost_steps is None else str(r.lost_steps),
+            "-" if r.lost_seconds is None else f"{r.lost_seconds:g}",
+        )
+    out.print(table)
+    for r in run.results:
+        out.print(f"{r.drill}: {r.status}", markup=False)
+        out.print(f"  journal: {r.journal}", markup=False)
+    if run.option is None:
+        out.print("note: no option named (--option or drills.yaml): the evidence counts for none")
+    for p in run.evidence:
+        out.print(f"evidence: {p}")
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "NO"
+
+
 def register(app: typer.Typer) -> None:
     """Add the `drill` and `cordon` commands to the main CLI app."""
+
+    @app.command("drill")
+    def drill_cmd(
+        name: Annotated[
+            str,
+            typer.Argument(metavar="NAME|all", help=f"{' | '.join(DRILLS)} | all"),
+        ] = "all",
+        storage: Annotated[
+            str | None,
+            typer.Option(
+                metavar="URL",
+                help="External checkpoint storage: a folder, s3://BUCKET/PREFIX (a local S3 "
+                "API server is started for it), or `node` (the node's own disk).",
+            ),
+        ] = None,
+        executor: Annotated[
+            str | None, typer.Option(metavar="local|slurm", help="Where the job runs.")
+        ] = None,
+        option: Annotated[
+            str | None, typer.Option(metavar="ID", help="Option (contour) drilled.")
+        ] = None,
+        evidence_dir: Annotated[
+            Path | None, typer.Option(help="Where to write the evidence records.")
+        ] = None,
+        workspace_dir: WorkspaceOpt = None,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Game day: break something real under the training job (SPEC G1, G4)."""
+        with guard(as_json):
+            if executor not in (None, "local", "slurm"):
+                raise InputError(
+                    f"unknown executor {executor!r}", field="--executor", hint="local or slurm"
+                )
+            ws = open_workspace(workspace_dir, required=False)
+            run = drill_run.run_drills(
+                name,
+                ws=ws,
+                storage=storage,
+                executor=executor,  # type: ignore[arg-type]
+                option=option,
+                evidence_dir=evidence_dir,
+            )
+        objs = [
+            {**r.as_dict(), "option": run.option, "evidence": str(p)}
+            for r, p in zip(run.results, run.evidence, strict=True)
+        ]
+        if as_json:
+            emit_json({"drills": objs} if name == "all" else objs[0])
+        else:
+            _print_drills(run)
+        if any(r.verdict != "pass" for r in run.results):
+            raise typer.Exit(1)
 
     @app.command("cordon")
     def cordon_cmd(

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
-from gpudecide.drills.job import OPTIONS_ENV
+from gpudecide.drills.job import OPTIONS_ENV, now_iso
 
 State = Literal["pending", "running", "ended"]
 # Capabilities that let root ignore file permissions; dropped to make a denial real.
@@ -72,6 +72,7 @@ class LocalJob:
     ) -> None:
         self.spec, self.log, self.env, self.drop_dac = spec, log, env, drop_dac
         self.proc: subprocess.Popen[bytes] | None = None
+        self.started_at: str | None = None  # when the executor gave the job its "GPU"
         self.delay_s = delay_s
         self._lock = threading.Lock()
         self._cancelled = False
@@ -89,6 +90,7 @@ class LocalJob:
             argv = job_command(self.spec)
             if self.drop_dac and os.geteuid() == 0:
                 argv = ["setpriv", f"--bounding-set={DAC_CAPS}", "--", *argv]
+            self.started_at = now_iso()
             with open(self.log, "ab") as out:
                 self.proc = subprocess.Popen(
                     argv, stdout=out, stderr=subprocess.STDOUT, env=self.env

@@ -1,0 +1,158 @@
+"""`gpudecide drill NAME|all` as a library call: run drills, write journals and evidence (G1-G4).
+
+Defaults come from the workspace's `drills.yaml` (the option drilled, storage, executor);
+flags override it. Without a workspace, drills run under `./drills/` and write evidence to
+`./evidence/`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpudecide import evidence as ev
+from gpudecide import workspace
+from gpudecide.drills import (
+    checkpoint_corrupt,
+    disk_full,
+    gpu_delay,
+    node_loss,
+    runner,
+    storage_revoked,
+)
+from gpudecide.drills.restarts import restarts_from_zero
+from gpudecide.drills.runner import DRILLS, DrillContext, DrillResult
+from gpudecide.errors import InputError
+from gpudecide.inputs import load_yaml_model
+from gpudecide.jobs.cli import workspace_logs
+from gpudecide.options import require_known
+
+CONFIG_NAME = "drills.yaml"
+RUNNERS: dict[str, Callable[[DrillContext], DrillResult]] = {
+    "node-loss": node_loss.run,
+    "disk-full": disk_full.run,
+    "storage-revoked": storage_revoked.run,
+    "gpu-delay": gpu_delay.run,
+    "checkpoint-corrupt": checkpoint_corrupt.run,
+}
+
+
+class DrillConfig(BaseModel):
+    """Schema of drills.yaml."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: Literal[1] = Field(default=1, description="Schema version of this file.")
+    option: str | None = Field(
+        default=None, description="Id of the option (contour) the drills exercise."
+    )
+    storage: str | None = Field(
+        default=None,
+        description="External checkpoint storage: a folder, s3://BUCKET/PREFIX, or `node` "
+        "(the node's own disk); null: a folder under drills/.",
+    )
+    executor: Literal["local", "slurm"] = Field(default="local", description="local | slurm.")
+    timeout_s: float = Field(default=120.0, gt=0, description="Longest wait for one job.")
+
+
+@dataclass
+class DrillRun:
+    """What `run_drills` did."""
+
+    results: list[DrillResult]
+    evidence: list[Path]
+    option: str | None
+
+
+def load_config(ws: workspace.Workspace | None) -> tuple[DrillConfig, Path | None]:
+    """The workspace's drills.yaml (defaults when absent)."""
+    if ws is None:
+        return DrillConfig(), None
+    path = ws.root / CONFIG_NAME
+    if not path.is_file():
+        return DrillConfig(), None
+    return load_yaml_model(path, DrillConfig), path
+
+
+def names(which: str) -> list[str]:
+    """The drills `which` stands for (a name, or all)."""
+    if which == "all":
+        return list(DRILLS)
+    if which not in DRILLS:
+        raise InputError(
+            f"unknown drill {which!r}", field="NAME", hint=f"one of {', '.join(DRILLS)}, all"
+        )
+    return [which]
+
+
+def run_drills(
+    which: str,
+    *,
+    ws: workspace.Workspace | None,
+    storage: str | None = None,
+    executor: Literal["local", "slurm"] | None = None,
+    option: str | None = None,
+    evidence_dir: Path | None = None,
+) -> DrillRun:
+    """Run one drill or all; each writes its journal and a `drill` evidence record."""
+    todo = names(which)
+    cfg, cfg_path = load_config(ws)
+    chosen = option or cfg.option
+    if chosen is not None and ws is not None:
+        if option is None and cfg_path is not None:
+            require_known(chosen, ws.config.options, path=cfg_path, field="option")
+        else:
+            require_known(
+                chosen, ws.config.options, path=ws.root / workspace.CONFIG_NAME, field="--option"
+            )
+    root = ws.root if ws is not None else Path.cwd()
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    ctx = DrillContext(
+        root=root / "drills" / stamp,
+        storage=storage or cfg.storage,
+        executor=executor or cfg.executor,
+        option=chosen,
+        timeout_s=cfg.timeout_s,
+    )
+    out_dir = evidence_dir or (ws.evidence_dir if ws is not None else root / "evidence")
+    restarts, log_inputs = log_restarts(ws)
+    results: list[DrillResult] = []
+    written = []
+    for name in todo:
+        result = RUNNERS[name](ctx)
+        results.append(result)
+        record = runner.to_evidence(result, ctx, root)
+        # Every record carries the game day so far: the newest one alone tells the whole story.
+        record.figures["game_day"] = [game_day_row(r) for r in results]
+        record.figures["log_restarts"] = restarts
+        record.inputs.extend(log_inputs)
+        written.append(ev.write(record, out_dir))
+    return DrillRun(results, written, chosen)
+
+
+def game_day_row(r: DrillResult) -> dict[str, object]:
+    """One drill in a game day's table."""
+    keys = ("drill", "verdict", "noticed", "data_kept", "explained", "resumed_from_step")
+    row = {k: v for k, v in r.as_dict().items() if k in keys}
+    row.update(lost_steps=r.lost_steps, lost_seconds=r.lost_seconds, status=r.status)
+    row["restarted_from_zero"] = r.details.get("restarted_from_zero")
+    return row
+
+
+def log_restarts(
+    ws: workspace.Workspace | None,
+) -> tuple[dict[str, object] | None, list[ev.InputRef]]:
+    """Restarts from zero in the workspace's own job logs (None when it has none to read)."""
+    if ws is None or not ws.config.logs or not all(p.is_file() for p in ws.log_paths()):
+        return None, []
+    try:
+        loaded = workspace_logs(ws)
+    except InputError:
+        return None, []
+    inputs = [ev.input_ref(p, ws.root) for p in loaded.paths]
+    return restarts_from_zero(loaded.log.attempts), inputs

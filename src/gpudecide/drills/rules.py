@@ -1,0 +1,78 @@
+"""Decision rules of drill evidence (SPEC G1, G4 -> D3, D5).
+
+- A failed drill suggests a low `operations` score for the option (contour) it ran on; a
+  passed one a good score: the team has seen that failure handled.
+- A node-loss drill whose job restarted from zero is the stop factor candidate
+  `cannot_resume_after_node_loss`: on that contour a lost node costs the whole run so far.
+
+Pure functions of the record: no file reads.
+"""
+
+from __future__ import annotations
+
+from gpudecide import evidence as ev
+from gpudecide.decision.model import StopFactor, Suggestion
+
+PASS_SCORE = 4
+FAIL_SCORE = 2
+NODE_LOSS_FAIL_SCORE = 1
+
+
+def rules(record: ev.Evidence) -> list[Suggestion | StopFactor]:
+    """Score suggestions and stop factors of one `drill` record (other kinds: none).
+
+    A record written by `drill all` carries the whole game day (`game_day`): every drill in
+    it is judged, so the newest record alone is enough.
+    """
+    if record.kind != "drill":
+        return []
+    f = record.figures
+    option = f.get("option")
+    if not option:
+        return []
+    rows = f.get("game_day") or [f]
+    out: list[Suggestion | StopFactor] = []
+    for row in rows:
+        out.extend(_row_rules(str(option), row, (record.id,)))
+    return out
+
+
+def _row_rules(
+    option: str, f: dict[str, object], ids: tuple[str, ...]
+) -> list[Suggestion | StopFactor]:
+    drill = str(f.get("drill"))
+    out: list[Suggestion | StopFactor] = []
+    if f.get("verdict") == "pass":
+        out.append(
+            Suggestion(
+                option,
+                "operations",
+                PASS_SCORE,
+                f"game day {drill} passed: noticed, data kept, status explained",
+                ids,
+            )
+        )
+    else:
+        missing = [k for k in ("noticed", "data_kept", "explained") if not f.get(k)]
+        score = NODE_LOSS_FAIL_SCORE if drill == "node-loss" else FAIL_SCORE
+        out.append(
+            Suggestion(
+                option,
+                "operations",
+                score,
+                f"game day {drill} failed ({', '.join(missing) or 'verdict'}): {f.get('status')}",
+                ids,
+            )
+        )
+    if drill == "node-loss" and (f.get("restarted_from_zero") or f.get("resumed_from_step") == 0):
+        out.append(
+            StopFactor(
+                option,
+                "cannot_resume_after_node_loss",
+                f"node-loss drill: the job restarted from zero ({f.get('status')})",
+                ids,
+                clear="write checkpoints to external storage and re-run `gpudecide drill "
+                "node-loss` until it resumes from the last checkpoint",
+            )
+        )
+    return out
