@@ -1,0 +1,186 @@
+"""The export acceptance test end to end on CPU, and each way it must fail (SPEC E1-E4, A2, A4).
+
+Real PyTorch training in real worker processes, a real folder as external storage, the
+real deletion of the source volume. Jobs are forked from one warm process (the demo's
+executor) to keep the suite fast; `test_portability_cli` runs the cold default once.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpudecide.portability.executors import LocalExecutor
+from gpudecide.portability.plan import ExportTestPlan, Tolerance
+from gpudecide.portability.scenario import ExportTestSetup, run_export_test
+from gpudecide.portability.storage import open_storage
+
+MODEL = {"size": "tiny", "steps": 8, "checkpoint_step": 4, "n_sequences": 64}
+IDENTITY = {
+    "code_commit": "3f9c2a7d1e5b8c0a4f6d2e9b7a1c3e5f7d9b2a4c",
+    "container_digest": "registry.example/train@sha256:" + "ab" * 32,
+    "retention_class": "regulated-3y",
+}
+
+
+@pytest.fixture(scope="module")
+def executor() -> Iterator[LocalExecutor]:
+    ex = LocalExecutor(timeout=300, warm=True)
+    yield ex
+    ex.close()
+
+
+def _setup(tmp: Path, executor: LocalExecutor, **kw: Any) -> ExportTestSetup:
+    plan_path = tmp / "export-test.yaml"
+    plan_path.write_text("option: owned-pool\n")
+    extra = {"identity": IDENTITY, **kw.pop("plan", {})}
+    plan = ExportTestPlan(option="owned-pool", model=MODEL, **extra)
+    return ExportTestSetup(
+        plan=plan,
+        plan_path=plan_path,
+        work=tmp / "work",
+        storage=kw.pop("storage", None) or open_storage(str(tmp / "store")),
+        executor=executor,
+        run_id="run-1",
+        **kw,
+    )
+
+
+def _step(figures: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(s for s in figures["steps"] if s["name"] == name)
+
+
+def test_whole_scenario_passes(tmp_path: Path, executor: LocalExecutor) -> None:
+    result = run_export_test(_setup(tmp_path, executor))
+    f = result.figures
+    assert f["verdict"] == "pass", f["reasons"]
+    assert [s["name"] for s in f["steps"]] == [
+        "plan", "train", "export", "delete", "resume", "record",
+    ]  # fmt: skip
+    assert all(s["status"] == "pass" for s in f["steps"])
+    assert all(
+        s["started_at"].endswith("Z") and s["finished_at"] >= s["started_at"] for s in f["steps"]
+    )
+    assert f["checkpoint_step"] == 4 and f["resumed_at_step"] == 4
+    # Same CPU build: the resumed run reproduces the reference exactly.
+    assert f["final_metrics"] == f["reference_metrics"]
+    assert set(f["final_metrics"]) == {"loss", "eval_loss"}
+    assert [m["step"] for m in f["resumed_curve"]] == [5, 6, 7, 8]
+    assert len(f["plan_sha256"]) == 64
+    root = tmp_path / "store" / "run-1"
+    exported = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    assert "checkpoint-4/optimizer.pt" in exported and "run-manifest.json" in exported
+    assert f["bytes_exported"] == sum(
+        (tmp_path / "store" / "run-1" / p).stat().st_size for p in exported
+    )
+    assert f["export_gbps"] > 0 and f["restore_gbps"] > 0
+    assert f["throughput"]["export"]["below_floor"] is True
+    assert f["throughput"]["export"]["migration_window_hours"] is None
+    assert not (tmp_path / "work").exists()  # the controller's folder is gone after the run
+    record = result.record
+    assert record.kind == "export_test" and record.figures["option"] == "owned-pool"
+    assert record.inputs[0].sha256 == f["plan_sha256"]
+    lint = _step(f, "export")
+    assert lint["status"] == "pass"
+
+
+def test_tolerance_violated_fails_with_the_figure(tmp_path: Path, executor: LocalExecutor) -> None:
+    result = run_export_test(_setup(tmp_path, executor, perturb_resume=0.5))
+    f = result.figures
+    assert f["verdict"] == "fail"
+    resume = _step(f, "resume")
+    assert resume["status"] == "fail"
+    assert "over the tolerance 0.02 relative" in resume["detail"]
+    rows = {r["metric"]: r for r in f["metric_comparison"]}
+    assert rows["loss"]["within"] is False and rows["loss"]["rel_diff"] > 0.02
+    assert f["resumed_at_step"] == 4  # it did resume: only the values are off
+
+
+def test_optimizer_state_missing_cannot_continue(tmp_path: Path, executor: LocalExecutor) -> None:
+    result = run_export_test(_setup(tmp_path, executor, drop_from_export=("optimizer.pt",)))
+    f = result.figures
+    assert f["verdict"] == "fail"
+    assert (
+        "declared artifact 'checkpoint-*/optimizer.pt' is missing" in _step(f, "export")["detail"]
+    )
+    resume = _step(f, "resume")
+    assert resume["status"] == "fail"
+    assert "optimizer_state_missing" in resume["detail"]
+    assert "cannot continue from the expected step 4" in resume["detail"]
+    assert f["resumed_at_step"] is None
+
+
+def test_tampered_export_caught_before_loading(tmp_path: Path, executor: LocalExecutor) -> None:
+    def delete_and_tamper(volume: Path) -> None:
+        shutil.rmtree(volume)
+        target = tmp_path / "store" / "run-1" / "checkpoint-4" / "model.safetensors"
+        data = bytearray(target.read_bytes())
+        data[-1] ^= 0xFF  # one flipped bit in the last weight
+        target.write_bytes(bytes(data))
+
+    result = run_export_test(_setup(tmp_path, executor, delete_volume=delete_and_tamper))
+    resume = _step(result.figures, "resume")
+    assert result.figures["verdict"] == "fail" and resume["status"] == "fail"
+    assert "hash_mismatch" in resume["detail"]
+    assert "checkpoint-4/model.safetensors" in resume["detail"]
+    assert result.figures["resumed_at_step"] is None  # nothing was loaded
+
+
+def test_tampered_checkpoint_and_manifest_caught_by_checkpoint_sums(
+    tmp_path: Path, executor: LocalExecutor
+) -> None:
+    from gpudecide.fsutil import sha256_path
+
+    def rewrite(volume: Path) -> None:
+        shutil.rmtree(volume)
+        root = tmp_path / "store" / "run-1"
+        target = root / "checkpoint-4" / "optimizer.pt"
+        target.write_bytes(target.read_bytes() + b"\0")
+        manifest = json.loads((root / "run-manifest.json").read_text())
+        for f in manifest["files"]:  # a forger who also fixes the run manifest
+            if f["path"] == "checkpoint-4/optimizer.pt":
+                f["sha256"], f["size"] = sha256_path(target)
+        (root / "run-manifest.json").write_text(json.dumps(manifest))
+
+    result = run_export_test(_setup(tmp_path, executor, delete_volume=rewrite))
+    detail = _step(result.figures, "resume")["detail"]
+    assert "hash_mismatch" in detail and "optimizer.pt" in detail and "nothing was loaded" in detail
+
+
+def test_deleted_volume_still_listed_fails_step_3(tmp_path: Path, executor: LocalExecutor) -> None:
+    result = run_export_test(_setup(tmp_path, executor, delete_volume=lambda _p: None))
+    delete = _step(result.figures, "delete")
+    assert delete["status"] == "fail"
+    assert "still listed" in delete["detail"]
+    assert "volume" in delete["figures"]["listing_after"]
+    assert result.figures["verdict"] == "fail"
+
+
+def test_plan_edited_during_the_test_fails(tmp_path: Path, executor: LocalExecutor) -> None:
+    setup = _setup(tmp_path, executor)
+
+    def edit_plan(volume: Path) -> None:
+        shutil.rmtree(volume)
+        setup.plan_path.write_text("option: owned-pool\ntolerance: {relative: 0.5}\n")
+
+    setup.delete_volume = edit_plan
+    result = run_export_test(setup)
+    record = _step(result.figures, "record")
+    assert record["status"] == "fail" and "plan changed during the test" in record["detail"]
+
+
+def test_tolerance_boundaries() -> None:
+    # Binary fractions, so "exactly at the bound" is exact in floating point.
+    rel = Tolerance(relative=0.03125, absolute=None)
+    assert rel.allows(2.0625, 2.0)  # exactly at the bound: within
+    assert not rel.allows(2.0626, 2.0)
+    assert rel.allows(1.9375, 2.0)  # below the reference counts the same
+    both = Tolerance(relative=0.0, absolute=0.25)
+    assert both.allows(2.25, 2.0) and not both.allows(2.2501, 2.0)
+    with pytest.raises(ValueError):
+        Tolerance(relative=None, absolute=None)
