@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer
 from babel.messages.extract import extract_from_dir
+from pydantic import BaseModel
 from trestle.oscal.assessment_results import AssessmentResults
 from typer.testing import CliRunner
 
@@ -18,6 +20,8 @@ from gpudecide import workspace
 from gpudecide.decision.model import StopFactor, Suggestion
 from gpudecide.governance import demo, rules
 from gpudecide.governance.cli import check_app, register
+from gpudecide.governance.isolation import IsolationFile
+from gpudecide.governance.raci import RaciFile
 from gpudecide.governance.report import governance_section
 from gpudecide.i18n import catalogue
 from gpudecide.report.model import Section
@@ -341,3 +345,28 @@ def test_file_option_reads_another_table(ws: workspace.Workspace, tmp_path: Path
     assert code == 1 and body["verdict"] == "fail"
     stopped = {o["option"] for o in body["options"] if o["stopped"]}  # type: ignore[attr-defined]
     assert stopped == {"owned-8xh100", "rented-8gpu", "kz-rented-2gpu", "hybrid-kz"}
+
+
+def _fields(model: type[BaseModel], prefix: str = "") -> list[str]:
+    out: list[str] = []
+    for name, info in model.model_fields.items():
+        out.append(prefix + name)
+        ann: Any = info.annotation
+        for candidate in (ann, *getattr(ann, "__args__", ())):
+            if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+                out += _fields(candidate, prefix + name + ".")
+    return out
+
+
+@pytest.mark.parametrize(
+    ("name", "model"), [("raci.yaml", RaciFile), ("isolation.yaml", IsolationFile)]
+)
+def test_templates_document_every_field(name: str, model: type[BaseModel]) -> None:
+    lines = workspace.template_files()[name].splitlines()
+    for dotted in _fields(model):
+        key = dotted.split(".")[-1]
+        idx = next(
+            (i for i, ln in enumerate(lines) if re.match(rf"\s*(- )?(\{{)?{key}:", ln)), None
+        )
+        assert idx is not None, f"{name}: {dotted} missing from the template"
+        assert lines[idx - 1].lstrip().startswith("#"), f"{name}: {dotted} has no comment above"
