@@ -317,3 +317,56 @@ def test_weights_only_checkpoint_is_clean(tmp_path: Path) -> None:
     torch.save({"w": torch.zeros(2, 2), "step": 3}, buf)
     _code, hazards = audit(tmp_path, {"weights.pt": buf.getvalue()})
     assert [h for h in hazards if h["path"] == "weights.pt"] == []
+
+
+# ---- formats that are pickles underneath: legacy tar, joblib compression -------------------
+
+
+def test_legacy_tar_checkpoint_members_are_scanned(tmp_path: Path) -> None:
+    import tarfile
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name, data in (("sys_info", pickle.dumps({"protocol_version": 1000})),
+                           ("pickle", P0_SYSTEM), ("storages", b"\x00" * 32)):  # fmt: skip
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    code, hazards = audit(tmp_path, {"model.pt": buf.getvalue()})
+    assert code == 1
+    assert "os.system" in hazard(hazards, "dangerous_pickle", "model.pt")
+
+
+@pytest.mark.parametrize("kind", ["zlib", "gzip", "bz2", "xz"])
+def test_compressed_joblib_is_scanned(tmp_path: Path, kind: str) -> None:
+    import bz2
+    import gzip
+    import lzma
+    import zlib
+
+    pack = {"zlib": zlib.compress, "gzip": gzip.compress, "bz2": bz2.compress,
+            "xz": lzma.compress}[kind]  # fmt: skip
+    code, hazards = audit(tmp_path, {"model.joblib": pack(P0_SYSTEM)})
+    assert code == 1
+    assert "os.system" in hazard(hazards, "dangerous_pickle", "model.joblib")
+
+
+def test_compressed_benign_pickle_is_clean(tmp_path: Path) -> None:
+    import gzip
+
+    data = gzip.compress(pickle.dumps({"coef": [1.0, 2.0], "n": 3}, protocol=4))
+    _code, hazards = audit(tmp_path, {"model.joblib": data})
+    assert [h for h in hazards if h["path"] == "model.joblib"] == []
+
+
+@pytest.mark.parametrize("method", [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED])
+def test_frame_divergence_inside_a_torch_zip(tmp_path: Path, method: int) -> None:
+    # torch.load reads data.pkl through a BytesIO: the reader that drops the frame's rest.
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", method) as z:
+        z.writestr("archive/data.pkl", frame_divergent())
+        z.writestr("archive/version", b"3\n")
+    code, hazards = audit(tmp_path, {"model.pt": buf.getvalue()})
+    assert code == 1
+    assert hazard(hazards, "pickle_frame_mismatch", "model.pt")
+    assert "os.system" in hazard(hazards, "dangerous_pickle", "model.pt")

@@ -10,8 +10,13 @@ weights, optimizer state and step, which decides whether it is resumable (A2).
 Recognised: safetensors (single and sharded with `model.safetensors.index.json`), Hugging
 Face Trainer checkpoints, PEFT adapters, DCP folders (`.metadata` + `__R_N.distcp`),
 Lightning `.ckpt`, torch `.pt`/`.bin`/`.pth` (zip or legacy), GGUF, DeepSpeed folders
-(`global_stepN/`, `latest`), plus the JSON/YAML/text files around them. Anything else with no
-known header is an `unknown_format` finding: it is what a vendor-SDK-only package looks like.
+(`global_stepN/`, `latest`), numpy `.npy`/`.npz` (object arrays' pickles scanned), plus the
+JSON/YAML/text files around them. Detection goes from strong headers, to containers opened
+and scanned member by member by content (zip even with a damaged central directory, tar,
+gzip/bz2/xz/zlib; 7z and the like are `archive_not_scanned`), to a pickle parse that
+recognises a pickle whatever its name (joblib, dill, scikit-learn `.sav`, `.pth.tar`), to
+names. Anything else with no known header is an `unknown_format` finding: it is what a
+vendor-SDK-only package looks like.
 """
 
 from __future__ import annotations
