@@ -3,11 +3,32 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from gpudecide.report import charts
 from gpudecide.report.fmt import fmt, pct
 from gpudecide.report.i18n import Language, t
 from gpudecide.report.model import Chart, Section, Table
+
+
+def _reconciliation_rows(f: dict[str, Any]) -> list[list[str]]:
+    """Every job of the log in one group, as `queue` counts them too (F1, Q1)."""
+    r = f.get("reconciliation")
+    if not r:
+        return []
+    sources = f.get("gpu_count_sources") or {}
+    return [
+        [
+            "jobs in the log (array tasks one by one)",
+            f"{fmt(r['total'])}: {fmt(r['gpu_jobs'])} GPU, {fmt(r['cpu_only'])} CPU-only, "
+            f"{fmt(r['no_gpu_information'])} without GPU information, "
+            f"{fmt(r['never_started'])} never started, {fmt(r['pending'])} pending",
+        ],
+        [
+            "GPU counts taken from",
+            ", ".join(f"{src}: {fmt(n)}" for src, n in sources.items()) or "-",
+        ],
+    ]
 
 
 def profile_section(section: Section, lang: Language) -> None:
@@ -30,6 +51,7 @@ def profile_section(section: Section, lang: Language) -> None:
         ["attempts (requeues included)", fmt(f["attempts_total"])],
         ["restarts (re-submissions + requeues)", fmt(f["restarts"])],
         ["never started (cancelled while pending)", fmt(f["never_started"])],
+        *_reconciliation_rows(f),
         ["unsuccessful share of jobs", pct(f["unsuccessful_share"])],
         ["GPU-hours lost to unsuccessful attempts", pct(f["gpu_hours_lost_share"])],
         ["jobs per week (mean)", fmt(f["jobs_per_week_mean"])],
@@ -67,6 +89,14 @@ def profile_section(section: Section, lang: Language) -> None:
                 f"{pct(f['busy_share'])} useful, {pct(f['occupied_share'])} occupied",
             ]
         )
+        if f.get("peak_exceeds_pool"):
+            rows.append(
+                [
+                    "peak above the pool",
+                    f"{f['peak_concurrent_gpus']} GPUs at once on a {f['pool_gpus']}-GPU pool: "
+                    "the log holds other pools too, or the pool size is wrong",
+                ]
+            )
     section.tables.append(
         Table(t("key_figures", lang), [t("figure", lang), t("value", lang)], rows)
     )

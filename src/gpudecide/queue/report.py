@@ -80,6 +80,15 @@ def queue_section(section: Section, lang: Language) -> None:
             ],
         )
     )
+    rec = f["summary"].get("reconciliation")
+    if rec:
+        section.tables.append(
+            Table(
+                "Jobs in the log (array tasks one by one)",
+                [t("figure", lang), t("value", lang)],
+                [[k.replace("_", " "), fmt(v)] for k, v in rec.items()],
+            )
+        )
     if slos:
         section.tables.append(
             Table(
