@@ -45,7 +45,7 @@ class CheckRun:
 
 def _summary(findings: list[Finding], options: int) -> str:
     stops = sum(1 for f in findings if f.stop)
-    return _("{n} findings over {o} options, {s} of them stop factors", "en").format(
+    return _("options checked: {o}; findings: {n}; stop factors: {s}", "en").format(
         n=len(findings), o=options, s=stops
     )
 
@@ -205,7 +205,7 @@ def run_secrets(
         title="Credentials in logs and configs",
         spec_ids=["I3"],
         verdict="fail" if result.findings else "pass",
-        summary=_("{n} credentials found in {f} files (values masked)", "en").format(
+        summary=_("files scanned: {f}; credentials found: {n} (values masked)", "en").format(
             n=len(result.findings), f=len(result.files)
         ),
         figures=result.figures,
