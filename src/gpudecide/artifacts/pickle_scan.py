@@ -49,6 +49,8 @@ MAX_OPS = 60_000_000
 MAX_CONSTANTS = 200_000
 MAX_PROBLEMS = 20
 MAX_STRING = 1 << 16
+MAX_STACK = 5_000_000
+MAX_MEMO_BITS = 1 << 27  # keys above live in the dict: a 16 MiB bitmap at most
 MAX_LINE = 1 << 20
 CHUNK = 1 << 20
 
@@ -446,6 +448,47 @@ _OP_NAMES = {0x52: "REDUCE", 0x81: "NEWOBJ", 0x92: "NEWOBJ_EX", 0x6F: "OBJ"}
 _PUSH_ONLY = frozenset(c for c, (group, _, _) in _TABLE.items() if group == _G_PUSH)
 
 
+class _Memo:
+    """The unpickler's memo, in bounded memory.
+
+    Only values that matter (strings, imports, marks) are kept by key; keys whose value is
+    opaque are one bit each in a bitmap, so a pickle that memoises millions of objects costs
+    a few megabytes. `count` is the number of distinct keys (MEMOIZE's next key), as in the
+    C unpickler's `memo_len`.
+    """
+
+    __slots__ = ("bits", "count", "values")
+
+    def __init__(self) -> None:
+        self.values: dict[int, Any] = {}
+        self.bits = bytearray()
+        self.count = 0
+
+    def put(self, key: int, value: Any) -> None:
+        byte, bit = key >> 3, 1 << (key & 7)
+        opaque_before = byte < len(self.bits) and self.bits[byte] & bit
+        if not opaque_before and key not in self.values:
+            self.count += 1
+        if value is OPAQUE and key < MAX_MEMO_BITS:
+            if byte >= len(self.bits):
+                self.bits.extend(bytes(max(byte + 1 - len(self.bits), len(self.bits))))
+            self.bits[byte] |= bit
+            self.values.pop(key, None)
+        else:
+            if opaque_before:
+                self.bits[byte] &= ~bit & 0xFF
+            self.values[key] = value
+
+    def get(self, key: int) -> Any:
+        value = self.values.get(key, self)
+        if value is not self:
+            return value
+        byte = key >> 3
+        if byte < len(self.bits) and self.bits[byte] & (1 << (key & 7)):
+            return OPAQUE
+        raise _Malformed(f"memo key {key!r} used before it was stored")
+
+
 class _Interpreter:
     """Abstract stack machine: strings and imports are tracked, everything else is opaque."""
 
@@ -453,7 +496,7 @@ class _Interpreter:
         self.report = report
         self.w = window
         self.stack: list[Any] = []
-        self.memo: dict[int, Any] = {}
+        self.memo = _Memo()
 
     # -- stack helpers (C unpickler semantics: underflow stops the load) ------------------
     def pop(self) -> Any:
@@ -506,6 +549,9 @@ class _Interpreter:
         try:
             while True:
                 ops = self.fast(ops, max_ops)
+                if len(self.stack) >= MAX_STACK:
+                    report.too_large = f"more than {MAX_STACK:,} values on the stack"
+                    raise _Stop
                 ops += 1
                 if ops > max_ops:
                     report.too_large = f"more than {max_ops:,} opcodes: not scanned to the end"
@@ -531,20 +577,17 @@ class _Interpreter:
         push, from_bytes, unpack_from = stack.append, int.from_bytes, struct.unpack_from
         buf, i, lim = w.buf, w.i, w.limit()
         try:
-            while i + 10 <= lim and ops < max_ops:
+            while i + 10 <= lim and ops < max_ops and len(stack) < MAX_STACK:
                 code = buf[i]
                 ops += 1
                 if code == 0x71 or code == 0x94:  # BINPUT, MEMOIZE
                     if not stack or stack[-1] is MARK:
                         raise _Malformed("memo store with an empty stack")
-                    memo[buf[i + 1] if code == 0x71 else len(memo)] = stack[-1]
+                    memo.put(buf[i + 1] if code == 0x71 else memo.count, stack[-1])
                     i += 2 if code == 0x71 else 1
                     continue
                 if code == 0x68:  # BINGET
-                    key = buf[i + 1]
-                    if key not in memo:
-                        raise _Malformed(f"memo key {key!r} used before it was stored")
-                    push(memo[key])
+                    push(memo.get(buf[i + 1]))
                     i += 2
                     continue
                 if code == 0x4B or code == 0x4D or code == 0x4A:  # BININT1/2, BININT
@@ -681,12 +724,12 @@ class _Interpreter:
         elif code == 0x72:
             key = struct.unpack("<I", w.read(4))[0]
         elif code == 0x94:
-            key = len(self.memo)
+            key = self.memo.count
         else:
             key = self.int_line(w.readline())
         if not self.stack or self.stack[-1] is MARK:
             raise _Malformed("memo store with an empty stack")
-        self.memo[key] = self.stack[-1]
+        self.memo.put(key, self.stack[-1])
 
     def memo_get(self, code: int) -> None:
         w = self.w
@@ -696,9 +739,7 @@ class _Interpreter:
             key = struct.unpack("<I", w.read(4))[0]
         else:
             key = self.int_line(w.readline())
-        if key not in self.memo:
-            raise _Malformed(f"memo key {key!r} used before it was stored")
-        self.stack.append(self.memo[key])
+        self.stack.append(self.memo.get(key))
 
     @staticmethod
     def int_line(line: bytes) -> int:
