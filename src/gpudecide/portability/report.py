@@ -68,7 +68,13 @@ def _steps_table(f: dict[str, Any], lang: Language) -> Table:
     ]
     return Table(
         _("Steps of the test (E3), UTC", lang),
-        [_("step", lang), _("status", lang), _("started", lang), _("finished", lang), "detail"],
+        [
+            _("step", lang),
+            _("status", lang),
+            _("started", lang),
+            _("finished", lang),
+            _("detail", lang),
+        ],
         rows,
     )
 
