@@ -1,0 +1,38 @@
+"""The drills' part of the demo: GPU telemetry of the demo pool, the cordon decision, a game day.
+
+`install(root)` copies the demo telemetry (nvidia-smi CSV captures, a dcgm-exporter dump, a
+dcgmi dmon table and kernel logs, in `demo_data/telemetry/`) into the workspace's
+`telemetry/`; `run(ws, option_id)` decides the cordon actions (never applying them) and runs
+all five drills on the option's contour with the real training job, on this machine.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from gpudecide import workspace
+from gpudecide.drills import cordon_run, drill_run
+
+DATA = Path(__file__).parent / "demo_data" / "telemetry"
+
+
+def install(root: Path) -> list[Path]:
+    """Copy the demo telemetry into `root/telemetry/`."""
+    target = root / cordon_run.TELEMETRY_DIR
+    target.mkdir(parents=True, exist_ok=True)
+    written = []
+    for src in sorted(DATA.iterdir()):
+        dest = target / src.name
+        shutil.copyfile(src, dest)
+        written.append(dest)
+    return written
+
+
+def run(ws: workspace.Workspace, option_id: str) -> list[Path]:
+    """Cordon decision on the demo telemetry, then a game day on `option_id`; records written."""
+    if not (ws.root / cordon_run.TELEMETRY_DIR).is_dir():
+        install(ws.root)
+    cordon = cordon_run.run_cordon([], ws=ws)
+    drills = drill_run.run_drills("all", ws=ws, option=option_id)
+    return [p for p in (cordon.written, *drills.evidence) if p is not None]

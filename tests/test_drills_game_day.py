@@ -1,0 +1,124 @@
+"""Game day (SPEC G1, G4): all five drills for real on CPU, in a fresh workspace, no flags.
+
+One `gpudecide drill all --json` run (the real training job, SIGKILL, a tmpfs filling up,
+permissions the job really lacks, a delayed start, flipped bytes in storage) is shared by
+the tests of this module; each checks what its drill must show.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from gpudecide import evidence as ev
+from gpudecide import workspace
+from gpudecide.drills.cli import register
+from gpudecide.drills.runner import DRILLS
+
+
+def _app() -> typer.Typer:
+    app = typer.Typer()
+
+    @app.callback()
+    def main() -> None:
+        """The root app, as the main CLI builds it."""
+
+    register(app)
+    return app
+
+
+@pytest.fixture(scope="module")
+def game_day(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    root = tmp_path_factory.mktemp("ws")
+    workspace.init(root)
+    mp = pytest.MonkeyPatch()
+    mp.chdir(root)
+    try:
+        r = CliRunner().invoke(_app(), ["drill", "all", "--json"])
+    finally:
+        mp.undo()
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    return {"root": root, "data": data, "by": {d["drill"]: d for d in data["drills"]}}
+
+
+def test_all_five_drills_pass_with_the_machine_interface(game_day: dict[str, Any]) -> None:
+    drills = game_day["data"]["drills"]
+    assert [d["drill"] for d in drills] == list(DRILLS)
+    for d in drills:
+        assert d["verdict"] == "pass", d
+        assert d["noticed"] is True and d["data_kept"] is True and d["explained"] is True
+        assert Path(d["journal"]).is_file()
+        assert {"resumed_from_step", "lost_steps", "lost_seconds"} <= set(d)
+        assert d["option"] == "owned-pool"  # from the template's drills.yaml
+
+
+def test_node_loss_resumes_from_external_storage(game_day: dict[str, Any]) -> None:
+    d = game_day["by"]["node-loss"]
+    assert d["resumed_from_step"] == 4  # checkpoint every 4 steps, SIGKILL after >= step 6
+    assert d["lost_steps"] >= 2 and d["lost_seconds"] > 0
+    assert d["restarted_from_zero"] is False
+    assert d["would_restart_from_zero_on_local_disk"] is True
+    assert "SIGKILL" in d["status"] and "checkpoint-4" in d["status"]
+
+
+def test_disk_full_is_a_kernel_enospc_and_nothing_half_written_looks_whole(
+    game_day: dict[str, Any],
+) -> None:
+    d = game_day["by"]["disk-full"]
+    assert "ENOSPC" in d["status"]
+    assert d["disk"]["published"] == [4] and d["disk"]["verified"] == [4]
+    assert d["disk"]["looks_whole_but_broken"] == [] and d["disk"]["leftovers"] == []
+    journal = json.loads(Path(d["journal"]).read_text())
+    assert journal["fault"]["filesystem"] in ("tmpfs", "loop-ext4")
+    rollbacks = [r["activity"]["name"] for r in journal["rollbacks"]]
+    assert "unmount the small filesystem" in rollbacks
+
+
+def test_storage_revoked_retries_with_backoff_and_keeps_the_checkpoint(
+    game_day: dict[str, Any],
+) -> None:
+    d = game_day["by"]["storage-revoked"]
+    assert d["retried_with_backoff"] is True and d["attempts"] == 4
+    assert "Permission denied" in d["status"] and "back-off 0.1, 0.2, 0.4 s" in d["status"]
+    assert d["resumed_from_step"] == 4
+
+
+def test_gpu_delay_shows_pending_with_a_reason(game_day: dict[str, Any]) -> None:
+    d = game_day["by"]["gpu-delay"]
+    assert d["wait_reason"] and d["wait_reason"].startswith("Resources")
+    assert 1.6 <= d["queue_wait_s"] < 10
+    assert d["samples_while_waiting"] >= 5
+
+
+def test_checkpoint_corrupt_falls_back_to_the_previous_good_one(game_day: dict[str, Any]) -> None:
+    d = game_day["by"]["checkpoint-corrupt"]
+    assert d["rejected"] == [{"step": 12, "reason": "hash_mismatch"}]
+    assert d["resumed_from_step"] == 8 and d["lost_steps"] == 4
+
+
+def test_journals_are_chaos_toolkit_shaped(game_day: dict[str, Any]) -> None:
+    for d in game_day["data"]["drills"]:
+        j = json.loads(Path(d["journal"]).read_text())
+        assert j["steady_states"]["before"]["steady_state_met"] is True
+        assert j["steady_states"]["after"]["steady_state_met"] is True
+        assert j["run"] and j["rollbacks"] and j["fault"]
+        assert j["verdict"]["verdict"] == "pass"
+        stamps = [t["at"] for t in j["timeline"]]
+        assert stamps == sorted(stamps) and all(s.endswith("Z") for s in stamps)
+        assert all(r["status"] == "succeeded" for r in j["rollbacks"])
+
+
+def test_evidence_names_the_option_and_carries_the_game_day(game_day: dict[str, Any]) -> None:
+    records = [r for r in ev.load_all(game_day["root"] / "evidence") if r.kind == "drill"]
+    assert len(records) == 5
+    assert {r.figures["option"] for r in records} == {"owned-pool"}
+    newest = records[-1]
+    assert [row["drill"] for row in newest.figures["game_day"]] == list(DRILLS)
+    state, _problems = ev.freshness(newest, game_day["root"])
+    assert state is ev.Freshness.FRESH  # the journal it cites is its input

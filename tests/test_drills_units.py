@@ -1,0 +1,236 @@
+"""Drills' pieces without a training job: rules, restarts from zero, journal, inputs, report."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from gpudecide import evidence as ev
+from gpudecide import workspace
+from gpudecide.decision.model import StopFactor, Suggestion
+from gpudecide.drills import report, restarts, rules
+from gpudecide.drills.cli import register
+from gpudecide.drills.journal import Journal, always
+from gpudecide.jobs.load import load_logs
+from gpudecide.jobs.schema import attempts_table
+from gpudecide.report.model import Section
+
+DEMO_LOG = Path(__file__).parents[1] / "src" / "gpudecide" / "jobs" / "demo_data" / "sacct-8w.txt"
+
+
+def _app() -> typer.Typer:
+    app = typer.Typer()
+
+    @app.callback()
+    def main() -> None:
+        """The root app, as the main CLI builds it."""
+
+    register(app)
+    return app
+
+
+def _drill_record(**figures: Any) -> ev.Evidence:
+    base: dict[str, Any] = {
+        "drill": "disk-full",
+        "verdict": "pass",
+        "noticed": True,
+        "data_kept": True,
+        "explained": True,
+        "resumed_from_step": 4,
+        "status": "ok",
+        "option": "owned-pool",
+    }
+    base.update(figures)
+    record = ev.Evidence(kind="drill", title="t", spec_ids=["G4"], verdict="pass", summary="s",
+                         figures=base)  # fmt: skip
+    return ev.seal(record)
+
+
+# --- decision rules ---
+
+
+def test_passed_drill_suggests_a_good_operations_score() -> None:
+    out = rules.rules(_drill_record())
+    assert out == [
+        Suggestion("owned-pool", "operations", 4, out[0].rule, (out[0].evidence[0],))  # type: ignore[union-attr]
+    ]
+
+
+def test_failed_drill_suggests_a_low_operations_score() -> None:
+    out = rules.rules(_drill_record(verdict="fail", data_kept=False, status="disk full"))
+    assert len(out) == 1 and isinstance(out[0], Suggestion)
+    assert out[0].criterion == "operations" and out[0].score == 2
+    assert "data_kept" in out[0].rule
+
+
+def test_node_loss_from_zero_is_a_stop_factor_and_a_resume_is_not() -> None:
+    zero = rules.rules(_drill_record(drill="node-loss", verdict="fail", data_kept=False,
+                                     resumed_from_step=0, restarted_from_zero=True))  # fmt: skip
+    stops = [f for f in zero if isinstance(f, StopFactor)]
+    assert [s.id for s in stops] == ["cannot_resume_after_node_loss"]
+    assert stops[0].option == "owned-pool" and stops[0].clear
+    assert min(f.score for f in zero if isinstance(f, Suggestion)) == 1
+    resumed = rules.rules(_drill_record(drill="node-loss", resumed_from_step=4))
+    assert not [f for f in resumed if isinstance(f, StopFactor)]
+
+
+def test_rules_read_the_whole_game_day_from_the_newest_record() -> None:
+    day = [
+        {"drill": "node-loss", "verdict": "fail", "noticed": True, "data_kept": False,
+         "explained": True, "resumed_from_step": 0, "restarted_from_zero": True, "status": "x"},
+        {"drill": "gpu-delay", "verdict": "pass", "noticed": True, "data_kept": True,
+         "explained": True, "resumed_from_step": 0, "status": "y"},
+    ]  # fmt: skip
+    out = rules.rules(_drill_record(drill="gpu-delay", game_day=day))
+    assert sorted(f.id for f in out if isinstance(f, StopFactor)) == [
+        "cannot_resume_after_node_loss"
+    ]
+    assert sorted(f.score for f in out if isinstance(f, Suggestion)) == [1, 4]
+
+
+def test_no_option_no_findings() -> None:
+    assert rules.rules(_drill_record(option=None)) == []
+
+
+# --- restarts from zero in the team's logs ---
+
+
+def test_demo_log_flags_the_node_fail_restart_from_zero() -> None:
+    log = load_logs([DEMO_LOG], tz="Asia/Almaty")
+    found = restarts.restarts_from_zero(log.attempts)
+    zero = [e for e in found["restarts"] if e["verdict"] == "restarted_from_zero"]
+    assert [e["job_id"] for e in zero] == ["41874"]
+    e = zero[0]
+    assert e["state"] == "node_fail" and e["rerun_job_id"] == "41875"
+    assert e["lost_attempt_s"] == 22 * 3600 + 10 * 60 and e["rerun_s"] == 27 * 3600 + 40 * 60
+    assert e["gpu_hours_lost"] == pytest.approx(8 * (22 + 10 / 60), abs=0.01)
+    assert e["checkpoint_known"] is False
+    by_job = {x["job_id"]: x["verdict"] for x in found["restarts"]}
+    assert by_job["41909"] == "resumed"  # the timeout whose re-run took 9 h 50 min
+    assert by_job["41892"] == "unclear"  # preempted after 6 h of a 24 h run
+    assert found["from_zero"] == 1 and "177.3 GPU-hours lost" in found["findings"][0]
+
+
+def _attempt(job: str, attempt: int, state: str, start_h: float, hours: float,
+             **extra: Any) -> dict[str, Any]:  # fmt: skip
+    t0 = datetime(2026, 6, 1, tzinfo=UTC)
+    start = t0 + timedelta(hours=start_h)
+    row = {
+        "job_id": job,
+        "attempt": attempt,
+        "name": "ft-x",
+        "user": "u",
+        "gpu_count": 8,
+        "state": state,
+        "submit": start,
+        "start": start,
+        "end": start + timedelta(hours=hours),
+    }
+    row.update(extra)
+    return row
+
+
+def test_reference_run_decides_and_its_boundary() -> None:
+    """A clean 20 h run is the reference: a 17 h re-run (85 %) is from zero, 16.9 h is not."""
+    for rerun, verdict in ((17.0, "restarted_from_zero"), (16.9, "resumed")):
+        rows = [
+            _attempt("1", 1, "completed", 0, 20),
+            _attempt("2", 1, "node_fail", 30, 10),
+            _attempt("3", 1, "completed", 41, rerun),
+        ]
+        found = restarts.restarts_from_zero(attempts_table(rows, "t"))
+        assert [e["verdict"] for e in found["restarts"]] == [verdict]
+        assert found["restarts"][0]["reference_full_run_s"] == 20 * 3600
+
+
+def test_known_checkpoint_gives_the_loss_since_it() -> None:
+    ckpt = datetime(2026, 6, 1, tzinfo=UTC) + timedelta(hours=8)
+    rows = [
+        _attempt("2", 1, "preempted", 0, 10, last_checkpoint=ckpt),
+        _attempt("2", 2, "completed", 11, 4),
+    ]
+    e = restarts.restarts_from_zero(attempts_table(rows, "t"))["restarts"][0]
+    assert e["verdict"] == "resumed" and e["checkpoint_known"] is True
+    assert e["gpu_hours_lost"] == 16.0 and e["checkpoint_age_at_loss_s"] == 7200
+
+
+def test_a_rerun_outside_the_window_or_another_name_is_not_a_restart() -> None:
+    rows = [
+        _attempt("2", 1, "timeout", 0, 10),
+        _attempt("3", 1, "completed", 200, 12),
+        _attempt("4", 1, "completed", 11, 12, name="eval-x"),
+    ]
+    assert restarts.restarts_from_zero(attempts_table(rows, "t"))["restarts"] == []
+
+
+# --- journal ---
+
+
+def test_rollback_runs_and_is_recorded_when_the_action_fails(tmp_path: Path) -> None:
+    j = Journal("d", "t", "d", "h")
+    with pytest.raises(RuntimeError), j.activity("action", "inject"):
+        raise RuntimeError("boom")
+    always(j, "undo", lambda: "undone")
+    always(j, "undo that fails", lambda: 1 / 0)
+    j.steady("after", [])
+    data = json.loads(j.write(tmp_path / "j.json", {"verdict": "fail"}).read_text())
+    assert data["run"][0]["status"] == "failed" and "boom" in data["run"][0]["exception"]
+    assert [r["status"] for r in data["rollbacks"]] == ["succeeded", "failed"]
+    assert data["rollbacks"][0]["output"] == "undone"
+    assert data["status"] == "failed"
+
+
+# --- inputs ---
+
+
+def test_bad_drill_inputs_are_one_line_exit_2(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    workspace.init(root)
+    cwd = Path.cwd()
+    os.chdir(root)
+    try:
+        r = CliRunner().invoke(_app(), ["drill", "meteor-strike"])
+        assert r.exit_code == 2 and "unknown drill 'meteor-strike'" in r.output
+        r = CliRunner().invoke(_app(), ["drill", "gpu-delay", "--executor", "cloud"])
+        assert r.exit_code == 2 and "--executor" in r.output
+        r = CliRunner().invoke(_app(), ["drill", "gpu-delay", "--option", "nope"])
+        assert r.exit_code == 2 and "unknown option id 'nope'" in r.output
+        (root / "drills.yaml").write_text("option: nope\n")
+        r = CliRunner().invoke(_app(), ["drill", "gpu-delay"])
+        assert r.exit_code == 2 and "drills.yaml" in r.output and "'option'" in r.output
+        (root / "drills.yaml").write_text("executor: cloud\n")
+        r = CliRunner().invoke(_app(), ["drill", "gpu-delay"])
+        assert r.exit_code == 2 and "drills.yaml:1" in r.output
+        assert "Traceback" not in r.output
+    finally:
+        os.chdir(cwd)
+    assert not list((root / "evidence").glob("*.json"))
+
+
+# --- report ---
+
+
+def _section(record: ev.Evidence) -> Section:
+    return Section("drill", record.title, record, "fresh", "fresh", [])
+
+
+def test_report_section_in_russian_and_kazakh() -> None:
+    log = load_logs([DEMO_LOG], tz="Asia/Almaty")
+    record = _drill_record(log_restarts=restarts.restarts_from_zero(log.attempts))
+    for lang, word in (("ru", "Учения"), ("kk", "Оқу-жаттығулар")):
+        s = _section(record)
+        report.drills_section(s, lang)
+        assert s.title.startswith(word)
+        assert len(s.tables) == 2
+        assert {r[0] for r in s.tables[1].rows} == {"41874", "41892", "41909"}
+    s = _section(record)
+    report.drills_section(s, "en")
+    zero = next(r for r in s.tables[1].rows if r[0] == "41874")
+    assert zero[5] == "restarted from zero" and zero[6] == "177.3"
