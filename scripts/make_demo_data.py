@@ -16,6 +16,7 @@ scheduled evaluation of the production model; 47 GPU jobs in all.
 
 from __future__ import annotations
 
+import copy
 import json
 import struct
 import sys
@@ -531,7 +532,7 @@ def write_hybrid(data: Path = HYBRID_DATA) -> Path:
                     {
                         "option": option,
                         "manifest": f"runs/{option}/run-manifest.json",
-                        "evaluation": {**contract, "prompt_versions": [prompts]},
+                        "evaluation": {**copy.deepcopy(contract), "prompt_versions": [prompts]},
                     }
                     for option, prompts in (
                         ("kz-rented-2gpu", "eval-prompts-v3"),

@@ -20,7 +20,9 @@ from gpudecide.artifacts.cli import register as register_artifacts
 from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, err, guard, open_workspace, out
 from gpudecide.cost import analysis as cost_analysis
 from gpudecide.cost.cli import register as register_cost
-from gpudecide.decision.cli import print_assessment, run_assess
+from gpudecide.decision.cli import print_assessment, register_check, run_assess
+from gpudecide.governance.cli import check_app
+from gpudecide.governance.cli import register as register_governance
 from gpudecide.jobs import profile as prof
 from gpudecide.jobs.cli import register as register_jobs
 from gpudecide.queue.analysis import queue_summary_line, replay_summary_line
@@ -76,6 +78,8 @@ register_jobs(app)  # `profile`, `columns` (SPEC F1-F3, C2)
 register_queue(app)  # `queue`, `replay` (SPEC Q1-Q5, C8, D3)
 register_cost(app)  # `cost` (SPEC C1-C10, V2)
 register_artifacts(app)  # `hash`, `manifest ...`, `audit` (SPEC A1-A8, E2, E5)
+register_check(check_app)  # `check hybrid` (SPEC H1-H3), beside the governance checks
+register_governance(app)  # `check raci|standard-path|isolation|residency|secrets` (R, I)
 
 
 @app.command()

@@ -19,6 +19,7 @@ from gpudecide.cost.cli import CostRun
 from gpudecide.decision import demo as decision_demo
 from gpudecide.errors import InputError
 from gpudecide.fsutil import atomic_write_bytes
+from gpudecide.governance import demo as governance_demo
 from gpudecide.jobs import demo as jobs_demo
 from gpudecide.jobs.cli import workspace_logs
 from gpudecide.jobs.profile import ProfileResult
@@ -63,6 +64,7 @@ def run(ws: workspace.Workspace) -> DemoRun:
     cost = cost_demo.run(ws)
     audited = artifacts_demo.run(ws)
     hybrid_written = decision_demo.run_hybrid(ws)
+    governance = [p for p in governance_demo.run(ws) if p.parent == ws.evidence_dir]
     written = [profile_written, queue_written, replay_written, cost.written, audited]
-    written.append(hybrid_written)
+    written += [hybrid_written, *governance]
     return DemoRun(profile, queue, replay, cost, audited, [p for p in written if p])

@@ -13,6 +13,7 @@ from gpudecide import evidence as ev
 from gpudecide.artifacts.report import audit_section
 from gpudecide.cost.report import cost_section
 from gpudecide.decision.report import decision_section, hybrid_section
+from gpudecide.governance.report import governance_section
 from gpudecide.jobs.report import profile_section
 from gpudecide.queue.report import queue_section, replay_section
 from gpudecide.report import render
@@ -26,6 +27,11 @@ SECTIONS: dict[str, SectionBuilder] = {
     "replay": replay_section,
     "cost": cost_section,
     "audit": audit_section,
+    "raci": governance_section,
+    "standard_path": governance_section,
+    "isolation": governance_section,
+    "residency": governance_section,
+    "secrets": governance_section,
     "hybrid": hybrid_section,
 }
 

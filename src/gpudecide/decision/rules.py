@@ -32,6 +32,7 @@ PACKAGE_RULES: dict[str, tuple[str, str]] = {
     "isolation": ("gpudecide.governance.rules", "rules"),
     "residency": ("gpudecide.governance.rules", "rules"),
     "standard_path": ("gpudecide.governance.rules", "rules"),
+    "secrets": ("gpudecide.governance.rules", "rules"),
     "drill": ("gpudecide.drills.rules", "rules"),
     "hybrid": ("gpudecide.decision.hybrid", "rules"),
 }
