@@ -337,3 +337,34 @@ def test_absurd_gpu_count_is_a_row_error(tmp_path: Path) -> None:
     with pytest.raises(InputError) as exc:
         read_sacct(_write(tmp_path, lines))
     assert (exc.value.line, exc.value.field) == (i + 1, "AllocTRES")
+
+
+def test_a_job_id_reused_after_an_accounting_reset_is_another_job(tmp_path: Path) -> None:
+    lines = list(REG)
+    again = lines[_line("1")].split("|")
+    again[HEAD.index("JobName")] = "ft-other-train"
+    for name, value in (
+        ("Submit", "2026-12-05T10:00:00"),
+        ("Eligible", "2026-12-05T10:00:00"),
+        ("Start", "2026-12-05T10:00:00"),
+        ("End", "2026-12-05T11:00:00"),
+        ("Elapsed", "01:00:00"),
+    ):
+        again[HEAD.index(name)] = value
+    lines.append("|".join(again))
+    result = read_sacct(_write(tmp_path, lines))
+    rows = {(r["job_id"], r["attempt"]): r for r in result.table.to_pylist()}
+    assert rows[("1", 1)]["name"] == "blocker-train" and ("1", 2) not in rows
+    assert rows[("1#2", 1)]["name"] == "ft-other-train"
+    assert rows[("1#2", 1)]["elapsed_s"] == 3600.0
+    # a requeue (REQUEUED, then the next record) stays one job with two attempts
+    assert rows[("9", 2)]["state"] == "completed"
+
+
+def test_the_same_id_on_two_clusters_is_two_jobs(tmp_path: Path) -> None:
+    head = ["JobID", "Cluster", "State", "Submit", "Start", "End", "AllocTRES"]
+    row = "5|{c}|COMPLETED|2026-11-30T01:00:00|2026-11-30T01:00:00|2026-11-30T02:00:00|gres/gpu=1"
+    path = _write(tmp_path, ["|".join(head), row.format(c="alpha"), row.format(c="beta")])
+    rows = _rows(path)
+    assert set(rows) == {("5@alpha", 1), ("5@beta", 1)}
+    assert rows[("5@alpha", 1)]["site"] == "alpha"

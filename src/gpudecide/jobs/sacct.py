@@ -579,6 +579,9 @@ def _build_sql(m: dict[str, str], tz: str, source: str, *, with_values: bool = F
     """
 
 
+_ATTEMPT_ORDER = 'start NULLS LAST, submit NULLS LAST, "end" NULLS LAST, state'
+
+
 def _fold_sql(source: str, eligible_fallback: bool) -> str:
     """Steps into their attempt, attempts numbered, columns in the canonical order.
 
@@ -607,17 +610,35 @@ def _fold_sql(source: str, eligible_fallback: bool) -> str:
         ANTI JOIN dups USING (job_id)
         LEFT JOIN step_count c USING (job_id)
     ),
-    multi AS (
-      SELECT j.*, CAST(row_number() OVER (
-          PARTITION BY job_id ORDER BY start NULLS LAST, submit NULLS LAST, "end" NULLS LAST,
-          state) AS INTEGER) AS attempt
+    -- Rows of one id are attempts of one job until one ends for good (completed, failed,
+    -- cancelled, timeout): a later row is then another job under a reused id (accounting
+    -- reset), told apart as ID#2, ID#3. Ids of several clusters become ID@cluster.
+    multi_rows AS (
+      SELECT j.*, job_id AS base_id,
+        lag(state) OVER w IN ('completed', 'failed', 'cancelled', 'timeout') AS after_final,
+        count(DISTINCT site) OVER (PARTITION BY job_id) > 1 AS multi_site
       FROM (SELECT DISTINCT * FROM {ok_jobs} AND job_id IN (SELECT job_id FROM dups)) j
+      WINDOW w AS (PARTITION BY job_id, site ORDER BY {_ATTEMPT_ORDER})
+    ),
+    multi_gen AS (
+      SELECT * REPLACE (
+        base_id || CASE WHEN multi_site THEN '@' || site ELSE '' END
+          || CASE WHEN gen > 0 THEN '#' || CAST(gen + 1 AS VARCHAR) ELSE '' END AS job_id)
+      FROM (SELECT *, sum(CASE WHEN after_final THEN 1 ELSE 0 END) OVER (
+          PARTITION BY job_id, site ORDER BY {_ATTEMPT_ORDER}
+          ROWS UNBOUNDED PRECEDING) AS gen FROM multi_rows)
+    ),
+    multi AS (
+      SELECT * EXCLUDE (after_final, multi_site, gen),
+        CAST(row_number() OVER (PARTITION BY job_id ORDER BY {_ATTEMPT_ORDER}) AS INTEGER)
+          AS attempt
+      FROM multi_gen
     ),
     multi_steps AS (
       SELECT m.job_id, m.attempt, CAST(count(*) AS INTEGER) AS steps
-      FROM (SELECT DISTINCT job_id, raw_id, start FROM {ok_steps}
+      FROM (SELECT DISTINCT job_id AS base_id, raw_id, start FROM {ok_steps}
             AND job_id IN (SELECT job_id FROM dups)) s
-        JOIN multi m USING (job_id)
+        JOIN multi m USING (base_id)
       WHERE s.start IS NULL OR m.start IS NULL OR (s.start >= m.start
         AND (m."end" IS NULL OR s.start <= m."end"))
       GROUP BY ALL
@@ -625,7 +646,7 @@ def _fold_sql(source: str, eligible_fallback: bool) -> str:
     numbered AS (
       SELECT * FROM single
       UNION ALL BY NAME
-      SELECT m.*, coalesce(ms.steps, 0) AS steps
+      SELECT m.* EXCLUDE (base_id), coalesce(ms.steps, 0) AS steps
       FROM multi m LEFT JOIN multi_steps ms USING (job_id, attempt)
     )
     SELECT
