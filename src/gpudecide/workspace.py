@@ -148,7 +148,9 @@ def find_root(start: Path) -> Path | None:
     """The nearest directory at or above `start` holding gpudecide.yaml."""
     here = start.resolve()
     for candidate in (here, *here.parents):
-        if (candidate / CONFIG_NAME).is_file():
+        # lexists, not is_file: a config that is a FIFO or a link to a device is found here
+        # and then refused by name when it is loaded, not skipped for a parent's config.
+        if os.path.lexists(candidate / CONFIG_NAME):
             return candidate
     return None
 
