@@ -8,9 +8,9 @@
 
 A plain path (no `://`) is a local folder. Every transfer streams in 8 MiB pieces and hashes
 what passes through it, so the SHA-256 of each exported file comes from the copy itself,
-and measures its own throughput. Uploads go to a temporary name and are then moved (a local
-rename; on object stores a copy, since an object only appears once fully written anyway).
-Downloads land in a temporary folder renamed into place once every file arrived
+and measures its own throughput. Local uploads go to a temporary folder that is then
+renamed; on an object store each object appears only once fully written, and the manifest
+and sums files are written after the files they list. Downloads land in a temporary folder renamed into place once every file arrived
 (`gpudecide.artifacts.remote.fetch`). Storage errors become one-line input errors naming
 the URL; a refused credential (403) says so.
 """
@@ -29,6 +29,7 @@ from gpudecide.artifacts.hashing import FileDigest, list_files, path_key
 from gpudecide.errors import InputError
 
 PIECE = 8 << 20
+LAST_NAMES = ("run-manifest.json", "SHA256SUMS")
 
 
 @dataclass
@@ -102,24 +103,40 @@ class Storage:
                 n += len(piece)
         return FileDigest(rel, n, digest.hexdigest())
 
+    def _put_all(
+        self, found: list[tuple[str, Path, int]], base: str, streams: int
+    ) -> list[FileDigest]:
+        if self.is_local:
+            for rel, _p, _s in found:
+                self.fs.makedirs(str(PurePosixPath(f"{base}/{rel}").parent), exist_ok=True)
+        # Manifests and sums go last: a reader that sees them sees every file they list.
+        last = [it for it in found if PurePosixPath(it[0]).name in LAST_NAMES]
+        first = [it for it in found if it not in last]
+        with ThreadPoolExecutor(max(1, min(streams, len(found) or 1))) as pool:
+            digests = list(pool.map(lambda it: self._upload(it[1], it[0], base), first))
+        return digests + [self._upload(p, rel, base) for rel, p, _s in last]
+
     def put_dir(self, src: Path, name: str, streams: int = 4) -> Transfer:
-        """Copy every file of the local folder `src` to `name` (replacing what was there)."""
+        """Copy every file of the local folder `src` to `name` (replacing what was there).
+
+        Locally the copy goes to a temporary folder renamed into place. On an object store,
+        where there is no rename, each object appears only once fully written, and the run
+        manifest and SHA256SUMS files are written after every file they list.
+        """
         found, skipped = list_files(src)
         if skipped:
             raise InputError(f"cannot export {skipped[0].path}: {skipped[0].reason}", path=src)
         target = self._path(name)
-        tmp = f"{target}.partial-{time.time_ns()}"
         started = time.perf_counter()
         try:
-            if self.is_local:
-                self.fs.makedirs(tmp, exist_ok=True)
-                for rel, _p, _s in found:
-                    self.fs.makedirs(str(PurePosixPath(f"{tmp}/{rel}").parent), exist_ok=True)
-            with ThreadPoolExecutor(max(1, min(streams, len(found) or 1))) as pool:
-                digests = list(pool.map(lambda it: self._upload(it[1], it[0], tmp), found))
             if self.fs.exists(target):
                 self.fs.rm(target, recursive=True)
-            self.fs.mv(tmp, target, recursive=True)
+            if self.is_local:
+                tmp = f"{target}.partial-{time.time_ns()}"
+                digests = self._put_all(found, tmp, streams)
+                self.fs.mv(tmp, target, recursive=True)
+            else:
+                digests = self._put_all(found, target, streams)
         except PermissionError as exc:
             raise _denied(self.child_url(name), exc) from None
         except OSError as exc:

@@ -1,0 +1,70 @@
+"""The export test with `s3://` storage against a real S3 HTTP API server (moto_server on
+127.0.0.1, started by the fixture of tests/test_artifacts_s3.py), read and written by s3fs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gpudecide.portability.executors import LocalExecutor
+from gpudecide.portability.plan import ExportTestPlan
+from gpudecide.portability.scenario import ExportTestSetup, run_export_test
+from gpudecide.portability.storage import open_storage
+
+from .test_artifacts_s3 import s3  # noqa: F401 (the moto_server fixture, reused)
+from .test_portability_scenario import IDENTITY, MODEL
+
+
+@pytest.fixture(scope="module")
+def executor() -> Iterator[LocalExecutor]:
+    ex = LocalExecutor(timeout=300, warm=True)
+    yield ex
+    ex.close()
+
+
+def _options(url: str) -> dict[str, object]:
+    return {"endpoint_url": url, "key": "testing", "secret": "testing", "skip_instance_cache": True}
+
+
+def test_storage_round_trip_on_s3(s3: str, tmp_path: Path) -> None:  # noqa: F811
+    store = open_storage("s3://roundtrip/exports", _options(s3))
+    store.fs.mkdir("roundtrip")
+    src = tmp_path / "src"
+    (src / "sub").mkdir(parents=True)
+    (src / "a.bin").write_bytes(bytes(range(256)) * 4096)
+    (src / "sub" / "b.txt").write_text("hello")
+    sent = store.put_dir(src, "run-7")
+    assert store.listing("run-7") == ["a.bin", "sub/b.txt"]
+    assert sent.bytes == 256 * 4096 + 5 and sent.gbps is not None
+    assert not any("partial" in p for p in store.fs.find("roundtrip"))  # no temp names left
+    got = store.get_dir("run-7", tmp_path / "back")
+    assert {f.path: f.sha256 for f in got.files} == {f.path: f.sha256 for f in sent.files}
+    assert (tmp_path / "back" / "a.bin").read_bytes() == (src / "a.bin").read_bytes()
+    store.remove("run-7")
+    assert store.listing("run-7") == [] and not store.exists("run-7")
+
+
+def test_export_test_with_s3_storage(s3: str, tmp_path: Path, executor: LocalExecutor) -> None:  # noqa: F811
+    store = open_storage("s3://ml-exports/export-test", _options(s3))
+    store.fs.mkdir("ml-exports")
+    plan_path = tmp_path / "export-test.yaml"
+    plan_path.write_text("option: rented-pool\n")
+    setup = ExportTestSetup(
+        plan=ExportTestPlan(option="rented-pool", model=MODEL, identity=IDENTITY),
+        plan_path=plan_path,
+        work=tmp_path / "work",
+        storage=store,
+        executor=executor,
+        run_id="rented-1",
+    )
+    f = run_export_test(setup).figures
+    assert f["verdict"] == "pass", f["reasons"]
+    assert f["export_url"] == "s3://ml-exports/export-test/rented-1"
+    listed = store.listing("rented-1")
+    assert "checkpoint-4/model.safetensors" in listed and "run-manifest.json" in listed
+    restore = next(s for s in f["steps"] if s["name"] == "resume")["figures"]["restore"]
+    assert restore["source"] == "s3://ml-exports/export-test/rented-1"
+    assert restore["bytes"] == f["bytes_exported"]
+    assert f["final_metrics"] == f["reference_metrics"]

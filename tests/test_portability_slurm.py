@@ -1,0 +1,78 @@
+"""The export test with every job a real sbatch job on the local Slurm, sacct recorded.
+
+Needs the single-node cluster of `scripts/slurm-local start`; with GPUDECIDE_REQUIRE_SLURM=1
+(the test command sets it) a missing controller fails instead of skipping.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from gpudecide.portability.executors import SlurmExecutor, slurm_available
+from gpudecide.portability.plan import ExportTestPlan
+from gpudecide.portability.scenario import ExportTestSetup, run_export_test
+from gpudecide.portability.storage import open_storage
+
+from .test_portability_scenario import IDENTITY, MODEL
+
+
+@pytest.fixture(scope="module")
+def slurm() -> None:
+    if not slurm_available():
+        if os.environ.get("GPUDECIDE_REQUIRE_SLURM") == "1":
+            pytest.fail("GPUDECIDE_REQUIRE_SLURM=1 but no Slurm controller answers")
+        pytest.skip("no local Slurm (run scripts/slurm-local start)")
+
+
+@pytest.mark.slurm
+def test_export_test_as_slurm_jobs(slurm: None, tmp_path: Path) -> None:
+    plan_path = tmp_path / "export-test.yaml"
+    plan_path.write_text("option: owned-pool\n")
+    setup = ExportTestSetup(
+        plan=ExportTestPlan(option="owned-pool", model=MODEL, identity=IDENTITY),
+        plan_path=plan_path,
+        work=tmp_path / "work",
+        storage=open_storage(str(tmp_path / "store")),
+        executor=SlurmExecutor(timeout=600),
+        run_id="slurm-1",
+        keep_work=True,
+    )
+    f = run_export_test(setup).figures
+    assert f["verdict"] == "pass", f["reasons"]
+    jobs = {j["name"]: j for j in f["jobs"]}
+    assert set(jobs) == {"train", "resume"}
+    assert jobs["train"]["job_id"] != jobs["resume"]["job_id"]
+    for job in jobs.values():
+        assert job["executor"] == "slurm" and job["job_id"].isdigit()
+        assert job["state"] == "COMPLETED" and job["sacct"]["ExitCode"] == "0:0"
+        assert job["sacct"]["JobName"] == f"gpudecide-{job['name']}"
+    delete = next(s for s in f["steps"] if s["name"] == "delete")
+    assert delete["status"] == "pass"
+    assert delete["figures"]["slurm_job"]["job_id"] == jobs["train"]["job_id"]
+    assert "final state COMPLETED" in delete["detail"]
+    # the jobs ran in their own working folders: the resume's saw only the export
+    assert (tmp_path / "work" / "restore" / "export" / "run-manifest.json").is_file()
+    assert f["resumed_at_step"] == 4 and f["final_metrics"] == f["reference_metrics"]
+
+
+@pytest.mark.slurm
+def test_failed_training_job_state_is_recorded(slurm: None, tmp_path: Path) -> None:
+    plan_path = tmp_path / "export-test.yaml"
+    plan_path.write_text("option: owned-pool\n")
+    setup = ExportTestSetup(
+        plan=ExportTestPlan(option="owned-pool", model=MODEL, identity=IDENTITY),
+        plan_path=plan_path,
+        work=tmp_path / "work",
+        storage=open_storage(str(tmp_path / "store")),
+        executor=SlurmExecutor(timeout=600, mem="1M"),  # far too little: the job dies
+        run_id="slurm-2",
+    )
+    f = run_export_test(setup).figures
+    assert f["verdict"] == "fail"
+    train = next(s for s in f["steps"] if s["name"] == "train")
+    assert train["status"] == "fail"
+    job = f["jobs"][0]
+    assert job["job_id"] and job["state"] != "COMPLETED"
