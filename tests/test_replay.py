@@ -217,9 +217,7 @@ def test_capacity_is_never_exceeded(policy: str) -> None:
 @settings(max_examples=examples(120), deadline=None)
 @given(
     st.lists(
-        st.tuples(
-            st.integers(0, 40), st.integers(1, 30), st.integers(1, 4), st.integers(0, 3)
-        ),
+        st.tuples(st.integers(0, 40), st.integers(1, 30), st.integers(1, 4), st.integers(0, 3)),
         min_size=2,
         max_size=18,
     ),
@@ -434,8 +432,9 @@ def test_slo_share_boundary_and_quantiles() -> None:
         tr, out, 1, "fifo", span_s=0.0, slo_mask=np.zeros(4, bool), slo_threshold_s=10
     )
     assert none_selected.slo_violation_share is None and none_selected.utilisation is None
-    empty = pool_stats(tr, Outcome(start=np.full(4, np.nan), end=np.full(4, np.nan)), 1, "fifo",
-                       span_s=1.0)
+    empty = pool_stats(
+        tr, Outcome(start=np.full(4, np.nan), end=np.full(4, np.nan)), 1, "fifo", span_s=1.0
+    )
     assert empty.wait_p50_s is None and empty.wait_max_s is None and empty.wait_mean_s is None
     assert empty.jobs == 0 and empty.jobs_unplaceable == 4 and empty.longest_queue == 0
 
@@ -535,3 +534,98 @@ def test_replay_record_is_the_same_whatever_the_row_order(policy: str, tmp_path:
         seen.add(ev.seal(replay_evidence(figures, [])).id)
     assert len(seen) == 1 and len(p95) == 1
     assert next(iter(p95)) not in (None, 0)  # the 3-GPU pool really makes jobs wait
+
+
+def test_defaults_and_messages_are_exact() -> None:
+    tr = Trace(ready=[0, 0, 1], runtime=[10, 10, 1], gpus=[2, 1, 1])
+    assert simulate(tr, 2).start.tolist() == simulate(tr, 2, "fifo").start.tolist() == [10, 0, 20]
+    with pytest.raises(ValueError, match=r"^pool_gpus must be at least 1$"):
+        simulate(tr, 0)
+    with pytest.raises(ValueError, match=r"^ready, runtime and gpus must have the same length$"):
+        Trace(ready=[0, 1], runtime=[1], gpus=[1, 1])
+    with pytest.raises(ValueError, match=r"^tiebreak must have one value per job$"):
+        Trace(ready=[0, 0], runtime=[1, 1], gpus=[1, 1], tiebreak=["a"])
+    out = simulate(Trace(ready=[0], runtime=[1], gpus=[1]), 1, "backfill")
+    assert out.notes == [
+        "no requested time limits in the log: backfill used actual run times (optimistic)"
+    ]
+
+
+def test_backfill_candidate_using_exactly_the_spare_gpus() -> None:
+    # pool 4: A (3 GPUs) runs to 10 s; B (3 GPUs) is reserved for 10 s, when 4 are free: one
+    # to spare. C (1 GPU, limit 20 s) runs past the reservation on exactly that spare GPU.
+    tr = Trace(ready=[0, 1, 2], runtime=[10, 5, 1], gpus=[3, 3, 1], limit=[10, 5, 20])
+    assert simulate(tr, 4, "backfill").start.tolist() == [0, 10, 2]
+
+
+def test_backfill_job_ending_at_the_reservation_leaves_the_spare_gpus_alone() -> None:
+    # pool 7: A (4 GPUs) to 10 s; B (5 GPUs) reserved for 10 s with 2 to spare. At 2 s C
+    # (1 GPU) ends exactly at 10 s: it does not use the spare GPUs, so D (2 GPUs, long) may.
+    tr = Trace(
+        ready=[0, 1, 2, 2],
+        runtime=[10, 5, 8, 50],
+        gpus=[4, 5, 1, 2],
+        limit=[10, 5, 8, 50],
+    )
+    assert simulate(tr, 7, "backfill").start.tolist() == [0, 10, 2, 2]
+
+
+def test_priority_job_preempted_twice_ends_once() -> None:
+    # pool 1: L (prio 0, 100 s) is preempted at 10 s by H1 and at 30 s by H2 (10 s each);
+    # without checkpoints it restarts from zero at 40 s and ends at 140 s.
+    tr = Trace(ready=[0, 10, 30], runtime=[100, 10, 10], gpus=[1, 1, 1], priority=[0, 5, 5])
+    out = simulate(tr, 1, "priority")
+    assert out.preemptions == 2
+    assert out.end.tolist() == [140, 20, 40]
+    assert sorted(out.runs) == [
+        (0, 0.0, 10.0),
+        (0, 20.0, 30.0),
+        (0, 40.0, 140.0),
+        (1, 10.0, 20.0),
+        (2, 30.0, 40.0),
+    ]
+    assert out.lost_gpu_s == 20
+
+
+def test_priority_victims_started_together_go_newest_arrival_first() -> None:
+    # L-short and L-long both start at 0 (same priority): L-long arrived later in the fixed
+    # tie order (same GPUs, longer run), so it is the one H preempts.
+    tr = Trace(ready=[0, 0, 5], runtime=[100, 50, 10], gpus=[1, 1, 1], priority=[0, 0, 9])
+    out = simulate(tr, 2, "priority")
+    assert out.preemptions == 1 and (0, 0.0, 5.0) in out.runs
+    assert out.end.tolist() == [115, 50, 15]
+
+
+def test_pool_stats_every_field() -> None:
+    # Ready at 100 s: a sum instead of a difference of start and ready would show.
+    tr = Trace(ready=[100, 100, 100], runtime=[30, 30, 30], gpus=[1, 1, 1])
+    out = Outcome(
+        start=np.array([100.0, 130.0, 160.0]),
+        end=np.array([130.0, 160.0, 190.0]),
+        preemptions=2,
+        lost_gpu_s=7200.0,
+    )
+    stats = pool_stats(
+        tr, out, 1, "priority", span_s=0.5, slo_mask=np.ones(3, bool), slo_threshold_s=29
+    )
+    assert (stats.gpus, stats.policy, stats.jobs, stats.preemptions) == (1, "priority", 3, 2)
+    assert stats.lost_gpu_hours == 2.0
+    assert stats.wait_p90_s == pytest.approx(54.0) and stats.wait_p50_s == 30.0
+    assert stats.slo_violation_share == pytest.approx(2 / 3)
+    assert stats.utilisation == 90 / 0.5  # a span under a second still divides
+    d = stats.as_dict()
+    assert d["slo_violation_share"] == 0.6667 and d["wait_p90_s"] == 54.0 and d["gpus"] == 1
+    # A mask without a threshold (or the reverse) measures no SLO.
+    only_mask = pool_stats(tr, out, 1, "fifo", span_s=1.0, slo_mask=np.ones(3, bool))
+    assert only_mask.slo_violation_share is None
+    only_threshold = pool_stats(tr, out, 1, "fifo", span_s=1.0, slo_threshold_s=1.0)
+    assert only_threshold.slo_violation_share is None
+
+
+def test_smallest_pool_defaults_start_at_the_largest_job() -> None:
+    ones = Trace(ready=[0, 0], runtime=[5, 5], gpus=[1, 1])
+    assert smallest_pool(ones, lambda n: True) == 1
+    twos = Trace(ready=[0, 0], runtime=[5, 5], gpus=[2, 1])
+    assert smallest_pool(twos, lambda n: True) == 2
+    empty = Trace(ready=[], runtime=[], gpus=[])
+    assert smallest_pool(empty, lambda n: True) == 1
