@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from gpudecide.artifacts import pickle_scan
@@ -370,3 +372,26 @@ def test_frame_divergence_inside_a_torch_zip(tmp_path: Path, method: int) -> Non
     assert code == 1
     assert hazard(hazards, "pickle_frame_mismatch", "model.pt")
     assert "os.system" in hazard(hazards, "dangerous_pickle", "model.pt")
+
+
+# ---- damaged input never crashes the scan --------------------------------------------------
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(st.data())
+def test_fuzz_mutated_archives_and_frames_never_crash(tmp_path: Path, data: st.DataObject) -> None:
+    from gpudecide.artifacts import formats
+
+    base = data.draw(st.sampled_from([torch_like_zip(), frame_divergent(), npy("|O", P0_SYSTEM)]))
+    blob = bytearray(base)
+    for _ in range(data.draw(st.integers(1, 6))):
+        blob[data.draw(st.integers(0, len(blob) - 1))] = data.draw(st.integers(0, 255))
+    cut = data.draw(st.integers(1, len(blob)))
+    (tmp_path / "f.bin").write_bytes(bytes(blob[:cut]))
+    report = formats.inspect_file(tmp_path, "f.bin", cut)
+    assert all(f.id for f in report.findings)
+    json.dumps(report.as_dict())
