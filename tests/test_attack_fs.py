@@ -383,3 +383,82 @@ def test_download_onto_a_full_disk_names_the_local_folder(
     assert info.value.path == str(small / "copy")
     assert "no space left on the device" in info.value.one_line()
     assert list(small.iterdir()) == []  # the partial copy is gone
+
+
+# ---- interrupted at every write ------------------------------------------------------------
+
+
+def _fail_at(monkeypatch: pytest.MonkeyPatch, module: object, name: str, k: int) -> None:
+    """Make the k-th call of module.name raise ENOSPC (a full disk at that very write)."""
+    real = getattr(module, name)
+    calls = {"n": 0}
+
+    def failing(*args: object, **kwargs: object) -> object:
+        calls["n"] += 1
+        if calls["n"] == k:
+            raise OSError(28, "No space left on device", str(args[0]) if args else None)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, failing)
+
+
+def test_init_interrupted_at_every_write_can_be_rerun(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gpudecide import workspace as ws_mod
+
+    files = workspace.template_files()
+    for k in range(1, len(files) + 1):
+        root = tmp_path / f"ws{k}"
+        with monkeypatch.context() as m:
+            _fail_at(m, ws_mod, "atomic_write_text", k)
+            res = CliRunner().invoke(app, ["init", str(root)])
+        assert res.exit_code == 2
+        _one_line(res, "no space left on the device")
+        present = [rel for rel in files if (root / rel).exists()]
+        assert len(present) == k - 1  # every file before the fault, whole; none after
+        for rel in present:
+            assert (root / rel).read_text() == files[rel]
+        res = CliRunner().invoke(app, ["init", str(root)])
+        assert res.exit_code == 0, res.output
+        assert all((root / rel).read_text() == text for rel, text in files.items())
+
+
+def test_set_write_fails_at_every_step_keeps_the_old_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gpudecide import fsutil
+
+    folder = tmp_path / "report"
+    atomic_write_set(folder, _set(1))
+    (folder / "notes.txt").write_text("kept")  # a file of the user's in a shared --out folder
+    steps = [("_write_synced", k) for k in (1, 2, 3)] + [("_fsync_dir", 1), ("_exchange", 1)]
+    for name, k in steps:
+        with monkeypatch.context() as m:
+            _fail_at(m, fsutil, name, k)
+            with pytest.raises(OSError):
+                atomic_write_set(folder, _set(2))
+        assert _generations(folder) == {"1"}, name
+        assert (folder / "notes.txt").read_text() == "kept"
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["report"], name
+    atomic_write_set(folder, _set(3))
+    assert _generations(folder) == {"3"} and (folder / "notes.txt").read_text() == "kept"
+
+
+def test_init_killed_at_any_moment(tmp_path: Path) -> None:
+    files = workspace.template_files()
+    child = "import sys; from pathlib import Path; from gpudecide import workspace\n" + (
+        "workspace.init(Path(sys.argv[1]))\n"
+    )
+    for i, delay in enumerate((0.2, 0.3, 0.4, 0.5, 0.6, 0.8)):
+        root = tmp_path / f"ws{i}"
+        proc = subprocess.Popen([sys.executable, "-c", child, str(root)])
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        for rel, text in files.items():
+            if (root / rel).exists():
+                assert (root / rel).read_text() == text  # whole or absent
+        res = CliRunner().invoke(app, ["init", str(root)])
+        complete = all((root / rel).exists() for rel in files)
+        assert res.exit_code == 0 or (complete and "would overwrite" in res.stderr), res.output
