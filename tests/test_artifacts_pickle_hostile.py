@@ -346,9 +346,13 @@ def test_compressed_joblib_is_scanned(tmp_path: Path, kind: str) -> None:
     import lzma
     import zlib
 
-    pack = {"zlib": zlib.compress, "gzip": gzip.compress, "bz2": bz2.compress,
-            "xz": lzma.compress}[kind]  # fmt: skip
-    code, hazards = audit(tmp_path, {"model.joblib": pack(P0_SYSTEM)})
+    packed: dict[str, bytes] = {
+        "zlib": zlib.compress(P0_SYSTEM),
+        "gzip": gzip.compress(P0_SYSTEM),
+        "bz2": bz2.compress(P0_SYSTEM),
+        "xz": lzma.compress(P0_SYSTEM),
+    }
+    code, hazards = audit(tmp_path, {"model.joblib": packed[kind]})
     assert code == 1
     assert "os.system" in hazard(hazards, "dangerous_pickle", "model.joblib")
 
