@@ -145,12 +145,28 @@ def test_team_rules_first_and_replacing_rules(tmp_path: Path) -> None:
 def test_requeued_attempts_are_one_job(tmp_path: Path) -> None:
     rows = [
         job(
-            "7", "ft-q-train", 2, _at(0), _at(1), "preempted", attempt=1, submit=_at(0),
-            eligible=_at(0), wait_reason="Resources",
+            "7",
+            "ft-q-train",
+            2,
+            _at(0),
+            _at(1),
+            "preempted",
+            attempt=1,
+            submit=_at(0),
+            eligible=_at(0),
+            wait_reason="Resources",
         ),
         job(
-            "7", "ft-q-train", 4, _at(2), _at(5), "completed", attempt=2, submit=_at(1),
-            eligible=_at(1.5), wait_reason="Priority",
+            "7",
+            "ft-q-train",
+            4,
+            _at(2),
+            _at(5),
+            "completed",
+            attempt=2,
+            submit=_at(1),
+            eligible=_at(1.5),
+            wait_reason="Priority",
         ),
         _run("8", "eval-q", 0, 1),
     ]
@@ -184,6 +200,12 @@ def test_invalid_pattern_names_its_field() -> None:
     with pytest.raises(InputError) as exc:
         validate_rules(rules, "gpudecide.yaml")
     assert exc.value.field == "classify.rules[1].pattern" and exc.value.path == "gpudecide.yaml"
+    assert exc.value.hint == "RE2 syntax: no look-ahead or back-references"
+    head = "pattern '(?=x)' is not a valid regular expression: "
+    assert exc.value.message.startswith(head), exc.value.message
+    # The engine's own reason follows (its first line), not a placeholder.
+    reason = exc.value.message.removeprefix(head)
+    assert reason and reason != "None" and "\n" not in reason
     validate_rules(rules[:1], "gpudecide.yaml")  # a valid one passes
 
 
