@@ -35,7 +35,7 @@ from gpudecide.cost.tco import (
     pool_gpus,
     reversibility,
 )
-from gpudecide.report.fmt import pct
+from gpudecide.report.i18n import N_, message, render_message
 
 # C8: a dedicated option that beats managed only at or above this useful utilisation "only
 # wins at ~100 %": research work with failed hypotheses and pauses does not get there.
@@ -44,6 +44,12 @@ NEAR_FULL = Decimal("0.9")
 PLACEHOLDER = "placeholder"
 # Where the cost-per-useful-GPU-hour curves are sampled, as shares of the useful utilisation a
 # pool can reach at most (failed attempts occupy it too).
+# The months of the analysis as a person reads them (msgids of the "cost" catalogue).
+REGIME_MONTHS = {
+    "normal": N_("normal month"),
+    "peak": N_("peak month"),
+    "empty": N_("empty month"),
+}
 CURVE_POINTS = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 
@@ -304,30 +310,55 @@ def _curves(
 
 def _findings(
     pairs: list[dict[str, Any]], observed: dict[str, dict[str, float | None]]
-) -> list[str]:
-    """C8: decisions that win only above the utilisation actually seen."""
-    out: list[str] = []
+) -> list[dict[str, Any]]:
+    """C8: decisions that win only above the utilisation actually seen.
+
+    Each finding is a message (id and arguments, rendered in the reader's language) and its
+    English text, stored on the pair as `finding`.
+    """
+    out: list[dict[str, Any]] = []
     for p in pairs:
         seen = observed[p["dedicated"]]
         normal, peak = seen["normal"], seen["peak"]
-        seen_txt = f"observed {pct(normal)} in the normal month, {pct(peak)} in the peak month"
+        seen_msg = message(
+            "cost",
+            "observed {normal:pct} in the normal month, {peak:pct} in the peak month",
+            normal=normal,
+            peak=peak,
+        )
         u = p["break_even_useful_utilisation"]
+        msg: dict[str, Any] | None = None
         if p["dedicated_cheaper"] == "above" and u is not None and (normal or 0) < u:
-            near = " (only at ~100 % utilisation)" if u >= float(NEAR_FULL) else ""
-            p["finding"] = (
-                f"{p['dedicated']} is cheaper than {p['managed']} only above {pct(u)} useful "
-                f"utilisation{near}; {seen_txt}"
+            args = {"dedicated": p["dedicated"], "managed": p["managed"], "u": u, "seen": seen_msg}
+            msg = (
+                message(
+                    "cost",
+                    "{dedicated} is cheaper than {managed} only above {u:pct} useful "
+                    "utilisation (only at ~100 % utilisation); {seen}",
+                    **args,
+                )
+                if u >= float(NEAR_FULL)
+                else message(
+                    "cost",
+                    "{dedicated} is cheaper than {managed} only above {u:pct} useful "
+                    "utilisation; {seen}",
+                    **args,
+                )
             )
         elif p["dedicated_cheaper"] == "never":
-            p["finding"] = (
-                f"{p['dedicated']} is never cheaper than {p['managed']} at a utilisation this "
-                f"workload can reach (at most {pct(p['achievable_max'])} useful: failed "
-                f"attempts occupy the pool too); {seen_txt}"
+            msg = message(
+                "cost",
+                "{dedicated} is never cheaper than {managed} at a utilisation this workload "
+                "can reach (at most {max:pct} useful: failed attempts occupy the pool too); "
+                "{seen}",
+                dedicated=p["dedicated"],
+                managed=p["managed"],
+                max=p["achievable_max"],
+                seen=seen_msg,
             )
-        else:
-            p["finding"] = None
-        if p["finding"]:
-            out.append(p["finding"])
+        p["finding"] = render_message(msg, "en") if msg else None
+        if msg:
+            out.append(msg)
     return out
 
 
@@ -409,7 +440,7 @@ def analyse(
                 curve = _curves(cfg, d, managed, ref)
                 curve["observed_normal"] = observed[d.id]["normal"]
                 curves.append(curve)
-    findings = _findings(pairs, observed)
+    finding_msgs = _findings(pairs, observed)
 
     placeholders = [
         dotted(loc) for loc, price in iter_prices(cfg) if PLACEHOLDER in price.source.lower()
@@ -423,11 +454,17 @@ def analyse(
     sens = sensitivity.tornado(cfg, regimes.normal) if standalone else None
     if sens and sens["flips"]:
         moved = sorted({f["input"] for f in sens["flips"]})
-        findings.append(
-            f"the cheapest option in the normal month ({sens['baseline_cheapest']}) changes when "
-            f"one of these moves by {sens['step']:.0%}: {', '.join(moved[:6])}"
-            + (" ..." if len(moved) > 6 else "")
+        finding_msgs.append(
+            message(
+                "cost",
+                "the cheapest option in the normal month ({cheapest}) changes when one of "
+                "these moves by {step:pct0}: {inputs}",
+                cheapest=sens["baseline_cheapest"],
+                step=sens["step"],
+                inputs=", ".join(moved[:6]) + (" ..." if len(moved) > 6 else ""),
+            )
         )
+    findings = [render_message(m, "en") for m in finding_msgs]
 
     figures: dict[str, Any] = {
         "currency": cfg.currency,
@@ -444,6 +481,8 @@ def analyse(
         "near_full_utilisation": float(NEAR_FULL),
         "curves": curves,
         "findings": findings,
+        # The findings as message ids and arguments, rendered in the reader's language.
+        "finding_messages": finding_msgs,
         "sensitivity": sens,
         "prices": [
             {
@@ -456,6 +495,7 @@ def analyse(
         ],
         "data": {k: str(v) for k, v in cfg.data.model_dump().items()},
     }
+    figures["messages"] = {"summary": summary_message(figures)}
     verdict: ev.Verdict = "warn" if findings or placeholders or not profile_fresh else "info"
     return CostResult(figures=figures, notes=notes, verdict=verdict)
 
@@ -478,8 +518,8 @@ def _regime_json(w: Workload) -> dict[str, Any]:
     }
 
 
-def summary_line(figures: dict[str, Any]) -> str:
-    """Cheapest option per month, with its cost per useful GPU-hour."""
+def summary_message(figures: dict[str, Any]) -> dict[str, Any]:
+    """Cheapest option per month, with its cost per useful GPU-hour, as a message."""
     by_id = {o["id"]: o for o in figures["options"]}
     cur = figures["currency"]
     parts = []
@@ -489,14 +529,44 @@ def summary_line(figures: dict[str, Any]) -> str:
             continue
         m = by_id[oid]["regimes"][r]
         per = m["cost_per_useful_gpu_hour"]
-        parts.append(
-            f"{r} month: {oid} {num(Decimal(m['total']), 0)} {cur}"
-            + (f" ({num(Decimal(per), 0)} {cur} per useful GPU-hour)" if per else "")
-        )
-    text = "cheapest " + "; ".join(parts) if parts else "no standalone option"
-    if figures["findings"]:
-        text += f"; {len(figures['findings'])} finding(s)"
-    return text
+        regime = message("cost", REGIME_MONTHS[r])
+        if per:
+            parts.append(
+                message(
+                    "cost",
+                    "{month}: {option} {total:money} {currency} ({per:money} {currency} per "
+                    "useful GPU-hour)",
+                    month=regime,
+                    option=oid,
+                    total=m["total"],
+                    per=per,
+                    currency=cur,
+                )
+            )
+        else:
+            parts.append(
+                message(
+                    "cost",
+                    "{month}: {option} {total:money} {currency}",
+                    month=regime,
+                    option=oid,
+                    total=m["total"],
+                    currency=cur,
+                )
+            )
+    n = len(figures["findings"])
+    if parts:
+        if n:
+            return message("cost", "cheapest {parts}; {n} finding(s)", parts=parts, n=n)
+        return message("cost", "cheapest {parts}", parts=parts)
+    if n:
+        return message("cost", "no standalone option; {n} finding(s)", n=n)
+    return message("cost", "no standalone option")
+
+
+def summary_line(figures: dict[str, Any]) -> str:
+    """Cheapest option per month, with its cost per useful GPU-hour (English)."""
+    return render_message(summary_message(figures), "en")
 
 
 def to_evidence(result: CostResult, inputs: list[ev.InputRef]) -> ev.Evidence:

@@ -12,91 +12,158 @@ from decimal import Decimal
 from typing import Any
 
 from gpudecide.cost import charts
+from gpudecide.cost.analysis import REGIME_MONTHS
 from gpudecide.cost.fmt import money, num
-from gpudecide.report.fmt import pct
-from gpudecide.report.i18n import Language, t
+from gpudecide.i18n import translator
+from gpudecide.report.fmt import not_available, pct, pct0
+from gpudecide.report.i18n import N_, Language, localize, render_message
 from gpudecide.report.model import Chart, Section, Table
 
 TOP_INPUTS = 12
 
-_STRINGS: dict[str, dict[str, str]] = {
-    "title": {
-        "en": "Cost: normal, peak and empty month",
-        "ru": "Стоимость: обычный, пиковый и пустой месяц",
-        "kk": "Құны: қалыпты, шыңдық және бос ай",
-    },
-    "chart_components": {
-        "en": "Monthly cost by component",
-        "ru": "Месячная стоимость по статьям",
-        "kk": "Баптар бойынша айлық құн",
-    },
-    "chart_curves": {
-        "en": "Cost per useful GPU-hour against utilisation",
-        "ru": "Стоимость полезного GPU-часа от загрузки",
-        "kk": "Пайдалы GPU-сағат құны мен жүктеме",
-    },
-    "chart_tornado": {
-        "en": "Inputs moved -20 % / +20 %: what moves the decision",
-        "ru": "Входы -20 % / +20 %: что сдвигает решение",
-        "kk": "Кірістер -20 % / +20 %: шешімді не өзгертеді",
-    },
-    "findings": {"en": "Findings (C8)", "ru": "Выводы (C8)", "kk": "Тұжырымдар (C8)"},
-    "by_component": {
-        "en": "Every component (C1-C3)",
-        "ru": "Все статьи (C1-C3)",
-        "kk": "Барлық баптар (C1-C3)",
-    },
-    "months": {
-        "en": "How each month was chosen (C8)",
-        "ru": "Как выбран каждый месяц (C8)",
-        "kk": "Әр ай қалай таңдалды (C8)",
-    },
-    "break_even": {
-        "en": "Break-even utilisation, dedicated against managed (C8)",
-        "ru": "Загрузка безубыточности: выделенный против управляемого (C8)",
-        "kk": "Шығынсыздық жүктемесі: бөлінген мен басқарылатын (C8)",
-    },
-    "peak": {
-        "en": "Peak month: can the dedicated pool take the parallel jobs? (C8)",
-        "ru": "Пиковый месяц: выдержит ли выделенный пул параллельные задания (C8)",
-        "kk": "Шыңдық ай: бөлінген пул параллель тапсырмаларды көтере ме (C8)",
-    },
-    "waiting": {
-        "en": "Waiting: consequences, not invented money (C7)",
-        "ru": "Ожидание: последствия, а не выдуманные суммы (C7)",
-        "kk": "Күту: ойдан шығарылған сома емес, салдар (C7)",
-    },
-    "reversibility": {
-        "en": "Reversibility of dedicated options (C10, V2)",
-        "ru": "Обратимость выделенных вариантов (C10, V2)",
-        "kk": "Бөлінген нұсқалардың қайтымдылығы (C10, V2)",
-    },
-    "sensitivity": {
-        "en": "Inputs that move the decision most (normal month)",
-        "ru": "Входы, сильнее всего влияющие на решение (обычный месяц)",
-        "kk": "Шешімге ең көп әсер ететін кірістер (қалыпты ай)",
-    },
-    "lines": {
-        "en": "Cost lines of the normal month, with sources (C5, C9)",
-        "ru": "Строки затрат обычного месяца с источниками (C5, C9)",
-        "kk": "Қалыпты айдың шығын жолдары, дереккөздерімен (C5, C9)",
-    },
-    "prices": {
-        "en": "Every price and its source (C5)",
-        "ru": "Все цены и их источники (C5)",
-        "kk": "Барлық бағалар және олардың дереккөзі (C5)",
-    },
-}
+_ = translator("cost")
 
 
-def _t(key: str, lang: Language) -> str:
-    return t(key, lang, _STRINGS)
+def _loc(text: str, lang: Language) -> str:
+    """Text the cost analysis wrote in English (labels, bases, meanings) in `lang`."""
+    return localize(text, lang, ("cost", "report"))
+
+
+# English phrases the cost analysis writes into its figures without a message id; the
+# catalogue translates them by pattern (`gpudecide.report.i18n.localize`), numbers
+# re-formatted. Listed here so that extraction finds them and the catalogues must hold them.
+GENERATED = (
+    # cost lines (tco)
+    N_("{role}: {hours} h x {rate}"),
+    N_("{name} (per month)"),
+    N_("{item}: {quantity} x {price} / {months} months"),
+    N_(
+        "power: {servers} server(s) x {kw} kW at {load} load x {hours} h x PUE {pue} = "
+        "{kwh} kWh x {price}"
+    ),
+    N_("support contract (per month)"),
+    N_("rack / colocation (per month)"),
+    N_("replacements: {n} a year x {cost} / 12"),
+    N_("provisioned storage: {gb} GB x {price}"),
+    N_("pool: {gpus} GPUs x {hours} h x {price}, billed whether used or not (C4)"),
+    N_("pool: {gpus} GPUs x {price} per month, billed whether used or not (C4)"),
+    N_("egress: {n} trainings x {gb} GB x {price}"),
+    N_("job time: {hours} GPU-hours x {price} per GPU-hour"),
+    N_(
+        "{what}: {n} attempts x {minutes} min per attempt (on average half of the "
+        "{increment}-min increment) x {gpus} GPUs = {gpu_hours} GPU-hours x {price} per GPU-hour"
+    ),
+    N_(
+        "{what}: {n} attempts x {minutes} min per attempt ({gb} GB x {rate} min/GB) x {gpus} "
+        "GPUs = {gpu_hours} GPU-hours x {price} per GPU-hour"
+    ),
+    N_(
+        "{what}: {n} attempts x {minutes} min per attempt x {gpus} GPUs = {gpu_hours} "
+        "GPU-hours x {price} per GPU-hour"
+    ),
+    N_("billing increment"),
+    N_("environment start-up"),
+    N_("data loading"),
+    N_("endpoint until deletion: {n} trainings x {hours} h x {price} per hour"),
+    N_("storage: ({gb} GB kept + {kept} GB: {how}) x {price} per GB-month"),
+    N_("{n} attempts x {gb} GB kept {days} days"),
+    N_("earlier artifacts still inside {days} days of retention"),
+    N_("data in: {n} attempts x {gb} GB x {price} per GB"),
+    N_(
+        "minimum monthly commitment: usage of {used} is below the floor of {floor}, topped up "
+        "by the difference"
+    ),
+    N_("base {option}: {label}"),
+    N_("overflow {option}: {label}"),
+    N_("team's assumption (not measured)"),
+    # how each month was chosen (regimes)
+    N_(
+        "median of {n} rolling {span}-week windows by GPU-hours (weeks {first}-{last}), "
+        "scaled x{hours}/{window_hours} to a {hours}-hour month"
+    ),
+    N_(
+        "busiest of {n} rolling {span}-week windows (weeks {first}-{last}), scaled "
+        "x{hours}/{window_hours} to a {hours}-hour month"
+    ),
+    N_(
+        "fewer than {weeks} measured weeks: the whole {span}-week window scaled "
+        "x{hours}/{window_hours} to a {hours}-hour month; normal and peak month are the same"
+    ),
+    N_("no jobs for a whole month after normal months: idle capacity, storage, commitments"),
+    N_(
+        "useful GPU-hours are {share} of occupied GPU-hours over the profile (completed "
+        "attempts); each month uses that share"
+    ),
+    N_(
+        "the log covers {covered} weeks: the first {drop} week(s) of the profile are left out "
+        "of the monthly windows (not measured)"
+    ),
+    N_(
+        "per-attempt overheads (managed start-up, data loading, billing increment) are charged "
+        "on {gpus} GPUs: GPU-hours over attempt-hours, so long, wide jobs weigh more (the "
+        "profile evidence has no per-job GPU count)"
+    ),
+    # the peak check and the waits (analysis)
+    N_("replay of {gpus} GPUs (peak window, {policy}): wait p95 {p95}, max {max}"),
+    N_("replay of {gpus} GPUs (normal window, {policy}): wait p95 {p95}, max {max}"),
+    N_("replay of {gpus} GPUs ({window} window, {policy}): wait p95 {p95}, max {max}"),
+    N_("replay of {gpus} GPUs (peak window, {policy}): wait p95 {p95}"),
+    N_("SLO {slo} violated by {share} of jobs"),
+    N_("{n} job(s) larger than the pool ({gpus} GPUs) can never run here"),
+    N_("{n} min"),
+    N_("{n} h"),
+    N_("demand above {gpus} GPUs goes to {option}"),
+    N_("kinds {kinds} go to {option}"),
+    N_("job kinds {kinds} go to {option}"),
+    N_("the concurrency of the jobs left on the base pool is not in the profile evidence"),
+    N_(
+        "demand above the base pool's {gpus} GPUs goes to {option} (upper bound: {rest}"
+    ),
+    N_(
+        "no replay of a pool of {gpus} GPUs in the evidence: the profile's peak of {peak} GPUs "
+        "in use at once is compared with the pool (fits); run `gpudecide replay` for the waits"
+    ),
+    N_(
+        "no replay of a pool of {gpus} GPUs in the evidence: the profile's peak of {peak} GPUs "
+        "in use at once is compared with the pool (jobs queue); run `gpudecide replay` for the "
+        "waits"
+    ),
+    N_(
+        "{option}: environment start-up {startup} min and data loading {loading} min per job, "
+        "from the contract (not measured; the queue evidence measures submit-to-start)"
+    ),
+    N_("{option}: {text}"),
+    N_("profile evidence {id} is not fresh: its log changed or is gone"),
+    N_("no GPU-hours in the profile: no break-even utilisation to compute"),
+    N_(
+        "{n} price(s) still have a placeholder source (C5: take tariffs from the contract): "
+        "{fields}"
+    ),
+    N_("{option}: the month asks for {asked} GPU-hours, the pool has {has}: the rest waits "
+       "into the next month"),
+    # reversibility (tco)
+    N_(
+        "sell the servers ({share} of the purchase price assumed), pay the rack for {months} "
+        "more month(s), move jobs within {weeks} weeks"
+    ),
+    N_("release {gpus} GPU(s) at a time with {days} days' notice after the commitment"),
+    N_("capacity cannot be reduced: only the whole contract ends, after the commitment"),
+    N_("billed per use, nothing to shrink"),
+    N_("leaving moves {gb} GB kept at the vendor out at {price} per GB"),
+    N_("leaving moves {gb} GB kept at the vendor out (egress price not in the contract: ask)"),
+    N_("the time and manual steps come from the export test"),
+    # sensitivity inputs
+    N_("workload: GPU-hours per month"),
+    N_("profile"),
+    N_("{n} finding(s)"),
+    N_("workload: jobs per month at the same GPU-hours"),
+)
 
 
 def cost_section(section: Section, lang: Language) -> None:
     """Fill the report section of a "cost" evidence record: charts first, then the tables."""
     f = section.record.figures
-    section.title = _t("title", lang)
+    section.title = _("Cost: normal, peak and empty month", lang)
     _charts(section, f, lang)
     for step in (
         _findings_table,
@@ -112,6 +179,11 @@ def cost_section(section: Section, lang: Language) -> None:
         step(section, f, lang)
 
 
+def _month(regime: str, lang: Language) -> str:
+    """"normal month", "peak month", "empty month" in `lang`."""
+    return _(REGIME_MONTHS.get(regime, regime), lang)
+
+
 def _charts(section: Section, f: dict[str, Any], lang: Language) -> None:
     """Components by month, cost per useful GPU-hour, and the tornado."""
     cur = f["currency"]
@@ -122,19 +194,16 @@ def _charts(section: Section, f: dict[str, Any], lang: Language) -> None:
         o["id"]: {r: {c: float(o["regimes"][r]["components"][c]) for c in comps} for r in regimes}
         for o in options
     }
+    title = _("Monthly cost by component", lang)
     section.charts.append(
-        Chart(
-            _t("chart_components", lang),
-            charts.stacked_components(data, comps, regimes, cur, _t("chart_components", lang)),
-        )
+        Chart(title, charts.stacked_components(data, comps, regimes, cur, title, lang))
     )
     if f["curves"]:
+        title = _("Cost per useful GPU-hour against utilisation", lang)
         section.charts.append(
             Chart(
-                _t("chart_curves", lang),
-                charts.utilisation_curves(
-                    f["curves"], f["break_even"], cur, _t("chart_curves", lang)
-                ),
+                title,
+                charts.utilisation_curves(f["curves"], f["break_even"], cur, title, lang),
             )
         )
     sens = f.get("sensitivity")
@@ -143,32 +212,39 @@ def _charts(section: Section, f: dict[str, Any], lang: Language) -> None:
         base = sens["baseline_gap"] if sens["measure"] == "gap" else sens["baseline_total"]
         bars = [
             {
-                "input": r["input"],
+                "input": _loc(r["input"], lang),
                 "low": float(r["low"][key]) if r["low"] else None,
                 "high": float(r["high"][key]) if r["high"] else None,
             }
             for r in sens["inputs"][:TOP_INPUTS]
         ]
+        title = _("Inputs moved -20 % / +20 %: what moves the decision", lang)
         section.charts.append(
             Chart(
-                _t("chart_tornado", lang),
+                title,
                 charts.tornado(
-                    bars, float(base), sens["measure"], sens["step"], cur, _t("chart_tornado", lang)
+                    bars, float(base), sens["measure"], sens["step"], cur, title, lang
                 ),
             )
         )
 
 
 def _findings_table(section: Section, f: dict[str, Any], lang: Language) -> None:
-    """The findings of the cost analysis, numbered."""
-    if f["findings"]:
-        section.tables.append(
-            Table(
-                _t("findings", lang),
-                ["#", "finding"],
-                [[str(i), text] for i, text in enumerate(f["findings"], 1)],
-            )
+    """The findings of the cost analysis, numbered (stored messages rendered in `lang`)."""
+    if not f["findings"]:
+        return
+    msgs = f.get("finding_messages")
+    if isinstance(msgs, list) and len(msgs) == len(f["findings"]):
+        texts = [render_message(m, lang) for m in msgs]
+    else:
+        texts = [_loc(text, lang) for text in f["findings"]]
+    section.tables.append(
+        Table(
+            _("Findings (C8)", lang),
+            ["#", _("finding", lang)],
+            [[str(i), text] for i, text in enumerate(texts, 1)],
         )
+    )
 
 
 def _components_table(section: Section, f: dict[str, Any], lang: Language) -> None:
@@ -184,25 +260,25 @@ def _components_table(section: Section, f: dict[str, Any], lang: Language) -> No
             rows.append(
                 [
                     o["id"],
-                    r,
-                    *[money(m["components"][c]) for c in comps],
-                    money(m["total"]),
-                    num(Decimal(str(m["useful_gpu_hours"])), 1),
-                    pct(m["useful_utilisation"]),
-                    money(m["cost_per_useful_gpu_hour"], 2),
+                    _month(r, lang) if lang != "en" else r,
+                    *[money(m["components"][c], 0, lang) for c in comps],
+                    money(m["total"], 0, lang),
+                    num(Decimal(str(m["useful_gpu_hours"])), 1, lang),
+                    pct(m["useful_utilisation"], lang),
+                    money(m["cost_per_useful_gpu_hour"], 2, lang),
                 ]
             )
     section.tables.append(
         Table(
-            f"{_t('by_component', lang)}, {cur}",
+            _("Every component (C1-C3), {currency}", lang).format(currency=cur),
             [
-                "option",
-                "month",
-                *[c.replace("_", " ") for c in comps],
-                "total",
-                "useful GPU-h",
-                "useful utilisation (C2)",
-                "per useful GPU-h (C3)",
+                _("option", lang),
+                _("month", lang),
+                *[charts.component_name(c, lang) for c in comps],
+                _("total", lang),
+                _("useful GPU-h", lang),
+                _("useful utilisation (C2)", lang),
+                _("per useful GPU-h (C3)", lang),
             ],
             rows,
         )
@@ -213,25 +289,25 @@ def _months_table(section: Section, f: dict[str, Any], lang: Language) -> None:
     """The three months and the workload each was built from."""
     section.tables.append(
         Table(
-            _t("months", lang),
+            _("How each month was chosen (C8)", lang),
             [
-                "month",
-                "GPU-hours",
-                "useful GPU-hours",
-                "attempts",
-                "trainings",
-                "peak GPUs at once",
-                "basis",
+                _("month", lang),
+                _("GPU-hours", lang),
+                _("useful GPU-hours", lang),
+                _("attempts", lang),
+                _("trainings", lang),
+                _("peak GPUs at once", lang),
+                _("basis", lang),
             ],
             [
                 [
-                    r,
-                    num(Decimal(str(w["gpu_hours"])), 1),
-                    num(Decimal(str(w["useful_gpu_hours"])), 1),
-                    num(Decimal(str(w["attempts"])), 1),
-                    num(Decimal(str(w["trainings"])), 1),
+                    _month(r, lang) if lang != "en" else r,
+                    num(Decimal(str(w["gpu_hours"])), 1, lang),
+                    num(Decimal(str(w["useful_gpu_hours"])), 1, lang),
+                    num(Decimal(str(w["attempts"])), 1, lang),
+                    num(Decimal(str(w["trainings"])), 1, lang),
                     str(w["peak_concurrent_gpus"]),
-                    w["basis"],
+                    _loc(w["basis"], lang),
                 ]
                 for r, w in f["regimes"].items()
             ],
@@ -239,30 +315,39 @@ def _months_table(section: Section, f: dict[str, Any], lang: Language) -> None:
     )
 
 
+# How a dedicated option compares with a managed one as utilisation grows.
+_CHEAPER = {
+    "above": N_("above"),
+    "below": N_("below"),
+    "never": N_("never"),
+    "always": N_("always"),
+}
+
+
 def _break_even_table(section: Section, f: dict[str, Any], lang: Language) -> None:
     """Break-even useful utilisation of each dedicated option against each managed one."""
     if f["break_even"]:
         section.tables.append(
             Table(
-                _t("break_even", lang),
+                _("Break-even utilisation, dedicated against managed (C8)", lang),
                 [
-                    "dedicated",
-                    "managed",
-                    "break-even useful utilisation",
-                    "dedicated cheaper",
-                    "reachable at most",
-                    "observed normal",
-                    "observed peak",
+                    _("dedicated", lang),
+                    _("managed", lang),
+                    _("break-even useful utilisation", lang),
+                    _("dedicated cheaper", lang),
+                    _("reachable at most", lang),
+                    _("observed normal", lang),
+                    _("observed peak", lang),
                 ],
                 [
                     [
                         p["dedicated"],
                         p["managed"],
-                        pct(p["break_even_useful_utilisation"]),
-                        p["dedicated_cheaper"],
-                        pct(p["achievable_max"]),
-                        pct(p["observed_normal"]),
-                        pct(p["observed_peak"]),
+                        pct(p["break_even_useful_utilisation"], lang),
+                        _(_CHEAPER.get(p["dedicated_cheaper"], p["dedicated_cheaper"]), lang),
+                        pct(p["achievable_max"], lang),
+                        pct(p["observed_normal"], lang),
+                        pct(p["observed_peak"], lang),
                     ]
                     for p in f["break_even"]
                 ],
@@ -274,55 +359,67 @@ def _peak_table(section: Section, f: dict[str, Any], lang: Language) -> None:
     """Whether each dedicated pool absorbs the peak month (C8)."""
     cur = f["currency"]
     options = f["options"]
+    na = not_available(lang)
     peak_rows = []
     for o in options:
         pc = o.get("peak_check")
         if pc is None:
-            burst = o["burst_extra"]
-            how = f"burst: {money(burst)} {cur} over the normal month"
-            peak_rows.append([o["id"], "managed", "n/a", "n/a", how])
+            how = _("burst: {amount} {currency} over the normal month", lang).format(
+                amount=money(o["burst_extra"], 0, lang), currency=cur
+            )
+            peak_rows.append([o["id"], _("managed", lang), na, na, how])
             continue
-        absorbs = {True: "yes", False: "no", None: "not measured"}[pc["absorbs"]]
+        absorbs = {True: _("yes", lang), False: _("no", lang), None: _("not measured", lang)}
         peak_rows.append(
             [
                 o["id"],
-                f"{pc['pool_gpus']} GPUs",
+                _("{n} GPUs", lang).format(n=pc["pool_gpus"]),
                 str(pc["peak_concurrent_gpus"]),
-                absorbs,
-                pc["meaning"],
+                absorbs[pc["absorbs"]],
+                _loc(pc["meaning"], lang),
             ]
         )
     section.tables.append(
         Table(
-            _t("peak", lang),
-            ["option", "pool", "peak GPUs at once", "absorbs", "how"],
+            _("Peak month: can the dedicated pool take the parallel jobs? (C8)", lang),
+            [
+                _("option", lang),
+                _("pool", lang),
+                _("peak GPUs at once", lang),
+                _("absorbs", lang),
+                _("how", lang),
+            ],
             peak_rows,
         )
     )
 
 
 def _waiting_table(section: Section, f: dict[str, Any], lang: Language) -> None:
-    """What waiting costs on each option (C7)."""
+    """What waiting costs on each option (C7); the consequence is the team's own text."""
     cur = f["currency"]
     options = f["options"]
+    na = not_available(lang)
+    rows = []
+    for o in options:
+        w = o["waiting"]
+        if w["assumed_monthly_cost"] is not None:
+            money_cell = _("{amount} per month ({source})", lang).format(
+                amount=money(w["assumed_monthly_cost"], 0, lang), source=w["assumption_source"]
+            )
+        else:
+            money_cell = _("none given", lang)
+        measured = "; ".join(_loc(m, lang) for m in w["measured"]) or na
+        rows.append([o["id"], w["consequence"] or na, money_cell, measured])
     section.tables.append(
         Table(
-            _t("waiting", lang),
-            ["option", "consequence (team)", f"money ({cur}, team's assumption)", "measured"],
+            _("Waiting: consequences, not invented money (C7)", lang),
             [
-                [
-                    o["id"],
-                    o["waiting"]["consequence"] or "n/a",
-                    (
-                        f"{money(o['waiting']['assumed_monthly_cost'])} per month "
-                        f"({o['waiting']['assumption_source']})"
-                        if o["waiting"]["assumed_monthly_cost"] is not None
-                        else "none given"
-                    ),
-                    "; ".join(o["waiting"]["measured"]) or "n/a",
-                ]
-                for o in options
+                _("option", lang),
+                _("consequence (team)", lang),
+                _("money ({currency}, team's assumption)", lang).format(currency=cur),
+                _("measured", lang),
             ],
+            rows,
         )
     )
 
@@ -335,9 +432,11 @@ def _reversibility_table(section: Section, f: dict[str, Any], lang: Language) ->
         [
             o["id"],
             str(rv["commitment_months_left"]),
-            f"{money(rv['cost_to_shrink'])} {cur}",
-            f"{rv['days_to_shrink']:g}",
-            rv["how"],
+            f"{money(rv['cost_to_shrink'], 0, lang)} {cur}",
+            f"{rv['days_to_shrink']:g}" if lang == "en" else num(
+                Decimal(str(rv["days_to_shrink"])), 1, lang
+            ),
+            _loc(rv["how"], lang),
         ]
         for o in options
         if (rv := o.get("reversibility"))
@@ -345,8 +444,15 @@ def _reversibility_table(section: Section, f: dict[str, Any], lang: Language) ->
     if rev_rows:
         section.tables.append(
             Table(
-                f"{_t('reversibility', lang)}: load drops after {f['exit_after_months']} months",
-                ["option", "commitment months left", "cost to shrink", "days to shrink", "how"],
+                _("Reversibility of dedicated options (C10, V2): load drops after {n} months", lang)
+                .format(n=f["exit_after_months"]),
+                [
+                    _("option", lang),
+                    _("commitment months left", lang),
+                    _("cost to shrink", lang),
+                    _("days to shrink", lang),
+                    _("how", lang),
+                ],
                 rev_rows,
             )
         )
@@ -356,30 +462,44 @@ def _sensitivity_table(section: Section, f: dict[str, Any], lang: Language) -> N
     """Inputs that move the cheapest option's lead (the tornado as a table)."""
     cur = f["currency"]
     sens = f.get("sensitivity")
-    if sens and sens["inputs"]:
-        what = "lead over the next option" if sens["measure"] == "gap" else "monthly cost"
-        section.tables.append(
-            Table(
-                f"{_t('sensitivity', lang)}: {what}, {cur}; cheapest {sens['baseline_cheapest']}",
-                [
-                    "input",
-                    "field",
-                    f"-{sens['step']:.0%}: lead of the cheapest",
-                    f"+{sens['step']:.0%}: lead of the cheapest",
-                    "swing",
-                ],
-                [
-                    [
-                        r["input"],
-                        r["field"],
-                        _side(r["low"], sens["baseline_cheapest"]),
-                        _side(r["high"], sens["baseline_cheapest"]),
-                        money(r["swing"]),
-                    ]
-                    for r in sens["inputs"][:TOP_INPUTS]
-                ],
-            )
+    if not (sens and sens["inputs"]):
+        return
+    caption = (
+        _(
+            "Inputs that move the decision most (normal month): lead over the next option, "
+            "{currency}; cheapest {option}",
+            lang,
         )
+        if sens["measure"] == "gap"
+        else _(
+            "Inputs that move the decision most (normal month): monthly cost, {currency}; "
+            "cheapest {option}",
+            lang,
+        )
+    ).format(currency=cur, option=sens["baseline_cheapest"])
+    step = pct0(sens["step"], lang)
+    section.tables.append(
+        Table(
+            caption,
+            [
+                _("input", lang),
+                _("field", lang),
+                _("-{step}: lead of the cheapest", lang).format(step=step),
+                _("+{step}: lead of the cheapest", lang).format(step=step),
+                _("swing", lang),
+            ],
+            [
+                [
+                    _loc(r["input"], lang),
+                    _(r["field"], lang) if r["field"] == "profile" else r["field"],
+                    _side(r["low"], sens["baseline_cheapest"], lang),
+                    _side(r["high"], sens["baseline_cheapest"], lang),
+                    money(r["swing"], 0, lang),
+                ]
+                for r in sens["inputs"][:TOP_INPUTS]
+            ],
+        )
+    )
 
 
 def _lines_tables(section: Section, f: dict[str, Any], lang: Language) -> None:
@@ -388,10 +508,26 @@ def _lines_tables(section: Section, f: dict[str, Any], lang: Language) -> None:
     options = f["options"]
     section.tables.append(
         Table(
-            f"{_t('lines', lang)}, {cur}",
-            ["option", "component", "line", "amount", "source"],
+            _("Cost lines of the normal month, with sources (C5, C9), {currency}", lang).format(
+                currency=cur
+            ),
             [
-                [o["id"], ln["component"], ln["label"], money(ln["amount"], 2), ln["source"]]
+                _("option", lang),
+                _("component", lang),
+                _("line", lang),
+                _("amount", lang),
+                _("source", lang),
+            ],
+            [
+                [
+                    o["id"],
+                    charts.component_name(ln["component"], lang)
+                    if lang != "en"
+                    else ln["component"],
+                    _loc(ln["label"], lang),
+                    money(ln["amount"], 2, lang),
+                    ln["source"],
+                ]
                 for o in options
                 for ln in o["regimes"]["normal"]["lines"]
             ],
@@ -399,20 +535,29 @@ def _lines_tables(section: Section, f: dict[str, Any], lang: Language) -> None:
     )
     section.tables.append(
         Table(
-            f"{_t('prices', lang)}, {cur}",
-            ["option", "field", "amount", "source"],
-            [[p["option"], p["field"], money(p["amount"], 2), p["source"]] for p in f["prices"]],
+            _("Every price and its source (C5), {currency}", lang).format(currency=cur),
+            [_("option", lang), _("field", lang), _("amount", lang), _("source", lang)],
+            [
+                [p["option"], p["field"], money(p["amount"], 2, lang), p["source"]]
+                for p in f["prices"]
+            ],
         )
     )
 
 
-def _side(side: dict[str, Any] | None, leader: str) -> str:
+def _side(side: dict[str, Any] | None, leader: str, lang: Language) -> str:
     """What a moved input does: the baseline cheapest keeps its lead, or who takes over."""
     if side is None:
-        return "n/a"
+        return not_available(lang)
     if side["gap"] is None:
-        return f"{leader} costs {money(side['leader_total'])}"
+        return _("{leader} costs {amount}", lang).format(
+            leader=leader, amount=money(side["leader_total"], 0, lang)
+        )
     gap = Decimal(str(side["gap"]))
     if side["cheapest"] == leader:
-        return f"{leader} stays cheapest, ahead by {money(gap)}"
-    return f"{side['cheapest']} takes over; {leader} behind by {money(-gap)}"
+        return _("{leader} stays cheapest, ahead by {amount}", lang).format(
+            leader=leader, amount=money(str(gap), 0, lang)
+        )
+    return _("{other} takes over; {leader} behind by {amount}", lang).format(
+        other=side["cheapest"], leader=leader, amount=money(str(-gap), 0, lang)
+    )

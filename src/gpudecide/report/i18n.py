@@ -1,132 +1,301 @@
-"""Headings of the report in English, Russian and Kazakh (the languages its readers use).
+"""The report in English, Russian and Kazakh: every word through the gettext catalogues.
 
-Figures, file names and evidence summaries stay as computed; only the frame is translated.
+One mechanism (`gpudecide.i18n`): the English text is the msgid, the translations live in
+`locale/<lang>/LC_MESSAGES/<domain>.po`, and `docs/glossary.md` fixes the domain terms the
+catalogues use. This module adds what the report needs on top of it:
+
+- `t(key, lang)`: the report frame's headings by key (the keys the renderer and the older
+  section builders use), each key naming one English msgid of the "report" domain;
+- messages: a figure that a person reads is stored in the evidence as a message id and its
+  arguments (`message(...)`) next to the English text, and rendered in the reader's language
+  (`render_message`), numbers, percentages and money formatted per locale by Babel;
+- `localize`: text an analysis wrote in English without a message id (summaries and notes
+  of older records) is matched against the catalogue's patterns and translated, its numbers
+  re-formatted; text that matches nothing stays as written;
+- `install(env)`: the template globals `tr`, `summary_of`, `notes_of`, `verdict_label` of
+  the HTML and Markdown templates.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+import re
+import string
+from collections.abc import Iterable, Mapping
+from decimal import Decimal, InvalidOperation
+from functools import lru_cache
+from typing import Any
 
-Language = Literal["en", "ru", "kk"]
+from babel.numbers import format_decimal, format_percent
 
-_STRINGS: dict[str, dict[str, str]] = {
-    "report_title": {
-        "en": "GPU decision report",
-        "ru": "Отчёт о выборе GPU-контура",
-        "kk": "GPU контурын таңдау есебі",
-    },
-    "generated": {"en": "Generated", "ru": "Сформирован", "kk": "Жасалған уақыты"},
-    "evidence_index": {
-        "en": "Evidence on record",
-        "ru": "Собранные доказательства",
-        "kk": "Жиналған дәлелдер",
-    },
-    "kind": {"en": "Analysis", "ru": "Анализ", "kk": "Талдау"},
-    "verdict": {"en": "Verdict", "ru": "Вывод", "kk": "Қорытынды"},
-    "status": {"en": "Status", "ru": "Состояние", "kk": "Күйі"},
-    "inputs": {"en": "Inputs", "ru": "Входные данные", "kk": "Кіріс деректер"},
-    "notes": {
-        "en": "Not measured / notes",
-        "ru": "Не измерено / примечания",
-        "kk": "Өлшенбеген / ескертпелер",
-    },
-    "fresh": {"en": "fresh", "ru": "актуально", "kk": "өзекті"},
-    "stale": {
-        "en": "STALE: an input changed",
-        "ru": "УСТАРЕЛО: вход изменился",
-        "kk": "ЕСКІРГЕН: кіріс өзгерді",
-    },
-    "missing_input": {
-        "en": "STALE: an input is gone",
-        "ru": "УСТАРЕЛО: входа больше нет",
-        "kk": "ЕСКІРГЕН: кіріс жоқ",
-    },
-    "tampered": {
-        "en": "TAMPERED: the record was edited",
-        "ru": "ИЗМЕНЕНО: запись правили",
-        "kk": "ӨЗГЕРТІЛГЕН: жазба түзетілген",
-    },
-    "no_evidence": {
-        "en": "No evidence yet: run an analysis (for example `gpudecide profile`).",
-        "ru": "Доказательств пока нет: запустите анализ (например, `gpudecide profile`).",
-        "kk": "Әзірге дәлел жоқ: талдауды іске қосыңыз (мысалы, `gpudecide profile`).",
-    },
-    "profile": {"en": "Workload profile", "ru": "Профиль нагрузки", "kk": "Жүктеме профилі"},
-    "jobs_by_kind": {
-        "en": "Jobs by kind",
-        "ru": "Задания по видам",
-        "kk": "Тапсырмалар түрі бойынша",
-    },
-    "key_figures": {"en": "Key figures", "ru": "Ключевые показатели", "kk": "Негізгі көрсеткіштер"},
-    "per_week": {"en": "Per week", "ru": "По неделям", "kk": "Апта бойынша"},
-    "chart_jobs_week": {
-        "en": "Jobs per week, by kind",
-        "ru": "Задания в неделю, по видам",
-        "kk": "Аптасына тапсырмалар, түрі бойынша",
-    },
-    "chart_gpu_day": {"en": "GPU-hours per day", "ru": "GPU-часы в день", "kk": "Күніне GPU-сағат"},
-    "chart_concurrency": {
-        "en": "GPUs in use over time",
-        "ru": "Занятые GPU во времени",
-        "kk": "Уақыт бойынша пайдаланылған GPU",
-    },
-    "figure": {"en": "Figure", "ru": "Показатель", "kk": "Көрсеткіш"},
-    "value": {"en": "Value", "ru": "Значение", "kk": "Мәні"},
-    "jobs": {"en": "Jobs", "ru": "Задания", "kk": "Тапсырмалар"},
-    "gpu_hours": {"en": "GPU-hours", "ru": "GPU-часы", "kk": "GPU-сағат"},
-    "week": {"en": "Week", "ru": "Неделя", "kk": "Апта"},
-    "queue": {
-        "en": "Queue: waits, SLOs, preemption, chains",
-        "ru": "Очередь: ожидание, SLO, вытеснение, цепочки",
-        "kk": "Кезек: күту, SLO, ығыстыру, тізбектер",
-    },
-    "replay": {
-        "en": "Dedicated pool replay",
-        "ru": "Прогон журнала через выделенный пул",
-        "kk": "Журналды бөлінген пул арқылы өткізу",
-    },
-    "chart_wait_cdf": {
-        "en": "Queue waits against the SLO thresholds",
-        "ru": "Ожидание в очереди против порогов SLO",
-        "kk": "Кезекте күту және SLO шектері",
-    },
-    "chart_phases": {
-        "en": "Median phase durations by job kind",
-        "ru": "Медианная длительность фаз по видам заданий",
-        "kk": "Тапсырма түрлері бойынша фазалардың медианалық ұзақтығы",
-    },
-    "chart_chains": {
-        "en": "Chains: waiting (light) and running (dark)",
-        "ru": "Цепочки: ожидание (светлое) и работа (тёмное)",
-        "kk": "Тізбектер: күту (ашық) және жұмыс (күңгірт)",
-    },
-    "chart_pool_curve": {
-        "en": "p95 wait and utilisation against pool size",
-        "ru": "p95 ожидания и загрузка в зависимости от размера пула",
-        "kk": "Пул көлеміне қарай p95 күту және жүктеме",
-    },
-    "phases": {
-        "en": "Lifecycle phases (Q1)",
-        "ru": "Фазы жизненного цикла (Q1)",
-        "kk": "Өмірлік цикл фазалары (Q1)",
-    },
-    "wait_reasons": {
-        "en": "Wait reasons by total wait (Q2)",
-        "ru": "Причины ожидания по суммарному времени (Q2)",
-        "kk": "Жалпы уақыт бойынша күту себептері (Q2)",
-    },
-    "chains": {"en": "Chains (Q5)", "ru": "Цепочки (Q5)", "kk": "Тізбектер (Q5)"},
-    "pools": {"en": "Pool sizes", "ru": "Размеры пула", "kk": "Пул көлемдері"},
+from gpudecide import evidence as ev
+from gpudecide.i18n import Language, catalogue, translator
+
+__all__ = [
+    "Language",
+    "install",
+    "localize",
+    "message",
+    "notes_of",
+    "render_message",
+    "summary_of",
+    "t",
+    "tr",
+    "verdict_label",
+]
+
+_ = translator("report")
+
+
+def N_(msgid: str) -> str:
+    """Mark an English msgid for extraction; it is translated where it is shown."""
+    return msgid
+
+
+# The report frame's headings by key (renderer and section builders call `t(key, lang)`).
+KEYS: dict[str, str] = {
+    "report_title": N_("GPU decision report"),
+    "generated": N_("Generated"),
+    "evidence_index": N_("Evidence on record"),
+    "kind": N_("Analysis"),
+    "verdict": N_("Verdict"),
+    "status": N_("Status"),
+    "inputs": N_("Inputs"),
+    "notes": N_("Not measured / notes"),
+    "fresh": N_("fresh"),
+    "stale": N_("STALE: an input changed"),
+    "missing_input": N_("STALE: an input is gone"),
+    "tampered": N_("TAMPERED: the record was edited"),
+    "no_evidence": N_("No evidence yet: run an analysis (for example `gpudecide profile`)."),
+    "profile": N_("Workload profile"),
+    "jobs_by_kind": N_("Jobs by kind"),
+    "key_figures": N_("Key figures"),
+    "per_week": N_("Per week"),
+    "chart_jobs_week": N_("Jobs per week, by kind"),
+    "chart_gpu_day": N_("GPU-hours per day"),
+    "chart_concurrency": N_("GPUs in use over time"),
+    "figure": N_("Figure"),
+    "value": N_("Value"),
+    "jobs": N_("Jobs"),
+    "gpu_hours": N_("GPU-hours"),
+    "week": N_("Week"),
+    "queue": N_("Queue: waits, SLOs, preemption, chains"),
+    "replay": N_("Dedicated pool replay"),
+    "chart_wait_cdf": N_("Queue waits against the SLO thresholds"),
+    "chart_phases": N_("Median phase durations by job kind"),
+    "chart_chains": N_("Chains: waiting (light) and running (dark)"),
+    "chart_pool_curve": N_("p95 wait and utilisation against pool size"),
+    "phases": N_("Lifecycle phases (Q1)"),
+    "wait_reasons": N_("Wait reasons by total wait (Q2)"),
+    "chains": N_("Chains (Q5)"),
+    "pools": N_("Pool sizes"),
+}
+
+VERDICTS: dict[str, str] = {
+    "pass": N_("pass"),
+    "warn": N_("warn"),
+    "fail": N_("fail"),
+    "info": N_("info"),
+}
+
+# The catalogue domain of each evidence kind, for summaries and notes written in English.
+KIND_DOMAINS: dict[str, tuple[str, ...]] = {
+    "profile": ("jobs", "report"),
+    "queue": ("queue", "report"),
+    "replay": ("queue", "report"),
+    "cost": ("cost", "report"),
+    "audit": ("artifacts", "report"),
 }
 
 
-Strings = dict[str, dict[str, str]]
+def t(key: str, lang: Language) -> str:
+    """A heading of the report frame in the report's language (English when missing)."""
+    return _(KEYS[key], lang)
 
 
-def t(key: str, lang: Language, strings: Strings = _STRINGS) -> str:
-    """A heading in the report's language (English when a translation is missing).
+def tr(msgid: str, lang: str, domain: str = "report") -> str:
+    """`msgid` of `domain` in `lang` (the templates' translator)."""
+    return translator(domain)(msgid, lang)
 
-    A section keeping its own headings passes its table as `strings`.
+
+def verdict_label(verdict: str, lang: str) -> str:
+    """pass / warn / fail / info in the reader's language."""
+    return _(VERDICTS.get(verdict, verdict), lang)
+
+
+# --- messages: a message id and its arguments, stored in the evidence, rendered per reader ---
+
+
+def message(domain: str, msgid: str, **args: Any) -> dict[str, Any]:
+    """A JSON-ready message: `msgid` (English, with `{name:spec}` fields) and its arguments.
+
+    Specs: `pct` (share as a percentage, one decimal), `money` / `money2` (a decimal string,
+    0 / 2 places), `num` (thousands separated, up to three decimals), `n1` (one decimal);
+    no spec prints the value as it is (ids, names).
     """
-    entry = strings[key]
-    return entry.get(lang) or entry["en"]
+    return {"domain": domain, "msgid": msgid, "args": args}
+
+
+class _LocaleFormatter(string.Formatter):
+    """`str.format` with the message specs, numbers formatted for one language."""
+
+    def __init__(self, lang: str) -> None:
+        self.lang = lang
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        """Format one field; the specs of `message` in the reader's locale."""
+        from gpudecide.cost.fmt import money, num
+        from gpudecide.report.fmt import fmt, pct, pct0
+
+        if isinstance(value, dict) and "msgid" in value:
+            return render_message(value, self.lang)
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            return "; ".join(render_message(v, self.lang) for v in value)
+        if format_spec == "pct":
+            return pct(value, self.lang)
+        if format_spec == "pct0":
+            return pct0(value, self.lang)
+        if format_spec in ("money", "money2"):
+            places = 2 if format_spec == "money2" else 0
+            return money(None if value is None else str(value), places, self.lang)
+        if format_spec == "num":
+            return fmt(value, self.lang)
+        if format_spec == "n1":
+            return num(Decimal(str(value)), 1, self.lang)
+        if isinstance(value, list):
+            return ", ".join(str(v) for v in value)
+        return str(super().format_field(value, format_spec))
+
+
+def render_message(msg: Mapping[str, Any], lang: str) -> str:
+    """A stored message in `lang` (the English text when it has no translation)."""
+    text = translator(str(msg["domain"]))(str(msg["msgid"]), lang)
+    return _LocaleFormatter(lang).format(text, **dict(msg.get("args") or {}))
+
+
+# --- English text without a message id: catalogue patterns, numbers re-formatted ---
+
+_FIELD = re.compile(r"\{(\w+)(?::[^}]*)?\}")
+_NUMBER = re.compile(r"-?\d{1,3}(?:,\d{3})*(?:\.\d+)?%?|-?\d+(?:\.\d+)?%?")
+
+
+@lru_cache(maxsize=64)
+def _patterns(domain: str, lang: str) -> list[tuple[re.Pattern[str], int, str]]:
+    """The catalogue's msgids with fields as anchored regular expressions, their literal
+    length, and their translation. A field never spans "; " (the parts of a summary)."""
+    out: list[tuple[re.Pattern[str], int, str]] = []
+    for msgid, translated in catalogue(domain, lang).items():
+        if "{" not in msgid:
+            continue
+        parts = _FIELD.split(msgid)
+        seen: set[str] = set()
+        regex = ""
+        for i, part in enumerate(parts):
+            if i % 2 == 0:
+                regex += re.escape(part)
+            elif part in seen:  # the same field twice: the same text twice
+                regex += f"(?P={part})"
+            else:
+                seen.add(part)
+                regex += f"(?P<{part}>(?:(?!; ).)+?)"
+        literal = sum(len(p) for p in parts[::2])
+        try:
+            out.append((re.compile(f"^{regex}$", re.DOTALL), literal, translated))
+        except re.error:
+            continue
+    return out
+
+
+def _number(text: str, lang: str) -> str:
+    """An English-formatted number (or percentage) captured from text, in `lang`'s format."""
+    from gpudecide.i18n import _babel_locale
+
+    percent = text.endswith("%")
+    raw = text.rstrip("%").replace(",", "")
+    try:
+        value = Decimal(raw)
+    except InvalidOperation:
+        return text
+    places = len(raw.split(".")[1]) if "." in raw else 0
+    loc = _babel_locale(lang)
+    if percent:
+        pattern = "#,##0" + ("." + "0" * places if places else "") + "%"
+        return str(format_percent(value / 100, format=pattern, locale=loc))
+    pattern = "#,##0" + ("." + "0" * places if places else "")
+    return str(format_decimal(value, format=pattern, locale=loc))
+
+
+def _value(text: str, lang: str, domains: tuple[str, ...]) -> str:
+    """A captured field: a number re-formatted, a phrase translated, anything else as is."""
+    if _NUMBER.fullmatch(text):
+        return _number(text, lang)
+    return localize(text, lang, domains)
+
+
+def _fill(translated: str, args: Mapping[str, str]) -> str:
+    """The translated pattern with the captured (and localized) fields put back."""
+    return _FIELD.sub(lambda f: args.get(f.group(1), f.group(0)), translated)
+
+
+def localize(text: str, lang: str, domains: Iterable[str]) -> str:
+    """English `text` in `lang` via the catalogues of `domains`: exact, pattern, or parts.
+
+    Of the patterns that match, the one leaving the fewest English words wins (then the one
+    with the most literal text): "base {option}: {label}" beats "{role}: {hours} h x {rate}"
+    on "base kz-2: pool: 2 GPUs x 730 h x 1,150". A field never spans "; " unless no
+    pattern matches the parts; a text made of parts joined by "; " is then translated part by
+    part. What matches nothing stays as written (ids, file names, the team's own words).
+    """
+    domains = tuple(domains)
+    if lang == "en" or not text:
+        return text
+    for domain in domains:
+        exact = catalogue(domain, lang).get(text)
+        if exact is not None:
+            return exact
+    best: tuple[int, int, str] | None = None
+    for domain in domains:
+        for regex, literal, translated in _patterns(domain, lang):
+            m = regex.match(text)
+            if m is None:
+                continue
+            out = _fill(translated, {k: _value(v, lang, domains) for k, v in m.groupdict().items()})
+            score = (len(_ENGLISH.findall(out)), -literal, out)
+            if best is None or score[:2] < best[:2]:
+                best = score
+            if score[0] == 0:
+                break
+    if best is not None and best[0] == 0:
+        return best[2]
+    if "; " in text:
+        parts = "; ".join(localize(p, lang, domains) for p in text.split("; "))
+        if best is None or len(_ENGLISH.findall(parts)) <= best[0]:
+            return parts
+    return best[2] if best is not None else text
+
+
+_ENGLISH = re.compile(r"(?<![\w./\[-])[a-z]{2,}(?![\w./\[-])")
+
+
+def summary_of(record: ev.Evidence, lang: str) -> str:
+    """The record's summary line in `lang`: its stored message, else the catalogue patterns."""
+    msgs = record.figures.get("messages") if isinstance(record.figures, dict) else None
+    if isinstance(msgs, dict) and isinstance(msgs.get("summary"), dict):
+        return render_message(msgs["summary"], lang)
+    return localize(record.summary, lang, KIND_DOMAINS.get(record.kind, ("report",)))
+
+
+def notes_of(record: ev.Evidence, lang: str) -> list[str]:
+    """The record's notes in `lang` (stored messages first, else the catalogue patterns)."""
+    msgs = record.figures.get("messages") if isinstance(record.figures, dict) else None
+    stored = msgs.get("notes") if isinstance(msgs, dict) else None
+    if isinstance(stored, list) and len(stored) == len(record.notes):
+        return [render_message(m, lang) for m in stored]
+    domains = KIND_DOMAINS.get(record.kind, ("report",))
+    return [localize(n, lang, domains) for n in record.notes]
+
+
+def install(env: Any) -> None:
+    """Make `tr`, `summary_of`, `notes_of` and `verdict_label` available to the templates."""
+    env.globals.update(
+        tr=tr, summary_of=summary_of, notes_of=notes_of, verdict_label=verdict_label
+    )
