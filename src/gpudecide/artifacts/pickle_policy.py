@@ -124,8 +124,7 @@ _DENY_NAMES = {
 _DENY_BUILTINS = {
     "eval", "exec", "compile", "open", "__import__", "getattr", "setattr", "delattr",
     "globals", "locals", "vars", "input", "breakpoint", "exit", "quit", "help", "apply",
-    "execfile", "file", "reload", "memoryview", "classmethod", "staticmethod", "property",
-    "type", "super", "dir",
+    "execfile", "file", "reload",
 }  # fmt: skip
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 

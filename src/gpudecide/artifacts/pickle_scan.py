@@ -263,7 +263,6 @@ class _Window:
         self.base = 0  # absolute offset of buf[0]
         self.frame_end = -1
         self.op_start = 0
-        self.crossed: list[int] = []
 
     @property
     def pos(self) -> int:
@@ -302,7 +301,6 @@ class _Window:
         self.report.add_frame_issue(
             f"the opcode at offset {self.op_start} runs past the frame ending at {end}"
         )
-        self.crossed.append(pos)
         if self.discard and pos < end:
             self.skip(end - pos)
 
@@ -865,7 +863,6 @@ class _Interpreter:
             w.report.add_frame_issue(
                 f"FRAME at offset {at} begins {left} byte(s) before the frame it is in ends"
             )
-            w.crossed.append(at)
             if w.discard:
                 if length <= left:
                     return  # served from the buffer: the old frame's end still holds
