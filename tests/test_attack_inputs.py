@@ -289,3 +289,29 @@ def test_duplicate_json_key_names_its_line(tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["profile", str(path), "-w", str(ws)])
     assert res.exit_code == 2
     _one_line_error(res, f"{path}:4", "'kind' is given twice")
+
+
+@pytest.mark.parametrize(
+    ("job", "field"),
+    [
+        ({"id": {"a": 1}}, "[0].id"),
+        ({"id": "j", "user_provided_suffix": 5}, "[0]: name"),
+        ({"id": "../../etc/passwd", "finished_at": "2026-01-05T08:00:00Z"}, None),
+    ],
+)
+def test_openai_job_fields_of_the_wrong_type(
+    tmp_path: Path, job: dict[str, object], field: str | None
+) -> None:
+    from gpudecide.errors import InputError
+    from gpudecide.jobs import managed
+
+    doc = {"object": "fine_tuning.job", "status": "succeeded", "created_at": 1767600000, **job}
+    path = tmp_path / "ft.json"
+    path.write_text(json.dumps(doc))
+    if field is None:  # a path as an id: no file beside the log is looked for under it
+        result = managed.read_openai(path, {})
+        assert result.table.num_rows == 1
+        return
+    with pytest.raises(InputError) as info:
+        managed.read_openai(path, {})
+    assert info.value.field == field and info.value.path == str(path)

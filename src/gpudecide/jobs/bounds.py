@@ -74,6 +74,28 @@ def span_problem(start: datetime | None, end: datetime | None) -> str | None:
     return None
 
 
+# Text columns of the canonical table (jobs.schema.ATTEMPTS_SCHEMA): a number or an object
+# there from a JSON source is not text and cannot go into the table.
+TEXT_COLUMNS = (
+    "job_id",
+    "array_job_id",
+    "chain_id",
+    "name",
+    "kind_label",
+    "user",
+    "team",
+    "partition",
+    "gpu_type",
+    "priority_class",
+    "site",
+    "state",
+    "state_detail",
+    "exit_code",
+    "wait_reason",
+    "extras",
+)
+
+
 def row_problem(row: dict[str, object]) -> tuple[str, str] | None:
     """The first impossible value of a canonical row as (column, reason), or None.
 
@@ -89,6 +111,10 @@ def row_problem(row: dict[str, object]) -> tuple[str, str] | None:
         problem = int_problem(column, value)
         if problem is not None:
             return column, problem
+    for column in TEXT_COLUMNS:
+        value = row.get(column)
+        if value is not None and not isinstance(value, str):
+            return column, f"is a {type(value).__name__}, not text"
     for column, value in row.items():
         if isinstance(value, datetime):
             problem = time_problem(value)

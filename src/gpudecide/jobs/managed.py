@@ -20,6 +20,7 @@ it as `<job id>.events.json`):
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -348,12 +349,14 @@ def read_openai(path: Path, events_by_job: dict[str, list[dict[str, Any]]]) -> P
     rows = []
     missing = []
     for i, job in enumerate(jobs):
-        job_id = str(job.get("id") or "")
+        job_id = job.get("id") if isinstance(job.get("id"), str) else ""
         if not job_id:
             raise InputError("job without an id", path=path, field=f"[{i}].id")
         events = events_by_job.get(job_id)
-        sibling = path.with_name(f"{job_id}.events.json")
-        if events is None and "/" not in job_id and sibling.exists():
+        # The id names a file beside the log: only a plain name may (never a path).
+        plain = re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,200}", job_id) is not None
+        sibling = path.with_name(f"{job_id}.events.json") if plain else path
+        if events is None and plain and sibling.exists():
             page = read_json(sibling)
             if not is_openai_events(page):
                 raise InputError("not a fine-tuning events list", path=sibling, field="data")
