@@ -7,6 +7,9 @@ Needs the single-node cluster of `scripts/slurm-local start`; with GPUDECIDE_REQ
 from __future__ import annotations
 
 import os
+import subprocess
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -58,21 +61,45 @@ def test_export_test_as_slurm_jobs(slurm: None, tmp_path: Path) -> None:
     assert f["resumed_at_step"] == 4 and f["final_metrics"] == f["reference_metrics"]
 
 
+def _cancel_when_running(job_name: str, stop: threading.Event) -> None:
+    """scancel the job as soon as squeue shows it (a node lost mid-training)."""
+    while not stop.is_set():
+        out = subprocess.run(
+            ["squeue", "-h", "-n", job_name, "-o", "%i"], capture_output=True, text=True
+        ).stdout.split()
+        if out:
+            time.sleep(1.0)
+            subprocess.run(["scancel", out[0]], check=False)
+            return
+        time.sleep(0.2)
+
+
 @pytest.mark.slurm
-def test_failed_training_job_state_is_recorded(slurm: None, tmp_path: Path) -> None:
+def test_cancelled_training_job_fails_train_and_delete(slurm: None, tmp_path: Path) -> None:
     plan_path = tmp_path / "export-test.yaml"
     plan_path.write_text("option: owned-pool\n")
+    prefix = f"gpd-test-{os.getpid()}"
     setup = ExportTestSetup(
         plan=ExportTestPlan(option="owned-pool", model=MODEL, identity=IDENTITY),
         plan_path=plan_path,
         work=tmp_path / "work",
         storage=open_storage(str(tmp_path / "store")),
-        executor=SlurmExecutor(timeout=600, mem="1M"),  # far too little: the job dies
+        executor=SlurmExecutor(timeout=600, job_prefix=prefix),
         run_id="slurm-2",
     )
-    f = run_export_test(setup).figures
+    stop = threading.Event()
+    killer = threading.Thread(target=_cancel_when_running, args=(f"{prefix}-train", stop))
+    killer.start()
+    try:
+        f = run_export_test(setup).figures
+    finally:
+        stop.set()
+        killer.join()
     assert f["verdict"] == "fail"
     train = next(s for s in f["steps"] if s["name"] == "train")
-    assert train["status"] == "fail"
+    assert train["status"] == "fail" and "training job failed" in train["detail"]
     job = f["jobs"][0]
-    assert job["job_id"] and job["state"] != "COMPLETED"
+    assert job["job_id"] and job["state"].startswith("CANCELLED")
+    delete = next(s for s in f["steps"] if s["name"] == "delete")
+    assert delete["status"] == "fail" and "CANCELLED" in delete["detail"]
+    assert next(s for s in f["steps"] if s["name"] == "resume")["status"] == "skip"

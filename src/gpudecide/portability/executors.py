@@ -259,15 +259,22 @@ class SlurmExecutor:
 
     name = "slurm"
 
-    def __init__(self, timeout: float = 3600, mem: str = "2G", partition: str | None = None):
+    def __init__(
+        self,
+        timeout: float = 3600,
+        mem: str = "2G",
+        partition: str | None = None,
+        job_prefix: str = "gpudecide",
+    ) -> None:
         self.timeout = timeout
         self.mem = mem
         self.partition = partition
+        self.job_prefix = job_prefix
 
     def _command(self, spec_path: Path, control: Path, name: str, cwd: Path) -> list[str]:
         python = sys.executable  # the venv's interpreter: the node shares this file system
         cmd = [
-            "sbatch", "--parsable", "--wait", f"--job-name=gpudecide-{name}",
+            "sbatch", "--parsable", "--wait", f"--job-name={self.job_prefix}-{name}",
             f"--output={control}/{name}.slurm-%j.out", f"--chdir={cwd}",
             f"--mem={self.mem}", "--cpus-per-task=1", "--ntasks=1",
             f"--export={','.join(k for k in PASS_ENV if k in os.environ) or 'NONE'}",
