@@ -11,8 +11,9 @@ what passes through it, so the SHA-256 of each exported file comes from the copy
 and measures its own throughput. Local uploads go to a temporary folder that is then
 renamed; on an object store each object appears only once fully written, and the manifest
 and sums files are written after the files they list. Downloads land in a temporary
-folder renamed into place once every file arrived (`gpudecide.artifacts.remote.fetch`). Storage errors become one-line input errors naming
-the URL; a refused credential (403) says so.
+folder renamed into place once every file arrived (`gpudecide.artifacts.remote.fetch`).
+Storage errors become one-line input errors naming the URL; a refused credential (403)
+says so.
 """
 
 from __future__ import annotations
