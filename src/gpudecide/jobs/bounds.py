@@ -33,6 +33,8 @@ LATEST = datetime(2100, 1, 1, tzinfo=UTC)
 MAX_RUN = timedelta(days=400)
 # Text fields (names, reasons): longer ones are not what the column holds.
 MAX_TEXT_CHARS = 4096
+# Columns a source has beyond the canonical ones, kept per row as JSON: a summary, not a dump.
+MAX_EXTRAS_CHARS = 65_536
 
 INT_RANGES: dict[str, tuple[int, int]] = {
     "attempt": (1, MAX_ATTEMPT),
@@ -120,8 +122,10 @@ def row_problem(row: dict[str, object]) -> tuple[str, str] | None:
             problem = time_problem(value)
             if problem is not None:
                 return column, problem
-        elif isinstance(value, str) and len(value) > MAX_TEXT_CHARS:
-            return column, f"is longer than {MAX_TEXT_CHARS} characters"
+        elif isinstance(value, str):
+            limit = MAX_EXTRAS_CHARS if column == "extras" else MAX_TEXT_CHARS
+            if len(value) > limit:
+                return column, f"is longer than {limit} characters"
     start, end = row.get("start"), row.get("end")
     if isinstance(start, datetime) and isinstance(end, datetime):
         problem = span_problem(start, end)

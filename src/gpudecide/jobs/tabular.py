@@ -154,6 +154,10 @@ def _convert(row: dict[str, Any], tz: ZoneInfo) -> dict[str, Any]:
     out["steps"] = None
     out["pending_tasks"] = None
     out["extras"] = json.dumps(extras, ensure_ascii=False, sort_keys=True) if extras else None
+    if out["extras"] is not None and len(out["extras"]) > bounds.MAX_EXTRAS_CHARS:
+        raise _RowError(
+            "extras", f"columns beyond the canonical ones hold over {bounds.MAX_EXTRAS_CHARS} chars"
+        )
     return out
 
 
