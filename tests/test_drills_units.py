@@ -15,9 +15,11 @@ from typer.testing import CliRunner
 from gpudecide import evidence as ev
 from gpudecide import workspace
 from gpudecide.decision.model import StopFactor, Suggestion
-from gpudecide.drills import report, restarts, rules
+from gpudecide.drills import checkpoint_corrupt, disk_full, report, restarts, rules, storage_revoked
 from gpudecide.drills.cli import register
+from gpudecide.drills.faults import FaultUnsupported, SmallFilesystem
 from gpudecide.drills.journal import Journal, always
+from gpudecide.drills.runner import DrillContext
 from gpudecide.jobs.load import load_logs
 from gpudecide.jobs.schema import attempts_table
 from gpudecide.report.model import Section
@@ -234,3 +236,25 @@ def test_report_section_in_russian_and_kazakh() -> None:
     report.drills_section(s, "en")
     zero = next(r for r in s.tables[1].rows if r[0] == "41874")
     assert zero[5] == "restarted from zero" and zero[6] == "177.3"
+
+
+# --- drills that cannot run say why, as a failed drill ---
+
+
+def test_unsupported_fault_fails_loudly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where no small filesystem can be mounted, disk-full fails and says why (never skips)."""
+
+    def refuse(self: SmallFilesystem) -> str:
+        raise FaultUnsupported("cannot mount a small filesystem (tmpfs: not permitted)")
+
+    monkeypatch.setattr(SmallFilesystem, "mount", refuse)
+    r = disk_full.run(DrillContext(root=tmp_path))
+    assert r.verdict == "fail" and not r.noticed
+    assert r.status.startswith("cannot inject the fault: cannot mount")
+
+
+def test_node_local_storage_fails_the_storage_drills(tmp_path: Path) -> None:
+    for run in (storage_revoked.run, checkpoint_corrupt.run):
+        r = run(DrillContext(root=tmp_path, storage="node"))
+        assert r.verdict == "fail" and r.status.startswith("no external storage")
+        assert r.journal.is_file()

@@ -15,7 +15,6 @@ from gpudecide.drills.faults import flip_bytes
 from gpudecide.drills.job import stored_steps
 from gpudecide.drills.journal import Probe, always
 from gpudecide.drills.runner import DrillContext, DrillResult, last
-from gpudecide.errors import InputError
 
 
 def run(ctx: DrillContext, *, corrupt_all: bool = False) -> DrillResult:
@@ -23,11 +22,7 @@ def run(ctx: DrillContext, *, corrupt_all: bool = False) -> DrillResult:
     run_dir = ctx.root / ("checkpoint-corrupt-all" if corrupt_all else "checkpoint-corrupt")
     url = ctx.storage_url(run_dir)
     if url is None:
-        raise InputError(
-            "checkpoint-corrupt needs external storage: it corrupts the copy there",
-            field="--storage",
-            hint="use a folder or an s3:// URL, not `node`",
-        )
+        return runner.without_external_storage("checkpoint-corrupt", run_dir)
     j = runner.new_journal(
         "checkpoint-corrupt",
         "Corrupt checkpoint copy in external storage",

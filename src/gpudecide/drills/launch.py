@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal, Protocol
 
@@ -157,6 +158,21 @@ class SlurmJob:
 
     def __init__(self, job_id: str) -> None:
         self.job_id = job_id
+
+    @property
+    def started_at(self) -> str | None:
+        """When Slurm gave the job its node (sacct Start, local time of this machine), UTC."""
+        out = subprocess.run(
+            ["sacct", "-n", "-X", "-P", "-j", self.job_id, "-o", "Start"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
+        try:
+            local = datetime.strptime(out.splitlines()[0], "%Y-%m-%dT%H:%M:%S").astimezone()
+        except (IndexError, ValueError):
+            return None
+        return local.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
     def status(self) -> Status:
         """squeue's state and reason; ended once squeue no longer lists it."""

@@ -278,6 +278,19 @@ def _rel(path: Path, root: Path) -> str:
         return str(path)
 
 
+def without_external_storage(drill: str, run_dir: Path) -> DrillResult:
+    """The answer of a drill that needs external storage when checkpoints stay on the node."""
+    j = new_journal(drill, drill, "checkpoints stay on the node's own disk", "external storage")
+    j.steady("before", [Probe("checkpoints go to external storage", False, "node-local disk")])
+    status = "no external storage: checkpoints live only on the node's disk (--storage node)"
+    j.observe("not run", status)
+    result = DrillResult(
+        drill, "fail", False, False, False, None, None, None, status, run_dir / "journal.json"
+    )
+    j.write(result.journal, result.as_dict())
+    return result
+
+
 def new_journal(drill: str, title: str, description: str, hypothesis: str) -> Journal:
     """A journal for one drill run."""
     return Journal(drill, title, description, hypothesis)

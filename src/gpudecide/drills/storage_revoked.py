@@ -20,7 +20,6 @@ from gpudecide.drills.faults import FaultUnsupported, LocalRevocation, MotoS3
 from gpudecide.drills.job import EXIT_DENIED
 from gpudecide.drills.journal import Probe, always
 from gpudecide.drills.runner import DrillContext, DrillResult, last, steps_of
-from gpudecide.errors import InputError
 
 RETRIES = 3
 BACKOFF_S = 0.1
@@ -64,9 +63,7 @@ def run(ctx: DrillContext, *, retries: int = RETRIES) -> DrillResult:
     """Run the drill; `retries=0` is the negative twin."""
     run_dir = ctx.root / ("storage-revoked" if retries else "storage-revoked-no-retry")
     if ctx.storage == runner.NODE_LOCAL:
-        raise InputError(
-            "storage-revoked needs external storage", field="--storage", hint="a folder or s3://"
-        )
+        return runner.without_external_storage("storage-revoked", run_dir)
     j = runner.new_journal(
         "storage-revoked",
         "Storage access revoked mid-run",

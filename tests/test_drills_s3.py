@@ -1,0 +1,22 @@
+"""storage-revoked against a real S3 API (moto_server on 127.0.0.1, IAM authentication on)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from gpudecide.drills import storage_revoked
+from gpudecide.drills.runner import DrillContext
+
+
+def test_s3_policy_revoked_gives_403_backoff_and_the_checkpoint_survives(tmp_path: Path) -> None:
+    r = storage_revoked.run(DrillContext(root=tmp_path, storage="s3://drill-bucket/ft"))
+    assert r.verdict == "pass", r.status
+    assert r.details["storage_kind"] == "s3" and r.details["attempts"] == 4
+    assert "access denied at s3://drill-bucket/ft/run/checkpoint-8" in r.status
+    assert "403" in r.status
+    assert r.resumed_from_step == 4
+    journal = json.loads(r.journal.read_text())
+    names = [x["activity"]["name"] for x in journal["rollbacks"]]
+    assert "give access back" in names and "stop the storage server" in names
+    assert journal["rollbacks"][-1]["output"] == "moto_server stopped"
