@@ -1,0 +1,211 @@
+"""Evidence freshness and identity (DESIGN: the one idea): each rule with its negative case and
+its boundary. Digests are computed here with hashlib, independently of the module."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from gpudecide import evidence as ev
+from gpudecide.errors import InputError
+
+F = ev.Freshness
+
+
+def _inputs(tmp_path: Path, n: int) -> list[Path]:
+    paths = []
+    for i in range(n):
+        p = tmp_path / f"in{i}.txt"
+        p.write_text(f"input {i}\n")
+        paths.append(p)
+    return paths
+
+
+def _record(tmp_path: Path, inputs: list[Path], **figures: object) -> ev.Evidence:
+    return ev.Evidence(
+        kind="profile",
+        title="t",
+        spec_ids=["F1"],
+        verdict="info",
+        summary="s",
+        figures=figures or {"jobs_total": 3},
+        inputs=[ev.input_ref(p, tmp_path) for p in inputs],
+    )
+
+
+def test_identity_is_kind_figures_and_inputs_only(tmp_path: Path) -> None:
+    (src,) = _inputs(tmp_path, 1)
+    rec = _record(tmp_path, [src])
+    a = ev.seal(rec, now=datetime(2026, 1, 1, tzinfo=UTC))
+    b = ev.seal(
+        rec.model_copy(update={"summary": "other words", "notes": ["n"]}),
+        now=datetime(2027, 1, 1, tzinfo=UTC),
+    )
+    core = {
+        "kind": "profile",
+        "figures": {"jobs_total": 3},
+        "inputs": [
+            {
+                "path": "in0.txt",
+                "sha256": hashlib.sha256(src.read_bytes()).hexdigest(),
+                "size": src.stat().st_size,
+            }
+        ],
+    }
+    want = hashlib.sha256(
+        json.dumps(core, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    ).hexdigest()
+    assert a.id == b.id == f"profile-{want[:16]}"
+    assert a.created_at_utc == "2026-01-01T00:00:00.000000Z"
+    # Another figure, another id (negative case).
+    c = ev.seal(_record(tmp_path, [src], jobs_total=4))
+    assert c.id != a.id and c.id.startswith("profile-") and len(c.id) == len("profile-") + 16
+    # The content hash covers everything else, so the two records differ there.
+    assert a.content_sha256 != b.content_sha256
+    body = a.model_dump(exclude={"content_sha256"})
+    assert a.content_sha256 == hashlib.sha256(
+        json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    ).hexdigest()
+
+
+def test_input_paths_relative_inside_the_root_absolute_outside(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    inside = root / "logs" / "a.txt"
+    inside.parent.mkdir()
+    inside.write_text("x")
+    outside = tmp_path / "b.txt"
+    outside.write_text("yy")
+    assert ev.input_ref(inside, root).path == "logs/a.txt"
+    assert ev.input_ref(outside, root).path == str(outside.resolve())
+    assert ev.input_ref(outside).path == str(outside)
+    assert ev.input_ref(outside).size == 2
+
+
+def test_fresh_until_the_content_changes(tmp_path: Path) -> None:
+    (src,) = _inputs(tmp_path, 1)
+    rec = ev.load(ev.write(_record(tmp_path, [src]), tmp_path / "e"))
+    # Touching the file (new mtime, same bytes) is not a change.
+    os.utime(src, (1, 1))
+    assert ev.freshness(rec, tmp_path) == (F.FRESH, [])
+    # One byte more is.
+    src.write_text(src.read_text() + "!")
+    assert ev.freshness(rec, tmp_path) == (
+        F.STALE,
+        ["in0.txt: input changed since the evidence was computed"],
+    )
+
+
+@pytest.mark.parametrize(
+    ("faults", "want"),
+    [
+        (["stale", "gone"], F.MISSING_INPUT),
+        (["gone", "stale"], F.MISSING_INPUT),
+        (["stale", "dir"], F.BAD_INPUT),
+        (["dir", "gone"], F.BAD_INPUT),
+        (["gone", "dir", "stale"], F.BAD_INPUT),
+        (["ok", "stale"], F.STALE),
+        (["ok", "ok"], F.FRESH),
+    ],
+)
+def test_the_worst_input_decides_and_every_problem_is_listed(
+    tmp_path: Path, faults: list[str], want: ev.Freshness
+) -> None:
+    paths = _inputs(tmp_path, len(faults))
+    rec = ev.seal(_record(tmp_path, paths))
+    for p, fault in zip(paths, faults, strict=True):
+        if fault == "stale":
+            p.write_text("changed")
+        elif fault == "gone":
+            p.unlink()
+        elif fault == "dir":
+            p.unlink()
+            p.mkdir()
+    state, problems = ev.freshness(rec, tmp_path)
+    assert state is want
+    expected = {
+        "stale": "input changed since the evidence was computed",
+        "gone": "input is gone",
+        "dir": "bad input",
+    }
+    listed = [(p.name, expected[f]) for p, f in zip(paths, faults, strict=True) if f != "ok"]
+    assert len(problems) == len(listed)
+    for problem, (name, words) in zip(problems, listed, strict=True):
+        assert problem.startswith(f"{name}: {words}"), problem
+
+
+def test_a_fifo_input_is_bad_input_and_never_read(tmp_path: Path) -> None:
+    (src,) = _inputs(tmp_path, 1)
+    rec = ev.seal(_record(tmp_path, [src]))
+    src.unlink()
+    os.mkfifo(src)
+    state, problems = ev.freshness(rec, tmp_path)  # returns at once: nothing opens the FIFO
+    assert state is F.BAD_INPUT and problems[0].startswith("in0.txt: bad input")
+
+
+def test_tampered_beats_every_input_state(tmp_path: Path) -> None:
+    (src,) = _inputs(tmp_path, 1)
+    path = ev.write(_record(tmp_path, [src]), tmp_path / "e")
+    src.unlink()  # an input is gone as well: the edit is still what is reported
+    for key, value in [("summary", "better"), ("created_at_utc", "2020-01-01T00:00:00Z")]:
+        body = json.loads(path.read_text())
+        body[key] = value
+        edited = tmp_path / f"edited-{key}.json"
+        edited.write_text(json.dumps(body))
+        rec = ev.load(edited)
+        assert ev.freshness(rec, tmp_path) == (
+            F.TAMPERED,
+            ["the record was edited after it was written"],
+        )
+        with pytest.raises(InputError) as exc:
+            ev.load(edited, verify=True)
+        assert exc.value.field == "content_sha256" and exc.value.path == str(edited)
+    # The untouched record loads with verify=True (negative case).
+    assert ev.load(path, verify=True).id == path.stem
+
+
+def test_latest_is_the_newest_of_its_kind(tmp_path: Path) -> None:
+    (src,) = _inputs(tmp_path, 1)
+    t = datetime(2026, 3, 1, tzinfo=UTC)
+    old = ev.seal(_record(tmp_path, [src], jobs_total=1), now=t)
+    new = ev.seal(_record(tmp_path, [src], jobs_total=2), now=t + timedelta(microseconds=1))
+    other = ev.seal(
+        ev.Evidence(kind="queue", title="q", spec_ids=[], verdict="info", summary="", figures={}),
+        now=t + timedelta(days=1),
+    )
+    folder = tmp_path / "e"
+    for rec in (new, other, old):  # written out of order
+        ev.write(rec, folder)
+    records = ev.load_all(folder)
+    assert [r.id for r in records] == [old.id, new.id, other.id]
+    latest = ev.latest(records, "profile")
+    assert latest is not None and latest.figures == {"jobs_total": 2}
+    assert ev.latest(records, "cost") is None
+
+
+def test_a_damaged_record_is_listed_and_the_rest_still_read(tmp_path: Path) -> None:
+    (src,) = _inputs(tmp_path, 1)
+    folder = tmp_path / "e"
+    good = ev.write(_record(tmp_path, [src]), folder)
+    (folder / "broken.json").write_text(good.read_text()[:40])
+    records, damaged = ev.scan(folder)
+    assert [r.id for r in records] == [good.stem]
+    assert [d.path.name for d in damaged] == ["broken.json"]
+    assert damaged[0].reason.startswith(str(folder / "broken.json"))
+    assert ev.scan(tmp_path / "absent") == ([], [])
+
+
+def test_non_finite_figures_are_refused_before_writing(tmp_path: Path) -> None:
+    (src,) = _inputs(tmp_path, 1)
+    folder = tmp_path / "e"
+    for bad in (float("nan"), float("inf")):
+        with pytest.raises(InputError):
+            ev.write(_record(tmp_path, [src], share=bad), folder)
+    assert not folder.exists() or list(folder.iterdir()) == []
+    # A large but finite figure is written (boundary).
+    assert ev.write(_record(tmp_path, [src], share=1e308), folder).is_file()
