@@ -16,6 +16,8 @@ per second. gpudecide: `formats.inspect_file` (what the audit runs on a pickle f
 picklescan 1.0.5: `scanner.scan_file_path`. Both must call the files clean.
 
 Target (issue 15): at least picklescan's speed, memory bounded independent of file size.
+gpudecide skips byte payloads (seek) instead of reading them, so on the numpy file its
+"MB/s" is bytes of stream accounted for per second, not bytes read; picklescan reads them.
 """
 
 from __future__ import annotations
