@@ -117,7 +117,7 @@ def parse_yaml(text: str, path: str | Path) -> tuple[Any, yaml.Node | None]:
         finally:
             loader.dispose()
     except _Problem as exc:
-        raise InputError(f"not accepted YAML: {exc.message}", path=path, line=exc.line) from None
+        raise InputError(exc.message, path=path, line=exc.line) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or _reader_problem(exc)
