@@ -1,0 +1,84 @@
+"""`--from-export DIR`: steps 5-6 on an export someone else produced; the export audit's
+findings become reasons in the verdict (SPEC E1, E5, A2, A4)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gpudecide.portability.executors import LocalExecutor
+from gpudecide.portability.from_export import run_from_export
+from gpudecide.portability.plan import ExportTestPlan
+from gpudecide.portability.scenario import ExportTestSetup, run_export_test
+from gpudecide.portability.storage import open_storage
+
+from .test_portability_scenario import IDENTITY, MODEL
+
+
+@pytest.fixture(scope="module")
+def executor() -> Iterator[LocalExecutor]:
+    ex = LocalExecutor(timeout=300, warm=True)
+    yield ex
+    ex.close()
+
+
+def _setup(tmp: Path, executor: LocalExecutor, name: str, **kw: object) -> ExportTestSetup:
+    plan_path = tmp / f"{name}.yaml"
+    plan_path.write_text("option: owned-pool\n")
+    return ExportTestSetup(
+        plan=ExportTestPlan(option="owned-pool", model=MODEL, identity=IDENTITY),
+        plan_path=plan_path,
+        work=tmp / f"work-{name}",
+        storage=open_storage(str(tmp / "store")),
+        executor=executor,
+        run_id=name,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+@pytest.fixture(scope="module")
+def exports(tmp_path_factory: pytest.TempPathFactory, executor: LocalExecutor) -> Path:
+    """Two exports produced by full runs: a complete one, and one without optimizer state."""
+    tmp = tmp_path_factory.mktemp("produced")
+    assert run_export_test(_setup(tmp, executor, "complete")).passed
+    run_export_test(_setup(tmp, executor, "vendor", drop_from_export=("optimizer.pt",)))
+    return tmp / "store"
+
+
+def test_complete_export_resumes_and_matches(
+    exports: Path, tmp_path: Path, executor: LocalExecutor
+) -> None:
+    result = run_from_export(_setup(tmp_path, executor, "check"), exports / "complete")
+    f = result.figures
+    assert f["verdict"] == "pass", f["reasons"]
+    assert f["resumed_at_step"] == 4
+    assert f["final_metrics"] == f["reference_metrics"]  # the producer's metrics.jsonl
+    assert f["audit"]["hazards"] == []
+    statuses = {s["name"]: s["status"] for s in f["steps"]}
+    assert statuses["train"] == statuses["export"] == statuses["delete"] == "skip"
+    assert statuses["resume"] == "pass"
+    assert result.record.kind == "export_test" and result.record.figures["option"] == "owned-pool"
+
+
+def test_vendor_export_without_optimizer_state_fails_with_audit_reasons(
+    exports: Path, tmp_path: Path, executor: LocalExecutor
+) -> None:
+    f = run_from_export(_setup(tmp_path, executor, "check"), exports / "vendor").figures
+    assert f["verdict"] == "fail"
+    assert any(r.startswith("audit: weights_without_optimizer_state") for r in f["reasons"])
+    resume = next(s for s in f["steps"] if s["name"] == "resume")
+    assert resume["status"] == "fail"
+    assert "cannot continue from the expected step 4" in resume["detail"]
+
+
+def test_folder_without_a_resumable_checkpoint(tmp_path: Path, executor: LocalExecutor) -> None:
+    export = tmp_path / "hf-export"
+    export.mkdir()
+    (export / "README.md").write_text("weights elsewhere\n")
+    f = run_from_export(_setup(tmp_path, executor, "check"), export).figures
+    assert f["verdict"] == "fail"
+    resume = next(s for s in f["steps"] if s["name"] == "resume")
+    assert "no checkpoint of a format this tool can resume" in resume["detail"]
+    assert f["jobs"] == []  # nothing was started
