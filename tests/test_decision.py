@@ -409,3 +409,21 @@ def test_dirichlet_vectors_stay_near_the_weights() -> None:
 def test_matrix_config_default_lists_the_criteria() -> None:
     ids = [c.id for c in MatrixConfig().criteria]
     assert ids[:6] == ["frequency", "artifacts", "queue", "isolation", "operations", "scale"]
+
+
+def test_audit_names_its_option_and_its_hazards_stop_it(tmp_path: Path) -> None:
+    from gpudecide.artifacts.demo import DATA
+
+    make_ws(tmp_path)
+    export = DATA / "vendor-run-7"
+    bad = CliRunner().invoke(app, ["audit", str(export), "-w", str(tmp_path), "--option", "x"])
+    assert bad.exit_code == 2 and "unknown option id 'x'" in bad.stderr
+    assert not list((tmp_path / "evidence").glob("audit-*.json"))  # nothing written
+    run = CliRunner().invoke(
+        app, ["audit", str(export), "-w", str(tmp_path), "--option", "man", "--json"]
+    )
+    assert run.exit_code == 1  # the vendor export has hazards
+    assert json.loads(run.stdout)["option"] == "man"
+    result = assess(workspace.load(tmp_path))
+    assert set(_stops(result, "man")) == {"export_hazard"}
+    assert _stops(result, "own") == [] and _stops(result, "loc") == []

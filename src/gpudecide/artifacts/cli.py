@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, err, guard, open_workspace, out
+from gpudecide.options import require_known
+from gpudecide.workspace import CONFIG_NAME
 
 if TYPE_CHECKING:
     from gpudecide.artifacts.hashing import SumsCheck
@@ -350,6 +352,12 @@ def audit_cmd(
     ] = None,
     streams: Annotated[int, typer.Option(min=1, help="Parallel downloads with --source.")] = 4,
     retention: RetentionOpt = None,
+    option: Annotated[
+        str | None,
+        typer.Option(
+            "--option", help="Id of the option this export came from (a hazard stops it)."
+        ),
+    ] = None,
     evidence_dir: Annotated[
         Path | None, typer.Option(help="Where to write the evidence record.")
     ] = None,
@@ -363,6 +371,8 @@ def audit_cmd(
 
     with guard(as_json):
         ws = open_workspace(workspace_dir, required=False)
+        if option is not None and ws is not None:
+            require_known(option, ws.config.options, path=ws.root / CONFIG_NAME, field="--option")
         target = evidence_dir or (ws.evidence_dir if ws else Path("evidence"))
         options = remote.parse_options(list(storage_option or []))
         label = "copying" if source else "hashing"
@@ -378,9 +388,11 @@ def audit_cmd(
                 workers=workers,
                 on_bytes=on_bytes,
             )
+        if option is not None:
+            result.record.figures["option"] = option
         written = ev.write(result.record, target)
     if as_json:
-        emit_json({**result.figures, "evidence": str(written)})
+        emit_json({**result.figures, "option": option, "evidence": str(written)})
     else:
         _print_audit(result.figures)
         out.print(f"evidence: {written}", markup=False)
