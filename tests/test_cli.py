@@ -117,6 +117,37 @@ def test_bad_input_json_mode(tmp_path: Path) -> None:
 def test_usage_error_is_exit_2() -> None:
     res = run_cli("profile", "--weeks", "zero")
     assert res.returncode == 2 and "Traceback" not in res.stderr
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "--weeks" in lines[0] and res.stdout == ""
+
+
+def test_replay_is_the_same_every_run(tmp_path: Path) -> None:
+    """Issue 14 item 11: same inputs, same figures and the same record id, run after run."""
+    from typer.testing import CliRunner
+
+    from gpudecide.cli import app
+
+    runner = CliRunner()
+    seen = set()
+    for i in range(12):
+        res = runner.invoke(
+            app,
+            [
+                "replay",
+                str(SACCT / "scenario.utc.txt"),
+                "--gpus",
+                "1,2",
+                "--policy",
+                "backfill",
+                "--json",
+                "--evidence-dir",
+                str(tmp_path / f"ev{i}"),
+            ],
+        )
+        assert res.exit_code == 0, res.output
+        body = json.loads(res.stdout)
+        seen.add((Path(body.pop("evidence")).name, json.dumps(body, sort_keys=True)))
+    assert len(seen) == 1
 
 
 def test_init_profile_report_evidence_in_a_workspace(tmp_path: Path) -> None:
