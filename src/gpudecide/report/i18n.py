@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
+from importlib import resources
 from typing import Any
 
 from babel.numbers import format_decimal, format_percent
@@ -276,12 +277,46 @@ def localize(text: str, lang: str, domains: Iterable[str]) -> str:
 _ENGLISH = re.compile(r"(?<![\w./\[-])[a-z]{2,}(?![\w./\[-])")
 
 
+@lru_cache(maxsize=8)
+def _all_domains(lang: str) -> tuple[str, ...]:
+    """Every catalogue domain of `lang` ("report" last)."""
+    folder = resources.files("gpudecide") / "locale" / lang / "LC_MESSAGES"
+    if not folder.is_dir():
+        return ("report",)
+    names = sorted(p.name[:-3] for p in folder.iterdir() if p.name.endswith(".po"))
+    return (*[n for n in names if n != "report"], "report")
+
+
+def _domains(kind: str, lang: str) -> tuple[str, ...]:
+    """The catalogues a record's English text is looked up in: its kind's, else every one."""
+    return KIND_DOMAINS.get(kind) or _all_domains(lang)
+
+
+SummaryRenderer = Callable[[ev.Evidence, str], str]
+_SUMMARIES: dict[str, SummaryRenderer] = {}
+
+
+def register_summary(kind: str, renderer: SummaryRenderer) -> None:
+    """Let a section module say a record's summary in ru/kk from its figures.
+
+    For records whose analysis stores no message id: the renderer rebuilds the sentence from
+    the figures in the reader's language (English keeps the record's own summary).
+    """
+    _SUMMARIES[kind] = renderer
+
+
 def summary_of(record: ev.Evidence, lang: str) -> str:
-    """The record's summary line in `lang`: its stored message, else the catalogue patterns."""
+    """The record's summary in `lang`: its stored message, a registered renderer, or the
+    catalogue patterns; in English the record's own summary."""
     msgs = record.figures.get("messages") if isinstance(record.figures, dict) else None
     if isinstance(msgs, dict) and isinstance(msgs.get("summary"), dict):
         return render_message(msgs["summary"], lang)
-    return localize(record.summary, lang, KIND_DOMAINS.get(record.kind, ("report",)))
+    if lang != "en" and record.kind in _SUMMARIES:
+        try:
+            return _SUMMARIES[record.kind](record, lang)
+        except (KeyError, TypeError, ValueError):
+            pass  # figures of an older shape: fall back to the patterns
+    return localize(record.summary, lang, _domains(record.kind, lang))
 
 
 def notes_of(record: ev.Evidence, lang: str) -> list[str]:
@@ -290,7 +325,7 @@ def notes_of(record: ev.Evidence, lang: str) -> list[str]:
     stored = msgs.get("notes") if isinstance(msgs, dict) else None
     if isinstance(stored, list) and len(stored) == len(record.notes):
         return [render_message(m, lang) for m in stored]
-    domains = KIND_DOMAINS.get(record.kind, ("report",))
+    domains = _domains(record.kind, lang)
     return [localize(n, lang, domains) for n in record.notes]
 
 
