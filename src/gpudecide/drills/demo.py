@@ -1,9 +1,10 @@
 """The drills' part of the demo: GPU telemetry of the demo pool, the cordon decision, a game day.
 
-`install(root)` copies the demo telemetry (nvidia-smi CSV captures, a dcgm-exporter dump, a
-dcgmi dmon table and kernel logs, in `demo_data/telemetry/`) into the workspace's
-`telemetry/`; `run(ws, option_id)` decides the cordon actions (never applying them) and runs
-all five drills on the option's contour with the real training job, on this machine.
+`install(root, option_id)` copies the demo telemetry (nvidia-smi CSV captures, a
+dcgm-exporter dump, a dcgmi dmon table and kernel logs, in `demo_data/telemetry/`) into the
+workspace's `telemetry/` and points `drills.yaml` at the demo's owned pool; `run(ws,
+option_id)` decides the cordon actions (never applying them) and runs all five drills on the
+option's contour with the real training job, on this machine.
 """
 
 from __future__ import annotations
@@ -13,12 +14,14 @@ from pathlib import Path
 
 from gpudecide import workspace
 from gpudecide.drills import cordon_run, drill_run
+from gpudecide.fsutil import atomic_write_text
 
 DATA = Path(__file__).parent / "demo_data" / "telemetry"
+DEMO_OPTION = "owned-8xh100"
 
 
-def install(root: Path) -> list[Path]:
-    """Copy the demo telemetry into `root/telemetry/`."""
+def install(root: Path, option_id: str = DEMO_OPTION) -> list[Path]:
+    """Copy the demo telemetry into `root/telemetry/`; drills.yaml names `option_id`."""
     target = root / cordon_run.TELEMETRY_DIR
     target.mkdir(parents=True, exist_ok=True)
     written = []
@@ -26,6 +29,10 @@ def install(root: Path) -> list[Path]:
         dest = target / src.name
         shutil.copyfile(src, dest)
         written.append(dest)
+    template = workspace.template_files()[drill_run.CONFIG_NAME]
+    config = root / drill_run.CONFIG_NAME
+    atomic_write_text(config, template.replace("option: owned-pool", f"option: {option_id}"))
+    written.append(config)
     return written
 
 

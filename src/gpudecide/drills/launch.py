@@ -183,30 +183,46 @@ class SlurmJob:
             check=False,
         ).stdout.strip()
         if not out:
-            return Status("ended", returncode=self._exit_code())
+            return Status("ended", returncode=self._settled_exit_code())
         state, _, reason = out.partition("|")
         if state == "PENDING":
             return Status("pending", reason or None)
         return Status("running") if state in ("RUNNING", "CONFIGURING") else Status("ended")
 
+    def _settled_exit_code(self, timeout_s: float = 10.0) -> int | None:
+        """The exit code once accounting has it (sacct lags squeue by a moment)."""
+        deadline = time.monotonic() + timeout_s
+        code = self._exit_code()
+        while code is None and time.monotonic() < deadline:
+            time.sleep(0.5)
+            code = self._exit_code()
+        return code
+
     def _exit_code(self) -> int | None:
+        """Exit code, or minus the signal that ended the batch step (sacct ExitCode `rc:sig`)."""
         out = subprocess.run(
-            ["sacct", "-n", "-X", "-P", "-j", self.job_id, "-o", "State,ExitCode"],
+            ["sacct", "-n", "-P", "-j", self.job_id, "-o", "JobID,ExitCode"],
             capture_output=True,
             text=True,
             check=False,
         ).stdout.strip()
-        if not out:
+        codes = dict(line.split("|", 1) for line in out.splitlines() if "|" in line)
+        # The batch step is the training process: its signal is the one that counts.
+        code = codes.get(f"{self.job_id}.batch") or codes.get(self.job_id)
+        if code is None:
             return None
-        _state, _, code = out.splitlines()[0].partition("|")
         rc, _, sig = code.partition(":")
         if sig and sig != "0":
             return -int(sig)
         return int(rc) if rc.isdigit() else None
 
     def kill(self) -> None:
-        """`scancel --signal=KILL`: the training process dies as on a lost node."""
-        subprocess.run(["scancel", "--signal=KILL", self.job_id], check=False)
+        """`scancel --batch --signal=KILL`: the training process dies as on a lost node.
+
+        --batch: the signal goes to the batch step, where a job without srun steps trains;
+        sacct then records the job FAILED with signal 9 (with --full Slurm records a cancel).
+        """
+        subprocess.run(["scancel", "--batch", "--signal=KILL", self.job_id], check=False)
 
     def release(self) -> None:
         """`scontrol release`: the held job may now be given its node."""

@@ -17,6 +17,8 @@ from gpudecide.drills import runner
 from gpudecide.drills.journal import Probe, always
 from gpudecide.drills.runner import DrillContext, DrillResult, last, steps_of
 
+SLURM_PACE_S = 0.4
+
 
 def _kill_after_checkpoint(
     ctx: DrillContext, run_dir: Path, external: bool
@@ -112,7 +114,9 @@ def _judge(
     )
     j.steady("after", after)
     noticed = fault["signal"] == "SIGKILL"
-    kept = bool(committed) and from_step == committed[-1] and all(p.ok for p in after)
+    # No committed checkpoint lost: resumed from the last one the job reported stored, or a
+    # later one whose upload finished as the kill landed.
+    kept = bool(committed) and from_step >= committed[-1] and all(p.ok for p in after)
     explained = noticed and (resumed is not None or fresh is not None) and finished is not None
     if resumed is not None:
         status = (
