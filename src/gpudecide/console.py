@@ -47,8 +47,11 @@ def emit_json(obj: Any) -> None:
     """The one JSON object a command prints with --json; never NaN or Infinity (not JSON)."""
     check_finite(obj)
     text = json.dumps(obj, indent=2, ensure_ascii=False, default=str, allow_nan=False)
-    sys.stdout.write(text + "\n")
-    sys.stdout.flush()
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except OSError as exc:
+        raise from_os_error(exc, "<stdout>") from None
 
 
 def os_error(exc: OSError) -> InputError:
@@ -114,7 +117,7 @@ def run_app(app: typer.Typer) -> None:
 
 def _exit_output_fault(exc: OSError) -> NoReturn:
     with suppress(OSError):
-        err.print(f"error: {os_error(exc).one_line()}")
+        err.print(f"error: {from_os_error(exc, exc.filename or '<stdout>').one_line()}")
     # stdout cannot take the rest: point fd 1 at /dev/null so the flush at exit cannot fail
     # again and print a traceback after our one line.
     with suppress(OSError):

@@ -101,7 +101,4 @@ def from_os_error(exc: OSError, path: str | Path | None = None) -> InputError:
     """An OSError as the one-line error the CLI prints: what happened, where, what to do."""
     known = _OS_HINTS.get(exc.errno or 0)
     message, hint = known or (exc.strerror or str(exc), "check the path and try again")
-    where = path if path is not None else exc.filename
-    if where is None and exc.errno in (errno.ENOSPC, errno.EPIPE, errno.EIO):
-        where = "<stdout>"
-    return InputError(message, path=where, hint=hint)
+    return InputError(message, path=path if path is not None else exc.filename, hint=hint)

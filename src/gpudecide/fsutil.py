@@ -83,7 +83,11 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """
     target = Path(path)
     ensure_dir(target.parent)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        # The temporary name means nothing to the user: name the file being written.
+        raise type(exc)(exc.errno, exc.strerror, str(target)) from None
     try:
         # mkstemp creates 0600; give the file the mode a plain open() would have.
         os.fchmod(fd, 0o666 & ~_umask())
@@ -92,6 +96,9 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, target)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise _named(exc, target) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -245,7 +252,10 @@ def atomic_write_set(directory: str | Path, files: dict[str, bytes]) -> None:
             "is a file, not a folder", path=target, hint="choose a folder to write these files to"
         )
     _clean_leftovers(parent, target.name)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.set-", dir=parent))
+    try:
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.set-", dir=parent))
+    except OSError as exc:
+        raise type(exc)(exc.errno, exc.strerror, str(target)) from None
     try:
         os.chmod(staging, 0o777 & ~_umask())
         for name, data in sorted(files.items()):
@@ -272,12 +282,22 @@ def atomic_write_set(directory: str | Path, files: dict[str, bytes]) -> None:
         raise
 
 
+def _named(exc: OSError, path: Path) -> OSError:
+    """The same fault with the path it happened on (a failed write() names no file)."""
+    if exc.filename is not None:
+        return exc
+    return type(exc)(exc.errno, exc.strerror, str(path))
+
+
 def _write_synced(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as exc:
+        raise _named(exc, path) from None
 
 
 def _carry_over(old: Path, new: Path, replaced: set[str]) -> None:
