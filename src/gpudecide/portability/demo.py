@@ -26,7 +26,8 @@ from gpudecide.portability.storage import open_storage
 # Fictional identifiers of the demo team's training code and image.
 COMMIT = "3f9c2a7d1e5b8c0a4f6d2e9b7a1c3e5f7d9b2a4c"
 IMAGE = "registry.bank.example/ml/train@sha256:" + "5e" * 32
-MODEL = {"size": "tiny", "steps": 8, "checkpoint_step": 4, "n_sequences": 64}
+# One thread per job: the two tests run side by side, and a tiny model gains nothing from more.
+MODEL = {"size": "tiny", "steps": 8, "checkpoint_step": 4, "n_sequences": 64, "threads": 1}
 
 
 def _plan(option: str, vendor: bool) -> dict[str, object]:

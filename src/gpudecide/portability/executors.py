@@ -40,6 +40,7 @@ WORKER = ("-m", "gpudecide.portability.worker")
 # rest of the controller's environment stays behind (a clean environment, E3.4).
 PASS_ENV = (
     "PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "CUDA_VISIBLE_DEVICES", "HF_HUB_OFFLINE",
+    "OMP_NUM_THREADS", "MKL_NUM_THREADS",
     "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL",
 )  # fmt: skip
 TERMINAL = (

@@ -50,6 +50,7 @@ class ModelPlan(_Strict):
     lr: float = Field(default=3e-3, gt=0)
     dropout: float = Field(default=0.1, ge=0, lt=1)
     n_sequences: int = Field(default=512, ge=1)
+    threads: int | None = Field(default=None, ge=1)
 
     @model_validator(mode="after")
     def _checkpoint_inside(self) -> ModelPlan:
@@ -70,6 +71,7 @@ class ModelPlan(_Strict):
             lr=self.lr,
             dropout=self.dropout,
             n_sequences=self.n_sequences,
+            threads=self.threads,
             device=device,
         )
 

@@ -15,8 +15,9 @@ is stable; other packages import it and do not change it.
 
 * `TrainConfig` (pydantic): model size (`size` preset from ~100k to ~1B parameters, each
   dimension overridable), `steps`, `checkpoint_every` / `checkpoint_steps`, `seed`,
-  `device` ("cpu" | "cuda"), optimiser and schedule settings. `TrainConfig.model_dump()` is
-  what a checkpoint stores as `training_config.json`.
+  `device` ("cpu" | "cuda"), `threads` (torch CPU threads), optimiser and schedule
+  settings. `TrainConfig.model_dump()` is what a checkpoint stores as
+  `training_config.json`.
 * `train(config, output_dir, *, resume_from=None, stop_at=None, on_step=None,
   on_checkpoint=None, after_load=None, container_digest=None) -> TrainResult`
   starts fresh (seeding python, numpy and torch) or resumes from a checkpoint folder
@@ -133,6 +134,9 @@ class TrainConfig(BaseModel):
     seed: int = Field(default=1234, ge=0)
     n_sequences: int = Field(default=512, ge=1, description="Synthetic training sequences.")
     device: Device = "cpu"
+    threads: int | None = Field(
+        default=None, ge=1, description="torch CPU threads for this run; None: torch's default."
+    )
 
     @model_validator(mode="after")
     def _heads_divide(self) -> TrainConfig:
@@ -460,6 +464,9 @@ def train(
     from its step, InputError when CUDA is asked for and absent.
     """
     device = require_device(config.device)
+    if config.threads is not None:
+        # Small models on shared cores: one thread avoids oversubscription (and spin-waits).
+        torch.set_num_threads(config.threads)
     last = config.steps if stop_at is None else stop_at
     started = time.perf_counter()
     run, history = _start(config, device, resume_from)
