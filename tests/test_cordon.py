@@ -148,6 +148,11 @@ def test_kernel_log_joins_nvidia_smi_by_bus_id() -> None:
     assert "Xid 79 x1: GPU has fallen off the bus" in texts
     assert "row remapping waits for a GPU reset" in texts
     assert len(result.gpus) == 2
+    plan = next(p for p in result.nodes if p.node == "gpu-node-02")
+    assert plan.follow_up == [
+        "GPU 1: once no job runs on it, nvidia-smi --gpu-reset -i 1 "
+        "(or reboot the node if the reset fails)"
+    ]
 
 
 def test_dcgm_exporter_and_dmon() -> None:

@@ -43,6 +43,8 @@ def _print_cordon(run: cordon_run.CordonRun) -> None:
             out.print(f"{n['node']}: {state}: {cmd}", markup=False)
         for r in n["results"]:
             out.print(f"  rc={r['rc']} {r['output']}", markup=False)
+        for step in n["follow_up"]:
+            out.print(f"{n['node']}: then: {step}", markup=False)
     for note in run.result.notes:
         out.print(f"note: {note}", markup=False)
     if run.written:

@@ -84,6 +84,7 @@ class NodePlan:
     why: str
     breaker: str = "allowed"  # allowed | held | none (nothing to do)
     results: list[dict[str, Any]] = field(default_factory=list)
+    follow_up: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -94,6 +95,7 @@ class NodePlan:
             "commands": [shlex.join(c) for c in self.commands],
             "breaker": self.breaker,
             "results": self.results,
+            "follow_up": self.follow_up,
         }
 
 
@@ -295,6 +297,22 @@ def node_commands(node: str, action: Action, why: str, rules: CordonRules) -> li
     ]
 
 
+def _follow_up(decisions: list[GpuDecision]) -> list[str]:
+    """What the operator does once the node is drained (printed, never run by gpudecide)."""
+    steps = []
+    for d in decisions:
+        gpu = f"GPU {d.index}" if d.index is not None else f"GPU at {d.bus}"
+        if d.action == "drain-and-reset":
+            target = str(d.index) if d.index is not None else f"<index of {d.bus}>"
+            steps.append(
+                f"{gpu}: once no job runs on it, nvidia-smi --gpu-reset -i {target} "
+                "(or reboot the node if the reset fails)"
+            )
+        elif d.action == "replace":
+            steps.append(f"{gpu}: take out of service and request a replacement (RMA)")
+    return steps
+
+
 def plan_nodes(gpus: list[GpuDecision], rules: CordonRules) -> tuple[list[NodePlan], int, int]:
     """One plan per node, the breaker applied; also the fleet size and the nodes allowed."""
     by_node: dict[str, list[GpuDecision]] = {}
@@ -310,7 +328,9 @@ def plan_nodes(gpus: list[GpuDecision], rules: CordonRules) -> tuple[list[NodePl
         gpu = f"GPU {worst.index}" if worst.index is not None else "GPU"
         why = f"{gpu} {worst.bus or ''} {top[0].text if top else ''}".replace("  ", " ").strip()
         cmds = node_commands(node, worst.action, why, rules)
-        plans.append(NodePlan(node, worst.action, cmds, why, "allowed" if cmds else "none"))
+        plan = NodePlan(node, worst.action, cmds, why, "allowed" if cmds else "none")
+        plan.follow_up = _follow_up(decisions)
+        plans.append(plan)
     acting = sorted((p for p in plans if p.commands), key=lambda p: (-severity(p.action), p.node))
     for p in acting[allowed:]:
         p.breaker = "held"

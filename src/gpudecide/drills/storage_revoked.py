@@ -23,6 +23,7 @@ from gpudecide.drills.runner import DrillContext, DrillResult, last, steps_of
 
 RETRIES = 3
 BACKOFF_S = 0.1
+REVOKE_PACE_S = 0.08
 
 
 class _Access:
@@ -86,8 +87,15 @@ def run(ctx: DrillContext, *, retries: int = RETRIES) -> DrillResult:
         assert access.url is not None
         j.steady("before", [runner.storage_probe(ctx, access.url)])
         with j.activity("action", "train until a checkpoint is stored, then revoke") as rec:
+            # A slower pace leaves time to revoke between two checkpoint uploads.
             spec = runner.job_spec(
-                ctx, run_dir, "train", run_dir / "node-a", retries=retries, backoff_s=BACKOFF_S
+                ctx,
+                run_dir,
+                "train",
+                run_dir / "node-a",
+                retries=retries,
+                backoff_s=BACKOFF_S,
+                pace_s=max(ctx.pace_s, REVOKE_PACE_S),
             )
             files = runner.write_job(run_dir, "train", spec)
             job = runner.submit(ctx, files, drop_dac=not access.s3) if ctx.executor == "local" \
