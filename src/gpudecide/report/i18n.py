@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 import string
 from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from importlib import resources
@@ -29,13 +30,14 @@ from typing import Any
 from babel.numbers import format_decimal, format_percent
 
 from gpudecide import evidence as ev
-from gpudecide.i18n import Language, catalogue, translator
+from gpudecide.i18n import Language, catalogue, translator, when
 
 __all__ = [
     "Language",
     "install",
     "localize",
     "message",
+    "moment",
     "notes_of",
     "render_message",
     "summary_of",
@@ -329,8 +331,26 @@ def notes_of(record: ev.Evidence, lang: str) -> list[str]:
     return [localize(n, lang, domains) for n in record.notes]
 
 
+def moment(iso: str, lang: str) -> str:
+    """A UTC time of the record ("2026-06-04T08:12:00Z") in the reader's locale, UTC kept.
+
+    English keeps the ISO form; an unreadable value is shown as it is.
+    """
+    if lang == "en" or not iso:
+        return iso
+    try:
+        parsed = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return iso
+    return f"{when(parsed, lang)} UTC"
+
+
 def install(env: Any) -> None:
-    """Make `tr`, `summary_of`, `notes_of` and `verdict_label` available to the templates."""
+    """Give the templates `tr`, `summary_of`, `notes_of`, `verdict_label` and `moment`."""
     env.globals.update(
-        tr=tr, summary_of=summary_of, notes_of=notes_of, verdict_label=verdict_label
+        tr=tr,
+        summary_of=summary_of,
+        notes_of=notes_of,
+        verdict_label=verdict_label,
+        moment=moment,
     )
