@@ -243,3 +243,62 @@ def test_every_reader_refuses_non_regular_files(tmp_path: Path) -> None:
                 assert kind in exc.message and exc.path == str(target)
             else:
                 raise AssertionError(f"{target} was read")
+
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "src/gpudecide/templates/workspace"
+VALUE_ATTACKS = st.sampled_from(
+    [
+        ".inf",
+        "-.inf",
+        ".nan",
+        "1e308",
+        "9" * 400,
+        "-1",
+        "&a x",
+        "*a",
+        "[" * 100 + "]" * 100,
+        "{a: 1, a: 2}",
+        "!!python/object/apply:os.system [id]",
+        "'\U0001f4af :100: [bold]x[/bold]'",
+        "",
+        "~",
+        "[]",
+        "{}",
+    ]
+)
+
+
+def _config_loaders() -> list[tuple[str, Any]]:
+    from gpudecide import workspace
+    from gpudecide.artifacts import retention
+    from gpudecide.cost import schema
+    from gpudecide.queue import slo
+
+    return [
+        ("gpudecide.yaml", lambda p: workspace.load(p.parent)),
+        ("costs.yaml", schema.load),
+        ("slo.yaml", slo.load),
+        ("retention.yaml", retention.load),
+    ]
+
+
+@SETTINGS
+@given(st.integers(0, 10_000), VALUE_ATTACKS, st.booleans())
+def test_config_files_with_one_value_attacked(pick: int, value: str, duplicate: bool) -> None:
+    for name, load in _config_loaders():
+        text = (TEMPLATES / name).read_text()
+        lines = text.splitlines()
+        keyed = [i for i, ln in enumerate(lines) if ":" in ln and not ln.lstrip().startswith("#")]
+        i = keyed[pick % len(keyed)]
+        key = lines[i].split(":")[0]
+        lines[i] = f"{key}: {value}"
+        if duplicate:
+            lines.insert(i + 1, lines[i])
+        folder = Path(tempfile.mkdtemp(dir=_DIR))
+        path = folder / name
+        path.write_text("\n".join(lines) + "\n")
+        try:
+            load(path)
+        except InputError as exc:
+            assert exc.path is not None and str(folder) in exc.path
+            assert "\n" not in exc.one_line()
