@@ -12,9 +12,12 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from gpudecide import evidence as ev
 from gpudecide import workspace
-from gpudecide.drills import cordon, cordon_rules, telemetry
+from gpudecide.drills import cordon, cordon_rules, cordon_run, telemetry
 from gpudecide.drills.cli import register
+from gpudecide.drills.report import cordon_section
+from gpudecide.report.model import Section
 
 FIX = Path(__file__).parent / "fixtures" / "telemetry"
 SMI_HEADER = (
@@ -283,3 +286,26 @@ def test_fresh_workspace_no_flags(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     data = json.loads(r.output)
     assert data["gpus"] == [] and data["verdict"] == "info"
+
+
+def test_report_section_speaks_the_readers_language(tmp_path: Path) -> None:
+    run = cordon_run.run_cordon(
+        [FIX / "gpu-node-02.kern.log", FIX / "gpu-node-01.nvidia-smi.csv"],
+        ws=None,
+        evidence_dir=tmp_path / "ev",
+        audit_path=tmp_path / "a.jsonl",
+    )
+    assert run.written is not None
+    record = ev.load(run.written)
+    s = Section("cordon", record.title, record, "fresh", "fresh", [])
+    cordon_section(s, "ru")
+    assert s.title == "Состояние GPU: какие GPU выводятся из работы"
+    rows = {(r[0], r[1]): r for r in s.tables[0].rows}
+    assert rows[("gpu-node-02", "")][4] == "Xid 79 (освободить и сбросить GPU)"
+    assert rows[("gpu-node-01", "3")][3] == "закрыть для новых задач"
+    assert "13,2" in rows[("gpu-node-01", "3")][4]  # the recent-half rate, Russian decimals
+    # gpu-node-02 (drain-and-reset) goes first; gpu-node-01 waits behind the breaker.
+    assert [(r[0], r[3]) for r in s.tables[1].rows] == [
+        ("gpu-node-01", "задержано предохранителем"),
+        ("gpu-node-02", "разрешено"),
+    ]

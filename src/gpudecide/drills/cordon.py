@@ -34,12 +34,16 @@ class Reason:
     action: Action
     text: str
     lines: list[Line]
+    code: str = ""  # xid | dbe_volatile | retired_pending | remap_pending | ... | ecc_rate
+    value: float | None = None  # the Xid number, the count or the rate per hour
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form."""
         return {
             "action": self.action,
             "reason": self.text,
+            "code": self.code,
+            "value": self.value,
             "evidence": [x.cite() for x in self.lines],
         }
 
@@ -146,7 +150,7 @@ def _xid_reasons(events: list[XidEvent], rules: CordonRules) -> list[Reason]:
         if rule.replace_after is not None and len(group) >= rule.replace_after:
             action = "replace"
             text += f" (seen {len(group)} times; replace from {rule.replace_after})"
-        reasons.append(Reason(action, text, [e.source for e in group[:5]]))
+        reasons.append(Reason(action, text, [e.source for e in group[:5]], "xid", float(xid)))
     return reasons
 
 
@@ -170,7 +174,8 @@ def _counter_reasons(samples: list[Sample], rules: CordonRules) -> list[Reason]:
     for metric, action, text in checks:
         s = _latest(samples, metric)
         if s is not None and s.metrics[metric] > 0:
-            reasons.append(Reason(action, text.format(v=s.metrics[metric]), [s.source]))
+            value = s.metrics[metric]
+            reasons.append(Reason(action, text.format(v=value), [s.source], metric, value))
     sbe, dbe = _latest(samples, "retired_sbe"), _latest(samples, "retired_dbe")
     retired = (sbe.metrics["retired_sbe"] if sbe else 0) + (
         dbe.metrics["retired_dbe"] if dbe else 0
@@ -182,6 +187,8 @@ def _counter_reasons(samples: list[Sample], rules: CordonRules) -> list[Reason]:
                 "replace",
                 f"{retired:g} retired pages (replace from {mem.replace_retired_pages})",
                 lines,
+                "retired_pages",
+                retired,
             )
         )
     return reasons
@@ -248,7 +255,8 @@ def _rate_reason(samples: list[Sample], rules: CordonRules) -> tuple[Reason | No
         f"corrected ECC errors {rate.per_hour:.1f}/h over {len(rate.window)} samples{trend} "
         f"(watch from {cfg.watch_per_hour:g}/h, cordon from {cfg.cordon_per_hour:g}/h)"
     )
-    return Reason(action, text, [rate.window[0].source, rate.window[-1].source]), rate.per_hour
+    lines = [rate.window[0].source, rate.window[-1].source]
+    return Reason(action, text, lines, "ecc_rate", round(judged, 2)), rate.per_hour
 
 
 def decide_gpus(telemetry: Telemetry, rules: CordonRules) -> list[GpuDecision]:

@@ -35,6 +35,22 @@ def _word(word: str, lang: Language) -> str:
     return words.get(word, word)
 
 
+def _reason(r: dict[str, Any], lang: Language) -> str:
+    """One cordon reason in the reader's language, from its code and value."""
+    v = r.get("value")
+    shown = _num(v, lang, 1)
+    texts = {
+        "xid": _("Xid {n}", lang).format(n=_num(v, lang, 0)),
+        "ecc_rate": _("corrected ECC errors {rate} per hour", lang).format(rate=shown),
+        "dbe_volatile": _("uncorrected ECC errors: {n}", lang).format(n=shown),
+        "retired_pending": _("page retirement waits for a GPU reset", lang),
+        "remap_pending": _("row remapping waits for a GPU reset", lang),
+        "remap_failure": _("row remapping failed", lang),
+        "retired_pages": _("retired pages: {n}", lang).format(n=shown),
+    }
+    return texts.get(str(r.get("code")), str(r.get("reason", "")))
+
+
 def _num(value: Any, lang: Language, digits: int = 1) -> str:
     return "-" if value is None else number(value, lang, digits)
 
@@ -57,7 +73,6 @@ def drills_section(section: Section, lang: Language) -> None:
                 _("resumed from step", lang),
                 _("lost steps", lang),
                 _("lost seconds", lang),
-                _("status", lang),
             ],
             [
                 [
@@ -69,13 +84,16 @@ def drills_section(section: Section, lang: Language) -> None:
                     _num(r.get("resumed_from_step"), lang, 0),
                     _num(r.get("lost_steps"), lang, 0),
                     _num(r.get("lost_seconds"), lang, 1),
-                    str(r.get("status", "")),
                 ]
                 for r in rows
             ],
         )
     )
     _restarts_table(section, f.get("log_restarts"), lang)
+
+
+def _hours(seconds: float | None) -> float | None:
+    return None if seconds is None else seconds / 3600
 
 
 def _restarts_table(section: Section, found: dict[str, Any] | None, lang: Language) -> None:
@@ -93,19 +111,19 @@ def _restarts_table(section: Section, found: dict[str, Any] | None, lang: Langua
                 _("verdict", lang),
                 _("GPU-hours lost", lang),
                 _("checkpoint time known", lang),
-                _("basis", lang),
+                _("reference full run (h)", lang),
             ],
             [
                 [
                     str(e["job_id"]),
                     str(e["name"]),
                     str(e["state"]),
-                    _num(e["lost_attempt_s"] / 3600, lang),
-                    _num(e["rerun_s"] / 3600, lang),
+                    _num(_hours(e["lost_attempt_s"]), lang),
+                    _num(_hours(e["rerun_s"]), lang),
                     _word(str(e["verdict"]), lang),
                     _num(e["gpu_hours_lost"], lang),
                     _yes(e["checkpoint_known"], lang),
-                    str(e["basis"]),
+                    _num(_hours(e["reference_full_run_s"]), lang),
                 ]
                 for e in found["restarts"]
             ]
@@ -134,7 +152,10 @@ def cordon_section(section: Section, lang: Language) -> None:
                     "" if g["gpu"]["index"] is None else str(g["gpu"]["index"]),
                     str(g["gpu"]["pci_bus_id"] or ""),
                     _word(str(g["action"]), lang),
-                    "; ".join(r["reason"] for r in g["reasons"]) or "-",
+                    "; ".join(
+                        f"{_reason(r, lang)} ({_word(r['action'], lang)})" for r in g["reasons"]
+                    )
+                    or "-",
                 ]
                 for g in f["gpus"]
             ]
