@@ -190,7 +190,11 @@ class _Visible(HTMLParser):
 
 
 def _team_words(ws_root: Path) -> list[str]:
-    """Every string the team wrote in its input files (quoted verbatim by the report)."""
+    """What the report quotes verbatim: every string the team wrote in its input files
+    (values and keys: SLO names are keys), and the names the data gives things (job kinds,
+    the scheduler's wait reasons, chain stages) as the evidence records hold them."""
+    import json
+
     import yaml
 
     out: list[str] = []
@@ -199,7 +203,8 @@ def _team_words(ws_root: Path) -> list[str]:
         if isinstance(v, str):
             out.append(v)
         elif isinstance(v, dict):
-            for x in v.values():
+            for k, x in v.items():
+                walk(str(k))
                 walk(x)
         elif isinstance(v, list):
             for x in v:
@@ -207,6 +212,13 @@ def _team_words(ws_root: Path) -> list[str]:
 
     for path in ws_root.glob("*.yaml"):
         walk(yaml.safe_load(path.read_text(encoding="utf-8")))
+    for path in (ws_root / "evidence").glob("*.json"):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        f = record.get("figures") or {}
+        out += list(f.get("jobs_by_kind") or {})
+        out += [str(r.get("reason")) for r in f.get("wait_reasons") or []]
+        for c in f.get("chains") or []:
+            out += [str(c.get("last_stage")), str(c.get("longest_waiting_stage"))]
     return [s for s in out if len(s) >= 3]
 
 
