@@ -321,3 +321,116 @@ def test_english_detector_catches_prose() -> None:
     assert english_runs("quote Q-2026-031 §2", ["quote Q-2026-031 §2"]) == []
     assert english_runs("managed.0.price_per_gpu_hour.amount", []) == []
     assert english_runs("replay of 8 GPUs", []) == ["replay", "of"]
+
+
+# --- the mechanism: numbers, messages, patterns ---
+
+
+def test_english_figures_keep_their_historic_form() -> None:
+    """English output is byte-identical to the f-strings it replaced."""
+    from decimal import Decimal
+
+    from gpudecide.cost.fmt import money, num
+    from gpudecide.report.fmt import fmt, hours, pct, pct0
+
+    assert fmt(1234.5) == "1,234.5" and fmt(1290966) == "1,290,966" and fmt(None) == "n/a"
+    assert pct(0.2083) == "20.8%" and pct0(0.2) == "20%" and hours(5400) == "1.5 h"
+    assert money("1290966.4") == "1,290,966" and money("35587.371", 2) == "35,587.37"
+    assert num(Decimal("3.2320"), 3) == "3.232" and num(Decimal("194.66"), 1) == "194.7"
+
+
+@pytest.mark.parametrize(
+    ("lang", "grouped", "share", "hour", "absent"),
+    [
+        ("ru", "1\u00a0290\u00a0966", "20,8%", "1,5 ч", "н/д"),
+        ("kk", "1\u00a0290\u00a0966", "20,8%", "1,5 сағ", "ж/ж"),
+    ],
+)
+def test_figures_in_the_readers_locale(
+    lang: str, grouped: str, share: str, hour: str, absent: str
+) -> None:
+    """Babel groups and separates per locale; absent figures say so in the language."""
+    from gpudecide.cost.fmt import money
+    from gpudecide.report.fmt import fmt, hours, pct
+
+    assert money("1290966.4", 0, lang) == grouped
+    assert fmt(1290966, lang) == grouped
+    assert pct(0.2083, lang) == share
+    assert hours(5400, lang) == hour
+    assert fmt(None, lang) == absent and pct(None, lang) == absent
+
+
+def test_a_stored_message_renders_in_every_language() -> None:
+    """A finding stored as message id + arguments reads the same in English as before and
+    in Russian and Kazakh with locale numbers."""
+    from gpudecide.report.i18n import message, render_message
+
+    seen = message(
+        "cost",
+        "observed {normal:pct} in the normal month, {peak:pct} in the peak month",
+        normal=0.033,
+        peak=0.071,
+    )
+    msg = message(
+        "cost",
+        "{dedicated} is cheaper than {managed} only above {u:pct} useful utilisation; {seen}",
+        dedicated="owned-8xh100",
+        managed="kz-local",
+        u=0.254,
+        seen=seen,
+    )
+    assert render_message(msg, "en") == (
+        "owned-8xh100 is cheaper than kz-local only above 25.4% useful utilisation; "
+        "observed 3.3% in the normal month, 7.1% in the peak month"
+    )
+    ru = render_message(msg, "ru")
+    assert ru.startswith("owned-8xh100 дешевле kz-local") and "25,4%" in ru and "3,3%" in ru
+    assert "полезной загрузке" in ru
+    kk = render_message(msg, "kk")
+    assert "25,4%" in kk and "жүктеме" in kk
+
+
+def test_patterns_translate_text_without_a_message_id() -> None:
+    """English an analysis wrote is matched against the catalogue, numbers re-formatted;
+    of two matching patterns the one leaving no English wins; unknown text stays."""
+    from gpudecide.report.i18n import localize
+
+    line = "base kz-rented-2gpu: pool: 2 GPUs x 730 h x 1,150, billed whether used or not (C4)"
+    ru = localize(line, "ru", ("cost",))
+    assert ru == (
+        "базовый пул kz-rented-2gpu: пул: 2 GPU × 730 ч × 1\u00a0150, оплачивается независимо "
+        "от использования (C4)"
+    )
+    assert localize(line, "en", ("cost",)) == line
+    assert localize("Dala Bank team notes", "ru", ("cost",)) == "Dala Bank team notes"
+    parts = localize("billed per use, nothing to shrink; the time and manual steps come from "
+                     "the export test", "kk", ("cost",))
+    assert parts.count("; ") == 1 and "экспорт" in parts and "billed" not in parts
+
+
+def test_command_lines_follow_the_language(tmp_path: Path) -> None:
+    """A command's human lines: the record's own in English, translated in ru."""
+    from gpudecide import evidence as ev
+    from gpudecide.report.i18n import command_lines
+
+    record = ev.Evidence(
+        kind="audit",
+        title="Export audit: can the run leave and resume?",
+        spec_ids=["E2"],
+        verdict="fail",
+        summary="weights only: not resumable; 3 hazard(s); 10 E2 item(s) missing; "
+        "3 A8 question(s) open",
+        figures={},
+        notes=["an adapter is usable only with the exact base model it was trained on (E5)"],
+        inputs=[],
+    )
+    assert command_lines(record, "en") == [
+        record.summary,
+        "note: an adapter is usable only with the exact base model it was trained on (E5)",
+    ]
+    ru = command_lines(record, "ru")
+    assert ru[0] == (
+        "только веса: продолжить обучение нельзя; рисков: 3; недостающих элементов E2: 10; "
+        "открытых вопросов A8: 3"
+    )
+    assert ru[1].startswith("примечание: адаптер работает только")

@@ -34,6 +34,7 @@ from gpudecide.i18n import Language, catalogue, translator, when
 
 __all__ = [
     "Language",
+    "command_lines",
     "install",
     "localize",
     "message",
@@ -329,6 +330,13 @@ def notes_of(record: ev.Evidence, lang: str) -> list[str]:
         return [render_message(m, lang) for m in stored]
     domains = _domains(record.kind, lang)
     return [localize(n, lang, domains) for n in record.notes]
+
+
+def command_lines(record: ev.Evidence, lang: str) -> list[str]:
+    """What a command prints for people about the record it wrote: the summary, then each
+    note ("note: ..."), in `lang` (English: the record's own lines, unchanged)."""
+    note = _("note: {text}", lang)
+    return [summary_of(record, lang), *(note.format(text=n) for n in notes_of(record, lang))]
 
 
 def moment(iso: str, lang: str) -> str:
