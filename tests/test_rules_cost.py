@@ -1,0 +1,240 @@
+"""The three months of the cost model (SPEC C8) field by field, with their boundaries: the
+lower-median and busiest windows and their ties, the weeks the log did not cover, fewer than
+four weeks, concurrency buckets inside a window, and the workload arithmetic. Every expected
+value is worked out by hand in the comments."""
+
+from __future__ import annotations
+
+import copy
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from gpudecide.cost.regimes import KINDS, ZERO, Workload, dec, from_profile
+from gpudecide.errors import InputError
+
+from .test_cost_fixtures import START, _iso, profile_figures
+
+D = Decimal
+TRAIN_EVAL = dict.fromkeys(KINDS, D(0))
+
+
+def _shares(**kinds: str) -> dict[str, Decimal]:
+    return {k: D(kinds.get(k, "0")) for k in KINDS}
+
+
+def test_fixture_profile_every_field_of_the_three_months() -> None:
+    # The fixture (tests/test_cost_fixtures.py): 200 GPU-hours over 5 weeks (100, 0, 50, 50,
+    # 0), 150 useful, train 2 jobs / 120 h, eval 2 jobs / 80 h, 4 attempts of 25 h mean,
+    # daily concurrency 4 on day 1 and 6 on day 22, else 0. With a 672-hour month a 4-week
+    # window is scaled by exactly 1.
+    figures = profile_figures()
+    figures["series"]["concurrency"]["gpus"][21] = 3  # day 22 (week 4): 3 GPUs
+    figures["series"]["concurrency"]["gpus"][30] = 5  # day 31 (week 5): 5 GPUs
+    r = from_profile(figures, D(672))
+    n, p, e = r.normal, r.peak, r.empty
+    # Windows: weeks 1-4 = 200 h (train 2, eval 2), weeks 2-5 = 100 h (train 1, eval 1).
+    assert r.windows == [
+        {"weeks": [1, 4], "start": _iso(START), "end": figures["weeks"][3]["end"],
+         "gpu_hours": "200.000", "jobs": 4},
+        {"weeks": [2, 5], "start": figures["weeks"][1]["start"],
+         "end": figures["weeks"][4]["end"], "gpu_hours": "100.000", "jobs": 2},
+    ]  # fmt: skip
+    tail = "scaled x672/672 to a 672-hour month"
+    assert n.regime == "normal" and n.basis == (
+        f"median of 2 rolling 4-week windows by GPU-hours (weeks 2-5), {tail}"
+    )
+    assert p.regime == "peak"
+    assert p.basis == f"busiest of 2 rolling 4-week windows (weeks 1-4), {tail}"
+    assert (n.gpu_hours, n.useful_gpu_hours, n.attempts) == (100, 75, 2)
+    assert (p.gpu_hours, p.useful_gpu_hours, p.attempts) == (200, 150, 4)
+    assert n.jobs_by_kind == TRAIN_EVAL | {"train": D(1), "eval": D(1)}
+    assert p.jobs_by_kind == TRAIN_EVAL | {"train": D(2), "eval": D(2)}
+    # Per-window kind shares from that window's jobs: train 60 h/job, eval 40 h/job.
+    assert n.kind_gpu_share == p.kind_gpu_share == _shares(train="0.6", eval="0.4")
+    # 200 GPU-hours over 4 attempts x 25 h: 2 GPUs per attempt.
+    assert n.mean_gpus_per_attempt == p.mean_gpus_per_attempt == 2
+    # Concurrency inside each window: weeks 2-5 hold days 8-35 (3 and 5 GPUs), weeks 1-4
+    # hold days 1-28 (4 and 3).
+    assert (n.peak_concurrent_gpus, p.peak_concurrent_gpus) == (5, 4)
+    assert len(n.levels) == len(p.levels) == 28 and sorted(n.levels)[-2:] == [3, 5]
+    assert n.bucket_hours == p.bucket_hours == 24
+    assert n.window == {"weeks": [2, 5], "start": r.windows[1]["start"], "end": r.windows[1]["end"]}
+    assert n.prior is None and p.prior is None
+    # The empty month: nothing runs, the profile's overall mix, the normal month before it.
+    assert e.regime == "empty" and e.basis == (
+        "no jobs for a whole month after normal months: idle capacity, storage, commitments"
+    )
+    assert (e.gpu_hours, e.useful_gpu_hours, e.attempts, e.peak_concurrent_gpus) == (0, 0, 0, 0)
+    assert e.jobs_by_kind == TRAIN_EVAL and e.prior is n
+    assert e.kind_gpu_share == _shares(train="0.6", eval="0.4") and e.mean_gpus_per_attempt == 2
+    assert r.get("normal") is n and r.get("peak") is p and r.get("empty") is e
+    assert r.notes == [
+        "per-attempt overheads (managed start-up, data loading, billing increment) are "
+        "charged on 2.00 GPUs: GPU-hours over attempt-hours, so long, wide jobs weigh more "
+        "(the profile evidence has no per-job GPU count)",
+        "useful GPU-hours are 75.0% of occupied GPU-hours over the profile (completed "
+        "attempts); each month uses that share",
+    ]
+
+
+def _weeks_profile(hours: list[float], covered: float | None = None) -> dict[str, Any]:
+    """The fixture with its weeks replaced: one train job per week that has hours."""
+    figures = profile_figures()
+    weeks = []
+    for i, h in enumerate(hours):
+        base = copy.deepcopy(figures["weeks"][0])
+        base.update(
+            start=_iso(START + timedelta(weeks=i)),
+            end=_iso(START + timedelta(weeks=i + 1)),
+            week=i + 1,
+            gpu_hours=h,
+            jobs_by_kind=dict.fromkeys(KINDS, 0) | ({"train": 1} if h else {}),
+        )
+        weeks.append(base)
+    figures["weeks"] = weeks
+    figures["window"]["weeks_covered_by_log"] = covered
+    return figures
+
+
+def test_ties_go_to_the_earlier_window() -> None:
+    # Six equal weeks: three windows of 40 h. Normal = the lower median of three (the
+    # second), peak = the first of the equally busy ones.
+    r = from_profile(_weeks_profile([10] * 6), D(672))
+    assert r.normal.window is not None and r.peak.window is not None
+    assert (r.normal.window["weeks"], r.peak.window["weeks"]) == ([2, 5], [1, 4])
+    # Four windows (7 weeks): the lower median is the second of the sorted four.
+    r = from_profile(_weeks_profile([10, 0, 0, 0, 0, 30, 0]), D(672))
+    # windows: 1-4 = 10, 2-5 = 0, 3-6 = 30, 4-7 = 30 -> sorted 0, 10, 30, 30
+    assert r.normal.window is not None and r.normal.window["weeks"] == [1, 4]
+    assert r.peak.window is not None and r.peak.window["weeks"] == [3, 6]
+
+
+def test_weeks_before_the_log_began_are_left_out() -> None:
+    # The log covers 4 of 5 weeks: exactly one week is dropped (the boundary of int()).
+    r = from_profile(_weeks_profile([0, 100, 50, 50, 0], covered=4.0), D(672))
+    assert [w["weeks"] for w in r.windows] == [[2, 5]]
+    assert r.notes[0] == (
+        "the log covers 4.0 weeks: the first 1 week(s) of the profile are left out of the "
+        "monthly windows (not measured)"
+    )
+    # 3.5 weeks covered: 1.5 weeks short -> one whole week dropped, 4 left.
+    assert len(from_profile(_weeks_profile([1] * 5, covered=3.5), D(672)).windows) == 1
+    # Nothing covered still keeps the last week: one measured week, scaled up.
+    r = from_profile(_weeks_profile([1, 2, 3, 4, 7], covered=0.0), D(672))
+    assert [w["weeks"] for w in r.windows] == [[5, 5]]
+    assert r.normal.gpu_hours == 7 * 4  # 672 / 168 = x4
+    # Fully covered: nothing dropped, no note.
+    r = from_profile(_weeks_profile([1] * 5, covered=5.0), D(672))
+    assert len(r.windows) == 2 and not any("covers" in note for note in r.notes)
+
+
+def test_fewer_than_four_weeks_scale_the_whole_window() -> None:
+    r = from_profile(_weeks_profile([10, 20, 30]), D(730))
+    how = (
+        "fewer than 4 measured weeks: the whole 3-week window scaled x730/504 to a 730-hour "
+        "month; normal and peak month are the same"
+    )
+    assert r.normal.basis == r.peak.basis == how and how in r.notes
+    scale = D(730) / D(504)
+    assert r.normal.gpu_hours == r.peak.gpu_hours == D(60) * scale
+    assert r.normal.jobs_by_kind["train"] == D(3) * scale
+    # Exactly four weeks is a normal rolling window (the boundary).
+    four = from_profile(_weeks_profile([10, 20, 30, 40]), D(672))
+    assert four.normal.basis.startswith("median of 1 rolling 4-week windows")
+
+
+def test_concurrency_buckets_inside_the_window_only() -> None:
+    figures = _weeks_profile([10, 10, 10, 10])
+    conc = figures["series"]["concurrency"]
+    conc["gpus"] = [0] * 35
+    conc["gpus"][0] = 2  # first day of the window: inside (start is included)
+    conc["gpus"][28] = 9  # first day after the window: outside (end is excluded)
+    r = from_profile(figures, D(672))
+    assert r.normal.peak_concurrent_gpus == 2 and len(r.normal.levels) == 28
+    # No series in the record: the profile's overall peak stands in, no buckets.
+    del figures["series"]
+    r = from_profile(figures, D(672))
+    assert r.normal.peak_concurrent_gpus == 6 and r.normal.levels == ()
+    assert r.normal.bucket_hours == 0
+    # One bucket only: no step can be measured.
+    figures["series"] = {"concurrency": {"t": [_iso(START)], "gpus": [3]}}
+    assert from_profile(figures, D(672)).normal.levels == ()
+
+
+def test_measured_gpus_per_attempt_and_empty_profiles() -> None:
+    figures = profile_figures()
+    figures["gpus_per_attempt_mean"] = 3.5
+    r = from_profile(figures, D(672))
+    assert r.normal.mean_gpus_per_attempt == D("3.5")
+    assert not any("per-attempt overheads" in n for n in r.notes)
+    # No work at all: every job useful by definition, shares zero, one attempt per job.
+    none = _weeks_profile([0, 0, 0, 0])
+    none.update(gpu_hours_total=0, useful_gpu_hours=0, jobs_total=0, attempts_total=0)
+    none["gpu_hours_by_kind"] = dict.fromkeys(KINDS, 0)
+    none["jobs_by_kind"] = dict.fromkeys(KINDS, 0)
+    r = from_profile(none, D(672))
+    assert r.normal.gpu_hours == 0 and r.normal.useful_share == 1 and r.notes == []
+    assert r.empty.kind_gpu_share == dict.fromkeys(KINDS, ZERO)
+    assert r.normal.mean_gpus_per_attempt == 1
+
+
+def test_attempts_per_job_multiply_the_starts() -> None:
+    figures = profile_figures()
+    figures["attempts_total"] = 6  # 4 jobs, 6 attempts: 1.5 starts per job
+    r = from_profile(figures, D(672))
+    assert r.normal.attempts == 3 and r.peak.attempts == 6
+
+
+def test_a_missing_figure_names_it() -> None:
+    figures = profile_figures()
+    del figures["jobs_total"]
+    with pytest.raises(InputError) as exc:
+        from_profile(figures, D(672))
+    assert exc.value.field == "figures.jobs_total"
+    assert exc.value.message == "profile evidence lacks the figure 'jobs_total'"
+    assert exc.value.hint == "re-run `gpudecide profile` with this version"
+
+
+def _work(**kw: Any) -> Workload:
+    base: dict[str, Any] = {
+        "regime": "normal",
+        "basis": "b",
+        "gpu_hours": D(100),
+        "useful_gpu_hours": D(80),
+        "attempts": D(10),
+        "jobs_by_kind": TRAIN_EVAL | {"train": D(4), "eval": D(6)},
+        "kind_gpu_share": _shares(train="0.7", eval="0.3"),
+        "mean_gpus_per_attempt": D(2),
+        "peak_concurrent_gpus": 6,
+        "levels": (4, 6, 0),
+        "bucket_hours": D(24),
+    }
+    return Workload(**(base | kw))
+
+
+def test_workload_arithmetic() -> None:
+    w = _work()
+    assert w.trainings == 4 and w.useful_share == D("0.8")
+    assert w.gpu_hours_of(["train"]) == 70 and w.gpu_hours_of(["train", "eval"]) == 100
+    assert w.gpu_hours_of(["merge"]) == 0
+    # Above 5 GPUs: one GPU over in one 24-hour bucket; at 6 (the maximum) nothing.
+    assert w.gpu_hours_above(5) == 24 and w.gpu_hours_above(6) == 0
+    assert w.gpu_hours_above(0) == 100  # 240 GPU-hours of buckets, capped at the month's 100
+    assert _work(levels=()).gpu_hours_above(0) == 0
+    doubled = w.scaled(D(2))
+    assert (doubled.gpu_hours, doubled.useful_gpu_hours, doubled.attempts) == (200, 160, 20)
+    assert doubled.jobs_by_kind["train"] == 8 and doubled.bucket_hours == 48
+    longer = w.scaled(D(2), D("0.5"))  # twice the hours in half the jobs
+    assert (longer.gpu_hours, longer.attempts, longer.jobs_by_kind["eval"]) == (200, 5, 3)
+    with_prior = _work(prior=_work()).scaled(D(3), D(2))
+    assert with_prior.prior is not None
+    assert (with_prior.prior.gpu_hours, with_prior.prior.attempts) == (300, 20)
+    assert _work(gpu_hours=ZERO, useful_gpu_hours=ZERO).useful_share == 1
+
+
+def test_dec_is_exact() -> None:
+    assert dec(0.1) == D("0.1") and dec(None) == 0 and dec(3) == 3
+    assert dec(0) == 0 and isinstance(dec(None), Decimal)
