@@ -434,3 +434,18 @@ def test_command_lines_follow_the_language(tmp_path: Path) -> None:
         "открытых вопросов A8: 3"
     )
     assert ru[1].startswith("примечание: адаптер работает только")
+
+
+@pytest.mark.parametrize("value", [0.0385, 0.125, 2 / 3, 1e-4, 0.9995, 0.0])
+def test_a_figure_rounds_the_same_in_every_language(value: float) -> None:
+    """Boundary: halves and near-halves round once, as in English; only the signs differ."""
+    from gpudecide.report.fmt import fmt, hours, pct
+
+    for lang in TRANSLATED:
+        assert pct(value, lang).replace(",", ".") == pct(value)
+        assert fmt(value * 1000, lang).replace("\u00a0", "").replace(",", ".") == fmt(
+            value * 1000
+        ).replace(",", "")
+        assert hours(value * 3600 * 10, lang).split()[0].replace(",", ".") == hours(
+            value * 3600 * 10
+        ).split()[0]

@@ -1,15 +1,15 @@
 """How cost figures read in labels, the terminal and the report (one format everywhere).
 
-English keeps `1,234.5`; Russian and Kazakh get Babel's grouping and decimal sign.
+English keeps `1,234.5`; Russian and Kazakh show the same digits with Babel's group and
+decimal signs (`1 234,5`).
 """
 
 from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal
 
-from babel.numbers import format_decimal
-
-from gpudecide.i18n import _babel_locale, translator
+from gpudecide.i18n import translator
+from gpudecide.report.fmt import localize_digits
 
 _ = translator("cost")
 
@@ -17,11 +17,8 @@ _ = translator("cost")
 def num(value: Decimal, places: int = 2, lang: str = "en") -> str:
     """A figure: thousands separated, rounded half up, trailing zeros dropped."""
     q = value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
-    if lang != "en":
-        pattern = "#,##0" + ("." + "#" * places if places > 0 else "")
-        return str(format_decimal(q, format=pattern, locale=_babel_locale(lang)))
     text = f"{q:,.{places}f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
+    return localize_digits(text.rstrip("0").rstrip(".") if "." in text else text, lang)
 
 
 def money(value: str | None, places: int = 0, lang: str = "en") -> str:
@@ -29,7 +26,4 @@ def money(value: str | None, places: int = 0, lang: str = "en") -> str:
     if value is None:
         return _("n/a", lang)
     q = Decimal(value).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
-    if lang != "en":
-        pattern = "#,##0" + ("." + "0" * places if places > 0 else "")
-        return str(format_decimal(q, format=pattern, locale=_babel_locale(lang)))
-    return f"{q:,.{places}f}"
+    return localize_digits(f"{q:,.{places}f}", lang)
