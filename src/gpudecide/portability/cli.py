@@ -106,9 +106,8 @@ def export_test_cmd(
 ) -> None:
     """Train, checkpoint, export, delete, restore elsewhere, resume, compare (E1, E3, E4)."""
     from gpudecide.artifacts import remote
-    from gpudecide.portability import executors as ex
     from gpudecide.portability.from_export import run_from_export
-    from gpudecide.portability.scenario import ExportTestSetup, run_export_test
+    from gpudecide.portability.scenario import run_export_test
     from gpudecide.portability.storage import open_storage
     from gpudecide.portability.trainer import require_device
 
@@ -131,22 +130,8 @@ def export_test_cmd(
             return
         if dry_run:
             raise InputError("--dry-run is for --executor k8s", field="--dry-run")
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-        run_id = f"{test_plan.option}-{stamp}"
-        work = (ws_root or Path.cwd()) / ".export-test-work" / run_id
-        runner = ex.SlurmExecutor() if kind == "slurm" else ex.LocalExecutor()
-        setup = ExportTestSetup(
-            plan=test_plan,
-            plan_path=plan_path,
-            work=work,
-            storage=open_storage(url, options),
-            executor=runner,
-            device=dev,
-            resume_device=rdev,
-            workspace_root=ws_root,
-            run_id=run_id,
-            keep_work=keep_work,
-        )
+        setup = _setup(test_plan, plan_path, kind, open_storage(url, options), ws_root)
+        setup.device, setup.resume_device, setup.keep_work = dev, rdev, keep_work
         if from_export is not None:
             result = run_from_export(setup, from_export)
         else:
@@ -156,6 +141,27 @@ def export_test_cmd(
     _print(result.figures, written, as_json)
     if result.figures["verdict"] == "fail":
         raise typer.Exit(1)
+
+
+def _setup(
+    plan: ExportTestPlan, plan_path: Path, kind: str, storage: Any, ws_root: Path | None
+) -> Any:
+    """The run's setup: a run id from the option and the UTC time, its own work folder."""
+    from gpudecide.portability import executors as ex
+    from gpudecide.portability.scenario import ExportTestSetup
+
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    run_id = f"{plan.option}-{stamp}"
+    runner = ex.SlurmExecutor() if kind == "slurm" else ex.LocalExecutor()
+    return ExportTestSetup(
+        plan=plan,
+        plan_path=plan_path,
+        work=(ws_root or Path.cwd()) / ".export-test-work" / run_id,
+        storage=storage,
+        executor=runner,
+        workspace_root=ws_root,
+        run_id=run_id,
+    )
 
 
 def _print(figures: dict[str, Any], written: Path, as_json: bool) -> None:
