@@ -427,3 +427,15 @@ def test_audit_names_its_option_and_its_hazards_stop_it(tmp_path: Path) -> None:
     result = assess(workspace.load(tmp_path))
     assert set(_stops(result, "man")) == {"export_hazard"}
     assert _stops(result, "own") == [] and _stops(result, "loc") == []
+
+
+def test_audits_of_two_options_both_count(tmp_path: Path) -> None:
+    ws = make_ws(tmp_path)
+    first = audit_record("man", [{"id": "unknown_format", "path": "a.bin"}])
+    second = ev.seal(audit_record("loc", [{"id": "dangerous_pickle", "path": "b.pkl"}]))
+    result = assess(ws, [first, second])  # the newer audit is another option's
+    assert _stops(result, "man") == ["export_hazard"]
+    assert _stops(result, "loc") == ["export_hazard"]
+    # A newer audit of the same option replaces the older one.
+    fixed = audit_record("man", [])
+    assert _stops(assess(ws, [first, second, fixed]), "man") == []

@@ -58,6 +58,17 @@ class Assessment:
         }
 
 
+def newest_by_option(records: list[ev.Evidence]) -> dict[tuple[str, str | None], ev.Evidence]:
+    """The newest record of every kind and option (None: not about one option), the
+    decision's own left out. Audits of two vendors' exports are both current."""
+    newest: dict[tuple[str, str | None], ev.Evidence] = {}
+    for record in records:
+        if record.kind != "decision":
+            option = record.figures.get("option")
+            newest[(record.kind, option if isinstance(option, str) else None)] = record
+    return newest
+
+
 def newest_by_kind(records: list[ev.Evidence]) -> dict[str, ev.Evidence]:
     """The newest record of every kind except the decision's own."""
     newest: dict[str, ev.Evidence] = {}
@@ -139,9 +150,11 @@ def assess(options_ws: wsmod.Workspace, records: list[ev.Evidence] | None = None
             field="options",
             hint="declare every option compared (id, kind, sites) under `options`",
         )
-    newest = newest_by_kind(records if records is not None else ev.load_all(ws.evidence_dir))
-    ctx = RuleContext(ws.config.options, ws.config.matrix, newest)
-    found = rules.apply(list(newest.values()), ctx)
+    everything = records if records is not None else ev.load_all(ws.evidence_dir)
+    current = newest_by_option(everything)
+    newest = newest_by_kind(everything)
+    ctx = RuleContext(ws.config.options, ws.config.matrix, newest, current)
+    found = rules.apply(sorted(current.values(), key=lambda r: r.id), ctx)
     stops = _stop_factors(found, ctx, ws.root / wsmod.CONFIG_NAME)
     compared = [o.id for o in ctx.options if o.standalone]
     suggestions = [f for f in found if isinstance(f, Suggestion)]
@@ -176,7 +189,7 @@ def assess(options_ws: wsmod.Workspace, records: list[ev.Evidence] | None = None
         reversibility=[reversibility.for_option(ctx, o) for o in ctx.ids()],
         cites=[
             {"id": r.id, "kind": r.kind, "identity_sha256": r.identity_sha256()}
-            for r in newest.values()
+            for r in sorted(current.values(), key=lambda r: r.id)
         ],
     )
 

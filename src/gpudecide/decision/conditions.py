@@ -136,8 +136,8 @@ def managed(ctx: RuleContext) -> list[Condition]:
 
 
 def _export_verified(ctx: RuleContext, option: str) -> Condition:
-    test = ctx.newest.get("export_test")
-    if test is not None and test.figures.get("option") == option:
+    test = ctx.of("export_test", option)
+    if test is not None:
         ok = test.figures.get("verdict") == "pass"
         return _cond(
             "export_verified",
@@ -148,8 +148,8 @@ def _export_verified(ctx: RuleContext, option: str) -> Condition:
             f"export test {test.verdict}",
             option,
         )
-    audit = ctx.newest.get("audit")
-    if audit is not None and audit.figures.get("option") == option:
+    audit = ctx.of("audit", option)
+    if audit is not None:
         hazards = audit.figures.get("hazards") or []
         if hazards:
             return _cond(
@@ -173,8 +173,8 @@ def _export_verified(ctx: RuleContext, option: str) -> Condition:
 
 
 def _start_measurable(ctx: RuleContext, option: str) -> Condition:
-    queue = ctx.newest.get("queue")
-    if queue is not None and queue.figures.get("option") == option:
+    queue = ctx.of("queue", option)
+    if queue is not None:
         return _cond(
             "start_measurable",
             "D2",

@@ -11,11 +11,17 @@ from gpudecide.options import OptionDecl
 
 @dataclass
 class RuleContext:
-    """The declared options, the matrix settings, and the newest record of every kind."""
+    """The declared options, the matrix settings, and the newest records: of every kind, and
+    of every kind and option (records about one option name it in `figures["option"]`)."""
 
     options: list[OptionDecl]
     matrix: MatrixConfig = field(default_factory=MatrixConfig)
     newest: dict[str, ev.Evidence] = field(default_factory=dict)
+    by_option: dict[tuple[str, str | None], ev.Evidence] = field(default_factory=dict)
+
+    def of(self, kind: str, option: str) -> ev.Evidence | None:
+        """The newest record of `kind` about `option` (an export test, an audit, a drill)."""
+        return self.by_option.get((kind, option))
 
     def ids(self, *kinds: str) -> list[str]:
         """Ids of the declared options of these kinds (all when none given)."""

@@ -35,9 +35,9 @@ def for_option(ctx: RuleContext, option: str) -> dict[str, Any]:
                 }
                 out["evidence"].append(cost.id)
     size = _run_size(ctx, option, out)
-    test = ctx.newest.get("export_test")
+    test = ctx.of("export_test", option)
     gbps = None
-    if test is not None and test.figures.get("option") == option:
+    if test is not None:
         gbps = test.figures.get("export_gbps")
         out["manual_actions"] = test.figures.get("manual_actions") or []
         out["evidence"].append(test.id)
@@ -60,13 +60,13 @@ def for_option(ctx: RuleContext, option: str) -> dict[str, Any]:
 
 
 def _run_size(ctx: RuleContext, option: str, out: dict[str, Any]) -> int | None:
-    test = ctx.newest.get("export_test")
-    if test is not None and test.figures.get("option") == option:
+    test = ctx.of("export_test", option)
+    if test is not None:
         moved = test.figures.get("bytes_exported")
         if moved:
             return int(moved)
-    audit = ctx.newest.get("audit")
-    if audit is not None and audit.figures.get("option") == option:
+    audit = ctx.of("audit", option)
+    if audit is not None:
         out["evidence"].append(audit.id)
         return int(audit.figures.get("total_bytes") or 0) or None
     return None
