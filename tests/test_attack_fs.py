@@ -216,7 +216,7 @@ def no_hang() -> Iterator[None]:
         raise _Hang("the command blocked on a non-regular file")
 
     old = signal.signal(signal.SIGALRM, alarm)
-    signal.alarm(30)
+    signal.alarm(10)
     yield
     signal.alarm(0)
     signal.signal(signal.SIGALRM, old)
@@ -464,3 +464,27 @@ def test_init_killed_at_any_moment(tmp_path: Path) -> None:
         res = CliRunner().invoke(app, ["init", str(root)])
         complete = all((root / rel).exists() for rel in files)
         assert res.exit_code == 0 or (complete and "would overwrite" in res.stderr), res.output
+
+
+def _hash_reads_bounded() -> bool:
+    import inspect
+
+    from gpudecide.artifacts import cli as artifacts_cli
+
+    return "read_input_text" in inspect.getsource(artifacts_cli.hash_cmd)
+
+
+@pytest.mark.xfail(
+    not _hash_reads_bounded(),
+    reason="hash --verify reads its file with read_text (blocks on a FIFO) until it uses "
+    "inputs.read_input_text",
+    strict=True,
+)
+@pytest.mark.usefixtures("no_hang")
+def test_fifo_as_hash_verify(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "w.bin").write_bytes(b"x")
+    fifo = _fifo(tmp_path / "SUMS")
+    res = CliRunner().invoke(app, ["hash", str(tmp_path / "data"), "--verify", str(fifo)])
+    assert res.exit_code == 2
+    _one_line(res, str(fifo), "FIFO")
