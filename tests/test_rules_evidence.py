@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -68,9 +68,12 @@ def test_identity_is_kind_figures_and_inputs_only(tmp_path: Path) -> None:
     # The content hash covers everything else, so the two records differ there.
     assert a.content_sha256 != b.content_sha256
     body = a.model_dump(exclude={"content_sha256"})
-    assert a.content_sha256 == hashlib.sha256(
-        json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
-    ).hexdigest()
+    assert (
+        a.content_sha256
+        == hashlib.sha256(
+            json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+        ).hexdigest()
+    )
 
 
 def test_input_paths_relative_inside_the_root_absolute_outside(tmp_path: Path) -> None:
@@ -209,3 +212,131 @@ def test_non_finite_figures_are_refused_before_writing(tmp_path: Path) -> None:
     assert not folder.exists() or list(folder.iterdir()) == []
     # A large but finite figure is written (boundary).
     assert ev.write(_record(tmp_path, [src], share=1e308), folder).is_file()
+
+
+def test_identity_hash_keeps_non_ascii_text_as_is(tmp_path: Path) -> None:
+    (src,) = _inputs(tmp_path, 1)
+    rec = ev.seal(_record(tmp_path, [src], site="Алматы"))
+    core = {
+        "kind": "profile",
+        "figures": {"site": "Алматы"},
+        "inputs": [i.model_dump() for i in rec.inputs],
+    }
+    raw = json.dumps(core, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert "Алматы" in raw  # the digest is over UTF-8 text, not \\u escapes
+    assert rec.id == "profile-" + hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+def test_seal_stamps_utc_whatever_the_clock_zone(tmp_path: Path) -> None:
+    (src,) = _inputs(tmp_path, 1)
+    almaty = datetime(2026, 1, 1, 5, 0, 0, 7, tzinfo=timezone(timedelta(hours=5)))
+    rec = ev.seal(_record(tmp_path, [src]), now=almaty)
+    assert rec.created_at_utc == "2026-01-01T00:00:00.000007Z"
+
+
+def test_record_file_is_indented_json(tmp_path: Path) -> None:
+    (src,) = _inputs(tmp_path, 1)
+    path = ev.write(_record(tmp_path, [src]), tmp_path / "e")
+    text = path.read_text()
+    assert text.startswith('{\n  "id": "profile-') and text.endswith("}\n")
+
+
+def test_write_refusals_name_what_is_wrong(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (src,) = _inputs(tmp_path, 1)
+    with pytest.raises(InputError) as exc:
+        ev.write(_record(tmp_path, [src], share=float("nan")), tmp_path / "e")
+    assert exc.value.message.startswith("the profile result is not a finite number: figures")
+    assert exc.value.hint == (
+        "an input holds an impossible value; check the inputs of this analysis"
+    )
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(InputError) as exc:
+        ev.write(_record(tmp_path, [src]), blocker)
+    assert exc.value.message == "is a file, not a folder for evidence records"
+    assert exc.value.path == str(blocker)
+    assert exc.value.hint == "move the file away or pass another evidence folder"
+    # Size limit, on both sides of the boundary: a record of exactly the limit is written.
+    rec = ev.seal(_record(tmp_path, [src], blob="x" * 5000))
+    size = len(rec.model_dump_json(indent=2) + "\n")
+    monkeypatch.setattr(ev, "MAX_RECORD_BYTES", size)
+    assert ev.write(rec, tmp_path / "ok").is_file()
+    monkeypatch.setattr(ev, "MAX_RECORD_BYTES", size - 1)
+    with pytest.raises(InputError) as exc:
+        ev.write(rec, tmp_path / "big")
+    assert not (tmp_path / "big").exists() or not list((tmp_path / "big").iterdir())
+    assert exc.value.path == str(tmp_path / "big")
+    assert exc.value.hint == "an input is far larger than this analysis expects"
+    monkeypatch.setattr(ev, "MAX_RECORD_BYTES", 3 << 20)
+    with pytest.raises(InputError) as exc:
+        ev.write(_record(tmp_path, [src], blob="x" * (3 << 20)), tmp_path / "big")
+    assert exc.value.message == "the profile record would be over 3 MiB"
+
+
+def test_load_refusals_name_the_field(tmp_path: Path) -> None:
+    (src,) = _inputs(tmp_path, 1)
+    good = ev.write(_record(tmp_path, [src]), tmp_path / "e")
+    body = json.loads(good.read_text())
+    body["kind"] = 1  # exactly one validation error
+    bad = tmp_path / "kind.json"
+    bad.write_text(json.dumps(body))
+    with pytest.raises(InputError) as exc:
+        ev.load(bad)
+    assert exc.value.field == "kind" and exc.value.path == str(bad)
+    assert exc.value.message.startswith("not a gpudecide evidence record: ")
+    assert exc.value.hint == "re-run the analysis that wrote it"
+    body = json.loads(good.read_text())
+    body["inputs"][0]["sha256"] = 5
+    nested = tmp_path / "nested.json"
+    nested.write_text(json.dumps(body))
+    with pytest.raises(InputError) as exc:
+        ev.load(nested)
+    assert exc.value.field == "inputs.0.sha256"
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"\xff\xfe{}")
+    with pytest.raises(InputError) as exc:
+        ev.load(binary)
+    assert exc.value.message == "not a gpudecide evidence record: not UTF-8 text"
+    assert exc.value.path == str(binary) and exc.value.hint == "re-run the analysis that wrote it"
+    body = json.loads(good.read_text())
+    body["summary"] = "edited"
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(body))
+    with pytest.raises(InputError) as exc:
+        ev.load(edited, verify=True)
+    assert exc.value.message == (
+        "the record was edited after it was written (content hash does not match)"
+    )
+    assert exc.value.hint == "re-run the analysis that wrote it"
+
+
+def test_scan_lists_a_tampered_record_as_a_record(tmp_path: Path) -> None:
+    # Tampering is shown by freshness; scan must not hide the record as damaged.
+    (src,) = _inputs(tmp_path, 1)
+    folder = tmp_path / "e"
+    path = ev.write(_record(tmp_path, [src]), folder)
+    body = json.loads(path.read_text())
+    body["summary"] = "edited"
+    path.write_text(json.dumps(body))
+    records, damaged = ev.scan(folder)
+    assert [r.id for r in records] == [path.stem] and damaged == []
+
+
+def test_latest_of_three(tmp_path: Path) -> None:
+    (src,) = _inputs(tmp_path, 1)
+    t = datetime(2026, 3, 1, tzinfo=UTC)
+    recs = [
+        ev.seal(_record(tmp_path, [src], jobs_total=i), now=t + timedelta(seconds=i))
+        for i in range(3)
+    ]
+    latest = ev.latest(recs, "profile")
+    assert latest is not None and latest.figures == {"jobs_total": 2}
+
+
+def test_input_ref_refuses_what_is_not_a_regular_file(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError) as exc:
+        ev.input_ref(fifo, tmp_path)
+    assert exc.value.path == str(fifo)
+    assert exc.value.message == "is a FIFO (named pipe), not a regular file"
