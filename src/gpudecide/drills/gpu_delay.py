@@ -130,7 +130,9 @@ def _judge(
     j.observe("states while waiting", sorted({s["state"] for s in early}))
     noticed = bool(early) and all(s["state"] == "pending" and s["reason"] for s in early)
     kept = finished is not None and finished["final_step"] == ctx.steps
-    explained = noticed and wait is not None and wait >= DELAY_S * 0.8
+    # sacct prints whole seconds: a Slurm start may read up to 1 s early.
+    tolerance = 1.0 if ctx.executor == "slurm" else 0.2
+    explained = noticed and wait is not None and wait >= DELAY_S - tolerance
     status = (
         f"pending for {wait:g} s ({reason}) before its GPU was assigned; then ran to step "
         f"{finished['final_step'] if finished else '?'}"

@@ -11,6 +11,7 @@ its exit code or the signal that ended it).
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -262,6 +263,8 @@ class SlurmExecutor:
         argv += ["--job-name=gpudecide-drill", "--ntasks=1"]
         if hold:
             argv.append("--hold")
-        argv += ["--wrap", " ".join(job_command(spec))]
+        # exec: the training process is the batch step itself, so a signal to the batch step
+        # (scancel --batch) reaches it, not only a shell above it.
+        argv += ["--wrap", "exec " + shlex.join(job_command(spec))]
         out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
         return SlurmJob(out.strip().split(";")[0])

@@ -17,7 +17,7 @@ from gpudecide.drills import runner
 from gpudecide.drills.journal import Probe, always
 from gpudecide.drills.runner import DrillContext, DrillResult, last, steps_of
 
-SLURM_PACE_S = 0.4
+SLURM_PACE_S = 0.5
 
 
 def _kill_after_checkpoint(
@@ -31,9 +31,13 @@ def _kill_after_checkpoint(
     job = runner.submit(ctx, files)
     committed = "uploaded" if external else "checkpoint"
 
+    # Locally the kill lands at once: wait two steps past the checkpoint, so steps are lost.
+    # scancel takes seconds to reach the node: it is sent as soon as a checkpoint is stored.
+    extra = 2 if ctx.executor == "local" else 0
+
     def ready(events: list[dict[str, Any]]) -> bool:
         done = steps_of(events, committed)
-        return bool(done) and max(steps_of(events, "step") or [0]) >= done[-1] + 2
+        return bool(done) and max(steps_of(events, "step") or [0]) >= done[-1] + extra
 
     events = runner.wait_for(files, job, ready, ctx.timeout_s)
     job.kill()
