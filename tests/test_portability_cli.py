@@ -234,3 +234,18 @@ def test_throughput_never_extrapolates_from_a_small_sample() -> None:
     edge = throughput_figures({"bytes": 256_000_000, "seconds": 1.0}, 256_000_000, plan)
     assert edge is not None and edge["migration_window_hours"] is not None
     assert throughput_figures(None, 1, plan) is None
+    assert big["range_gbps"] is None  # no per-file timings given: no range claimed
+
+
+def test_throughput_range_from_files_of_at_least_1_mb() -> None:
+    plan = ExportTestPlan(option="x")
+    per_file = [
+        {"path": "a", "bytes": 2_000_000, "seconds": 0.004},  # 0.5 GB/s
+        {"path": "b", "bytes": 1_000_000, "seconds": 0.004},  # 0.25 GB/s, at the 1 MB bound
+        {"path": "c", "bytes": 999_999, "seconds": 1.0},  # too small to count
+    ]
+    t = {"bytes": 3_999_999, "seconds": 1.008, "per_file": per_file}
+    fig = throughput_figures(t, 256_000_000, plan)
+    assert fig is not None and fig["range_gbps"] == [0.25, 0.5]
+    one = throughput_figures({**t, "per_file": per_file[:1]}, 256_000_000, plan)
+    assert one is not None and one["range_gbps"] is None

@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -41,6 +41,7 @@ class Transfer:
     target: str
     files: list[FileDigest]
     seconds: float
+    per_file: list[dict[str, Any]] = field(default_factory=list)  # path, bytes, seconds
 
     @property
     def bytes(self) -> int:
@@ -61,6 +62,7 @@ class Transfer:
             "bytes": self.bytes,
             "seconds": round(self.seconds, 6),
             "gbps": self.gbps,
+            "per_file": self.per_file,
         }
 
 
@@ -82,6 +84,7 @@ class Storage:
             self.url = str(Path(self.url).resolve())
         self.fs, root = remote._filesystem(self.url, self.options)
         self.root = str(root).rstrip("/")
+        self._timings: list[dict[str, Any]] = []  # per-file timings of the running put_dir
         self.is_local = getattr(self.fs, "protocol", None) in ("file", ("file", "local"))
 
     def _path(self, name: str) -> str:
@@ -97,11 +100,13 @@ class Storage:
     def _upload(self, src: Path, rel: str, tmp_dir: str) -> FileDigest:
         digest = hashlib.sha256()
         n = 0
+        t0 = time.perf_counter()
         with open(src, "rb") as handle, self.fs.open(f"{tmp_dir}/{rel}", "wb") as out:
             while piece := handle.read(PIECE):
                 digest.update(piece)
                 out.write(piece)
                 n += len(piece)
+        self._timings.append({"path": rel, "bytes": n, "seconds": time.perf_counter() - t0})
         return FileDigest(rel, n, digest.hexdigest())
 
     def _put_all(
@@ -128,6 +133,7 @@ class Storage:
         if skipped:
             raise InputError(f"cannot export {skipped[0].path}: {skipped[0].reason}", path=src)
         target = self._path(name)
+        self._timings = []
         started = time.perf_counter()
         try:
             if self.fs.exists(target):
@@ -146,14 +152,15 @@ class Storage:
             ) from None
         seconds = time.perf_counter() - started
         digests.sort(key=lambda d: path_key(d.path))
-        return Transfer(str(src), self.child_url(name), digests, seconds)
+        timings = sorted(self._timings, key=lambda t: path_key(str(t["path"])))
+        return Transfer(str(src), self.child_url(name), digests, seconds, timings)
 
     def get_dir(self, name: str, dest: Path, streams: int = 4) -> Transfer:
         """Copy everything under `name` into the new folder `dest`, hashing as it arrives."""
         started = time.perf_counter()
         egress = remote.fetch(self.child_url(name), dest, self.options, streams=streams)
         seconds = time.perf_counter() - started
-        return Transfer(self.child_url(name), str(dest), egress.files, seconds)
+        return Transfer(self.child_url(name), str(dest), egress.files, seconds, egress.per_file)
 
     def listing(self, name: str = "") -> list[str]:
         """Relative names of every file under `name` (empty when nothing is there)."""

@@ -3,7 +3,9 @@
 A window is extrapolated only from a sample at least as large as the plan's floor (default
 256 MB) or from the whole export when the run is no bigger than the export itself; a
 smaller sample gives its rate, its size and a note, never a window. Figures are rounded to
-the significant digits the sample holds: 1 under 1 MB, 2 under the floor, 3 above.
+the significant digits the sample holds: 1 under 1 MB, 2 under the floor, 3 above. The
+range is the lowest and highest rate of the files of at least 1 MB that made up the
+sample (None with fewer than two such files).
 """
 
 from __future__ import annotations
@@ -19,6 +21,21 @@ def significant(value: float, digits: int) -> float:
     if value == 0 or not math.isfinite(value):
         return value
     return round(value, digits - 1 - math.floor(math.log10(abs(value))))
+
+
+RANGE_MIN_BYTES = 1_000_000  # per-file rates of smaller files are mostly open/close latency
+
+
+def _range(per_file: list[dict[str, Any]], digits: int) -> list[float] | None:
+    """Lowest and highest per-file rate (GB/s) over files of at least 1 MB; None if < 2."""
+    rates = [
+        int(f["bytes"]) / float(f["seconds"]) / 1e9
+        for f in per_file
+        if int(f.get("bytes", 0)) >= RANGE_MIN_BYTES and float(f.get("seconds", 0)) > 0
+    ]
+    if len(rates) < 2:
+        return None
+    return [significant(min(rates), digits), significant(max(rates), digits)]
 
 
 def throughput_figures(
@@ -37,6 +54,7 @@ def throughput_figures(
         "significant_digits": digits,
         "floor_bytes": floor_bytes,
         "below_floor": n < floor_bytes,
+        "range_gbps": _range(transfer.get("per_file") or [], digits),
         "migration_window_hours": None,
         "note": "",
     }
