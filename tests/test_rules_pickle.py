@@ -52,9 +52,9 @@ def _globals_by_cpython(data: bytes) -> set[tuple[str, str]]:
     # The pure-Python unpickler, so that the protocol is known in find_class: protocols 0-2
     # name Python 2 modules (`__builtin__`), which Python maps before importing, and so
     # does the scanner.
-    class Recorder(pickle._Unpickler):  # type: ignore[name-defined,misc]
+    class Recorder(pickle._Unpickler):
         def find_class(self, module: str, name: str) -> Any:
-            if self.proto < 3:
+            if getattr(self, "proto", 0) < 3:
                 if (module, name) in _compat_pickle.NAME_MAPPING:
                     module, name = _compat_pickle.NAME_MAPPING[(module, name)]
                 elif module in _compat_pickle.IMPORT_MAPPING:
