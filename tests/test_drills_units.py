@@ -258,3 +258,14 @@ def test_node_local_storage_fails_the_storage_drills(tmp_path: Path) -> None:
         r = run(DrillContext(root=tmp_path, storage="node"))
         assert r.verdict == "fail" and r.status.startswith("no external storage")
         assert r.journal.is_file()
+
+
+def test_root_without_setpriv_cannot_revoke_a_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Root ignores file modes: without a way to drop that power the drill fails, saying so."""
+    monkeypatch.setattr(storage_revoked.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(storage_revoked.shutil, "which", lambda _name: None)
+    r = storage_revoked.run(DrillContext(root=tmp_path))
+    assert r.verdict == "fail" and "setpriv" in r.status
+    assert r.status.startswith("cannot inject the fault")

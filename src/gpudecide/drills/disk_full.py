@@ -97,7 +97,7 @@ def run(ctx: DrillContext, *, naive_copy: bool = False) -> DrillResult:
             try:
                 rec["output"] = fs.mount()
             except FaultUnsupported as exc:
-                return _unsupported(j, run_dir, str(exc))
+                return runner.cannot_inject(j, "disk-full", run_dir, str(exc))
         j.fault = {"type": "ENOSPC", "filesystem": fs.kind, "size_bytes": size}
         workdir = fs.mountpoint / "job"
         with j.activity("action", "train until the disk is full") as rec:
@@ -123,16 +123,6 @@ def run(ctx: DrillContext, *, naive_copy: bool = False) -> DrillResult:
         always(j, "stop the job", lambda: runner.cancel(job))
         always(j, "unmount the small filesystem", fs.unmount)
     return _judge(ctx, j, run_dir, url, events, facts)
-
-
-def _unsupported(j: runner.Journal, run_dir: Path, why: str) -> DrillResult:
-    j.observe("fault not injected", why)
-    result = DrillResult(
-        "disk-full", "fail", False, False, False, None, None, None,
-        f"cannot inject the fault: {why}", run_dir / "journal.json",
-    )  # fmt: skip
-    j.write(result.journal, result.as_dict())
-    return result
 
 
 def _judge(

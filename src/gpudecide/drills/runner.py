@@ -278,6 +278,17 @@ def _rel(path: Path, root: Path) -> str:
         return str(path)
 
 
+def cannot_inject(j: Journal, drill: str, run_dir: Path, why: str) -> DrillResult:
+    """A drill whose fault this machine cannot inject: a failed drill that says why."""
+    j.observe("fault not injected", why)
+    result = DrillResult(
+        drill, "fail", False, False, False, None, None, None,
+        f"cannot inject the fault: {why}", run_dir / "journal.json",
+    )  # fmt: skip
+    j.write(result.journal, result.as_dict())
+    return result
+
+
 def without_external_storage(drill: str, run_dir: Path) -> DrillResult:
     """The answer of a drill that needs external storage when checkpoints stay on the node."""
     j = new_journal(drill, drill, "checkpoints stay on the node's own disk", "external storage")

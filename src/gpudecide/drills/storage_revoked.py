@@ -12,6 +12,8 @@ negative twin runs the job with no retries: the back-off check fails.
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +41,11 @@ class _Access:
     def setup(self) -> str:
         if not self.s3:
             assert self.url is not None
+            if os.geteuid() == 0 and shutil.which("setpriv") is None:
+                raise FaultUnsupported(
+                    "running as root, which ignores file permissions, and setpriv (util-linux) "
+                    "is missing to run the job without CAP_DAC_OVERRIDE"
+                )
             Path(self.url, "run").mkdir(parents=True, exist_ok=True)
             self.local = LocalRevocation(Path(self.url))
             return f"local folder {self.url}"
@@ -83,7 +90,7 @@ def run(ctx: DrillContext, *, retries: int = RETRIES) -> DrillResult:
                 rec["output"] = access.setup()
             except FaultUnsupported as exc:
                 rec["output"] = str(exc)
-                raise
+                return runner.cannot_inject(j, "storage-revoked", run_dir, str(exc))
         assert access.url is not None
         j.steady("before", [runner.storage_probe(ctx, access.url)])
         with j.activity("action", "train until a checkpoint is stored, then revoke") as rec:
