@@ -449,3 +449,27 @@ def test_a_figure_rounds_the_same_in_every_language(value: float) -> None:
         assert hours(value * 3600 * 10, lang).split()[0].replace(",", ".") == hours(
             value * 3600 * 10
         ).split()[0]
+
+
+def test_a_stale_record_says_why_in_russian(
+    demo_reports: dict[str, tuple[str, Path]], tmp_path: Path
+) -> None:
+    """A changed input: the ru report marks the record stale and says why in Russian."""
+    import shutil
+
+    from gpudecide import sections
+    from gpudecide import workspace as wsmod
+
+    root = tmp_path / "ws"
+    shutil.copytree(demo_reports["ru"][1], root)
+    with (root / "costs.yaml").open("a", encoding="utf-8") as fh:
+        fh.write("\n# edited after the analysis\n")
+    ws = wsmod.load(root)
+    ws.config.report.language = "ru"
+    html = sections.build_report(ws, root / "out")["html"].read_text(encoding="utf-8")
+    why = "costs.yaml: вход изменился после расчёта доказательства"
+    assert f"УСТАРЕЛО: вход изменился: {why}" in html
+    parser = _Visible()
+    parser.feed(html)
+    stale = [t for s, t in parser.texts if s == "cost" and "УСТАРЕЛО" in t]
+    assert stale and not english_runs(stale[0], [])

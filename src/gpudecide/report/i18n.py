@@ -40,6 +40,7 @@ __all__ = [
     "message",
     "moment",
     "notes_of",
+    "problems_of",
     "render_message",
     "summary_of",
     "t",
@@ -69,6 +70,7 @@ KEYS: dict[str, str] = {
     "stale": N_("STALE: an input changed"),
     "missing_input": N_("STALE: an input is gone"),
     "tampered": N_("TAMPERED: the record was edited"),
+    "bad_input": N_("STALE: an input cannot be read"),
     "no_evidence": N_("No evidence yet: run an analysis (for example `gpudecide profile`)."),
     "profile": N_("Workload profile"),
     "jobs_by_kind": N_("Jobs by kind"),
@@ -101,6 +103,15 @@ VERDICTS: dict[str, str] = {
     "info": N_("info"),
 }
 
+# Why a record is not fresh (gpudecide.evidence.freshness), translated by pattern.
+PROBLEMS = (
+    N_("the record was edited after it was written"),
+    N_("{path}: input is gone"),
+    N_("{path}: input changed since the evidence was computed"),
+    N_("{path}: bad input: {reason}"),
+    N_("{path}: bad input: cannot read ({reason})"),
+)
+
 # The catalogue domain of each evidence kind, for summaries and notes written in English.
 KIND_DOMAINS: dict[str, tuple[str, ...]] = {
     "profile": ("jobs", "report"),
@@ -112,8 +123,10 @@ KIND_DOMAINS: dict[str, tuple[str, ...]] = {
 
 
 def t(key: str, lang: Language) -> str:
-    """A heading of the report frame in the report's language (English when missing)."""
-    return _(KEYS[key], lang)
+    """A heading of the report frame in the report's language (English when missing).
+
+    An unknown key is shown as it is rather than breaking the report."""
+    return _(KEYS.get(key, key), lang)
 
 
 def tr(msgid: str, lang: str, domain: str = "report") -> str:
@@ -353,10 +366,17 @@ def moment(iso: str, lang: str) -> str:
     return f"{when(parsed, lang)} UTC"
 
 
+def problems_of(problems: Iterable[str], lang: str) -> list[str]:
+    """Why a record is not fresh, in `lang` (paths as they are)."""
+    return [localize(p, lang, ("report",)) for p in problems]
+
+
 def install(env: Any) -> None:
-    """Give the templates `tr`, `summary_of`, `notes_of`, `verdict_label` and `moment`."""
+    """Give the templates `tr`, `summary_of`, `notes_of`, `problems_of`, `verdict_label`
+    and `moment`."""
     env.globals.update(
         tr=tr,
+        problems_of=problems_of,
         summary_of=summary_of,
         notes_of=notes_of,
         verdict_label=verdict_label,
