@@ -238,3 +238,51 @@ def test_workload_arithmetic() -> None:
 def test_dec_is_exact() -> None:
     assert dec(0.1) == D("0.1") and dec(None) == 0 and dec(3) == 3
     assert dec(0) == 0 and isinstance(dec(None), Decimal)
+
+
+def test_small_and_partial_profiles() -> None:
+    """Figures under one GPU-hour, kinds missing from the record, uneven jobs per kind."""
+    figures = _weeks_profile([0.5, 0, 0, 0])
+    figures.update(gpu_hours_total=0.5, useful_gpu_hours=0.25, jobs_total=1, attempts_total=1)
+    # Half an hour of training by 1 job; kinds other than train absent from the record.
+    figures["gpu_hours_by_kind"] = {"train": 0.5}
+    figures["jobs_by_kind"] = {"train": 1}
+    figures["weeks"][0]["jobs_by_kind"] = {"train": 1}
+    figures["duration_hours"] = {"mean": 0.25}
+    r = from_profile(figures, D(672))
+    # 0.5 GPU-hours over 1 attempt of 0.25 h: 2 GPUs; useful share 50 %.
+    assert r.normal.mean_gpus_per_attempt == 2 and r.normal.useful_gpu_hours == D("0.25")
+    assert r.normal.jobs_by_kind == dict.fromkeys(KINDS, D(0)) | {"train": D(1)}
+    assert r.normal.kind_gpu_share == _shares(train="1")
+    assert r.empty.kind_gpu_share == _shares(train="1")
+    assert any(note.startswith("per-attempt overheads") for note in r.notes)
+    assert r.normal.gpu_hours_of(["not-a-kind"]) == 0
+    # No duration in the record and no measured mean: one GPU per attempt is assumed.
+    del figures["duration_hours"]
+    assert from_profile(figures, D(672)).normal.mean_gpus_per_attempt == 1
+    # No GPU-hours at all but attempts and a duration: still one GPU, not zero.
+    figures.update(gpu_hours_total=0, useful_gpu_hours=0, duration_hours={"mean": 2})
+    figures["gpu_hours_by_kind"] = {"train": 0}
+    assert from_profile(figures, D(672)).normal.mean_gpus_per_attempt == 1
+
+
+def test_kind_shares_weigh_jobs_by_their_own_hours() -> None:
+    # 3 trainings of 40 h and 1 eval of 80 h over the profile; a window with one of each:
+    # estimated 40 h train + 80 h eval -> shares 1/3 and 2/3.
+    figures = _weeks_profile([120, 0, 0, 0])
+    figures["gpu_hours_by_kind"] = dict.fromkeys(KINDS, 0) | {"train": 120, "eval": 80}
+    figures["jobs_by_kind"] = dict.fromkeys(KINDS, 0) | {"train": 3, "eval": 1}
+    figures["weeks"][0]["jobs_by_kind"] = dict.fromkeys(KINDS, 0) | {"train": 1, "eval": 1}
+    r = from_profile(figures, D(672))
+    assert r.normal.kind_gpu_share["train"] == D(40) / D(120)
+    assert r.normal.kind_gpu_share["eval"] == D(80) / D(120)
+
+
+def test_two_buckets_are_enough_and_buckets_scale_with_the_month() -> None:
+    figures = _weeks_profile([10, 20, 30])
+    figures["series"] = {
+        "concurrency": {"t": [_iso(START), _iso(START + timedelta(days=1))], "gpus": [2, 5]}
+    }
+    r = from_profile(figures, D(730))
+    assert r.normal.levels == (2, 5) and r.normal.peak_concurrent_gpus == 5
+    assert r.normal.bucket_hours == D(24) * (D(730) / D(504))
