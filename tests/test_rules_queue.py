@@ -103,17 +103,19 @@ def test_a_wait_equal_to_the_threshold_is_no_violation(tmp_path: Path) -> None:
     log = _waits_log(tmp_path / "q.csv", [30, 30.5, 29, 0])
     r = _slo(log, SLO(threshold_minutes=30, allowed_violation_share=0.25))
     assert (r["measured"], r["violations"]) == (4, 1)  # only the 30.5-minute wait
-    # A share exactly at the allowed one passes (<=).
-    assert r["violation_share"] == 0.25 and r["verdict"] == "pass"
+    # A share exactly at the allowed one passes (<=) on the point estimate; four jobs
+    # cannot settle it, so the verdict itself is inconclusive.
+    assert r["violation_share"] == 0.25 and r["point_estimate"] == "pass"
+    assert r["verdict"] == "inconclusive" and r["conclusive"] is False
     tighter = _slo(log, SLO(threshold_minutes=30, allowed_violation_share=0.24))
-    assert tighter["verdict"] == "fail"
+    assert tighter["point_estimate"] == "fail"
 
 
 def test_conclusive_pass(tmp_path: Path) -> None:
     # 0 violations of 20: the interval's top (0.1611, published above) is under 25 %.
     log = _waits_log(tmp_path / "q.csv", [5] * 20)
     r = _slo(log, SLO(threshold_minutes=30, allowed_violation_share=0.25))
-    assert r["verdict"] == "pass" and r["conclusive"] is True
+    assert r["verdict"] == r["point_estimate"] == "pass" and r["conclusive"] is True
     assert r["ci95"] == [0.0, 0.1611]
     # Just under the interval's top the same data cannot rule a violation share above it out.
     assert _slo(log, SLO(threshold_minutes=30, allowed_violation_share=0.16))["conclusive"] is False
@@ -124,7 +126,7 @@ def test_conclusive_fail(tmp_path: Path) -> None:
     # 20 violations of 20: the interval's bottom, 0.8389, is above the allowed share.
     log = _waits_log(tmp_path / "q.csv", [90] * 20)
     r = _slo(log, SLO(threshold_minutes=30, allowed_violation_share=0.25))
-    assert r["verdict"] == "fail" and r["conclusive"] is True
+    assert r["verdict"] == r["point_estimate"] == "fail" and r["conclusive"] is True
     assert r["ci95"] == [0.8389, 1.0]
     # Allowed share above the bottom (0.83887...): the fail is no longer certain.
     assert (
@@ -137,8 +139,9 @@ def test_inconclusive_small_sample(tmp_path: Path) -> None:
     # 2 violations of 5: share 0.4, interval 0.1176-0.7693 (score roots) holds 0.25.
     log = _waits_log(tmp_path / "q.csv", [90, 90, 5, 5, 5])
     r = _slo(log, SLO(threshold_minutes=30, allowed_violation_share=0.25))
-    assert r["violation_share"] == 0.4 and r["verdict"] == "fail"
+    assert r["violation_share"] == 0.4 and r["point_estimate"] == "fail"
     assert r["ci95"] == [0.1176, 0.7693] and r["conclusive"] is False
+    assert r["verdict"] == "inconclusive"
 
 
 def test_selector_and_measure_choose_the_clock(tmp_path: Path) -> None:
@@ -293,6 +296,10 @@ def test_quota_violations_counted_apart_and_verdicts_summarised(tmp_path: Path) 
     normal, urgent = f["slo"]
     assert (normal["selected"], normal["measured"], normal["violations"]) == (3, 3, 2)
     assert normal["violations_waiting_for_quota"] == 1
-    assert normal["violation_share"] == round(2 / 3, 4) and normal["verdict"] == "fail"
+    assert normal["violation_share"] == round(2 / 3, 4) and normal["point_estimate"] == "fail"
+    assert normal["verdict"] == "inconclusive"  # 2 of 3 cannot rule out 50 %
     assert urgent["verdict"] == "not measurable" and urgent["selected"] == 1
-    assert f["summary"]["slo_verdicts"] == {"normal": "fail", "urgent": "not measurable"}
+    assert f["summary"]["slo_verdicts"] == {
+        "normal": "inconclusive",
+        "urgent": "not measurable",
+    }
