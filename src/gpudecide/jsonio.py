@@ -6,6 +6,7 @@ import json
 import math
 import re
 from datetime import UTC, datetime
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +28,15 @@ class _Problem(Exception):
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in obj:
-            raise _Problem(
-                f"key {excerpt(key, 40)} is given twice in one object", json.dumps(key), nth=2
-            )
-        obj[key] = value
+    obj = dict(pairs)  # built in C; only a size mismatch needs the slow search for the key
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _value in pairs:
+            if key in seen:
+                raise _Problem(
+                    f"key {excerpt(key, 40)} is given twice in one object", json.dumps(key), nth=2
+                )
+            seen.add(key)
     return obj
 
 
@@ -54,17 +57,17 @@ def _int(text: str) -> int:
     return int(text)
 
 
-def _depth_ok(doc: Any) -> bool:
-    """Whether no container is nested deeper than MAX_DEPTH (iterative: no recursion)."""
-    stack: list[tuple[Any, int]] = [(doc, 1)]
-    while stack:
-        node, depth = stack.pop()
-        children = node.values() if isinstance(node, dict) else node
-        if isinstance(node, dict | list):
-            if depth > MAX_DEPTH:
-                return False
-            stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
-    return True
+# "Unrolled" string pattern: runs of plain characters in one step (3x faster than (a|b)*).
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def _max_depth(text: str) -> int:
+    """Deepest nesting of JSON text, from its brackets outside strings (regex and C loops:
+    no recursion, and checked before parsing, so a deep document is never built)."""
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
 
 
 def _line_of(text: str, needle: str | None, nth: int = 1) -> int | None:
@@ -85,6 +88,8 @@ def loads_bounded(text: str, path: str | Path, line: int | None = None) -> Any:
     nesting deeper than MAX_DEPTH are InputErrors naming the file and line. `line` is the
     line of `text` in its file (JSONL), else lines are counted inside `text`.
     """
+    if _max_depth(text) > MAX_DEPTH:
+        raise InputError(f"nested deeper than {MAX_DEPTH} levels", path=path, line=line)
     try:
         doc = json.loads(
             text,
@@ -101,8 +106,6 @@ def loads_bounded(text: str, path: str | Path, line: int | None = None) -> Any:
         raise InputError(f"not valid JSON: {exc.msg}", path=path, line=where) from None
     except RecursionError:
         raise InputError(f"nested deeper than {MAX_DEPTH} levels", path=path, line=line) from None
-    if not _depth_ok(doc):
-        raise InputError(f"nested deeper than {MAX_DEPTH} levels", path=path, line=line)
     return doc
 
 
