@@ -82,3 +82,40 @@ def test_folder_without_a_resumable_checkpoint(tmp_path: Path, executor: LocalEx
     resume = next(s for s in f["steps"] if s["name"] == "resume")
     assert "no checkpoint of a format this tool can resume" in resume["detail"]
     assert f["jobs"] == []  # nothing was started
+
+
+@pytest.fixture(scope="module")
+def hf_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real Hugging Face Trainer run (tiny GPT-2, 3 steps, checkpoints at 2 and 3)."""
+    from .test_artifacts_models import _trainer
+
+    out = tmp_path_factory.mktemp("hf") / "trainer"
+    _trainer(out)
+    return out
+
+
+def test_hf_trainer_checkpoint_resumes_with_transformers(
+    hf_export: Path, tmp_path: Path, executor: LocalExecutor
+) -> None:
+    f = run_from_export(_setup(tmp_path, executor, "hf"), hf_export).figures
+    resume = next(s for s in f["steps"] if s["name"] == "resume")
+    assert resume["status"] == "warn", resume["detail"]  # continued; no reference to compare
+    assert f["resumed_at_step"] == 3 and "trained to 5" in resume["detail"]
+    assert f["verdict"] == "warn" and f["reasons"] == []
+
+
+def test_hf_trainer_checkpoint_without_optimizer_state(
+    hf_export: Path, tmp_path: Path, executor: LocalExecutor
+) -> None:
+    import shutil
+
+    export = tmp_path / "vendor-hf"
+    shutil.copytree(hf_export, export)
+    for ckpt in export.glob("checkpoint-*"):
+        (ckpt / "optimizer.pt").unlink()
+    f = run_from_export(_setup(tmp_path, executor, "hf"), export).figures
+    assert f["verdict"] == "fail"
+    assert any(r.startswith("audit: weights_without_optimizer_state") for r in f["reasons"])
+    resume = next(s for s in f["steps"] if s["name"] == "resume")
+    assert "optimizer_state_missing" in resume["detail"]
+    assert "would start a new optimizer" in resume["detail"]

@@ -6,8 +6,10 @@ the verdict. Then, for the tool's own checkpoint format, a fresh job restores th
 into an empty working folder, verifies it, resumes at the checkpoint's step and trains to
 the plan's last step; when the export carries the producer's uninterrupted `metrics.jsonl`
 the final metrics are compared with it within the plan's tolerance. Other formats (a
-Hugging Face Trainer checkpoint) are audited; resuming them needs their model code and
-data, which the export does not carry: that is reported, not pretended.
+Hugging Face Trainer checkpoint is resumed with transformers' Trainer when it is installed:
+the model built from its config.json (no remote code), synthetic token ids as data (the
+export carries none), two more steps; the check is that training continued from the
+checkpoint's step, since no reference curve comes with such an export.
 """
 
 from __future__ import annotations
@@ -96,7 +98,7 @@ def run_from_export(setup: ExportTestSetup, export: Path) -> ExportTestResult:
         for name in ("train", "export", "delete"):
             ctx.steps[name].detail = "done by the export's producer"
         reasons = [f"audit: {h['id']}: {h['detail']}" for h in found.figures["hazards"]]
-        _resume_step(ctx, export, reasons)
+        _resume_step(ctx, export, reasons, found)
         tput = step_record(ctx)
     finally:
         if not setup.keep_work:
@@ -147,15 +149,63 @@ def run_from_export(setup: ExportTestSetup, export: Path) -> ExportTestResult:
     return ExportTestResult(figures=figures, record=record)
 
 
-def _resume_step(ctx: _Ctx, export: Path, reasons: list[str]) -> None:
+def _hf_unit(audit_figures: dict[str, Any]) -> dict[str, Any] | None:
+    """The Hugging Face Trainer checkpoint with the highest step the audit found."""
+    units = [u for u in audit_figures["units"] if u["kind"] == "hf_trainer_checkpoint"]
+    units.sort(key=lambda u: -1 if u["step"] is None else u["step"])
+    return units[-1] if units else None
+
+
+def _resume_hf(ctx: _Ctx, export: Path, unit: dict[str, Any], s: Any) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("transformers") is None:
+        s.status = "fail"
+        s.detail = "a Hugging Face Trainer checkpoint: transformers is not installed to resume it"
+        return
+    spec = {
+        "action": "resume",
+        "format": "hf_trainer",
+        "workdir": str(ctx.restore),
+        "storage": str(export.parent.resolve()),
+        "export_name": export.name,
+        "checkpoint": unit["path"],
+        "device": ctx.setup.resume_device or ctx.setup.device,
+        "extra_steps": 2,
+    }
+    outcome = ctx.setup.executor.submit(spec, ctx.control, "resume")
+    ctx.jobs.append(outcome)
+    ctx.resume = res = outcome.result or {}
+    s.figures = {"job": outcome.as_dict(), "format": "hf_trainer_checkpoint"}
+    problem = _job_failed(outcome)
+    if problem:
+        s.status, s.detail = "fail", f"cannot resume: {problem}"
+        return
+    at, expected = res.get("resumed_at_step"), unit["step"]
+    if at != expected:
+        s.status = "fail"
+        s.detail = f"resumed at step {at}, expected {expected}"
+        return
+    s.status = "warn"
+    s.detail = (
+        f"resumed with transformers' Trainer at step {at}, trained to {res.get('final_step')}; "
+        "no reference curve in the export: values not compared"
+    )
+
+
+def _resume_step(ctx: _Ctx, export: Path, reasons: list[str], found: Any) -> None:
     with ctx.step("resume") as s:
         checkpoint = _own_checkpoint(export)
+        hf = _hf_unit(found.figures) if checkpoint is None else None
+        if hf is not None:
+            _resume_hf(ctx, export, hf, s)
+            return
         if checkpoint is None:
             s.status = "fail"
             s.detail = (
                 "no checkpoint of a format this tool can resume (its own checkpoint-N with "
-                f"{ck.TRAINER_STATE} format {ck.FORMAT}); a Hugging Face Trainer checkpoint "
-                "needs its model code and data to resume, which the export does not carry"
+                f"{ck.TRAINER_STATE} format {ck.FORMAT}, or a Hugging Face Trainer "
+                "checkpoint with its config.json)"
             )
             return
         run = _resume(ctx, export, checkpoint)
