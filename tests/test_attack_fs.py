@@ -488,3 +488,15 @@ def test_fifo_as_hash_verify(tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["hash", str(tmp_path / "data"), "--verify", str(fifo)])
     assert res.exit_code == 2
     _one_line(res, str(fifo), "FIFO")
+
+
+def test_set_write_removes_what_a_killed_run_left_only(tmp_path: Path) -> None:
+    old = tmp_path / ".report.set-killed"
+    old.mkdir()
+    (old / "index.html").write_text("half")
+    os.utime(old, (time.time() - 3600, time.time() - 3600))
+    busy = tmp_path / ".report.set-writing"  # another run's staging folder, still fresh
+    busy.mkdir()
+    atomic_write_set(tmp_path / "report", _set(1))
+    assert not old.exists() and busy.exists()
+    assert _generations(tmp_path / "report") == {"1"}

@@ -10,6 +10,7 @@ import os
 import shutil
 import stat
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -227,10 +228,20 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+# A staging folder untouched this long belongs to a killed run, not to one still writing.
+_STALE_SECONDS = 600
+
+
 def _clean_leftovers(parent: Path, name: str) -> None:
     """Remove set folders a killed earlier run left behind (never the live folder)."""
+    now = time.time()
     for stale in parent.glob(f".{name}.set-*"):
-        shutil.rmtree(stale, ignore_errors=True)
+        try:
+            old = now - stale.lstat().st_mtime > _STALE_SECONDS
+        except OSError:
+            continue
+        if old:
+            shutil.rmtree(stale, ignore_errors=True)
 
 
 def atomic_write_set(directory: str | Path, files: dict[str, bytes]) -> None:
