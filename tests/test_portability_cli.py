@@ -249,3 +249,29 @@ def test_throughput_range_from_files_of_at_least_1_mb() -> None:
     assert fig is not None and fig["range_gbps"] == [0.25, 0.5]
     one = throughput_figures({**t, "per_file": per_file[:1]}, 256_000_000, plan)
     assert one is not None and one["range_gbps"] is None
+
+
+def test_plan_template_documents_every_field() -> None:
+    import re
+
+    from pydantic import BaseModel
+
+    def fields(model: type[BaseModel], prefix: str = "") -> list[str]:
+        out: list[str] = []
+        for name, info in model.model_fields.items():
+            out.append(prefix + name)
+            ann: Any = info.annotation
+            for candidate in (ann, *getattr(ann, "__args__", ())):
+                if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+                    out += fields(candidate, prefix + name + ".")
+        return out
+
+    text = workspace.template_files()["export-test.yaml"]
+    lines = text.splitlines()
+    for dotted in fields(ExportTestPlan):
+        key = dotted.split(".")[-1]
+        idx = next((i for i, ln in enumerate(lines) if re.match(rf"\s*{key}:", ln)), None)
+        assert idx is not None, f"{dotted} missing from the template"
+        assert lines[idx - 1].lstrip().startswith("#"), f"{dotted} has no comment above it"
+    plan = ExportTestPlan.model_validate(yaml.safe_load(text))
+    assert plan.option == "owned-pool" and plan.model.checkpoint_step < plan.model.steps
