@@ -118,7 +118,8 @@ def _judge(
     submitted: str,
     started: str | None,
 ) -> DrillResult:
-    early = [s for s in samples if not s["job_started"]]
+    # The samples taken before the executor gave the job its node (its own start time).
+    early = [s for s in samples if started is None or s["at"] < started]
     reasons = {s["reason"] for s in early if s["reason"]}
     reason = sorted(reasons)[0] if reasons else None
     finished = last(events, "finished")
