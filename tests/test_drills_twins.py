@@ -15,7 +15,7 @@ def test_node_loss_with_checkpoints_on_local_disk_restarts_from_zero(tmp_path: P
     assert r.resumed_from_step == 0 and r.details["restarted_from_zero"] is True
     assert r.noticed is True and r.data_kept is False
     assert "restarted from zero" in r.status
-    assert r.details["local_checkpoints_lost"] == ["checkpoint-4"]
+    assert "checkpoint-4" in r.details["local_checkpoints_lost"]
     assert r.lost_steps is not None and r.lost_steps >= 6
 
 
