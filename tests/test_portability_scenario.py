@@ -184,3 +184,21 @@ def test_tolerance_boundaries() -> None:
     assert both.allows(2.25, 2.0) and not both.allows(2.2501, 2.0)
     with pytest.raises(ValueError):
         Tolerance(relative=None, absolute=None)
+
+
+def test_refused_deletion_is_a_failed_step(tmp_path: Path, executor: LocalExecutor) -> None:
+    def refuse(_volume: Path) -> None:
+        raise PermissionError(13, "Permission denied", str(_volume))
+
+    f = run_export_test(_setup(tmp_path, executor, delete_volume=refuse)).figures
+    delete = _step(f, "delete")
+    assert delete["status"] == "fail" and "PermissionError" in delete["figures"]["error"]
+    assert "still listed" in delete["detail"]
+
+
+def test_job_past_its_time_limit(tmp_path: Path) -> None:
+    slow = LocalExecutor(timeout=0.5)  # a new interpreter cannot even import torch in time
+    f = run_export_test(_setup(tmp_path, slow)).figures  # type: ignore[arg-type]
+    train = _step(f, "train")
+    assert train["status"] == "fail" and "killed after 0.5 s" in train["detail"]
+    assert f["jobs"][0]["state"] == "timeout" and f["verdict"] == "fail"

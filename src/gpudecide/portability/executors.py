@@ -197,23 +197,27 @@ class LocalExecutor:
         if self.warm:
             return self._submit_warm(spec_path, control, name, cwd)
         started = time.perf_counter()
-        done = subprocess.run(
-            [sys.executable, *WORKER, str(spec_path)],
-            cwd=cwd,
-            env=clean_env(),
-            capture_output=True,
-            text=True,
-            timeout=self.timeout,
-            check=False,
-        )
+        try:
+            done = subprocess.run(
+                [sys.executable, *WORKER, str(spec_path)],
+                cwd=cwd,
+                env=clean_env(),
+                capture_output=True,
+                text=True,
+                timeout=self.timeout,
+                check=False,
+            )
+            code, state, tail = done.returncode, "exited", (done.stdout + done.stderr)[-2000:]
+        except subprocess.TimeoutExpired:  # killed by subprocess.run; no result is written
+            code, state, tail = -9, "timeout", f"killed after {self.timeout} s"
         return JobOutcome(
             executor=self.name,
             name=name,
-            returncode=done.returncode,
+            returncode=code,
             result=_read_result(result),
             seconds=time.perf_counter() - started,
-            state="exited",
-            log_tail=(done.stdout + done.stderr)[-2000:],
+            state=state,
+            log_tail=tail,
         )
 
 

@@ -251,10 +251,16 @@ def step_delete(ctx: _Ctx) -> None:
     """4. Remove the volume; confirm by a listing (and the Slurm job's final state)."""
     with ctx.step("delete") as s:
         parent = ctx.volume.parent
-        ctx.setup.delete_volume(ctx.volume)
+        error = None
+        try:
+            ctx.setup.delete_volume(ctx.volume)
+        except OSError as exc:  # a refused deletion is a finding, not a crash
+            error = f"{type(exc).__name__}: {exc}"
         listing = sorted(os.listdir(parent)) if parent.is_dir() else []
         still = ctx.volume.exists() or ctx.volume.name in listing
         s.figures = {"volume": str(ctx.volume), "listing_after": listing}
+        if error:
+            s.figures["error"] = error
         train_job = next((j for j in ctx.jobs if j.name == "train"), None)
         state, job_id = None, train_job.job_id if train_job else None
         if train_job is not None and train_job.job_id:
