@@ -68,3 +68,40 @@ def test_export_test_with_s3_storage(s3: str, tmp_path: Path, executor: LocalExe
     assert restore["source"] == "s3://ml-exports/export-test/rented-1"
     assert restore["bytes"] == f["bytes_exported"]
     assert f["final_metrics"] == f["reference_metrics"]
+
+
+def test_export_denied_is_one_clear_error(s3: str, tmp_path: Path) -> None:  # noqa: F811
+    """A credential whose policy was withdrawn: 403 from the server, one line, no traceback."""
+    import json
+
+    import boto3  # installed with moto[server]; used only to set up IAM
+
+    from gpudecide.errors import InputError
+
+    from .test_artifacts_s3 import _reset_auth
+
+    iam = boto3.client(
+        "iam", endpoint_url=s3, aws_access_key_id="testing",
+        aws_secret_access_key="testing", region_name="us-east-1",
+    )  # fmt: skip
+    iam.create_user(UserName="exporter")
+    allow = {"Effect": "Allow", "Action": "s3:*", "Resource": "*"}
+    policy = {"Version": "2012-10-17", "Statement": [allow]}
+    iam.put_user_policy(UserName="exporter", PolicyName="s3", PolicyDocument=json.dumps(policy))
+    key = iam.create_access_key(UserName="exporter")["AccessKey"]
+    options = {**_options(s3), "key": key["AccessKeyId"], "secret": key["SecretAccessKey"]}
+    store = open_storage("s3://locked-exports/run", options)
+    store.fs.mkdir("locked-exports")
+    iam.delete_user_policy(UserName="exporter", PolicyName="s3")
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "model.safetensors").write_bytes(b"\0" * 64)
+    _reset_auth(s3, b"0")
+    try:
+        with pytest.raises(InputError) as exc:
+            store.put_dir(src, "run-1")
+    finally:
+        _reset_auth(s3, b"1000000")
+    line = exc.value.one_line()
+    assert "access denied" in line and "s3://locked-exports/run/run-1" in line
+    assert exc.value.field == "--storage" and "\n" not in line
