@@ -87,7 +87,11 @@ def _yes(flag: bool) -> str:
 
 def register(app: typer.Typer) -> None:
     """Add the `drill` and `cordon` commands to the main CLI app."""
+    _register_drill(app)
+    _register_cordon(app)
 
+
+def _register_drill(app: typer.Typer) -> None:
     @app.command("drill")
     def drill_cmd(
         name: Annotated[
@@ -140,6 +144,8 @@ def register(app: typer.Typer) -> None:
         if any(r.verdict != "pass" for r in run.results):
             raise typer.Exit(1)
 
+
+def _register_cordon(app: typer.Typer) -> None:
     @app.command("cordon")
     def cordon_cmd(
         telemetry: Annotated[
