@@ -7,9 +7,8 @@ Each analysis package registers its own commands from its `cli.py`; a new analys
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -17,7 +16,7 @@ from rich.table import Table
 from gpudecide import __version__, workspace
 from gpudecide import evidence as ev
 from gpudecide.artifacts.cli import register as register_artifacts
-from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, err, guard, open_workspace, out
+from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, guard, open_workspace, out, run_app
 from gpudecide.cost import analysis as cost_analysis
 from gpudecide.cost.cli import register as register_cost
 from gpudecide.decision.cli import print_assessment, register_check, run_assess
@@ -101,28 +100,30 @@ def report(
 
 
 @app.command("evidence")
-def evidence_cmd(workspace_dir: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
-    """List evidence records and whether each still matches its inputs (exit 1 if not)."""
+def evidence_cmd(
+    workspace_dir: WorkspaceOpt = None,
+    prune: Annotated[
+        bool, typer.Option("--prune", help="Delete superseded records no current record cites.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """List evidence records and whether each still matches its inputs (exit 1 if not).
+
+    A record a newer one of the same kind and option replaces is `superseded`: listed apart,
+    never mixed with the current ones, and deleted with --prune. A damaged record is listed
+    with its reason and the rest are still checked.
+    """
     with guard(as_json):
         ws = open_workspace(workspace_dir, required=True)
         assert ws is not None
-        records = ev.load_all(ws.evidence_dir)
-        rows = []
-        for record in records:
-            state, problems = ev.freshness(record, ws.root)
-            rows.append(
-                {
-                    "id": record.id,
-                    "kind": record.kind,
-                    "verdict": record.verdict,
-                    "created_at_utc": record.created_at_utc,
-                    "freshness": state.value,
-                    "problems": problems,
-                }
-            )
-    bad = [r for r in rows if r["freshness"] != "fresh"]
+        records, damaged = ev.scan(ws.evidence_dir)
+        removed = ev.prune(ws.evidence_dir, records) if prune else []
+        if removed:
+            records, damaged = ev.scan(ws.evidence_dir)
+        rows = evidence_rows(records, damaged, ws.root)
+    bad = [r for r in rows if r["freshness"] not in ("fresh", "superseded")]
     if as_json:
-        emit_json({"records": rows, "all_fresh": not bad})
+        emit_json({"records": rows, "all_fresh": not bad, "pruned": [str(p) for p in removed]})
     else:
         table = Table("id", "kind", "verdict", "created", "freshness", box=None)
         for r in rows:
@@ -133,8 +134,48 @@ def evidence_cmd(workspace_dir: WorkspaceOpt = None, as_json: JsonOpt = False) -
         for r in bad:
             for p in r["problems"]:
                 out.print(f"{r['id']}: {p}", markup=False)
+        for p in removed:
+            out.print(f"pruned: {p}", markup=False)
     if bad:
         raise typer.Exit(1)
+
+
+def evidence_rows(
+    records: list[ev.Evidence], damaged: list[ev.Damaged], root: Path
+) -> list[dict[str, Any]]:
+    """One row per record (current first, then superseded) and per damaged file."""
+    old = ev.superseded(records)
+    rows: list[dict[str, Any]] = []
+    for record in sorted(records, key=lambda r: r.id in old):
+        state, problems = ev.freshness(record, root)
+        # A replaced record no longer speaks for anything: its staleness is not a failure,
+        # but an edited one still is.
+        replaced = record.id in old and state is not ev.Freshness.TAMPERED
+        shown = "superseded" if replaced else state.value
+        rows.append(
+            {
+                "id": record.id,
+                "kind": record.kind,
+                "verdict": record.verdict,
+                "created_at_utc": record.created_at_utc,
+                "freshness": shown,
+                "superseded": record.id in old,
+                "problems": problems,
+            }
+        )
+    for d in damaged:
+        rows.append(
+            {
+                "id": d.path.name,
+                "kind": None,
+                "verdict": None,
+                "created_at_utc": None,
+                "freshness": "damaged",
+                "superseded": False,
+                "problems": [d.reason],
+            }
+        )
+    return rows
 
 
 @app.command()
@@ -205,9 +246,5 @@ def demo(
 
 
 def main() -> None:
-    """Console-script entry point."""
-    try:
-        app()
-    except KeyboardInterrupt:
-        err.print("interrupted")
-        sys.exit(130)
+    """Console-script entry point: one-line usage and output errors, no traceback."""
+    run_app(app)

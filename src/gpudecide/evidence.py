@@ -36,11 +36,19 @@ MAX_RECORD_BYTES = 64 << 20
 
 
 class InputRef(BaseModel):
-    """One input file with the digest it had when the evidence was computed."""
+    """One input file with the digest it had when the evidence was computed.
+
+    An input that is itself an evidence record is cited by its id and identity hash
+    (`record_id` set, `sha256` = its identity): re-running that analysis on unchanged inputs
+    rewrites the record with a new time but the same identity, and this one stays fresh.
+    """
 
     path: str = Field(description="Path as given, relative to the workspace when inside it.")
     sha256: str
     size: int
+    record_id: str | None = Field(
+        default=None, description="Id of the cited record when the input is evidence."
+    )
 
 
 class Evidence(BaseModel):
@@ -88,18 +96,33 @@ def _canonical(obj: Any) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
+def shown_path(path: str | Path, root: Path | None) -> str:
+    """A path as records show it: relative to the workspace when inside it, so a workspace
+    copied or moved elsewhere still reads the same; absolute otherwise."""
+    p = Path(path)
+    if root is None:
+        return str(p)
+    try:
+        return str(p.resolve().relative_to(root.resolve()))
+    except ValueError:
+        return str(p.resolve())
+
+
+def record_ref(path: Path, root: Path | None = None) -> InputRef:
+    """Cite an evidence record by id and identity hash (an edited record is refused)."""
+    record = load(path, verify=True)
+    return InputRef(
+        path=shown_path(path, root), sha256=record.identity_sha256(), size=0, record_id=record.id
+    )
+
+
 def input_ref(path: str | Path, root: Path | None = None) -> InputRef:
     """Digest an input file; the stored path is relative to `root` when the file is inside it.
 
     Only a regular file is an input (a FIFO or a device would hang or never end).
     """
     p = Path(path)
-    shown = str(p)
-    if root is not None:
-        try:
-            shown = str(p.resolve().relative_to(root.resolve()))
-        except ValueError:
-            shown = str(p.resolve())
+    shown = shown_path(p, root)
     try:
         digest, size = sha256_path(p)
     except NotRegularFileError as exc:
@@ -191,14 +214,19 @@ def _record_text(path: Path) -> str:
         ) from None
 
 
-def _check_input(p: Path) -> tuple[Freshness, str] | str:
-    """An input's digest now, or (state, problem) when it is gone or not a readable file."""
+def _check_input(p: Path, cited: bool = False) -> tuple[Freshness, str] | str:
+    """An input's digest now (a cited record's identity), or (state, problem) when it is
+    gone or not a readable file."""
     try:
+        if cited:
+            return load(p, verify=True).identity_sha256()
         return sha256_path(p)[0]
     except FileNotFoundError:
         return Freshness.MISSING_INPUT, "input is gone"
     except NotRegularFileError as exc:
         return Freshness.BAD_INPUT, f"bad input: {exc.strerror}"
+    except InputError as exc:
+        return Freshness.BAD_INPUT, f"bad input: {exc.message}"
     except OSError as exc:
         try:
             kind = file_kind(p.stat().st_mode)
@@ -215,7 +243,10 @@ _RANK = {
 }
 
 
-def freshness(record: Evidence, root: Path) -> tuple[Freshness, list[str]]:
+MAX_CITATION_DEPTH = 8  # records citing records: the chain is short (profile -> cost -> decision)
+
+
+def freshness(record: Evidence, root: Path, _depth: int = 0) -> tuple[Freshness, list[str]]:
     """Check the record against its own hash and against its inputs as they are now.
 
     An input replaced by a directory, a FIFO or a device is `bad_input` (it is never read:
@@ -229,7 +260,12 @@ def freshness(record: Evidence, root: Path) -> tuple[Freshness, list[str]]:
         p = Path(ref.path)
         if not p.is_absolute():
             p = root / p
-        now = _check_input(p)
+        now = _check_input(p, cited=ref.record_id is not None)
+        if ref.record_id is not None and now == ref.sha256 and _depth < MAX_CITATION_DEPTH:
+            # The cited record is the one computed from; it must still be true of its inputs.
+            inner, why = freshness(load(p), root, _depth + 1)
+            if inner is not Freshness.FRESH:
+                now = (Freshness.STALE, f"cites a record that is {inner.value}: {'; '.join(why)}")
         if isinstance(now, tuple):
             found, problem = now
             problems.append(f"{ref.path}: {problem}")
@@ -279,3 +315,31 @@ def latest(records: list[Evidence], kind: str) -> Evidence | None:
     """The newest record of a kind."""
     of_kind = [r for r in records if r.kind == kind]
     return of_kind[-1] if of_kind else None
+
+
+def subject(record: Evidence) -> tuple[str, str | None]:
+    """What a record is about: its kind, and the option it concerns (None: no one option)."""
+    option = record.figures.get("option")
+    return record.kind, option if isinstance(option, str) else None
+
+
+def superseded(records: list[Evidence]) -> set[str]:
+    """Ids of records a newer record of the same kind and option replaces (oldest first in)."""
+    newest: dict[tuple[str, str | None], str] = {}
+    for record in records:
+        newest[subject(record)] = record.id
+    current = set(newest.values())
+    return {r.id for r in records if r.id not in current}
+
+
+def prune(evidence_dir: Path, records: list[Evidence]) -> list[Path]:
+    """Delete superseded records no current record cites; the paths removed."""
+    old = superseded(records)
+    cited = {i.record_id for r in records if r.id not in old for i in r.inputs if i.record_id}
+    removed: list[Path] = []
+    for record in records:
+        if record.id in old and record.id not in cited:
+            path = evidence_dir / f"{record.id}.json"
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed

@@ -37,13 +37,16 @@ SECTIONS: dict[str, SectionBuilder] = {
 
 
 def build_report(ws: Workspace, out_dir: Path | None = None) -> dict[str, Path]:
-    """Render the workspace's evidence into report/ (HTML, Markdown, JSON)."""
+    """Render the workspace's evidence into report/ (HTML, Markdown, JSON); damaged record
+    files are listed in the report and the rest still render."""
+    records, damaged = ev.scan(ws.evidence_dir)
     report = render.build(
-        ev.load_all(ws.evidence_dir),
+        records,
         ws.root,
         SECTIONS,
         team=ws.config.team,
         decision=ws.config.decision,
         language=ws.config.report.language,
+        damaged=damaged,
     )
     return render.write(report, out_dir or ws.report_dir)

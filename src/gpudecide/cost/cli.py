@@ -38,9 +38,9 @@ class CostRun:
 
 
 def _record(path: Path, kind: str) -> ev.Evidence:
-    if not path.is_file():
+    if not path.exists():
         raise InputError("no such evidence record", path=path)
-    record = ev.load(path)
+    record = ev.load(path, verify=True)
     if record.kind != kind:
         raise InputError(
             f"is a {record.kind!r} record, not {kind!r}",
@@ -135,7 +135,10 @@ def run_cost(
             raise
         # The record is the bad input: name its file.
         raise InputError(exc.message, path=profile, field=exc.field, hint=exc.hint) from None
-    inputs = [ev.input_ref(p, root) for p in (costs_path, profile, *replay_paths)]
+    # Records are cited by identity: re-running an unchanged analysis keeps this one fresh.
+    inputs = [ev.input_ref(costs_path, root)] + [
+        ev.record_ref(p, root) for p in (profile, *replay_paths)
+    ]
     written = ev.write(analysis.to_evidence(result, inputs), out_dir)
     return CostRun(result, written, costs_path, profile)
 

@@ -9,8 +9,8 @@ an air-gapped network.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 
 from gpudecide import __version__
 from gpudecide import evidence as ev
-from gpudecide.fsutil import atomic_write_text
+from gpudecide.fsutil import atomic_write_set
 from gpudecide.jsonio import utc_iso
 from gpudecide.report.i18n import Language, t
 from gpudecide.report.model import Section, SectionBuilder
@@ -36,6 +36,8 @@ class Report:
     generated_at_utc: str
     sections: list[Section]
     labels: dict[str, str]
+    superseded: list[ev.Evidence] = field(default_factory=list)
+    damaged: list[ev.Damaged] = field(default_factory=list)
 
 
 def build(
@@ -47,21 +49,25 @@ def build(
     decision: str = "",
     language: Language = "en",
     now: datetime | None = None,
+    damaged: Sequence[ev.Damaged] = (),
 ) -> Report:
-    """Sections for the newest record of every kind, each with its freshness.
+    """Sections for the newest record of every kind and option, each with its freshness.
 
     Kinds appear in the order of `builders`; kinds without a builder follow in record order.
+    Records a newer one replaces, and damaged files, are listed apart (never mixed in).
     """
-    newest: dict[str, ev.Evidence] = {}
+    newest: dict[tuple[str, str | None], ev.Evidence] = {}
     for record in records:
-        newest[record.kind] = record
-    order = [k for k in builders if k in newest] + [k for k in newest if k not in builders]
+        newest[ev.subject(record)] = record
+    rank = {kind: i for i, kind in enumerate(builders)}
+    order = sorted(newest, key=lambda s: (rank.get(s[0], len(rank)), s[1] or ""))
+    kinds = [s[0] for s in order]
     sections: list[Section] = []
-    for kind in order:
-        record = newest[kind]
+    for kind, option in order:
+        record = newest[(kind, option)]
         state, problems = ev.freshness(record, root)
         section = Section(
-            anchor=kind,
+            anchor=kind if kinds.count(kind) == 1 else f"{kind}-{option or 'all'}",
             title=record.title,
             record=record,
             freshness=state.value,
@@ -70,7 +76,7 @@ def build(
         )
         builder = builders.get(kind)
         if builder is not None:
-            builder(section, language)
+            _fill(builder, section, language)
         sections.append(section)
     stamp = utc_iso(now or datetime.now(UTC)) or ""
     labels = {
@@ -95,7 +101,22 @@ def build(
         generated_at_utc=stamp,
         sections=sections,
         labels=labels,
+        superseded=[r for r in records if r.id in ev.superseded(records)],
+        damaged=list(damaged),
     )
+
+
+def _fill(builder: SectionBuilder, section: Section, language: Language) -> None:
+    """Run a section builder; a record whose figures do not have the shape its analysis
+    writes is shown as damaged, and the rest of the report still renders."""
+    try:
+        builder(section, language)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        section.tables.clear()
+        section.charts.clear()
+        section.problems.append(
+            f"figures damaged ({type(exc).__name__}: {str(exc)[:80]}): re-run the analysis"
+        )
 
 
 _ENV = Environment(
@@ -160,13 +181,15 @@ def to_json(report: Report) -> str:
 
 
 def write(report: Report, out_dir: Path) -> dict[str, Path]:
-    """Write index.html, report.md and report.json atomically."""
-    paths = {
-        "html": out_dir / "index.html",
-        "markdown": out_dir / "report.md",
-        "json": out_dir / "report.json",
-    }
-    atomic_write_text(paths["html"], to_html(report))
-    atomic_write_text(paths["markdown"], to_markdown(report))
-    atomic_write_text(paths["json"], to_json(report))
-    return paths
+    """Write index.html, report.md and report.json as one unit: a reader sees the old three
+    or the new three, never a mix or a part (the folder is swapped in one rename)."""
+    names = {"html": "index.html", "markdown": "report.md", "json": "report.json"}
+    atomic_write_set(
+        out_dir,
+        {
+            names["html"]: to_html(report).encode("utf-8"),
+            names["markdown"]: to_markdown(report).encode("utf-8"),
+            names["json"]: to_json(report).encode("utf-8"),
+        },
+    )
+    return {kind: out_dir / name for kind, name in names.items()}
