@@ -379,10 +379,18 @@ def _artifact_classes(
     return [c for c in ret.ARTIFACT_CLASSES if c in present]
 
 
+def _shown_source(source: object, path: Path, root: Path | None) -> object:
+    """`retention.yaml:73` as the record shows it: relative to the workspace."""
+    if not isinstance(source, str):
+        return source
+    return source.replace(str(path), ev.shown_path(path, root), 1)
+
+
 def _retention(
     policy: ret.LoadedPolicy | None,
     det: formats.Detection,
     manifests: list[tuple[str, dict[str, Any]]],
+    root: Path | None = None,
 ) -> dict[str, Any]:
     present = _artifact_classes(det, manifests)
     klass, klass_src = _manifest_value(manifests, "retention_class")
@@ -404,8 +412,11 @@ def _retention(
     mapping = policy.policy.artifact_classes
     uncovered = [c for c in present if c not in mapping]
     return {
-        "policy": str(policy.path),
-        "questions": policy.answers(),
+        "policy": ev.shown_path(policy.path, root),
+        "questions": [
+            {**q, "source": _shown_source(q["source"], policy.path, root)}
+            for q in policy.answers()
+        ],
         "artifact_classes_present": present,
         "classes": {
             c: {
@@ -459,10 +470,7 @@ def _export_refs(
     refs = []
     for d in digests:
         p = export / d.path
-        shown = str(p.resolve())
-        if root is not None and p.resolve().is_relative_to(root.resolve()):
-            shown = str(p.resolve().relative_to(root.resolve()))
-        refs.append(ev.InputRef(path=shown, sha256=d.sha256, size=d.size))
+        refs.append(ev.InputRef(path=ev.shown_path(p, root), sha256=d.sha256, size=d.size))
     return refs
 
 
@@ -640,11 +648,11 @@ def run(
     egress_fig, egress_hazards = _egress_hazard(egress, plan, source)
     hazards += egress_hazards
     layers = _layers(det, manifests, plan)
-    retention = _retention(inputs.policy, det, manifests)
+    retention = _retention(inputs.policy, det, manifests, workspace_root)
     verdict, summary, missing, resumable_from = _verdict(det, hazards, layers, retention)
     notes = _notes(det, skipped)
     figures: dict[str, Any] = {
-        "export": str(export),
+        "export": ev.shown_path(export, workspace_root),
         "source": source,
         "file_count": len(digests),
         "total_bytes": sum(d.size for d in digests),
