@@ -22,13 +22,11 @@ Every hazard is a stop factor (D5): the audit's verdict is `fail` and the CLI ex
 from __future__ import annotations
 
 import fnmatch
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, cast, get_args
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpudecide import evidence as ev
@@ -36,8 +34,8 @@ from gpudecide.artifacts import formats, hashing, remote
 from gpudecide.artifacts import retention as ret
 from gpudecide.errors import InputError
 from gpudecide.fsutil import ProgressFn
-from gpudecide.inputs import load_yaml_model
-from gpudecide.jsonio import get
+from gpudecide.inputs import load_yaml_model, parse_yaml, read_input_text
+from gpudecide.jsonio import get, loads_bounded
 
 SPEC_IDS = ["A1", "A2", "A3", "A5", "A6", "A7", "A8", "E2", "E5"]
 HazardId = Literal[
@@ -120,14 +118,21 @@ def _found(
     return _item(name, absent, None, absent_detail)
 
 
+MANIFEST_LIMIT = 8 << 20  # a run manifest is a few KB; past 8 MiB it is not one
+
+
 def _read_manifests(root: Path, det: formats.Detection) -> list[tuple[str, dict[str, Any]]]:
     """Run manifests in the export, read loosely: a vendor's need not match our schema."""
     out: list[tuple[str, dict[str, Any]]] = []
     for f in det.with_role("run_manifest"):
+        # Bounded like every input: an alias bomb or a deep file in an export is refused,
+        # never expanded into the record.
         try:
-            text = (root / f.path).read_text(encoding="utf-8")
-            data = json.loads(text) if f.format == "json" else yaml.safe_load(text)
-        except (OSError, ValueError, yaml.YAMLError):
+            text = read_input_text(root / f.path, MANIFEST_LIMIT)
+            data = (
+                loads_bounded(text, f.path) if f.format == "json" else parse_yaml(text, f.path)[0]
+            )
+        except (OSError, InputError):
             continue
         if isinstance(data, dict):
             out.append((f.path, data))
@@ -252,8 +257,8 @@ def _training_layer(
     resume_why: str,
 ) -> list[dict[str, Any]]:
     best = _best_unit(det)
-    optim = (best.optimizer_state if best and best.optimizer_state else None) or _role_path(det,
-        "optimizer_state"
+    optim = (best.optimizer_state if best and best.optimizer_state else None) or _role_path(
+        det, "optimizer_state"
     )
     sched = (best.scheduler if best and best.scheduler else None) or _role_path(det, "scheduler")
     rng = _role_path(det, "rng_state")
@@ -414,8 +419,7 @@ def _retention(
     return {
         "policy": ev.shown_path(policy.path, root),
         "questions": [
-            {**q, "source": _shown_source(q["source"], policy.path, root)}
-            for q in policy.answers()
+            {**q, "source": _shown_source(q["source"], policy.path, root)} for q in policy.answers()
         ],
         "artifact_classes_present": present,
         "classes": {

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, err, guard, open_workspace, out
+from gpudecide.inputs import read_input_text
 from gpudecide.options import require_known
 from gpudecide.workspace import CONFIG_NAME
 
@@ -129,10 +130,8 @@ def hash_cmd(
             raise InputError(f"{out_format!r} is not sha256sum or model-signing", field="--format")
         expected = None
         if verify is not None:
-            try:
-                text = verify.read_text(encoding="utf-8")
-            except UnicodeDecodeError:
-                raise InputError("not UTF-8 text", path=verify) from None
+            # A regular file only: a FIFO given as SUMS would block forever.
+            text = read_input_text(verify, 64 << 20)
             expected = hashing.parse_sums(text, verify)
         exclude = []
         if path.is_dir():

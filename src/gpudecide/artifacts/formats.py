@@ -21,14 +21,12 @@ vendor-SDK-only package looks like.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import yaml
-
+from gpudecide import jsonio
 from gpudecide.artifacts import archives, gguf, numpy_files
 from gpudecide.artifacts import safetensors_header as st
 from gpudecide.artifacts.pickle_scan import PickleReport
@@ -39,6 +37,8 @@ from gpudecide.artifacts.torch_files import (
     inspect_pickle_file,
     is_pickle_head,
 )
+from gpudecide.errors import InputError
+from gpudecide.inputs import parse_yaml, read_input_text
 
 JSON_LIMIT = 64 << 20
 TEXT_SNIFF = 8192
@@ -293,10 +293,10 @@ def _json_file(path: Path, report: FileReport) -> Any:
         report.details["note"] = "larger than 64 MiB: not parsed"
         return None
     try:
-        return json.loads(path.read_bytes())
-    except (ValueError, RecursionError) as exc:
+        return jsonio.read_json(path, JSON_LIMIT)
+    except InputError as exc:
         report.findings.append(
-            Finding("corrupt_file", report.path, f"not valid JSON: {str(exc)[:120]}")
+            Finding("corrupt_file", report.path, f"not valid JSON: {exc.message[:120]}")
         )
         return None
 
@@ -638,11 +638,11 @@ def _by_name(path: Path, rel: str, ext: str, head: bytes, report: FileReport) ->
 def _yaml(path: Path, report: FileReport) -> None:
     report.format = "yaml"
     try:
-        text = path.read_text(encoding="utf-8") if report.size <= JSON_LIMIT else None
-        data = yaml.safe_load(text) if text is not None else None
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        text = read_input_text(path, JSON_LIMIT) if report.size <= JSON_LIMIT else None
+        data = parse_yaml(text, path)[0] if text is not None else None
+    except InputError as exc:
         report.findings.append(
-            Finding("corrupt_file", report.path, f"not valid YAML: {str(exc).splitlines()[0]}")
+            Finding("corrupt_file", report.path, f"not valid YAML: {exc.message}")
         )
         return
     if isinstance(data, dict) and _looks_like_manifest(data):
@@ -748,8 +748,8 @@ def _check_index_tensors(root: Path, files: dict[str, FileReport], rel: str) -> 
     if not rel.endswith("safetensors.index.json") or report.findings:
         return
     try:
-        data = json.loads((root / rel).read_bytes())
-    except (OSError, ValueError):
+        data = jsonio.read_json(root / rel, JSON_LIMIT)
+    except (OSError, InputError):
         return
     weight_map = data.get("weight_map") if isinstance(data, dict) else None
     if not isinstance(weight_map, dict):
