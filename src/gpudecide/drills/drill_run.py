@@ -25,6 +25,7 @@ from gpudecide.drills import (
     runner,
     storage_revoked,
 )
+from gpudecide.drills.launch import Zygote
 from gpudecide.drills.restarts import restarts_from_zero
 from gpudecide.drills.runner import DRILLS, DrillContext, DrillResult
 from gpudecide.errors import InputError
@@ -123,15 +124,21 @@ def run_drills(
     restarts, log_inputs = log_restarts(ws)
     results: list[DrillResult] = []
     written = []
-    for name in todo:
-        result = RUNNERS[name](ctx)
-        results.append(result)
-        record = runner.to_evidence(result, ctx, root)
-        # Every record carries the game day so far: the newest one alone tells the whole story.
-        record.figures["game_day"] = [game_day_row(r) for r in results]
-        record.figures["log_restarts"] = restarts
-        record.inputs.extend(log_inputs)
-        written.append(ev.write(record, out_dir))
+    # Local jobs fork from one warm process: torch is imported once per game day, not per job.
+    ctx.zygote = Zygote() if ctx.executor == "local" else None
+    try:
+        for name in todo:
+            result = RUNNERS[name](ctx)
+            results.append(result)
+            record = runner.to_evidence(result, ctx, root)
+            # Every record carries the game day so far: the newest alone tells the whole story.
+            record.figures["game_day"] = [game_day_row(r) for r in results]
+            record.figures["log_restarts"] = restarts
+            record.inputs.extend(log_inputs)
+            written.append(ev.write(record, out_dir))
+    finally:
+        if ctx.zygote is not None:
+            ctx.zygote.close()
     return DrillRun(results, written, chosen)
 
 

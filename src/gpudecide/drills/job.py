@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+import torch
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpudecide.errors import InputError
@@ -61,6 +62,9 @@ class JobSpec(BaseModel):
     retries: int = Field(default=4, ge=0, description="Upload retries after a refusal.")
     backoff_s: float = Field(default=0.2, ge=0, description="First back-off; doubles each try.")
     pace_s: float = Field(default=0.0, ge=0, description="Pause after each step (paces drills).")
+    threads: int = Field(
+        default=1, ge=1, description="torch CPU threads (one: a tiny model gains nothing more)."
+    )
 
 
 def now_iso() -> str:
@@ -196,6 +200,8 @@ def run(spec: JobSpec) -> int:
     ev = Events(Path(spec.events))
     ev.emit("started", host=socket.gethostname(), storage=spec.storage, workdir=spec.workdir)
     config = TrainConfig.model_validate(spec.train)
+    # On a shared, busy CPU, extra threads of a tiny model spin against other work.
+    torch.set_num_threads(spec.threads)
     store = _open_storage(spec)
     try:
         resume_from = _restore(spec, store, ev) if spec.resume else None

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from gpudecide import evidence as ev
 from gpudecide.drills.job import JobSpec, now_iso, read_events
 from gpudecide.drills.journal import Journal, Probe
-from gpudecide.drills.launch import LocalExecutor, SlurmExecutor, SlurmJob
+from gpudecide.drills.launch import LocalExecutor, SlurmExecutor, SlurmJob, Zygote
 from gpudecide.portability.storage import Storage, open_storage
 from gpudecide.portability.trainer import CheckpointError, verify_checkpoint
 
@@ -64,6 +64,7 @@ class DrillContext:
     pace_s: float = 0.02
     timeout_s: float = 120.0
     storage_options: dict[str, Any] = field(default_factory=dict)
+    zygote: Zygote | None = None  # local jobs fork from it warm; None: fresh processes
 
     @property
     def steps(self) -> int:
@@ -163,7 +164,9 @@ def submit(ctx: DrillContext, files: JobFiles, **kw: Any) -> Any:
     options = json.dumps(ctx.storage_options)
     if ctx.executor == "slurm":
         return SlurmExecutor().submit(files.spec, files.log, storage_options=options, **kw)
-    return LocalExecutor().submit(files.spec, files.log, storage_options=options, **kw)
+    return LocalExecutor().submit(
+        files.spec, files.log, storage_options=options, zygote=ctx.zygote, **kw
+    )
 
 
 def wait_for(
