@@ -24,6 +24,7 @@ from gpudecide.governance.cli import check_app
 from gpudecide.governance.cli import register as register_governance
 from gpudecide.jobs import profile as prof
 from gpudecide.jobs.cli import register as register_jobs
+from gpudecide.portability.cli import register as register_portability
 from gpudecide.queue.analysis import queue_summary_line, replay_summary_line
 from gpudecide.queue.cli import register as register_queue
 from gpudecide.sections import build_report
@@ -77,6 +78,7 @@ register_jobs(app)  # `profile`, `columns` (SPEC F1-F3, C2)
 register_queue(app)  # `queue`, `replay` (SPEC Q1-Q5, C8, D3)
 register_cost(app)  # `cost` (SPEC C1-C10, V2)
 register_artifacts(app)  # `hash`, `manifest ...`, `audit` (SPEC A1-A8, E2, E5)
+register_portability(app)  # `export-test` (SPEC E1-E4, A2, A4)
 register_check(check_app)  # `check hybrid` (SPEC H1-H3), beside the governance checks
 register_governance(app)  # `check raci|standard-path|isolation|residency|secrets` (R, I)
 

@@ -23,6 +23,7 @@ from gpudecide.governance import demo as governance_demo
 from gpudecide.jobs import demo as jobs_demo
 from gpudecide.jobs.cli import workspace_logs
 from gpudecide.jobs.profile import ProfileResult
+from gpudecide.portability import demo as portability_demo
 from gpudecide.queue import demo as queue_demo
 
 CONFIG_DATA = Path(__file__).parent / "demo_data" / workspace.CONFIG_NAME
@@ -63,8 +64,11 @@ def run(ws: workspace.Workspace) -> DemoRun:
     queue, queue_written, replay, replay_written = queue_demo.run(loaded)
     cost = cost_demo.run(ws)
     audited = artifacts_demo.run(ws)
+    # Our own pipeline through the local provider passes; the global vendor's export (no
+    # optimizer state) cannot resume: the same story as the vendor export's audit.
+    export_tests = portability_demo.run(ws, passing="kz-local", failing="managed-ft")
     hybrid_written = decision_demo.run_hybrid(ws)
     governance = [p for p in governance_demo.run(ws) if p.parent == ws.evidence_dir]
     written = [profile_written, queue_written, replay_written, cost.written, audited]
-    written += [hybrid_written, *governance]
+    written += [*export_tests, hybrid_written, *governance]
     return DemoRun(profile, queue, replay, cost, audited, [p for p in written if p])

@@ -15,6 +15,7 @@ from gpudecide.cost.report import cost_section
 from gpudecide.decision.report import decision_section, hybrid_section
 from gpudecide.governance.report import governance_section
 from gpudecide.jobs.report import profile_section
+from gpudecide.portability.report import export_test_section
 from gpudecide.queue.report import queue_section, replay_section
 from gpudecide.report import render
 from gpudecide.report.model import SectionBuilder
@@ -27,6 +28,7 @@ SECTIONS: dict[str, SectionBuilder] = {
     "replay": replay_section,
     "cost": cost_section,
     "audit": audit_section,
+    "export_test": export_test_section,
     "raci": governance_section,
     "standard_path": governance_section,
     "isolation": governance_section,
