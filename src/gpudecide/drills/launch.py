@@ -1,7 +1,9 @@
 """Where the drilled job runs: a local process, or a Slurm job (SPEC G1, G4).
 
 `LocalExecutor` starts `python -m gpudecide.drills.job SPEC` as a child process, optionally
-after a delay (the GPU is "assigned late": until then the job is pending with a reason);
+after a delay (the GPU is "assigned late": until then the job is pending with a reason), or
+forks it from a `Zygote` (a warm process that imported torch once: the same job in a new
+process, without the seconds of start-up);
 `SlurmExecutor` submits the same command with `sbatch`, holds it with `scontrol hold` and
 releases it with `scontrol release`, kills with `scancel --signal=KILL`. Both report the
 job's state the way a scheduler would: pending (with a reason), running, or ended (with
