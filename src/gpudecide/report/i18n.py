@@ -110,6 +110,7 @@ PROBLEMS = (
     N_("{path}: input changed since the evidence was computed"),
     N_("{path}: bad input: {reason}"),
     N_("{path}: bad input: cannot read ({reason})"),
+    N_("figures damaged ({error}): re-run the analysis"),
 )
 
 # The catalogue domain of each evidence kind, for summaries and notes written in English.
