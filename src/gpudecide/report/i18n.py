@@ -111,6 +111,11 @@ PROBLEMS = (
     N_("{path}: bad input: {reason}"),
     N_("{path}: bad input: cannot read ({reason})"),
     N_("figures damaged ({error}): re-run the analysis"),
+    N_("{path}: cites a record that is {state}: {why}"),
+    N_("stale"),
+    N_("tampered"),
+    N_("missing_input"),
+    N_("bad_input"),
 )
 
 # The catalogue domain of each evidence kind, for summaries and notes written in English.
