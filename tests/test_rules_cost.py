@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 
 from gpudecide.cost.regimes import KINDS, ZERO, Workload, dec, from_profile
+from gpudecide.cost.tco import pool_gpus, reversibility, split
 from gpudecide.errors import InputError
 
-from .test_cost_fixtures import START, _iso, profile_figures
+from .test_cost_fixtures import START, _iso, cfg, config, labour, profile_figures
 
 D = Decimal
 TRAIN_EVAL = dict.fromkeys(KINDS, D(0))
@@ -286,3 +287,154 @@ def test_two_buckets_are_enough_and_buckets_scale_with_the_month() -> None:
     r = from_profile(figures, D(730))
     assert r.normal.levels == (2, 5) and r.normal.peak_concurrent_gpus == 5
     assert r.normal.bucket_hours == D(24) * (D(730) / D(504))
+
+
+# --- reversibility (SPEC V2) and the hybrid split (H1), by hand on the fixture config ---
+
+
+def test_reversibility_of_an_owned_server() -> None:
+    c = cfg()
+    r = reversibility(c, c.owned[0])
+    # After 6 months: bought 48000 + 2400 + 2 x 1200 + 1200 = 54000. Book value: 18/24 of
+    # 48000, 2400 and 2400 (36000 + 1800 + 1800) plus 6/12 of the 1200 spares (600) = 40200.
+    # Resale 25 % of 54000 = 13500; loss 26700; the rack's 6 months left x 300 = 1800.
+    assert r == {
+        "kind": "owned",
+        "exit_after_months": 6,
+        "months_left_to_write_off": 18,
+        "commitment_months_left": 6,
+        "book_value": "40200.00",
+        "resale_value": "13500.00",
+        "loss_on_sale": "26700.00",
+        "committed_payments_left": "1800.00",
+        "cost_to_shrink": "28500.00",
+        "days_to_shrink": 28.0,
+        "how": "sell the servers (25% of the purchase price assumed), pay the rack for 6 more "
+        "month(s), move jobs within 4 weeks",
+    }
+    # Past every write-off and commitment (30 months): nothing on the books, nothing owed.
+    late = cfg(exit_after_months=30)
+    r = reversibility(late, late.owned[0])
+    assert r is not None
+    assert (r["book_value"], r["loss_on_sale"], r["commitment_months_left"]) == (
+        "0.00",
+        "-13500.00",
+        0,
+    )
+    assert r["months_left_to_write_off"] == 0 and r["cost_to_shrink"] == "-13500.00"
+
+
+def test_reversibility_of_a_rented_pool() -> None:
+    c = cfg()
+    r = reversibility(c, c.rented[0])
+    # 4 GPUs x 500 = 2000 a month; 9 - 6 = 3 months left (6000) plus 14 days' notice of a
+    # 28-day month (1000).
+    assert r == {
+        "kind": "rented",
+        "exit_after_months": 6,
+        "commitment_months_left": 3,
+        "scale_down_step_gpus": 2,
+        "notice_days": 14,
+        "committed_payments_left": "6000.00",
+        "cost_to_shrink": "7000.00",
+        "days_to_shrink": 98.0,
+        "how": "release 2 GPU(s) at a time with 14 days' notice after the commitment",
+    }
+    whole = cfg(rented=[{**config()["rented"][0], "scale_down_step_gpus": 0}])
+    r = reversibility(whole, whole.rented[0])
+    assert r is not None and r["how"] == (
+        "capacity cannot be reduced: only the whole contract ends, after the commitment"
+    )
+
+
+def test_reversibility_of_managed_and_hybrid() -> None:
+    c = cfg()
+    r = reversibility(c, c.managed[0])
+    # 1000 GB kept at the vendor x 0.05 egress = 50.
+    assert r == {
+        "kind": "managed",
+        "exit_after_months": 6,
+        "commitment_months_left": 0,
+        "gb_to_move_out": 1000.0,
+        "egress_cost": "50.00",
+        "cost_to_shrink": "50.00",
+        "days_to_shrink": 0.0,
+        "how": "billed per use, nothing to shrink; leaving moves 1,000 GB kept at the vendor "
+        "out at 0.05 per GB; the time and manual steps come from the export test",
+    }
+    no_price = cfg(managed=[{**config()["managed"][0], "egress_price_per_gb": None}])
+    r = reversibility(no_price, no_price.managed[0])
+    assert r is not None and r["egress_cost"] is None and r["cost_to_shrink"] == "0.00"
+    assert "egress price not in the contract: ask" in r["how"]
+    hyb = {
+        "id": "hyb",
+        "name": "pool + bursts",
+        "base": "rent",
+        "overflow": "man",
+        "overflow_rule": {"rule": "over_capacity"},
+        "labour": labour(1, 1),
+    }
+    h = cfg(hybrid=[hyb])
+    r = reversibility(h, h.hybrid[0])
+    assert r is not None and r["of_base"] == "rent" and r["cost_to_shrink"] == "7000.00"
+    assert pool_gpus(h, h.hybrid[0]) == 4 and pool_gpus(h, h.managed[0]) is None
+
+
+def _hybrid_cfg(rule: dict[str, Any]) -> Any:
+    return cfg(
+        hybrid=[
+            {
+                "id": "hyb",
+                "name": "h",
+                "base": "rent",
+                "overflow": "man",
+                "overflow_rule": rule,
+                "labour": labour(1, 1),
+            }
+        ]
+    )
+
+
+def test_split_by_kinds() -> None:
+    c = _hybrid_cfg({"rule": "kinds", "kinds": ["train"]})
+    w = _work(attempts=D(20))  # 10 jobs, 2 attempts each; train 70 % of 100 GPU-hours
+    base, over, how = split(w, c.hybrid[0], 4)
+    assert how == "job kinds train go to man"
+    assert (over.gpu_hours, base.gpu_hours) == (70, 30)
+    assert (over.useful_gpu_hours, base.useful_gpu_hours) == (56, 24)  # 80 % useful
+    assert over.jobs_by_kind == dict.fromkeys(KINDS, D(0)) | {"train": D(4)}
+    assert base.jobs_by_kind == dict.fromkeys(KINDS, D(0)) | {"eval": D(6)}
+    assert (over.attempts, base.attempts) == (8, 12)
+    assert over.prior is None and base.prior is None
+
+
+def test_split_over_capacity_and_an_empty_month() -> None:
+    c = _hybrid_cfg({"rule": "over_capacity"})
+    w = _work()  # levels (4, 6, 0) x 24 h: above 5 GPUs, 24 GPU-hours of 100
+    base, over, how = split(w, c.hybrid[0], 5)
+    assert how.startswith("demand above the base pool's 5 GPUs goes to man (upper bound")
+    assert (over.gpu_hours, base.gpu_hours) == (24, 76)
+    share = D(24) / D(100)
+    assert over.jobs_by_kind["train"] == 4 * share and base.jobs_by_kind["eval"] == 6 - 6 * share
+    assert over.attempts == 10 * share and base.attempts == 10 - 10 * share
+    # No work: nothing goes out, and a month with no jobs has no attempts per job.
+    idle = _work(
+        gpu_hours=ZERO,
+        useful_gpu_hours=ZERO,
+        attempts=ZERO,
+        levels=(),
+        jobs_by_kind=dict.fromkeys(KINDS, ZERO),
+    )
+    base, over, _ = split(idle, c.hybrid[0], 5)
+    assert over.gpu_hours == 0 and over.attempts == 0 and base.attempts == 0
+    # An empty month keeps the prior month's split on each side (its stored artifacts).
+    empty = _work(
+        gpu_hours=ZERO,
+        useful_gpu_hours=ZERO,
+        attempts=ZERO,
+        jobs_by_kind=dict.fromkeys(KINDS, ZERO),
+        prior=w,
+    )
+    base, over, _ = split(empty, c.hybrid[0], 5)
+    assert over.prior is not None and base.prior is not None
+    assert (over.prior.gpu_hours, base.prior.gpu_hours) == (24, 76)
