@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from gpudecide.drills import storage_revoked
+from gpudecide.drills.faults import MotoS3
 from gpudecide.drills.runner import DrillContext
+from gpudecide.errors import InputError
 
 
 def test_s3_policy_revoked_gives_403_backoff_and_the_checkpoint_survives(tmp_path: Path) -> None:
@@ -20,3 +24,20 @@ def test_s3_policy_revoked_gives_403_backoff_and_the_checkpoint_survives(tmp_pat
     names = [x["activity"]["name"] for x in journal["rollbacks"]]
     assert "give access back" in names and "stop the storage server" in names
     assert journal["rollbacks"][-1]["output"] == "moto_server stopped"
+
+
+def test_bad_bucket_name_is_bad_input_and_stops_the_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stopped: list[str] = []
+    real_stop = MotoS3.stop
+
+    def stop(self: MotoS3) -> str:
+        stopped.append(self.url)
+        return real_stop(self)
+
+    monkeypatch.setattr(MotoS3, "stop", stop)
+    with pytest.raises(InputError) as exc:
+        storage_revoked.run(DrillContext(root=tmp_path, storage="s3://b1/x"))
+    assert exc.value.field == "--storage" and "InvalidBucketName" in exc.value.message
+    assert stopped and stopped[0].startswith("http://127.0.0.1:")

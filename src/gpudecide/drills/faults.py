@@ -191,6 +191,15 @@ class MotoS3:
                     self.stop()
                     raise FaultUnsupported("moto_server did not start") from None
                 time.sleep(0.1)
+        try:
+            self._set_up_auth()
+        except Exception:
+            self.stop()  # never leave a server behind a failed set-up
+            raise
+        return f"moto_server at {self.url}, IAM authentication on, bucket {self.bucket}"
+
+    def _set_up_auth(self) -> None:
+        """Users, keys and bucket while authentication is off; then switch it on."""
         iam = self._client("iam", ("testing", "testing"))
         for user, action in (("drill-admin", "*"), ("training-job", None)):
             iam.create_user(UserName=user)
@@ -210,7 +219,6 @@ class MotoS3:
             headers={"Content-Type": "text/plain"},
         )
         urllib.request.urlopen(req).close()
-        return f"moto_server at {self.url}, IAM authentication on, bucket {self.bucket}"
 
     def _client(self, service: str, key: tuple[str, str]) -> Any:
         import boto3  # type: ignore[import-untyped]  # moto[server] brings it (IAM set-up)

@@ -22,6 +22,7 @@ from gpudecide.drills.faults import FaultUnsupported, LocalRevocation, MotoS3
 from gpudecide.drills.job import EXIT_DENIED
 from gpudecide.drills.journal import Probe, always
 from gpudecide.drills.runner import DrillContext, DrillResult, last, steps_of
+from gpudecide.errors import InputError
 
 RETRIES = 3
 BACKOFF_S = 0.1
@@ -51,7 +52,16 @@ class _Access:
             return f"local folder {self.url}"
         bucket = (self.ctx.storage or "")[5:].split("/")[0]
         self.moto = MotoS3(bucket)
-        out = self.moto.start()
+        try:
+            out = self.moto.start()
+        except FaultUnsupported:
+            raise
+        except Exception as exc:  # the S3 API's refusal of the set-up (a bad bucket name)
+            raise InputError(
+                f"cannot set up the S3 drill: {exc}",
+                field="--storage",
+                hint="s3://BUCKET/PREFIX with a valid bucket name (3-63 characters)",
+            ) from None
         self.ctx.storage_options = self.moto.options()
         return out
 
