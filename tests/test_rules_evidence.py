@@ -51,6 +51,8 @@ def test_identity_is_kind_figures_and_inputs_only(tmp_path: Path) -> None:
         "figures": {"jobs_total": 3},
         "inputs": [
             {
+                # any further field of an input reference, as the record holds it
+                **rec.inputs[0].model_dump(),
                 "path": "in0.txt",
                 "sha256": hashlib.sha256(src.read_bytes()).hexdigest(),
                 "size": src.stat().st_size,
