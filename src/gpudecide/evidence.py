@@ -343,3 +343,21 @@ def prune(evidence_dir: Path, records: list[Evidence]) -> list[Path]:
             path.unlink(missing_ok=True)
             removed.append(path)
     return removed
+
+
+def relative_figures(obj: Any, root: Path | None) -> Any:
+    """Figures with every path inside the workspace written relative to it.
+
+    Texts built from paths ("9 files to <root>/exports/...") are rewritten as well: a record
+    must read the same after the workspace is copied or moved (issue 10).
+    """
+    if root is None:
+        return obj
+    prefix = str(root.resolve()).rstrip("/") + "/"
+    if isinstance(obj, str):
+        return obj.replace(prefix, "")
+    if isinstance(obj, list):
+        return [relative_figures(v, root) for v in obj]
+    if isinstance(obj, dict):
+        return {k: relative_figures(v, root) for k, v in obj.items()}
+    return obj

@@ -136,6 +136,7 @@ def run_from_export(setup: ExportTestSetup, export: Path) -> ExportTestResult:
         f"option {setup.plan.option}: export from {export.name} "
         + (f"FAILED: {first}" if verdict == "fail" else "restored and resumed")
     )[:400]
+    figures = ev.relative_figures(figures, setup.workspace_root)
     record = ev.Evidence(
         kind="export_test",
         title=f"Export acceptance test of option {setup.plan.option} (given export)",

@@ -487,6 +487,7 @@ def run_export_test(setup: ExportTestSetup) -> ExportTestResult:
     verdict = _verdict(list(ctx.steps.values()))
     figures = _figures(ctx, tput, verdict)
     figures["summary"] = summary = _summary(figures)
+    figures = ev.relative_figures(figures, setup.workspace_root)
     notes = [
         "E4: no bitwise equality is required across devices and library versions; the "
         "tolerance was fixed in the plan before the test",
