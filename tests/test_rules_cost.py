@@ -12,11 +12,12 @@ from typing import Any
 
 import pytest
 
+from gpudecide.cost.fmt import num
 from gpudecide.cost.regimes import KINDS, ZERO, Workload, dec, from_profile
-from gpudecide.cost.tco import pool_gpus, reversibility, split
+from gpudecide.cost.tco import month_cost, pool_gpus, reversibility, split
 from gpudecide.errors import InputError
 
-from .test_cost_fixtures import START, _iso, cfg, config, labour, profile_figures
+from .test_cost_fixtures import START, P, _iso, cfg, config, labour, profile_figures
 
 D = Decimal
 TRAIN_EVAL = dict.fromkeys(KINDS, D(0))
@@ -438,3 +439,103 @@ def test_split_over_capacity_and_an_empty_month() -> None:
     base, over, _ = split(empty, c.hybrid[0], 5)
     assert over.prior is not None and base.prior is not None
     assert (over.prior.gpu_hours, base.prior.gpu_hours) == (24, 76)
+
+
+# --- every line of a month, with how it was computed and where its price is from (C1) ---
+
+REG = from_profile(profile_figures(), D(672))
+
+
+def _lines(option: Any, c: Any, w: Workload) -> list[tuple[str, str, str, str]]:
+    m = month_cost(c, option, w)
+    return [(ln.component, ln.label, str(ln.amount), ln.source) for ln in m.lines]
+
+
+def test_managed_month_line_by_line() -> None:
+    # Normal month: 100 GPU-hours, 2 attempts of 2 GPUs, 1 training (the fixture).
+    c = cfg()
+    assert _lines(c.managed[0], c, REG.normal) == [
+        ("compute", "job time: 100 GPU-hours x 10 per GPU-hour", "1000.00", "test §1"),
+        # 2 attempts x 3 min x 2 GPUs = 12 GPU-minutes = 0.2 GPU-hours
+        ("compute", "billing increment: 2 attempts x 3 min per attempt (on average half of "
+         "the 6-min increment) x 2 GPUs = 0.2 GPU-hours x 10 per GPU-hour", "2.00", "test §1"),
+        ("compute", "environment start-up: 2 attempts x 3 min per attempt x 2 GPUs = 0.2 "
+         "GPU-hours x 10 per GPU-hour", "2.00", "test §1"),
+        # 10 GB x 0.5 min/GB = 5 min; x 2 attempts x 2 GPUs = 20 GPU-minutes = 0.33 h
+        ("compute", "data loading: 2 attempts x 5 min per attempt (10 GB x 0.5 min/GB) x 2 "
+         "GPUs = 0.33 GPU-hours x 10 per GPU-hour", "3.33", "test §1"),
+        ("compute", "endpoint until deletion: 1 trainings x 5 h x 2 per hour", "10.00",
+         "test §1"),
+        # (1000 GB + 2 x 50 GB kept the whole 28-day month) x 0.02
+        ("storage", "storage: (1,000 GB kept + 100 GB: 2 attempts x 50 GB kept 28 days) x "
+         "0.02 per GB-month", "22.00", "test §1"),
+        ("data_transfer", "data in: 2 attempts x 10 GB x 0.1 per GB", "2.00", "test §1"),
+        ("data_transfer", "egress: 1 trainings x 20 GB x 0.05", "1.00", "test §1"),
+        ("platform_ops", "support (per month)", "100.00", "test §1"),
+        ("engineer_labour", "engineer: 10 h x 50", "500.00", "test §1"),
+    ]  # fmt: skip
+    m = month_cost(c, c.managed[0], REG.normal)
+    assert m.option_id == "man" and m.demand_gpu_hours == 100 and m.useful_gpu_hours == 75
+    assert m.available_gpu_hours == D(100) + D("0.2") + D("0.2") + D(20) / D(60)
+    # The waiting consequence has no amount: no waiting line (C7).
+    assert m.components["waiting_cost"] == 0
+
+
+def test_owned_and_rented_months_line_by_line() -> None:
+    c = cfg()
+    # Load 100 / (4 x 672) = 3.72 %: 1 + (2 - 1) x 0.0372 = 1.037 kW x 672 h x 1.5 = 1,046 kWh.
+    assert _lines(c.owned[0], c, REG.normal) == [
+        ("compute", "server: 1 x 48,000 / 24 months", "2000.00", "test §1"),
+        ("platform_ops", "switch: 1 x 2,400 / 24 months", "100.00", "test §1"),
+        ("storage", "disks: 2 x 1,200 / 24 months", "100.00", "test §1"),
+        ("compute", "spares: 1 x 1,200 / 12 months", "100.00", "test §1"),
+        ("compute", "power: 1 server(s) x 1.037 kW at 3.7% load x 672 h x PUE 1.5 = 1,046 kWh "
+         "x 0.1", "104.55", "test §1"),
+        ("platform_ops", "rack / colocation (per month)", "300.00", "test §1"),
+        ("platform_ops", "support contract (per month)", "50.00", "test §1"),
+        ("platform_ops", "replacements: 2 a year x 600 / 12", "100.00", "test §1"),
+        ("engineer_labour", "engineer: 20 h x 40", "800.00", "test §1"),
+        ("waiting_cost", "team's assumption (not measured)", "250.00", "team estimate"),
+    ]  # fmt: skip
+    assert _lines(c.rented[0], c, REG.normal) == [
+        ("compute", "pool: 4 GPUs x 500 per month, billed whether used or not (C4)", "2000.00",
+         "test §1"),
+        ("storage", "provisioned storage: 1,000 GB x 0.05", "50.00", "test §1"),
+        ("data_transfer", "egress: 1 trainings x 20 GB x 0.1", "2.00", "test §1"),
+        ("engineer_labour", "engineer: 10 h x 40", "400.00", "test §1"),
+    ]  # fmt: skip
+    for option in (c.owned[0], c.rented[0]):
+        m = month_cost(c, option, REG.normal)
+        assert (m.available_gpu_hours, m.demand_gpu_hours) == (2688, 100)
+    # In the empty month nobody waits: no waiting line, even with an amount (C7).
+    assert month_cost(c, c.owned[0], REG.empty).components["waiting_cost"] == 0
+    # ... but any work at all can wait, even under one GPU-hour.
+    tiny = REG.normal.scaled(D("0.005"))
+    assert month_cost(c, c.owned[0], tiny).components["waiting_cost"] == 250
+    # Without a price for provisioned storage, no storage line (and none for 0 GB).
+    no_disk = cfg(rented=[{**config()["rented"][0], "storage_gb": "0"}])
+    assert month_cost(no_disk, no_disk.rented[0], REG.normal).components["storage"] == 0
+    small = cfg(rented=[{**config()["rented"][0], "storage_gb": "0.5"}])
+    assert month_cost(small, small.rented[0], REG.normal).components["storage"] == D("0.03")
+
+
+@pytest.mark.parametrize(
+    ("floor", "top_up"),
+    [("2000", "957.67"), ("1042.33", None), ("1042.32", None), ("1042.34", "0.01")],
+)
+def test_minimum_monthly_spend_is_a_floor(floor: str, top_up: str | None) -> None:
+    # The managed normal month's usage is 1042.33 (the lines above less the support fee and
+    # labour, which are not usage); a floor tops it up, one at or below it adds nothing.
+    managed = {**config()["managed"][0], "minimum_monthly_spend": P(floor, "contract §4")}
+    c = cfg(managed=[managed])
+    lines = [ln for ln in month_cost(c, c.managed[0], REG.normal).lines if "minimum" in ln.label]
+    if top_up is None:
+        assert lines == []
+        return
+    (line,) = lines
+    assert (line.component, str(line.amount), line.source) == ("compute", top_up, "contract §4")
+    used = D(floor) - D(top_up)
+    assert line.label == (
+        f"minimum monthly commitment: usage of {num(used)} is below the floor of "
+        f"{num(D(floor))}, topped up by the difference"
+    )
