@@ -539,3 +539,41 @@ def test_minimum_monthly_spend_is_a_floor(floor: str, top_up: str | None) -> Non
         f"minimum monthly commitment: usage of {num(used)} is below the floor of "
         f"{num(D(floor))}, topped up by the difference"
     )
+
+
+def test_managed_overheads_that_cost_nothing_have_no_line() -> None:
+    # Start-up of 0 minutes: no start-up line, but the overheads after it are still charged;
+    # an endpoint kept half an hour per training is charged (1 x 0.5 h x 2).
+    managed = {
+        **config()["managed"][0],
+        "startup_minutes_per_job": "0",
+        "endpoint_hours_per_training": "0.5",
+    }
+    c = cfg(managed=[managed])
+    labels = [label for _, label, _, _ in _lines(c.managed[0], c, REG.normal)]
+    assert not any(label.startswith("environment start-up") for label in labels)
+    assert any(label.startswith("data loading: 2 attempts") for label in labels)
+    assert "endpoint until deletion: 1 trainings x 0.5 h x 2 per hour" in labels
+    no_endpoint = cfg(managed=[{**managed, "endpoint_hours_per_training": "0"}])
+    assert not any(
+        label.startswith("endpoint")
+        for _, label, _, _ in _lines(no_endpoint.managed[0], no_endpoint, REG.normal)
+    )
+
+
+def test_managed_empty_month_keeps_storage_and_fixed_costs() -> None:
+    # No attempts: every usage line is zero and no data moves; storage keeps the 1000 GB plus
+    # half of the normal month's 100 GB of artifacts (kept 28 days of a 28-day month, made
+    # evenly through it: on average half is still inside retention).
+    c = cfg()
+    lines = _lines(c.managed[0], c, REG.empty)
+    assert [ln for ln in lines if ln[1].startswith(("data in", "egress"))] == []
+    assert (
+        "storage",
+        "storage: (1,000 GB kept + 50 GB: earlier artifacts still inside 28 "
+        "days of retention) x 0.02 per GB-month",
+        "21.00",
+        "test §1",
+    ) in lines
+    assert sum(D(amount) for comp, _, amount, _ in lines if comp == "compute") == 0
+    assert month_cost(c, c.managed[0], REG.empty).total == D("621.00")
