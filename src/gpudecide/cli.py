@@ -20,6 +20,7 @@ from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, guard, open_work
 from gpudecide.cost import analysis as cost_analysis
 from gpudecide.cost.cli import register as register_cost
 from gpudecide.decision.cli import print_assessment, register_check, run_assess
+from gpudecide.drills.cli import register as register_drills
 from gpudecide.governance.cli import check_app
 from gpudecide.governance.cli import register as register_governance
 from gpudecide.jobs import profile as prof
@@ -79,6 +80,7 @@ register_queue(app)  # `queue`, `replay` (SPEC Q1-Q5, C8, D3)
 register_cost(app)  # `cost` (SPEC C1-C10, V2)
 register_artifacts(app)  # `hash`, `manifest ...`, `audit` (SPEC A1-A8, E2, E5)
 register_portability(app)  # `export-test` (SPEC E1-E4, A2, A4)
+register_drills(app)  # `drill`, `cordon` (SPEC G1-G4)
 register_check(check_app)  # `check hybrid` (SPEC H1-H3), beside the governance checks
 register_governance(app)  # `check raci|standard-path|isolation|residency|secrets` (R, I)
 

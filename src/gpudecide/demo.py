@@ -17,6 +17,7 @@ from gpudecide.artifacts import demo as artifacts_demo
 from gpudecide.cost import demo as cost_demo
 from gpudecide.cost.cli import CostRun
 from gpudecide.decision import demo as decision_demo
+from gpudecide.drills import demo as drills_demo
 from gpudecide.errors import InputError
 from gpudecide.fsutil import atomic_write_bytes
 from gpudecide.governance import demo as governance_demo
@@ -40,6 +41,7 @@ def create(root: Path, *, force: bool = False) -> workspace.Workspace:
     jobs_demo.install(root)
     cost_demo.install(root)
     decision_demo.install(root)
+    drills_demo.install(root)
     for stale in (root / "evidence").glob("*.json"):
         stale.unlink()
     return workspace.load(root)
@@ -70,5 +72,6 @@ def run(ws: workspace.Workspace) -> DemoRun:
     hybrid_written = decision_demo.run_hybrid(ws)
     governance = [p for p in governance_demo.run(ws) if p.parent == ws.evidence_dir]
     written = [profile_written, queue_written, replay_written, cost.written, audited]
-    written += [*export_tests, hybrid_written, *governance]
+    drills = drills_demo.run(ws, "owned-8xh100")
+    written += [*export_tests, *drills, hybrid_written, *governance]
     return DemoRun(profile, queue, replay, cost, audited, [p for p in written if p])

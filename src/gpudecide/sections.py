@@ -13,6 +13,7 @@ from gpudecide import evidence as ev
 from gpudecide.artifacts.report import audit_section
 from gpudecide.cost.report import cost_section
 from gpudecide.decision.report import decision_section, hybrid_section
+from gpudecide.drills.report import cordon_section, drills_section
 from gpudecide.governance.report import governance_section
 from gpudecide.jobs.report import profile_section
 from gpudecide.portability.report import export_test_section
@@ -29,6 +30,8 @@ SECTIONS: dict[str, SectionBuilder] = {
     "cost": cost_section,
     "audit": audit_section,
     "export_test": export_test_section,
+    "drill": drills_section,
+    "cordon": cordon_section,
     "raci": governance_section,
     "standard_path": governance_section,
     "isolation": governance_section,

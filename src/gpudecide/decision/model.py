@@ -34,7 +34,8 @@ class StopFactor:
 
     `id` is the stop factor's stable name (export_hazard, export_test_failed,
     residency_violated, no_accountable, no_node_replacement, derived_rights_unclear,
-    hard_slo_violated, drill_failed, ...); `clear` says what would lift it.
+    hard_slo_violated, isolation_protection_missing, cannot_resume_after_node_loss, ...);
+    `clear` says what would lift it.
     """
 
     option: str
