@@ -330,13 +330,27 @@ def test_boundary_times_are_accepted(tmp_path: Path) -> None:
     assert _rows(_write(tmp_path, lines))[("10", 1)]["elapsed_s"] == 0.0
 
 
-def test_absurd_gpu_count_is_a_row_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize("count", ["3000000000", "-2", "100001"])
+def test_absurd_gpu_count_is_a_row_error(tmp_path: Path, count: str) -> None:
     lines = list(REG)
     i = _line("10")
-    _set(lines, i, AllocTRES="billing=1,cpu=1,gres/gpu=3000000000,node=1")
+    _set(lines, i, AllocTRES=f"billing=1,cpu=1,gres/gpu={count},node=1")
     with pytest.raises(InputError) as exc:
         read_sacct(_write(tmp_path, lines))
     assert (exc.value.line, exc.value.field) == (i + 1, "AllocTRES")
+    assert "not one job's count (0-100000)" in exc.value.message
+
+
+def test_largest_gpu_count_is_accepted(tmp_path: Path) -> None:
+    lines = list(REG)
+    _set(lines, _line("10"), AllocTRES="billing=1,cpu=1,gres/gpu=100000,node=1")
+    assert _rows(_write(tmp_path, lines))[("10", 1)]["gpu_count"] == 100000
+
+
+def test_a_byte_order_mark_before_the_header_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "bom.txt"
+    path.write_bytes(b"\xef\xbb\xbf" + "\n".join(REG).encode() + b"\n")
+    assert ("9", 2) in _rows(path)
 
 
 def test_a_job_id_reused_after_an_accounting_reset_is_another_job(tmp_path: Path) -> None:

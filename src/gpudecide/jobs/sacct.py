@@ -171,7 +171,8 @@ _HINT_FORMAT = (
 # Patterns, written once for DuckDB's RE2. Job id: 123, 123_4, 123_[5-9%2], 123+0, then .step
 _JOBID_RE = r"^(\d+)(_(\d+|\[[0-9,%\-]+\]))?(\+\d+)?(\.[A-Za-z0-9_+\-]+)?$"
 # sacct's default time format, and the same with a space (SLURM_TIME_FORMAT="%F %T").
-_TIME_FORMATS = "['%Y-%m-%dT%H:%M:%S', '%Y-%m-%d %H:%M:%S']"
+_TIME_FORMAT = "'%Y-%m-%dT%H:%M:%S'"
+_SPACED_TIME_FORMAT = "'%Y-%m-%d %H:%M:%S'"
 _UNSET_TIMES = ("", "Unknown", "None")
 # Fields holding free text: when one is last, `|` inside it (which --parsable2 does not
 # escape) belongs to it.
@@ -229,7 +230,8 @@ def _sniff_header(path: Path) -> list[str] | None:
     """Field names when the first non-empty line is a sacct header, else None."""
     with open(path, "rb") as handle:
         for raw in handle:
-            text = raw.decode("utf-8", errors="replace").strip("\r\n")
+            # a UTF-8 byte order mark (files saved by some editors) is no part of a name
+            text = raw.decode("utf-8", errors="replace").strip("\r\n").removeprefix("\ufeff")
             if not text.strip():
                 continue
             names = [n.strip() for n in text.split("|")]
@@ -281,7 +283,10 @@ def _time_sql(col: str, tz: str) -> str:
     """Local sacct time -> UTC TIMESTAMPTZ; unset words and malformed text -> NULL."""
     return (
         f"CASE WHEN {col} IN {_UNSET_TIMES} THEN NULL ELSE "
-        f"timezone({sql.literal(tz)}, try_strptime({col}, {_TIME_FORMATS})) END"
+        # the second format is only tried where the first fails: it costs nothing on logs
+        # in the default format
+        f"timezone({sql.literal(tz)}, coalesce(try_strptime({col}, {_TIME_FORMAT}), "
+        f"try_strptime({col}, {_SPACED_TIME_FORMAT}))) END"
     )
 
 
@@ -398,12 +403,11 @@ def _gpu_parts(m: dict[str, str], r: Callable[[str], str]) -> dict[str, str]:
 
     ReqTRES mostly repeats AllocTRES: it is parsed only when it says something else.
     """
-    parts = {
-        "alloc_tres_gpus": _tres_gpus(r("alloctres")) if "alloctres" in m else "NULL::INTEGER",
-        "alloc_gres_gpus": _gres_gpus(r("allocgres")) if "allocgres" in m else "NULL::INTEGER",
-        "req_tres_gpus": "NULL::INTEGER",
-        "req_gres_gpus": _gres_gpus(r("reqgres")) if "reqgres" in m else "NULL::INTEGER",
-    }
+    parts = {}
+    if "alloctres" in m:
+        parts["alloc_tres_gpus"] = _tres_gpus(r("alloctres"))
+    if "allocgres" in m:
+        parts["alloc_gres_gpus"] = _gres_gpus(r("allocgres"))
     if "reqtres" in m:
         parts["req_tres_gpus"] = (
             f"CASE WHEN {r('reqtres')} = {r('alloctres')} THEN {parts['alloc_tres_gpus']} "
@@ -411,6 +415,8 @@ def _gpu_parts(m: dict[str, str], r: Callable[[str], str]) -> dict[str, str]:
             if "alloctres" in m
             else _tres_gpus(r("reqtres"))
         )
+    if "reqgres" in m:
+        parts["req_gres_gpus"] = _gres_gpus(r("reqgres"))
     return parts
 
 
@@ -421,10 +427,19 @@ _GPU_ORDER = (
     ("req_tres_gpus", "ReqTRES"),
     ("req_gres_gpus", "ReqGRES"),
 )
-_GPU_COUNT = f"coalesce({', '.join(c for c, _ in _GPU_ORDER)})"
-_GPU_SOURCE = (
-    "CASE " + " ".join(f"WHEN {c} IS NOT NULL THEN '{n}'" for c, n in _GPU_ORDER) + " END"
-)
+# A dictionary column: four words on millions of rows cost next to nothing.
+_SOURCE_ENUM = f"ENUM ({', '.join(repr(n) for _, n in _GPU_ORDER)})"
+
+
+def _gpu_sql(present: Sequence[str]) -> tuple[str, str, str]:
+    """Count, source and request over the GPU parts the log has (others are not computed)."""
+    order = [(c, n) for c, n in _GPU_ORDER if c in present]
+    if not order:
+        return "NULL::HUGEINT", "NULL", "NULL::HUGEINT"
+    count = f"coalesce({', '.join(c for c, _ in order)})"
+    source = "CASE " + " ".join(f"WHEN {c} IS NOT NULL THEN '{n}'" for c, n in order) + " END"
+    req = [c for c, _ in order if c.startswith("req_")]
+    return count, source, (f"coalesce({', '.join(req)})" if req else "NULL::HUGEINT")
 
 
 def _never_ran_sql(m: dict[str, str], r: Callable[[str], str]) -> str:
@@ -434,10 +449,11 @@ def _never_ran_sql(m: dict[str, str], r: Callable[[str], str]) -> str:
     End = the cancel time and Elapsed 0 (issue: such jobs counted as started). Without a
     NodeList field, a cancelled row with Start = End and no elapsed time is taken as one.
     """
+    # Start = End first: it rules out nearly every row before any text is compared.
     if "nodelist" in m:
-        return f"(NOT is_step AND {r('nodelist')} = '{_NO_NODE}')"
+        return f'(start_ts = "end" AND NOT is_step AND {r("nodelist")} = \'{_NO_NODE}\')'
     return (
-        "(NOT is_step AND state = 'cancelled' AND start_ts = \"end\" "
+        '(start_ts = "end" AND NOT is_step AND state = \'cancelled\' '
         "AND coalesce(elapsed_raw_s, 0) = 0)"
     )
 
@@ -471,7 +487,11 @@ def _checks(m: dict[str, str], r: Callable[[str], str], jobid: str) -> list[tupl
             for n, q in times
         ),
         ("End:before", r("end"), '(NOT is_step AND "end" < start_ts)'),
-        ("End:long", r("end"), f'(NOT is_step AND epoch("end") - epoch(start_ts) > {max_run})'),
+        (
+            "End:long",
+            r("end"),
+            f"(NOT is_step AND \"end\" > start_ts + INTERVAL '{max_run} seconds')",
+        ),
         *(
             (
                 f,
@@ -492,8 +512,8 @@ def _checks(m: dict[str, str], r: Callable[[str], str], jobid: str) -> list[tupl
         ),
         (
             "GPUs",
-            f"{_GPU_SOURCE} || ' ' || CAST({_GPU_COUNT} AS VARCHAR)",
-            f"(NOT is_step AND {_GPU_COUNT} > {bounds.MAX_GPU_COUNT})",
+            "gpu_source_text || ' ' || CAST(gpu_raw AS VARCHAR)",
+            f"(NOT is_step AND (gpu_raw > {bounds.MAX_GPU_COUNT} OR gpu_raw < 0))",
         ),
         (
             "Priority",
@@ -552,7 +572,9 @@ def _build_sql(m: dict[str, str], tz: str, source: str, *, with_values: bool = F
     bad_field = " ".join(f"WHEN coalesce({cond}, false) THEN '{name}'" for name, _, cond in checks)
     bad_value = " ".join(f"WHEN '{name}' THEN {val}" for name, val, _ in checks)
     fields = ",\n      ".join(f"{job(expr)} AS {name}" for name, expr in parsed.items())
-    helper_cols = [c for c, _ in _GPU_ORDER] + ["start_ts", *raw_cols.values()]
+    gpu_parts = [c for c, _ in _GPU_ORDER if c in parsed]
+    gpu_count, gpu_source, req = _gpu_sql(gpu_parts)
+    helper_cols = [*gpu_parts, "gpu_raw", "gpu_source_text", "start_ts", *raw_cols.values()]
     return f"""
     WITH raw AS (SELECT {select_raw} FROM {source}),
     p AS (
@@ -564,14 +586,16 @@ def _build_sql(m: dict[str, str], tz: str, source: str, *, with_values: bool = F
         {fields}
       FROM raw
     ),
+    g AS (SELECT *, {gpu_count} AS gpu_raw, {gpu_source} AS gpu_source_text FROM p),
     checked AS (
       SELECT *,
         CASE {bad_field} ELSE NULL END AS bad_field,
         CASE WHEN coalesce({_never_ran_sql(m, r)}, false) THEN NULL ELSE start_ts END AS start,
-        {_GPU_COUNT} AS gpu_count,
-        {_GPU_SOURCE} AS gpu_source,
-        coalesce(req_tres_gpus, req_gres_gpus) AS req_gpus
-      FROM p
+        -- out-of-range counts flag the row (bad_field) and become null here
+        try_cast(gpu_raw AS INTEGER) AS gpu_count,
+        CAST(gpu_source_text AS {_SOURCE_ENUM}) AS gpu_source,
+        try_cast({req} AS INTEGER) AS req_gpus
+      FROM g
     )
     SELECT * EXCLUDE ({", ".join(helper_cols)})
       {f", CASE bad_field {bad_value} END AS bad_value" if with_values else ""}
@@ -666,7 +690,7 @@ def _fold_sql(source: str, eligible_fallback: bool) -> str:
         coalesce(epoch(n."end") - epoch(n.start), n.elapsed_raw_s) END AS DOUBLE) AS elapsed_s,
       n.time_limit_s, n.steps, n.pending_tasks,
       NULL::VARCHAR AS extras,
-      n.gpu_source
+      CAST(n.gpu_source AS VARCHAR) AS gpu_source
     FROM numbered n
     """
 
@@ -905,7 +929,7 @@ def _flagged_rows(
         fld, value = code.split(":")[0], val
         if code == "GPUs" and val:
             fld, _, value = val.partition(" ")
-            reason = f"{value} GPUs is more than {bounds.MAX_GPU_COUNT}, not one job's count"
+            reason = f"{value} GPUs is not one job's count (0-{bounds.MAX_GPU_COUNT})"
         else:
             reason = _describe_bad(code, val)
         bad.append(BadRow(str(p), line, fld, reason))
