@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -229,11 +230,20 @@ def test_identity_hash_keeps_non_ascii_text_as_is(tmp_path: Path) -> None:
     assert rec.id == "profile-" + hashlib.sha256(raw.encode()).hexdigest()[:16]
 
 
-def test_seal_stamps_utc_whatever_the_clock_zone(tmp_path: Path) -> None:
+def test_seal_stamps_utc_whatever_the_clock_zone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The machine's own zone is not UTC here: a local stamp would show.
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
     (src,) = _inputs(tmp_path, 1)
     almaty = datetime(2026, 1, 1, 5, 0, 0, 7, tzinfo=timezone(timedelta(hours=5)))
-    rec = ev.seal(_record(tmp_path, [src]), now=almaty)
-    assert rec.created_at_utc == "2026-01-01T00:00:00.000007Z"
+    try:
+        rec = ev.seal(_record(tmp_path, [src]), now=almaty)
+        assert rec.created_at_utc == "2026-01-01T00:00:00.000007Z"
+    finally:
+        monkeypatch.undo()
+        time.tzset()
 
 
 def test_record_file_is_indented_json(tmp_path: Path) -> None:
