@@ -55,14 +55,22 @@ def test_report_renders_offline_with_every_section(demo_ws: Path) -> None:
         page.goto(html.as_uri())
         assert page.title().startswith("GPU decision report")
         kinds = page.locator("section[data-kind]")
-        assert [kinds.nth(i).get_attribute("data-kind") for i in range(kinds.count())] == [
-            "profile",
-            "queue",
-            "replay",
-            "cost",
-            "audit",
-        ]
-        assert page.locator("td.status-fresh").count() == 5
+        shown = [kinds.nth(i).get_attribute("data-kind") for i in range(kinds.count())]
+        # The decision opens the report; then every analysis in the registry's order.
+        assert shown[0] == "decision"
+        measured = ["profile", "queue", "replay", "cost", "audit"]
+        assert [k for k in shown if k in measured] == measured
+        assert set(shown) >= {
+            "export_test",
+            "drill",
+            "cordon",
+            "raci",
+            "isolation",
+            "residency",
+            "hybrid",
+        }
+        assert shown.count("export_test") == 2  # one per option tested
+        assert page.locator("td.status-fresh").count() == len(shown)
         profile = page.locator("section[data-kind=profile]")
         assert "47 GPU jobs in all" in profile.inner_text()
         expected = {
@@ -110,3 +118,34 @@ def test_report_in_russian_and_kazakh(demo_ws: Path) -> None:
                 browser.close()
     finally:
         cfg.write_text(original)
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize(("lang", "decision_title"), [("ru", "Решение"), ("kk", "Шешім")])
+def test_decision_opens_the_report_in_russian_and_kazakh(
+    demo_ws: Path, tmp_path: Path, lang: str, decision_title: str
+) -> None:
+    cfg = demo_ws / "gpudecide.yaml"
+    original = cfg.read_text()
+    out = tmp_path / f"report-{lang}"
+    try:
+        cfg.write_text(original.replace("language: en", f"language: {lang}"))
+        assert run_cli("report", "--workspace", str(demo_ws), "--out", str(out)).returncode == 0
+    finally:
+        cfg.write_text(original)
+    requests: list[str] = []
+    with _browser() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.on("request", lambda r: requests.append(r.url))
+        page.goto((out / "index.html").as_uri())
+        decision = page.locator("section[data-kind=decision]")
+        assert decision_title in decision.locator("h2").inner_text()
+        assert "kz-local" in decision.inner_text() and "managed-ft" in decision.inner_text()
+        decision.scroll_into_view_if_needed()
+        assert decision.is_visible()
+        shot = decision.screenshot()
+        assert len(shot) > 20_000  # the decision section really drew (tables and a chart)
+        (out / f"decision-{lang}.png").write_bytes(shot)
+        browser.close()
+    assert all(u.startswith(("file:", "data:", "about:")) for u in requests), requests

@@ -220,7 +220,7 @@ def demo(
     with guard(as_json):
         ws = demo_mod.create(out_dir, force=force)
         result = demo_mod.run(ws)
-        decision, _written = run_assess(ws)
+        decision = result.decision
         paths = build_report(ws)
     audit_summary = ev.load(result.audit).summary
     if as_json:

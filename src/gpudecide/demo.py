@@ -17,6 +17,7 @@ from gpudecide.artifacts import demo as artifacts_demo
 from gpudecide.cost import demo as cost_demo
 from gpudecide.cost.cli import CostRun
 from gpudecide.decision import demo as decision_demo
+from gpudecide.decision.assess import Assessment
 from gpudecide.drills import demo as drills_demo
 from gpudecide.errors import InputError
 from gpudecide.fsutil import atomic_write_bytes
@@ -56,6 +57,7 @@ class DemoRun:
     replay: dict[str, Any]
     cost: CostRun
     audit: Path
+    decision: Assessment
     evidence: list[Path]
 
 
@@ -74,4 +76,6 @@ def run(ws: workspace.Workspace) -> DemoRun:
     written = [profile_written, queue_written, replay_written, cost.written, audited]
     drills = drills_demo.run(ws, "owned-8xh100")
     written += [*export_tests, *drills, hybrid_written, *governance]
-    return DemoRun(profile, queue, replay, cost, audited, [p for p in written if p])
+    decision, decision_written = decision_demo.run(ws)  # last: it reads every record above
+    written.append(decision_written)
+    return DemoRun(profile, queue, replay, cost, audited, decision, [p for p in written if p])
