@@ -35,3 +35,18 @@ def test_demo_files_validate(demo_workspace: Path) -> None:
     broken["verdict"] = "maybe"
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(broken, evidence)
+
+
+def test_assess_twice_on_the_demo_gives_the_same_decision(demo_workspace: Path) -> None:
+    from .conftest import run_cli
+
+    runs = [run_cli("assess", str(demo_workspace), "--json") for _ in range(2)]
+    assert [r.returncode for r in runs] == [0, 0], runs[0].stderr
+    one, two = (json.loads(r.stdout) for r in runs)
+    assert one["evidence"] == two["evidence"]  # same figures and inputs: same record id
+    assert one["decision"] == two["decision"] and one["decision"]["status"] == "decided"
+    # A stop factor a reader can trace: its evidence id is a record of the workspace.
+    stops = [s for o in one["options"] for s in o["stop_factors"]]
+    assert {s["id"] for s in stops} >= {"export_hazard", "residency_violated"}
+    on_disk = {p.stem for p in (demo_workspace / "evidence").glob("*.json")}
+    assert all(set(s["evidence"]) <= on_disk for s in stops)
