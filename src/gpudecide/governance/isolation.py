@@ -23,10 +23,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from gpudecide import evidence as ev
+from gpudecide.errors import InputError
 from gpudecide.governance import controls, messages
 from gpudecide.governance.controls import Boundary
 from gpudecide.governance.findings import Finding
 from gpudecide.governance.loading import Loaded, load
+from gpudecide.inputs import read_input_text
 from gpudecide.options import OPTION_ID_PATTERN, OptionDecl
 
 ISOLATION_NAME = "isolation.yaml"
@@ -86,6 +88,9 @@ SHARING_FACTS: dict[str, dict[str, Any]] = {
     },
 }
 CLOSING_HANDLING = ("cleared", "deleted", "not_kept")
+
+# A cited document is read to find its excerpt: contracts and policies, not data sets.
+DOCUMENT_LIMIT = 64 << 20
 
 
 class _Strict(BaseModel):
@@ -247,9 +252,11 @@ def _check_proof(
             hint="paths are relative to the workspace folder",
         )
     try:
-        text = doc.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        return  # a PDF or scan: the hash still pins it, the excerpt cannot be matched
+        text = read_input_text(doc, DOCUMENT_LIMIT)  # a regular file only, bounded
+    except InputError as exc:
+        if exc.message == "not UTF-8 text":
+            return  # a PDF or scan: the hash still pins it, the excerpt cannot be matched
+        raise
     if _squash(proof.excerpt or "") not in _squash(text):
         raise loaded.error(
             f"the excerpt is not in {proof.document}",
