@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow as pa
 
 from gpudecide import evidence as ev
+from gpudecide.drills.restarts import restarts_from_zero
 from gpudecide.errors import InputError
 from gpudecide.jobs.classify import ClassifyConfig, jobs_table
 from gpudecide.jobs.figures import reconciliation, reconciliation_line, rounded
@@ -106,6 +107,10 @@ def analyse_queue(log: JobLog, options: QueueOptions | None = None) -> dict[str,
         "wait_reasons": reasons[:50],
         "slo": slos,
         "preemption": preemption.preemption_summary(log.attempts),
+        # G1, the Friday-night case: a lost run whose re-run took as long as a full run.
+        "restarts_from_zero": restarts_from_zero(
+            log.attempts, window_hours=opts.classify.restart_window_hours
+        ),
         "chains": chain_mod.chains(lc, opts.chain_pattern),
         "skipped_rows": len(log.bad_rows),
         "skipped": [

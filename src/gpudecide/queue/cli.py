@@ -192,6 +192,8 @@ def _print_queue(f: dict[str, Any]) -> None:
     )
     for finding in p["findings"]:
         out.print(f"  finding: {finding}", markup=False)
+    for finding in f["restarts_from_zero"]["findings"]:
+        out.print(f"  finding: {finding}", markup=False)
     _print_skipped(f)
     for note in f["summary"]["source_notes"]:
         out.print(f"note: {note}", markup=False)

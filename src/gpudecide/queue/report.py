@@ -156,6 +156,7 @@ def queue_section(section: Section, lang: Language) -> None:
             ],
         )
     )
+    _restarts_table(section, f, lang)
     if f["chains"]:
         section.tables.append(
             Table(
@@ -222,3 +223,27 @@ def replay_section(section: Section, lang: Language) -> None:
             ],
         )
     )
+
+
+def _restarts_table(section: Section, f: dict[str, Any], lang: Language) -> None:
+    """Re-runs after a lost node, preemption or timeout: resumed or restarted from zero (G1)."""
+    found = f.get("restarts_from_zero") or {}
+    rows = [
+        [
+            str(e["job_id"]),
+            str(e["name"]),
+            str(e["state"]),
+            str(e["verdict"]),
+            fmt(e["gpu_hours_lost"]),
+            str(e["checkpoint_known"]),
+        ]
+        for e in found.get("restarts", [])
+    ]
+    if rows:
+        section.tables.append(
+            Table(
+                "Restarts after a lost run (G1)",
+                ["job", "name", "lost by", "verdict", "GPU-hours lost", "checkpoint time known"],
+                rows,
+            )
+        )
