@@ -577,3 +577,105 @@ def test_managed_empty_month_keeps_storage_and_fixed_costs() -> None:
     ) in lines
     assert sum(D(amount) for comp, _, amount, _ in lines if comp == "compute") == 0
     assert month_cost(c, c.managed[0], REG.empty).total == D("621.00")
+
+
+def test_rented_per_gpu_hour_and_waiting_lines_of_every_option() -> None:
+    hourly = {**config()["rented"][0], "price_per_gpu_month": None, "price_per_gpu_hour": P(2)}
+    hourly["waiting"] = {"consequence": "x", "assumed_monthly_cost": P(70, "team")}
+    managed = {**config()["managed"][0]}
+    managed["waiting"] = {"consequence": "y", "assumed_monthly_cost": P(30, "team")}
+    c = cfg(rented=[hourly], managed=[managed])
+    pool = _lines(c.rented[0], c, REG.normal)[0]
+    # 4 GPUs x 672 h x 2, whatever the use.
+    assert pool == (
+        "compute",
+        "pool: 4 GPUs x 672 h x 2, billed whether used or not (C4)",
+        "5376.00",
+        "test §1",
+    )
+    assert ("waiting_cost", "team's assumption (not measured)", "70.00", "team") in _lines(
+        c.rented[0], c, REG.normal
+    )
+    assert ("waiting_cost", "team's assumption (not measured)", "30.00", "team") in _lines(
+        c.managed[0], c, REG.normal
+    )
+    r = reversibility(c, c.rented[0])
+    assert r is not None and r["committed_payments_left"] == "16128.00"  # 3 months x 5376
+
+
+def test_a_month_that_fills_the_pool_exactly_waits_for_nothing() -> None:
+    c = cfg()
+    full = REG.normal.scaled(D("26.88"))  # 2688 GPU-hours: exactly 4 GPUs x 672 h
+    assert full.gpu_hours == 2688
+    assert month_cost(c, c.rented[0], full).notes == []
+    over = month_cost(c, c.rented[0], REG.normal.scaled(D(27)))
+    assert over.notes == [
+        "rent: the month asks for 2,700 GPU-hours, the pool has 2,688: the rest waits into "
+        "the next month"
+    ]
+    assert over.useful_gpu_hours == D(2688) * D("0.75")
+
+
+@pytest.mark.parametrize(("days", "kept_gb"), [(56, 150), (28, 50), (14, 12.5)])
+def test_artifacts_carried_into_an_empty_month(days: int, kept_gb: float) -> None:
+    # 100 GB of artifacts a month kept `days`: retention r months leaves on average
+    # r - 0.5 months' worth (r >= 1) or r^2 / 2 (r < 1) in a month with no new ones.
+    c = cfg(managed=[{**config()["managed"][0], "retention_days": days}])
+    (storage,) = [ln for ln in _lines(c.managed[0], c, REG.empty) if ln[0] == "storage"]
+    assert f"+ {num(D(str(kept_gb)))} GB: earlier artifacts" in storage[1]
+
+
+def test_reversibility_edges() -> None:
+    # No rack contract, and every commitment over: nothing committed is left.
+    owned = {**config()["owned"][0], "colocation": None}
+    c = cfg(owned=[owned], exit_after_months=12)
+    r = reversibility(c, c.owned[0])
+    assert r is not None and r["commitment_months_left"] == 0
+    assert r["committed_payments_left"] == "0.00"
+    rented = reversibility(c, c.rented[0])
+    assert rented is not None and rented["commitment_months_left"] == 0
+    assert rented["cost_to_shrink"] == "1000.00"  # the 14 days' notice only
+    # A 730-hour month: 3 months of 30.4166... days + 14 = 105.25 days, kept to one place.
+    c730 = cfg(hours_per_month="730")
+    r = reversibility(c730, c730.rented[0])
+    assert r is not None and r["days_to_shrink"] == round(3 * 730 / 24 + 14, 1)
+
+
+def test_hybrid_month_keeps_its_own_labour_and_waiting() -> None:
+    base = {**config()["rented"][0]}
+    base["waiting"] = {"consequence": "b", "assumed_monthly_cost": P(999, "base")}
+    hyb = {
+        "id": "hyb",
+        "name": "h",
+        "base": "rent",
+        "overflow": "man",
+        "overflow_rule": {"rule": "kinds", "kinds": ["train", "eval"]},
+        "labour": labour(2, 10),
+        "waiting": {"consequence": "h", "assumed_monthly_cost": P(40, "hybrid")},
+    }
+    c = cfg(rented=[base], hybrid=[hyb])
+    m = month_cost(c, c.hybrid[0], REG.normal)
+    waiting = [ln for ln in m.lines if ln.component == "waiting_cost"]
+    assert [(str(ln.amount), ln.source) for ln in waiting] == [("40.00", "hybrid")]
+    assert [str(ln.amount) for ln in m.lines if ln.component == "engineer_labour"] == ["20.00"]
+    assert m.option_id == "hyb" and m.demand_gpu_hours == 100
+    parts = [month_cost(c, c.rented[0], REG.normal), month_cost(c, c.managed[0], REG.normal)]
+    # Everything goes to the managed side (train and eval), so its billed hours add to the pool.
+    assert m.available_gpu_hours == 2688 + parts[1].available_gpu_hours
+    assert m.notes[0] == "hyb: job kinds train, eval go to man"
+
+
+def test_split_of_a_fraction_of_a_job() -> None:
+    c = _hybrid_cfg({"rule": "over_capacity"})
+    tiny = _work(
+        gpu_hours=D("0.5"),
+        useful_gpu_hours=D("0.25"),
+        attempts=D("0.5"),
+        jobs_by_kind=dict.fromkeys(KINDS, ZERO) | {"train": D("0.5")},
+        levels=(6,),
+        bucket_hours=D("0.25"),
+    )
+    base, over, _ = split(tiny, c.hybrid[0], 5)
+    # 1 GPU over for a quarter hour: 0.25 of 0.5 GPU-hours, half of the half job and attempt.
+    assert over.gpu_hours == D("0.25") and over.jobs_by_kind["train"] == D("0.25")
+    assert over.attempts == D("0.25") and base.attempts == D("0.25")
