@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 
 import pytest
@@ -299,11 +300,17 @@ def test_peak_check_without_and_with_replay() -> None:
             "jobs_unplaceable": 0,
         },
     ]
+    # The peak month has 6 GPUs in use at once on this 4-GPU pool: jobs queue at the peak,
+    # so it is not called absorbed even with the replay's waits inside the SLO (issue 9, 13).
     check = analysis.peak_check(c, own, REG.peak, [replay_record(pools, slo)])
+    assert check is not None and check["source"] == "replay" and check["absorbs"] is False
+    assert "6 GPUs in use at once, more than the pool" in check["meaning"]
+    fits = replace(REG.peak, peak_concurrent_gpus=4)  # boundary: exactly the pool's size
+    check = analysis.peak_check(c, own, fits, [replay_record(pools, slo)])
     assert check is not None and check["source"] == "replay" and check["absorbs"] is True
     assert check["wait_p95_s"] == 7200 and "wait p95 2.0 h, max 3.0 h" in check["meaning"]
     pools[1]["slo_violation_share"] = 0.2
-    check = analysis.peak_check(c, own, REG.peak, [replay_record(pools, slo)])
+    check = analysis.peak_check(c, own, fits, [replay_record(pools, slo)])
     assert (
         check is not None and check["absorbs"] is False and "violated by 20.0%" in check["meaning"]
     )

@@ -158,7 +158,10 @@ def peak_check(
             if not slo or violation is None
             else float(violation) <= float(slo.get("allowed_violation_share", 0))
         )
-        absorbs = unplaceable == 0 and within_slo is not False
+        # More GPUs in use at once than the pool has: jobs queue at the peak, whatever the
+        # replay's waits; the peak is not called absorbed (issue 9 item 13).
+        exceeds = peak.peak_concurrent_gpus > gpus
+        absorbs = unplaceable == 0 and within_slo is not False and not exceeds
         out.update(
             {
                 "source": "replay",
@@ -186,6 +189,12 @@ def peak_check(
                 else ""
             )
             + f"replay of {gpus} GPUs ({out['window']} window, {out['policy']}): {wait}"
+            + (
+                f"; the log has {peak.peak_concurrent_gpus} GPUs in use at once, more than the "
+                "pool: jobs queue at the peak"
+                if exceeds
+                else ""
+            )
             + (
                 f"; SLO {slo.get('name')} violated by {float(violation):.1%} of jobs"
                 if slo and violation is not None
