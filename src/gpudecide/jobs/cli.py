@@ -222,7 +222,7 @@ def _print_profile(f: dict[str, Any]) -> None:
             f"{f['occupied_share']} occupied (of {f['available_gpu_hours']} GPU-hours)"
         )
     if f["skipped_rows"]:
-        out.print(f"[yellow]{f['skipped_rows']} malformed row(s) skipped:[/yellow]")
+        out.print(f"{f['skipped_rows']} malformed row(s) skipped:", style="yellow")
         for b in f["skipped"][:10]:
             out.print(f"  {b['path']}:{b['line']}: {b['field'] or ''} {b['reason']}", markup=False)
     for note in f["notes"]:

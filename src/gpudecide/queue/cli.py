@@ -13,6 +13,7 @@ from gpudecide import evidence as ev
 from gpudecide import workspace
 from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, guard, out
 from gpudecide.errors import InputError
+from gpudecide.inputs import node_line, yaml_root
 from gpudecide.jobs.classify import ClassifyConfig
 from gpudecide.jobs.cli import (
     EvidenceDirOpt,
@@ -55,13 +56,23 @@ SloOpt = Annotated[
 ]
 
 
-def _check_chain_pattern(pattern: str) -> None:
+def where_set(
+    flag: str, key: tuple[str, str], given: object, ws: workspace.Workspace | None
+) -> dict[str, Any]:
+    """Where a setting came from, for its error: the flag, or gpudecide.yaml's key and line."""
+    if given is not None or ws is None:
+        return {"field": flag}
+    path = ws.root / workspace.CONFIG_NAME
+    return {"path": path, "line": node_line(yaml_root(path), key), "field": ".".join(key)}
+
+
+def _check_chain_pattern(pattern: str, where: dict[str, Any]) -> None:
     try:
         compiled = re.compile(pattern)
     except re.error as exc:
-        raise InputError(f"not a regular expression: {exc}", field="--chain-pattern") from None
+        raise InputError(f"not a regular expression: {exc}", **where) from None
     if "chain" not in compiled.groupindex:
-        raise InputError("needs a named group (?P<chain>...)", field="--chain-pattern")
+        raise InputError("needs a named group (?P<chain>...)", **where)
 
 
 def queue(
@@ -96,7 +107,8 @@ def queue(
         slos = slo_mod.load(slo_path) if slo_path else None
         pattern = chain_pattern or (ws.config.queue.chain_pattern if ws else None)
         if pattern is not None:
-            _check_chain_pattern(pattern)
+            where = where_set("--chain-pattern", ("queue", "chain_pattern"), chain_pattern, ws)
+            _check_chain_pattern(pattern, where)
         loaded = command.load()
         figures, written = run_queue(loaded, slo_path, slos, pattern)
     if as_json:
@@ -255,7 +267,8 @@ def replay(
         try:
             sizes = parse_sizes(gpus or rcfg.gpus)
         except ValueError as exc:
-            raise InputError(str(exc), field="--gpus", hint="e.g. --gpus 8,16,32 or auto") from None
+            where = where_set("--gpus", ("replay", "gpus"), gpus, ws)
+            raise InputError(str(exc), hint="e.g. 8,16,32 or auto", **where) from None
         slo_path = slo_path_of(slo_opt, ws)
         slos = slo_mod.load(slo_path) if slo_path else None
         name = slo_name or rcfg.slo
