@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 
 from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, guard, open_workspace, out
-from gpudecide.drills import cordon_run, drill_run
-from gpudecide.drills.runner import DRILLS
+from gpudecide.drills import cordon_run
+
+if TYPE_CHECKING:
+    from gpudecide.drills import drill_run
+from gpudecide.drills.names import DRILLS
 from gpudecide.errors import InputError
 
 
@@ -125,6 +128,10 @@ def _register_drill(app: typer.Typer) -> None:
                     f"unknown executor {executor!r}", field="--executor", hint="local or slurm"
                 )
             ws = open_workspace(workspace_dir, required=False)
+            # Imported here: the drills' training job needs torch, which every other command
+            # (and `--help`) should not wait for.
+            from gpudecide.drills import drill_run
+
             run = drill_run.run_drills(
                 name,
                 ws=ws,

@@ -27,8 +27,9 @@ from gpudecide.drills import (
     storage_revoked,
 )
 from gpudecide.drills.launch import Zygote
+from gpudecide.drills.names import DRILLS
 from gpudecide.drills.restarts import restarts_from_zero
-from gpudecide.drills.runner import DRILLS, DrillContext, DrillResult
+from gpudecide.drills.runner import DrillContext, DrillResult
 from gpudecide.errors import InputError
 from gpudecide.inputs import load_yaml_model
 from gpudecide.jobs.cli import workspace_logs

@@ -22,18 +22,9 @@ from gpudecide import evidence as ev
 from gpudecide.drills.job import JobSpec, now_iso, read_events
 from gpudecide.drills.journal import Journal, Probe
 from gpudecide.drills.launch import LocalExecutor, SlurmExecutor, SlurmJob, Zygote
+from gpudecide.drills.names import NODE_LOCAL, SPEC_IDS
 from gpudecide.portability.storage import Storage, open_storage
 from gpudecide.portability.trainer import CheckpointError, verify_checkpoint
-
-DRILLS = ("node-loss", "disk-full", "storage-revoked", "gpu-delay", "checkpoint-corrupt")
-NODE_LOCAL = "node"  # --storage node: checkpoints only on the node's own disk
-SPEC_IDS = {
-    "node-loss": ["G1", "G4"],
-    "disk-full": ["G4", "A2"],
-    "storage-revoked": ["G4", "E3"],
-    "gpu-delay": ["G4", "Q1", "Q4"],
-    "checkpoint-corrupt": ["G4", "A2"],
-}
 
 # A tiny model (about 17k parameters, ~250 kB a checkpoint): every drill runs in seconds.
 TINY_TRAIN: dict[str, Any] = {

@@ -21,6 +21,7 @@ from gpudecide.drills import runner
 from gpudecide.drills.faults import FaultUnsupported, LocalRevocation, MotoS3
 from gpudecide.drills.job import EXIT_DENIED
 from gpudecide.drills.journal import Probe, always
+from gpudecide.drills.names import NODE_LOCAL
 from gpudecide.drills.runner import DrillContext, DrillResult, last, steps_of
 from gpudecide.errors import InputError
 
@@ -80,7 +81,7 @@ class _Access:
 def run(ctx: DrillContext, *, retries: int = RETRIES) -> DrillResult:
     """Run the drill; `retries=0` is the negative twin."""
     run_dir = ctx.root / ("storage-revoked" if retries else "storage-revoked-no-retry")
-    if ctx.storage == runner.NODE_LOCAL:
+    if ctx.storage == NODE_LOCAL:
         return runner.without_external_storage("storage-revoked", run_dir)
     j = runner.new_journal(
         "storage-revoked",

@@ -10,35 +10,13 @@ vocabulary, so the loss really falls and nothing is downloaded. Sizes run from ~
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-
-@dataclass(frozen=True)
-class Dims:
-    """Shape of the model (what a checkpoint must match to be loaded without changes)."""
-
-    vocab_size: int
-    d_model: int
-    n_layers: int
-    n_heads: int
-    seq_len: int
-    dropout: float
-
-
-# Parameter counts (weights + biases) printed by `count_parameters(CausalLM(dims))`:
-# tiny 0.14M, small 3.7M, 125m 134M, 350m 367M, 1b 1.04B.
-SIZE_PRESETS: dict[str, dict[str, int]] = {
-    "tiny": {"vocab_size": 256, "d_model": 64, "n_layers": 2, "n_heads": 4, "seq_len": 32},
-    "small": {"vocab_size": 1024, "d_model": 256, "n_layers": 4, "n_heads": 4, "seq_len": 64},
-    "125m": {"vocab_size": 32000, "d_model": 768, "n_layers": 12, "n_heads": 12, "seq_len": 256},
-    "350m": {"vocab_size": 32000, "d_model": 1024, "n_layers": 24, "n_heads": 16, "seq_len": 256},
-    "1b": {"vocab_size": 32000, "d_model": 2048, "n_layers": 18, "n_heads": 16, "seq_len": 256},
-}
+from gpudecide.portability.config import Dims
 
 
 class Block(nn.Module):

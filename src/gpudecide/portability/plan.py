@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from gpudecide.inputs import load_yaml_model
 from gpudecide.options import OPTION_ID_PATTERN
-from gpudecide.portability.trainer import TrainConfig
+from gpudecide.portability.config import TrainConfig
 
 PLAN_NAME = "export-test.yaml"
 Metric = Literal["loss", "eval_loss"]
