@@ -44,6 +44,7 @@ def test_demo_command_from_a_clean_clone(tmp_path: Path) -> None:
     html = (report / "index.html").read_text()
     assert "47 GPU jobs in all" in html and "<svg" in html
     body = json.loads((report / "report.json").read_text())
-    profile = body["sections"][0]["evidence"]["figures"]
+    assert body["sections"][0]["kind"] == "decision"  # the report opens with the answer
+    profile = next(s for s in body["sections"] if s["kind"] == "profile")["evidence"]["figures"]
     assert profile["jobs_total"] == 47 and profile["trainings_successful"] == 3
     assert (report / "report.md").read_text().startswith("# GPU decision report")

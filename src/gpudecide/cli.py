@@ -8,6 +8,7 @@ Each analysis package registers its own commands from its `cli.py`; a new analys
 from __future__ import annotations
 
 from pathlib import Path
+from types import ModuleType
 from typing import Annotated, Any
 
 import typer
@@ -21,6 +22,7 @@ from gpudecide.cost import analysis as cost_analysis
 from gpudecide.cost.cli import register as register_cost
 from gpudecide.decision.cli import print_assessment, register_check, run_assess
 from gpudecide.drills.cli import register as register_drills
+from gpudecide.errors import InputError
 from gpudecide.governance.cli import check_app
 from gpudecide.governance.cli import register as register_governance
 from gpudecide.jobs import profile as prof
@@ -215,9 +217,8 @@ def demo(
     as_json: JsonOpt = False,
 ) -> None:
     """Build the demo workspace (a fictional team, 8 weeks of sacct log) and its report."""
-    from gpudecide import demo as demo_mod
-
     with guard(as_json):
+        demo_mod = _demo_module()
         ws = demo_mod.create(out_dir, force=force)
         result = demo_mod.run(ws)
         decision = result.decision
@@ -247,6 +248,20 @@ def demo(
     out.print(f"demo workspace: {out_dir}")
     for kind, path in paths.items():
         out.print(f"{kind}: {path}")
+
+
+def _demo_module() -> ModuleType:
+    """The demo, which trains small models: without PyTorch it says how to get it."""
+    try:
+        from gpudecide import demo
+    except ModuleNotFoundError as exc:
+        if exc.name != "torch":
+            raise
+        raise InputError(
+            "the demo trains small models (export test, drills) and needs PyTorch",
+            hint="pip install 'gpudecide[train]' (scripts/setup does)",
+        ) from None
+    return demo
 
 
 def main() -> None:
