@@ -28,7 +28,7 @@ from gpudecide.i18n import catalogue, catalogue_path
 SRC = Path(gpudecide.__file__).parent
 ROOT = SRC.parent.parent
 GLOSSARY = ROOT / "docs" / "glossary.md"
-KEYWORDS = {"_": None, "N_": None, "message": (1, 2)}
+KEYWORDS = {"_": None, "N_": None, "P_": None, "message": (1, 2)}
 _FIELD = re.compile(r"\{[^}]*\}")
 _DOMAIN_OF_FILE = re.compile(r"""\btranslator\(\s*["']([\w-]+)["']\s*\)""")
 TRANSLATED = ("ru", "kk")

@@ -10,7 +10,7 @@ from typing import Any
 
 from gpudecide.i18n import translator
 from gpudecide.report.fmt import fmt, not_available
-from gpudecide.report.i18n import N_, Language, localize
+from gpudecide.report.i18n import N_, P_, Language, localize
 from gpudecide.report.model import Section, Table
 
 _ = translator("artifacts")
@@ -65,36 +65,36 @@ HAZARDS = {
 # English the audit writes without a message id (summary, notes, details), translated by
 # pattern (`gpudecide.report.i18n.localize`); listed so that the catalogues must hold them.
 GENERATED = (
-    N_("weights only: not resumable"),
-    N_("no model weights found"),
-    N_("resumable from {path} (step {step})"),
-    N_("{n} hazard(s)"),
-    N_("{n} E2 item(s) missing"),
-    N_("{n} A8 question(s) open"),
-    N_("an adapter is usable only with the exact base model it was trained on (E5)"),
-    N_(
+    P_("weights only: not resumable"),
+    P_("no model weights found"),
+    P_("resumable from {path} (step {step})"),
+    P_("{n} hazard(s)"),
+    P_("{n} E2 item(s) missing"),
+    P_("{n} A8 question(s) open"),
+    P_("an adapter is usable only with the exact base model it was trained on (E5)"),
+    P_(
         "A4: hashes prove integrity, not that the artifacts load: restore them and continue "
         "training elsewhere (E1)"
     ),
-    N_("{path}: not audited ({reason})"),
-    N_("no retention.yaml: every A8 question is open (gpudecide init writes a template)"),
-    N_(
+    P_("{path}: not audited ({reason})"),
+    P_("no retention.yaml: every A8 question is open (gpudecide init writes a template)"),
+    P_(
         "no open format explains it (starts with {magic}): a package only its vendor's SDK "
         "may read"
     ),
-    N_("adapter has no base model revision (revision: null)"),
-    N_(
+    P_("adapter has no base model revision (revision: null)"),
+    P_(
         "weights without optimizer state and step in one checkpoint: inference only, training "
         "cannot continue (A2)"
     ),
-    N_("no file matches {pattern}"),
-    N_("the plan does not require resumption"),
-    N_("precision bf16: no fp16 loss scaling"),
-    N_("After the job or endpoint is deleted, are checkpoints kept separately, and where?"),
-    N_("Who sets retention?"),
-    N_("Is a legal hold possible, and who places it?"),
-    N_("How are copies (replicas, backups, caches) deleted, and how is it confirmed?"),
-    N_("Who sees the encryption keys?"),
+    P_("no file matches {pattern}"),
+    P_("the plan does not require resumption"),
+    P_("precision bf16: no fp16 loss scaling"),
+    P_("After the job or endpoint is deleted, are checkpoints kept separately, and where?"),
+    P_("Who sets retention?"),
+    P_("Is a legal hold possible, and who places it?"),
+    P_("How are copies (replicas, backups, caches) deleted, and how is it confirmed?"),
+    P_("Who sees the encryption keys?"),
 )
 
 

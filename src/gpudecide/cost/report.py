@@ -16,7 +16,7 @@ from gpudecide.cost.analysis import REGIME_MONTHS
 from gpudecide.cost.fmt import money, num
 from gpudecide.i18n import translator
 from gpudecide.report.fmt import not_available, pct, pct0
-from gpudecide.report.i18n import N_, Language, localize, render_message
+from gpudecide.report.i18n import N_, P_, Language, localize, render_message
 from gpudecide.report.model import Chart, Section, Table
 
 TOP_INPUTS = 12
@@ -34,129 +34,147 @@ def _loc(text: str, lang: Language) -> str:
 # re-formatted. Listed here so that extraction finds them and the catalogues must hold them.
 GENERATED = (
     # cost lines (tco)
-    N_("{role}: {hours} h x {rate}"),
-    N_("{name} (per month)"),
-    N_("{item}: {quantity} x {price} / {months} months"),
-    N_(
+    P_("{role}: {hours} h x {rate}"),
+    P_("{name} (per month)"),
+    P_("{item}: {quantity} x {price} / {months} months"),
+    P_(
         "power: {servers} server(s) x {kw} kW at {load} load x {hours} h x PUE {pue} = "
         "{kwh} kWh x {price}"
     ),
-    N_("support contract (per month)"),
-    N_("rack / colocation (per month)"),
-    N_("replacements: {n} a year x {cost} / 12"),
-    N_("provisioned storage: {gb} GB x {price}"),
-    N_("pool: {gpus} GPUs x {hours} h x {price}, billed whether used or not (C4)"),
-    N_("pool: {gpus} GPUs x {price} per month, billed whether used or not (C4)"),
-    N_("egress: {n} trainings x {gb} GB x {price}"),
-    N_("job time: {hours} GPU-hours x {price} per GPU-hour"),
-    N_(
+    P_("support contract (per month)"),
+    P_("rack / colocation (per month)"),
+    P_("replacements: {n} a year x {cost} / 12"),
+    P_("provisioned storage: {gb} GB x {price}"),
+    P_("pool: {gpus} GPUs x {hours} h x {price}, billed whether used or not (C4)"),
+    P_("pool: {gpus} GPUs x {price} per month, billed whether used or not (C4)"),
+    P_("egress: {n} trainings x {gb} GB x {price}"),
+    P_("job time: {hours} GPU-hours x {price} per GPU-hour"),
+    P_(
         "{what}: {n} attempts x {minutes} min per attempt (on average half of the "
         "{increment}-min increment) x {gpus} GPUs = {gpu_hours} GPU-hours x {price} per GPU-hour"
     ),
-    N_(
+    P_(
         "{what}: {n} attempts x {minutes} min per attempt ({gb} GB x {rate} min/GB) x {gpus} "
         "GPUs = {gpu_hours} GPU-hours x {price} per GPU-hour"
     ),
-    N_(
+    P_(
         "{what}: {n} attempts x {minutes} min per attempt x {gpus} GPUs = {gpu_hours} "
         "GPU-hours x {price} per GPU-hour"
     ),
-    N_("billing increment"),
-    N_("environment start-up"),
-    N_("data loading"),
-    N_("endpoint until deletion: {n} trainings x {hours} h x {price} per hour"),
-    N_("storage: ({gb} GB kept + {kept} GB: {how}) x {price} per GB-month"),
-    N_("{n} attempts x {gb} GB kept {days} days"),
-    N_("earlier artifacts still inside {days} days of retention"),
-    N_("data in: {n} attempts x {gb} GB x {price} per GB"),
-    N_(
+    P_("billing increment"),
+    P_("environment start-up"),
+    P_("data loading"),
+    P_("endpoint until deletion: {n} trainings x {hours} h x {price} per hour"),
+    P_("storage: ({gb} GB kept + {kept} GB: {how}) x {price} per GB-month"),
+    P_("{n} attempts x {gb} GB kept {days} days"),
+    P_("earlier artifacts still inside {days} days of retention"),
+    P_("data in: {n} attempts x {gb} GB x {price} per GB"),
+    P_(
         "minimum monthly commitment: usage of {used} is below the floor of {floor}, topped up "
         "by the difference"
     ),
-    N_("base {option}: {label}"),
-    N_("overflow {option}: {label}"),
-    N_("team's assumption (not measured)"),
+    P_("base {option}: {label}"),
+    P_("overflow {option}: {label}"),
+    P_("team's assumption (not measured)"),
     # how each month was chosen (regimes)
-    N_(
+    P_(
         "median of {n} rolling {span}-week windows by GPU-hours (weeks {first}-{last}), "
         "scaled x{hours}/{window_hours} to a {hours}-hour month"
     ),
-    N_(
+    P_(
         "busiest of {n} rolling {span}-week windows (weeks {first}-{last}), scaled "
         "x{hours}/{window_hours} to a {hours}-hour month"
     ),
-    N_(
+    P_(
         "fewer than {weeks} measured weeks: the whole {span}-week window scaled "
         "x{hours}/{window_hours} to a {hours}-hour month; normal and peak month are the same"
     ),
-    N_("no jobs for a whole month after normal months: idle capacity, storage, commitments"),
-    N_(
+    P_("no jobs for a whole month after normal months: idle capacity, storage, commitments"),
+    P_(
         "useful GPU-hours are {share} of occupied GPU-hours over the profile (completed "
         "attempts); each month uses that share"
     ),
-    N_(
+    P_(
         "the log covers {covered} weeks: the first {drop} week(s) of the profile are left out "
         "of the monthly windows (not measured)"
     ),
-    N_(
+    P_(
         "per-attempt overheads (managed start-up, data loading, billing increment) are charged "
         "on {gpus} GPUs: GPU-hours over attempt-hours, so long, wide jobs weigh more (the "
         "profile evidence has no per-job GPU count)"
     ),
     # the peak check and the waits (analysis)
-    N_("replay of {gpus} GPUs (peak window, {policy}): wait p95 {p95}, max {max}"),
-    N_("replay of {gpus} GPUs (normal window, {policy}): wait p95 {p95}, max {max}"),
-    N_("replay of {gpus} GPUs ({window} window, {policy}): wait p95 {p95}, max {max}"),
-    N_("replay of {gpus} GPUs (peak window, {policy}): wait p95 {p95}"),
-    N_("SLO {slo} violated by {share} of jobs"),
-    N_("{n} job(s) larger than the pool ({gpus} GPUs) can never run here"),
-    N_("{n} min"),
-    N_("{n} h"),
-    N_("demand above {gpus} GPUs goes to {option}"),
-    N_("kinds {kinds} go to {option}"),
-    N_("job kinds {kinds} go to {option}"),
-    N_("the concurrency of the jobs left on the base pool is not in the profile evidence"),
-    N_(
+    P_("replay of {gpus} GPUs (peak window, {policy}): wait p95 {p95}, max {max}"),
+    P_("replay of {gpus} GPUs (normal window, {policy}): wait p95 {p95}, max {max}"),
+    P_("replay of {gpus} GPUs ({window} window, {policy}): wait p95 {p95}, max {max}"),
+    P_("replay of {gpus} GPUs (peak window, {policy}): wait p95 {p95}"),
+    P_("SLO {slo} violated by {share} of jobs"),
+    P_("{n} job(s) larger than the pool ({gpus} GPUs) can never run here"),
+    P_("{n} min"),
+    P_("{n} h"),
+    P_("demand above {gpus} GPUs goes to {option}"),
+    P_("kinds {kinds} go to {option}"),
+    P_("job kinds {kinds} go to {option}"),
+    P_("the concurrency of the jobs left on the base pool is not in the profile evidence"),
+    P_(
         "demand above the base pool's {gpus} GPUs goes to {option} (upper bound: {rest}"
     ),
-    N_(
+    P_(
         "no replay of a pool of {gpus} GPUs in the evidence: the profile's peak of {peak} GPUs "
         "in use at once is compared with the pool (fits); run `gpudecide replay` for the waits"
     ),
-    N_(
+    P_(
         "no replay of a pool of {gpus} GPUs in the evidence: the profile's peak of {peak} GPUs "
         "in use at once is compared with the pool (jobs queue); run `gpudecide replay` for the "
         "waits"
     ),
-    N_(
+    P_(
         "{option}: environment start-up {startup} min and data loading {loading} min per job, "
         "from the contract (not measured; the queue evidence measures submit-to-start)"
     ),
-    N_("{option}: {text}"),
-    N_("profile evidence {id} is not fresh: its log changed or is gone"),
-    N_("no GPU-hours in the profile: no break-even utilisation to compute"),
-    N_(
+    P_("{option}: job kinds {kinds} go to {target}"),
+    P_("{option}: demand above the base pool's {gpus} GPUs goes to {target} (upper bound: {rest}"),
+    P_(
+        "the log has {peak} GPUs in use at once, more than the pool: jobs queue at the peak"
+    ),
+    # findings and summaries of records written before they carried message ids
+    P_("observed {normal:pct} in the normal month, {peak:pct} in the peak month"),
+    P_("{dedicated} is cheaper than {managed} only above {u:pct} useful utilisation; {seen}"),
+    P_(
+        "{dedicated} is cheaper than {managed} only above {u:pct} useful utilisation (only at "
+        "~100 % utilisation); {seen}"
+    ),
+    P_(
+        "{dedicated} is never cheaper than {managed} at a utilisation this workload can reach "
+        "(at most {max:pct} useful: failed attempts occupy the pool too); {seen}"
+    ),
+    P_("cheapest {parts}"),
+    P_("{month}: {option} {total:money} {currency}"),
+    P_("{month}: {option} {total:money} {currency} ({per:money} {currency} per useful GPU-hour)"),
+    P_("profile evidence {id} is not fresh: its log changed or is gone"),
+    P_("no GPU-hours in the profile: no break-even utilisation to compute"),
+    P_(
         "{n} price(s) still have a placeholder source (C5: take tariffs from the contract): "
         "{fields}"
     ),
-    N_("{option}: the month asks for {asked} GPU-hours, the pool has {has}: the rest waits "
+    P_("{option}: the month asks for {asked} GPU-hours, the pool has {has}: the rest waits "
        "into the next month"),
     # reversibility (tco)
-    N_(
+    P_(
         "sell the servers ({share} of the purchase price assumed), pay the rack for {months} "
         "more month(s), move jobs within {weeks} weeks"
     ),
-    N_("release {gpus} GPU(s) at a time with {days} days' notice after the commitment"),
-    N_("capacity cannot be reduced: only the whole contract ends, after the commitment"),
-    N_("billed per use, nothing to shrink"),
-    N_("leaving moves {gb} GB kept at the vendor out at {price} per GB"),
-    N_("leaving moves {gb} GB kept at the vendor out (egress price not in the contract: ask)"),
-    N_("the time and manual steps come from the export test"),
+    P_("release {gpus} GPU(s) at a time with {days} days' notice after the commitment"),
+    P_("capacity cannot be reduced: only the whole contract ends, after the commitment"),
+    P_("billed per use, nothing to shrink"),
+    P_("leaving moves {gb} GB kept at the vendor out at {price} per GB"),
+    P_("leaving moves {gb} GB kept at the vendor out (egress price not in the contract: ask)"),
+    P_("the time and manual steps come from the export test"),
     # sensitivity inputs
-    N_("workload: GPU-hours per month"),
-    N_("profile"),
-    N_("{n} finding(s)"),
-    N_("workload: jobs per month at the same GPU-hours"),
+    P_("workload: GPU-hours per month"),
+    P_("profile"),
+    P_("{n} finding(s)"),
+    P_("workload: jobs per month at the same GPU-hours"),
 )
 
 

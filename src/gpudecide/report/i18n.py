@@ -56,6 +56,17 @@ def N_(msgid: str) -> str:
     return msgid
 
 
+_PATTERN_IDS: set[str] = set()
+
+
+def P_(msgid: str) -> str:
+    """Mark an English msgid as a pattern: text an analysis wrote without a message id is
+    matched against it (`localize`). Only marked msgids are patterns, so a generic format
+    string ("{gpus} at {time}") never half-translates a sentence it happens to fit."""
+    _PATTERN_IDS.add(msgid)
+    return msgid
+
+
 # The report frame's headings by key (renderer and section builders call `t(key, lang)`).
 KEYS: dict[str, str] = {
     "report_title": N_("GPU decision report"),
@@ -105,17 +116,17 @@ VERDICTS: dict[str, str] = {
 
 # Why a record is not fresh (gpudecide.evidence.freshness), translated by pattern.
 PROBLEMS = (
-    N_("the record was edited after it was written"),
-    N_("{path}: input is gone"),
-    N_("{path}: input changed since the evidence was computed"),
-    N_("{path}: bad input: {reason}"),
-    N_("{path}: bad input: cannot read ({reason})"),
-    N_("figures damaged ({error}): re-run the analysis"),
-    N_("{path}: cites a record that is {state}: {why}"),
-    N_("stale"),
-    N_("tampered"),
-    N_("missing_input"),
-    N_("bad_input"),
+    P_("the record was edited after it was written"),
+    P_("{path}: input is gone"),
+    P_("{path}: input changed since the evidence was computed"),
+    P_("{path}: bad input: {reason}"),
+    P_("{path}: bad input: cannot read ({reason})"),
+    P_("figures damaged ({error}): re-run the analysis"),
+    P_("{path}: cites a record that is {state}: {why}"),
+    P_("stale"),
+    P_("tampered"),
+    P_("missing_input"),
+    P_("bad_input"),
 )
 
 # The catalogue domain of each evidence kind, for summaries and notes written in English.
@@ -201,13 +212,18 @@ _FIELD = re.compile(r"\{(\w+)(?::[^}]*)?\}")
 _NUMBER = re.compile(r"-?\d{1,3}(?:,\d{3})*(?:\.\d+)?%?|-?\d+(?:\.\d+)?%?")
 
 
-@lru_cache(maxsize=64)
 def _patterns(domain: str, lang: str) -> list[tuple[re.Pattern[str], int, str]]:
-    """The catalogue's msgids with fields as anchored regular expressions, their literal
-    length, and their translation. A field never spans "; " (the parts of a summary)."""
+    return _compiled(domain, lang, len(_PATTERN_IDS))
+
+
+@lru_cache(maxsize=64)
+def _compiled(domain: str, lang: str, _marked: int) -> list[tuple[re.Pattern[str], int, str]]:
+    """The catalogue's pattern msgids (`P_`) with fields as anchored regular expressions,
+    their literal length, and their translation. A field never spans "; " (the parts of a
+    summary). `_marked` keys the cache: a module marking more patterns refreshes it."""
     out: list[tuple[re.Pattern[str], int, str]] = []
     for msgid, translated in catalogue(domain, lang).items():
-        if "{" not in msgid:
+        if "{" not in msgid or msgid not in _PATTERN_IDS:
             continue
         parts = _FIELD.split(msgid)
         seen: set[str] = set()
