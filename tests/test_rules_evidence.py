@@ -352,3 +352,40 @@ def test_input_ref_refuses_what_is_not_a_regular_file(tmp_path: Path) -> None:
         ev.input_ref(fifo, tmp_path)
     assert exc.value.path == str(fifo)
     assert exc.value.message == "is a FIFO (named pipe), not a regular file"
+
+
+def test_subject_and_superseded_records(tmp_path: Path) -> None:
+    t = datetime(2026, 3, 1, tzinfo=UTC)
+
+    def rec(kind: str, i: int, **figures: object) -> ev.Evidence:
+        return ev.seal(
+            ev.Evidence(
+                kind=kind, title="t", spec_ids=[], verdict="info", summary="",
+                figures={"n": i, **figures},
+            ),
+            now=t + timedelta(seconds=i),
+        )  # fmt: skip
+
+    a1, a2 = rec("cost", 1, option="own"), rec("cost", 2, option="own")
+    b1 = rec("cost", 3, option="rent")
+    q1 = rec("queue", 4, option=7)  # a non-text option concerns no one option
+    assert ev.subject(a1) == ("cost", "own") and ev.subject(q1) == ("queue", None)
+    assert ev.superseded([a1, a2, b1, q1]) == {a1.id}
+    assert ev.superseded([a1, b1]) == set()
+
+
+def test_relative_figures_rewrite_paths_inside_the_workspace(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    inside = f"{root.resolve()}/exports/run1"
+    figures = {
+        "path": inside,
+        "texts": [f"9 files to {inside}", "/elsewhere/x"],
+        "nested": {"n": 3, "p": inside},
+    }
+    assert ev.relative_figures(figures, root) == {
+        "path": "exports/run1",
+        "texts": ["9 files to exports/run1", "/elsewhere/x"],
+        "nested": {"n": 3, "p": "exports/run1"},
+    }
+    assert ev.relative_figures(figures, None) is figures
