@@ -366,7 +366,11 @@ def test_reversibility_of_managed_and_hybrid() -> None:
     no_price = cfg(managed=[{**config()["managed"][0], "egress_price_per_gb": None}])
     r = reversibility(no_price, no_price.managed[0])
     assert r is not None and r["egress_cost"] is None and r["cost_to_shrink"] == "0.00"
-    assert "egress price not in the contract: ask" in r["how"]
+    assert r["how"] == (
+        "billed per use, nothing to shrink; leaving moves 1,000 GB kept at the vendor out "
+        "(egress price not in the contract: ask); the time and manual steps come from the "
+        "export test"
+    )
     hyb = {
         "id": "hyb",
         "name": "pool + bursts",
@@ -413,7 +417,10 @@ def test_split_over_capacity_and_an_empty_month() -> None:
     c = _hybrid_cfg({"rule": "over_capacity"})
     w = _work()  # levels (4, 6, 0) x 24 h: above 5 GPUs, 24 GPU-hours of 100
     base, over, how = split(w, c.hybrid[0], 5)
-    assert how.startswith("demand above the base pool's 5 GPUs goes to man (upper bound")
+    assert how == (
+        "demand above the base pool's 5 GPUs goes to man (upper bound: the profile keeps the "
+        "busiest moment of each time bucket; jobs split in proportion)"
+    )
     assert (over.gpu_hours, base.gpu_hours) == (24, 76)
     share = D(24) / D(100)
     assert over.jobs_by_kind["train"] == 4 * share and base.jobs_by_kind["eval"] == 6 - 6 * share
@@ -507,6 +514,7 @@ def test_owned_and_rented_months_line_by_line() -> None:
     for option in (c.owned[0], c.rented[0]):
         m = month_cost(c, option, REG.normal)
         assert (m.available_gpu_hours, m.demand_gpu_hours) == (2688, 100)
+        assert m.option_id == option.id
     # In the empty month nobody waits: no waiting line, even with an amount (C7).
     assert month_cost(c, c.owned[0], REG.empty).components["waiting_cost"] == 0
     # ... but any work at all can wait, even under one GPU-hour.
@@ -514,7 +522,11 @@ def test_owned_and_rented_months_line_by_line() -> None:
     assert month_cost(c, c.owned[0], tiny).components["waiting_cost"] == 250
     # Without a price for provisioned storage, no storage line (and none for 0 GB).
     no_disk = cfg(rented=[{**config()["rented"][0], "storage_gb": "0"}])
-    assert month_cost(no_disk, no_disk.rented[0], REG.normal).components["storage"] == 0
+    assert [ln for ln in _lines(no_disk.rented[0], no_disk, REG.normal) if ln[0] == "storage"] == []
+    unpriced = cfg(rented=[{**config()["rented"][0], "storage_price_per_gb_month": None}])
+    assert [
+        ln for ln in _lines(unpriced.rented[0], unpriced, REG.normal) if ln[0] == "storage"
+    ] == []
     small = cfg(rented=[{**config()["rented"][0], "storage_gb": "0.5"}])
     assert month_cost(small, small.rented[0], REG.normal).components["storage"] == D("0.03")
 
@@ -663,6 +675,8 @@ def test_hybrid_month_keeps_its_own_labour_and_waiting() -> None:
     # Everything goes to the managed side (train and eval), so its billed hours add to the pool.
     assert m.available_gpu_hours == 2688 + parts[1].available_gpu_hours
     assert m.notes[0] == "hyb: job kinds train, eval go to man"
+    assert any(ln.label.startswith("base rent: pool: 4 GPUs") for ln in m.lines)
+    assert any(ln.label.startswith("overflow man: job time") for ln in m.lines)
 
 
 def test_split_of_a_fraction_of_a_job() -> None:
@@ -679,3 +693,11 @@ def test_split_of_a_fraction_of_a_job() -> None:
     # 1 GPU over for a quarter hour: 0.25 of 0.5 GPU-hours, half of the half job and attempt.
     assert over.gpu_hours == D("0.25") and over.jobs_by_kind["train"] == D("0.25")
     assert over.attempts == D("0.25") and base.attempts == D("0.25")
+
+
+def test_an_overhead_under_a_minute_is_still_charged() -> None:
+    # A 1-minute billing increment loses half a minute per attempt on average: 2 attempts x
+    # 0.5 min x 2 GPUs = 2 GPU-minutes.
+    c = cfg(managed=[{**config()["managed"][0], "billing_increment_minutes": "1"}])
+    (line,) = [ln for ln in _lines(c.managed[0], c, REG.normal) if "increment" in ln[1]]
+    assert line[2] == "0.33"  # 2/60 GPU-hours x 10
