@@ -143,25 +143,26 @@ def _condition(status: dict[str, Any], kind: str) -> dict[str, Any] | None:
     return None
 
 
-def _pod_row(
-    pod: dict[str, Any], events: dict[str, list[dict[str, Any]]], path: Path, where: str
-) -> tuple[dict[str, Any], bool]:
-    meta = pod.get("metadata") or {}
-    spec = pod.get("spec") or {}
-    status = pod.get("status") or {}
-    name = meta.get("name")
-    if not name:
-        raise InputError("pod without metadata.name", path=path, field=f"{where}.metadata")
-    labels = meta.get("labels") or {}
-    notes_ = meta.get("annotations") or {}
+def _job_name(meta: dict[str, Any], labels: dict[str, Any]) -> Any:
     owner = next(
         (o.get("name") for o in meta.get("ownerReferences") or [] if o.get("kind") == "Job"), None
     )
-    job = labels.get("batch.kubernetes.io/job-name") or labels.get("job-name") or owner
-    pod_events = events.get(meta.get("uid") or "", []) or events.get(
+    return labels.get("batch.kubernetes.io/job-name") or labels.get("job-name") or owner
+
+
+def _events_of(
+    meta: dict[str, Any], name: str, events: dict[str, list[dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    # Events name their pod by uid when the export kept it, else by namespace/name.
+    return events.get(meta.get("uid") or "", []) or events.get(
         f"{meta.get('namespace')}/{name}", []
     )
-    created = parse_time(meta.get("creationTimestamp"), path, f"{where}.metadata.creationTimestamp")
+
+
+def _scheduling(
+    status: dict[str, Any], pod_events: list[dict[str, Any]], path: Path, where: str
+) -> tuple[datetime | None, Any]:
+    """When the pod was scheduled, and the last reason it waited."""
     scheduled = next((e["time"] for e in pod_events if e["reason"] == "Scheduled"), None)
     cond = _condition(status, "PodScheduled")
     if scheduled is None and cond and cond.get("status") == "True":
@@ -178,6 +179,13 @@ def _pod_row(
             else None
         )
     )
+    return scheduled, reason
+
+
+def _termination(
+    status: dict[str, Any], path: Path, where: str
+) -> tuple[datetime | None, Any, Any]:
+    """The last container end, and the exit code and reason of the last terminated container."""
     ends, exit_code, term_reason = [], None, None
     for c, cs in enumerate(status.get("containerStatuses") or []):
         term = get(cs, "state", "terminated")
@@ -192,9 +200,17 @@ def _pod_row(
             exit_code = term.get("exitCode", exit_code)
             term_reason = term.get("reason", term_reason)
     end = max((e for e in ends if e is not None), default=None)
+    return end, exit_code, term_reason
+
+
+def _pod_state(
+    status: dict[str, Any],
+    pod_events: list[dict[str, Any]],
+    scheduled: datetime | None,
+    term_reason: Any,
+) -> tuple[str, str]:
     phase = status.get("phase")
     disruption = _condition(status, "DisruptionTarget")
-    gpus = _gpus(spec, path, where)
     if (
         disruption
         and disruption.get("status") == "True"
@@ -203,20 +219,20 @@ def _pod_row(
             or any(e["reason"] == "Preempted" for e in pod_events)
         )
     ):
-        state, detail = "preempted", f"{phase}: {disruption.get('reason')}"
-    elif phase == "Succeeded":
-        state, detail = "completed", term_reason or "Completed"
-    elif phase == "Failed":
+        return "preempted", f"{phase}: {disruption.get('reason')}"
+    if phase == "Succeeded":
+        return "completed", term_reason or "Completed"
+    if phase == "Failed":
         state = "timeout" if status.get("reason") == "DeadlineExceeded" else "failed"
-        detail = f"Failed: {term_reason or status.get('reason') or 'Error'}"
-    elif phase == "Running" or (phase == "Pending" and scheduled is not None):
-        state, detail = "running", phase
-    elif phase == "Pending":
-        state, detail = "pending", "Pending"
-    else:
-        state, detail = "failed", str(phase)
-    if end is None and state in ("failed", "preempted", "completed"):
-        end = parse_time(meta.get("deletionTimestamp"), path, f"{where}.metadata") or end
+        return state, f"Failed: {term_reason or status.get('reason') or 'Error'}"
+    if phase == "Running" or (phase == "Pending" and scheduled is not None):
+        return "running", phase
+    if phase == "Pending":
+        return "pending", "Pending"
+    return "failed", str(phase)
+
+
+def _kind_label(notes_: dict[str, Any], labels: dict[str, Any], path: Path, where: str) -> Any:
     kind = notes_.get(ANNOTATION_KIND) or labels.get(ANNOTATION_KIND)
     if kind is not None and kind not in KINDS:
         raise InputError(
@@ -224,6 +240,34 @@ def _pod_row(
             path=path,
             field=f"{where}.metadata.annotations.{ANNOTATION_KIND}",
         )
+    return kind
+
+
+def _restarts(status: dict[str, Any]) -> int:
+    return sum(int(cs.get("restartCount") or 0) for cs in status.get("containerStatuses") or [])
+
+
+def _pod_row(
+    pod: dict[str, Any], events: dict[str, list[dict[str, Any]]], path: Path, where: str
+) -> tuple[dict[str, Any], bool]:
+    meta = pod.get("metadata") or {}
+    spec = pod.get("spec") or {}
+    status = pod.get("status") or {}
+    name = meta.get("name")
+    if not name:
+        raise InputError("pod without metadata.name", path=path, field=f"{where}.metadata")
+    labels = meta.get("labels") or {}
+    notes_ = meta.get("annotations") or {}
+    job = _job_name(meta, labels)
+    pod_events = _events_of(meta, name, events)
+    created = parse_time(meta.get("creationTimestamp"), path, f"{where}.metadata.creationTimestamp")
+    scheduled, reason = _scheduling(status, pod_events, path, where)
+    end, exit_code, term_reason = _termination(status, path, where)
+    gpus = _gpus(spec, path, where)
+    state, detail = _pod_state(status, pod_events, scheduled, term_reason)
+    if end is None and state in ("failed", "preempted", "completed"):
+        end = parse_time(meta.get("deletionTimestamp"), path, f"{where}.metadata") or end
+    kind = _kind_label(notes_, labels, path, where)
     start = scheduled
     row = {
         "job_id": job or name,
@@ -260,13 +304,7 @@ def _pod_row(
         "elapsed_s": seconds_between(start, end),
         "time_limit_s": spec.get("activeDeadlineSeconds"),
         "extras": json.dumps(
-            {
-                "pod": name,
-                "node": spec.get("nodeName"),
-                "restarts": sum(
-                    int(cs.get("restartCount") or 0) for cs in status.get("containerStatuses") or []
-                ),
-            }
+            {"pod": name, "node": spec.get("nodeName"), "restarts": _restarts(status)}
         ),
     }
     return row, bool(pod_events)
