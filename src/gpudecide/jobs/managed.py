@@ -116,13 +116,10 @@ def is_openai_events(doc: Any) -> bool:
     )
 
 
-def _sagemaker_attempts(job: dict[str, Any], path: Path, where: str) -> list[dict[str, Any]]:
-    name = job.get("TrainingJobName")
-    created = parse_time(job.get("CreationTime"), path, f"{where}.CreationTime")
-    config = job.get("ResourceConfig") or {}
-    groups = config.get("InstanceGroups") or [
-        {"InstanceType": config.get("InstanceType"), "InstanceCount": config.get("InstanceCount")}
-    ]
+def _sagemaker_gpus(
+    groups: list[dict[str, Any]], path: Path, where: str
+) -> tuple[int | None, str | None]:
+    """GPUs over all instance groups and their type; None when an instance type is unknown."""
     gpus: int | None = 0
     gpu_type = None
     for g in groups:
@@ -143,8 +140,12 @@ def _sagemaker_attempts(job: dict[str, Any], path: Path, where: str) -> list[dic
                 field=f"{where}.ResourceConfig.InstanceCount",
             )
         gpu_type = known[1]
-    transitions = job.get("SecondaryStatusTransitions") or []
-    steps = [
+    return gpus, gpu_type
+
+
+def _transitions(job: dict[str, Any], path: Path, where: str) -> list[tuple[Any, ...]]:
+    """(status, start, end, message) of each secondary status transition."""
+    return [
         (
             t.get("Status"),
             parse_time(
@@ -153,18 +154,27 @@ def _sagemaker_attempts(job: dict[str, Any], path: Path, where: str) -> list[dic
             parse_time(t.get("EndTime"), path, f"{where}.SecondaryStatusTransitions[{i}].EndTime"),
             t.get("StatusMessage"),
         )
-        for i, t in enumerate(transitions)
+        for i, t in enumerate(job.get("SecondaryStatusTransitions") or [])
     ]
-    final = job.get("SecondaryStatus") or job.get("TrainingJobStatus")
-    attempts: list[dict[str, Any]] = []
-    cur: dict[str, Any] = {
-        "eligible": created,
-        "submit": created,
+
+
+def _new_attempt(since: datetime | None) -> dict[str, Any]:
+    return {
+        "eligible": since,
+        "submit": since,
         "start": None,
         "prep_start": None,
         "end": None,
         "wait_reason": None,
     }
+
+
+def _split_at_interruptions(
+    steps: list[tuple[Any, ...]], created: datetime | None
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The attempts ended by a spot interruption, and the attempt still open after the last."""
+    attempts: list[dict[str, Any]] = []
+    cur = _new_attempt(created)
     for status, start, end, message in steps:
         if status == "Starting":
             # Instances are only known to be assigned once the next phase begins: a job
@@ -181,14 +191,14 @@ def _sagemaker_attempts(job: dict[str, Any], path: Path, where: str) -> list[dic
         elif status == "Interrupted":
             cur.update(state="preempted", detail="Interrupted (spot capacity reclaimed)", end=start)
             attempts.append(cur)
-            cur = {
-                "eligible": end or start,
-                "submit": end or start,
-                "start": None,
-                "prep_start": None,
-                "end": None,
-                "wait_reason": None,
-            }
+            cur = _new_attempt(end or start)
+    return attempts, cur
+
+
+def _finish_last_attempt(
+    cur: dict[str, Any], job: dict[str, Any], steps: list[tuple[Any, ...]], path: Path, where: str
+) -> None:
+    final = job.get("SecondaryStatus") or job.get("TrainingJobStatus")
     # The last attempt ends with the job: TrainingEndTime, else (a failed job has none) the
     # start of the last transition.
     cur["end"] = parse_time(job.get("TrainingEndTime"), path, f"{where}.TrainingEndTime") or (
@@ -207,41 +217,53 @@ def _sagemaker_attempts(job: dict[str, Any], path: Path, where: str) -> list[dic
     )
     if cur["state"] == "failed" and job.get("FailureReason") and cur["start"] is None:
         cur["wait_reason"] = cur["wait_reason"] or job["FailureReason"]
+
+
+def _sagemaker_attempts(job: dict[str, Any], path: Path, where: str) -> list[dict[str, Any]]:
+    name = job.get("TrainingJobName")
+    created = parse_time(job.get("CreationTime"), path, f"{where}.CreationTime")
+    config = job.get("ResourceConfig") or {}
+    groups = config.get("InstanceGroups") or [
+        {"InstanceType": config.get("InstanceType"), "InstanceCount": config.get("InstanceCount")}
+    ]
+    gpus, gpu_type = _sagemaker_gpus(groups, path, where)
+    steps = _transitions(job, path, where)
+    attempts, cur = _split_at_interruptions(steps, created)
+    _finish_last_attempt(cur, job, steps, path, where)
     attempts.append(cur)
     limit = get(job, "StoppingCondition", "MaxRuntimeInSeconds")
-    rows = []
-    for n, a in enumerate(attempts, start=1):
-        ran = a["start"] is not None
-        rows.append(
-            {
-                "job_id": name,
-                "attempt": n,
-                "name": name,
-                "gpu_count": gpus if ran else None,
-                "req_gpus": gpus,
-                "gpu_type": gpu_type,
-                "state": a["state"],
-                "state_detail": a.get("detail"),
-                "wait_reason": a["wait_reason"],
-                "submit": a["submit"],
-                "eligible": a["eligible"],
-                "start": a["start"],
-                "prep_start": a["prep_start"],
-                "end": a["end"],
-                "elapsed_s": seconds_between(a["start"], a["end"]),
-                "time_limit_s": limit,
-                "site": (job.get("TrainingJobArn") or "::::").split(":")[3] or None,
-                "extras": json.dumps(
-                    {
-                        "billable_s": job.get("BillableTimeInSeconds"),
-                        "training_s": job.get("TrainingTimeInSeconds"),
-                        "spot": bool(job.get("EnableManagedSpotTraining")),
-                        "instance_types": [g.get("InstanceType") for g in groups],
-                    }
-                ),
-            }
-        )
-    return rows
+    site = (job.get("TrainingJobArn") or "::::").split(":")[3] or None
+    extras = json.dumps(
+        {
+            "billable_s": job.get("BillableTimeInSeconds"),
+            "training_s": job.get("TrainingTimeInSeconds"),
+            "spot": bool(job.get("EnableManagedSpotTraining")),
+            "instance_types": [g.get("InstanceType") for g in groups],
+        }
+    )
+    return [
+        {
+            "job_id": name,
+            "attempt": n,
+            "name": name,
+            "gpu_count": gpus if a["start"] is not None else None,
+            "req_gpus": gpus,
+            "gpu_type": gpu_type,
+            "state": a["state"],
+            "state_detail": a.get("detail"),
+            "wait_reason": a["wait_reason"],
+            "submit": a["submit"],
+            "eligible": a["eligible"],
+            "start": a["start"],
+            "prep_start": a["prep_start"],
+            "end": a["end"],
+            "elapsed_s": seconds_between(a["start"], a["end"]),
+            "time_limit_s": limit,
+            "site": site,
+            "extras": extras,
+        }
+        for n, a in enumerate(attempts, start=1)
+    ]
 
 
 def read_sagemaker(path: Path) -> ParseResult:
