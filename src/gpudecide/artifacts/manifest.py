@@ -507,24 +507,10 @@ def _known(name: str, value: str | None, known: tuple[str, ...]) -> list[LintFin
     return []
 
 
-def lint(m: RunManifest, policy: LoadedPolicy | None) -> list[LintFinding]:
-    """A6 checks of a manifest (lines are filled by `lint_file`)."""
+def _files(paths: list[str]) -> list[LintFinding]:
+    if not paths:
+        return [LintFinding("files", "error", "A5 files", "no files listed with size and SHA-256")]
     found: list[LintFinding] = []
-    if not m.run_id:
-        found.append(LintFinding("run_id", "error", "A5 required", "no run_id given"))
-    found += _image_ref("base_model", m.base_model, "base model")
-    found += _image_ref("container_digest", m.container_digest, "container digest")
-    found += _dataset(m.dataset_snapshot)
-    found += _commit(m.code_commit)
-    found += _created(m.created_at_utc)
-    found += _known("precision", m.precision, KNOWN_PRECISIONS)
-    found += _known("method", m.method, KNOWN_METHODS)
-    found += _known("checkpoint_format", m.checkpoint_format, KNOWN_FORMATS)
-    paths = [f.path for f in m.files]
-    if not m.files:
-        found.append(
-            LintFinding("files", "error", "A5 files", "no files listed with size and SHA-256")
-        )
     seen: set[str] = set()
     for i, p in enumerate(paths):
         if p in seen:
@@ -536,9 +522,16 @@ def lint(m: RunManifest, policy: LoadedPolicy | None) -> list[LintFinding]:
                     f"files.{i}.path", "error", "A5 files", f"{p!r} is outside the run folder"
                 )
             )
+    return found
+
+
+def _optimizer(m: RunManifest, paths: list[str]) -> list[LintFinding]:
+    """The optimizer state the manifest names, against the files and `optimizer_state_exported`."""
+    found: list[LintFinding] = []
+    listed = set(paths)
     optimizer = {p for p in paths if "optimizer_state" in formats._roles_by_name(p)}
     for i, p in enumerate(m.environment.training.optimizer_state):
-        if p in seen:
+        if p in listed:
             optimizer.add(p)
         else:
             found.append(
@@ -573,27 +566,37 @@ def lint(m: RunManifest, policy: LoadedPolicy | None) -> list[LintFinding]:
                 f"false, but {sorted(optimizer)[0]!r} looks like optimizer state",
             )
         )
-    if not m.retention_class:
-        found.append(LintFinding("retention_class", "error", "A5 required", "no retention class"))
-    elif policy is None:
-        found.append(
+    return found
+
+
+def _retention(retention_class: str | None, policy: LoadedPolicy | None) -> list[LintFinding]:
+    if not retention_class:
+        return [LintFinding("retention_class", "error", "A5 required", "no retention class")]
+    if policy is None:
+        return [
             LintFinding(
                 "retention_class",
                 "warning",
                 "A3 retention",
                 "no retention.yaml to check it against (pass --retention or run in a workspace)",
             )
-        )
-    elif m.retention_class not in policy.policy.classes:
+        ]
+    if retention_class not in policy.policy.classes:
         defined = ", ".join(sorted(policy.policy.classes)) or "none"
-        found.append(
+        return [
             LintFinding(
                 "retention_class",
                 "error",
                 "A3 retention",
-                f"{m.retention_class!r} is not defined in {policy.path} (defined: {defined})",
+                f"{retention_class!r} is not defined in {policy.path} (defined: {defined})",
             )
-        )
+        ]
+    return []
+
+
+def _environment(m: RunManifest) -> list[LintFinding]:
+    """E2: what a restore elsewhere needs to match the run's execution and judge its results."""
+    found: list[LintFinding] = []
     ex = m.environment.execution
     for key in ("driver_version", "cuda_version"):
         if not getattr(ex, key):
@@ -624,6 +627,27 @@ def lint(m: RunManifest, policy: LoadedPolicy | None) -> list[LintFinding]:
                 "no evaluation metrics recorded",
             )
         )
+    return found
+
+
+def lint(m: RunManifest, policy: LoadedPolicy | None) -> list[LintFinding]:
+    """A6 checks of a manifest (lines are filled by `lint_file`)."""
+    found: list[LintFinding] = []
+    if not m.run_id:
+        found.append(LintFinding("run_id", "error", "A5 required", "no run_id given"))
+    found += _image_ref("base_model", m.base_model, "base model")
+    found += _image_ref("container_digest", m.container_digest, "container digest")
+    found += _dataset(m.dataset_snapshot)
+    found += _commit(m.code_commit)
+    found += _created(m.created_at_utc)
+    found += _known("precision", m.precision, KNOWN_PRECISIONS)
+    found += _known("method", m.method, KNOWN_METHODS)
+    found += _known("checkpoint_format", m.checkpoint_format, KNOWN_FORMATS)
+    paths = [f.path for f in m.files]
+    found += _files(paths)
+    found += _optimizer(m, paths)
+    found += _retention(m.retention_class, policy)
+    found += _environment(m)
     return found
 
 
