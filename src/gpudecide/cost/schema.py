@@ -317,8 +317,10 @@ def _ids(options: list[Any]) -> str | None:
     return "ids: " + ", ".join(o.id for o in options) if options else None
 
 
-def _problems(cfg: CostsConfig) -> Iterator[tuple[Loc, str, str | None]]:
-    """Cross-field problems as (location, message, hint), in file order."""
+Problem = tuple[Loc, str, str | None]
+
+
+def _currency_problems(cfg: CostsConfig) -> Iterator[Problem]:
     for where, price in iter_prices(cfg):
         if price.currency is not None and price.currency != cfg.currency:
             yield (
@@ -327,6 +329,68 @@ def _problems(cfg: CostsConfig) -> Iterator[tuple[Loc, str, str | None]]:
                 f"convert it to {cfg.currency} at a rate you can cite and name the rate in "
                 "`source`; gpudecide does not guess exchange rates",
             )
+
+
+def _staffing_problems(opt: Any, loc: Loc) -> Iterator[Problem]:
+    # A building block of a hybrid is staffed and waited on through the hybrid.
+    if not getattr(opt, "standalone", True):
+        return
+    hours = sum((r.hours_per_month for r in opt.labour), Decimal(0))
+    if hours <= 0:
+        yield (*loc, "labour"), "no engineer hours", _LABOUR_WHY
+    if opt.waiting is None:
+        yield (
+            (*loc, "waiting"),
+            "no waiting consequence",
+            "SPEC C7: write what a delay on this option causes (missed release "
+            "window, team-days without result, fix not in production)",
+        )
+
+
+def _colocation_problems(opt: Any, loc: Loc) -> Iterator[Problem]:
+    colo = opt.colocation if isinstance(opt, OwnedOption) else None
+    if colo is not None and colo.commitment_months > opt.write_off_months:
+        yield (
+            (*loc, "colocation", "commitment_months"),
+            f"rack commitment of {colo.commitment_months} months is longer than the "
+            f"write-off period of {opt.write_off_months} months",
+            "the rack would be paid for after the servers are written off: shorten "
+            "the commitment or lengthen write_off_months",
+        )
+
+
+def _rented_problems(opt: RentedOption, loc: Loc) -> Iterator[Problem]:
+    given = [p for p in (opt.price_per_gpu_hour, opt.price_per_gpu_month) if p]
+    if len(given) != 1:
+        yield (
+            (*loc, "price_per_gpu_hour"),
+            "give exactly one of price_per_gpu_hour or price_per_gpu_month",
+            None,
+        )
+    if opt.scale_down_step_gpus > opt.gpus:
+        yield (
+            (*loc, "scale_down_step_gpus"),
+            f"step of {opt.scale_down_step_gpus} GPUs is larger than the pool ({opt.gpus})",
+            None,
+        )
+    if opt.storage_gb > 0 and opt.storage_price_per_gb_month is None:
+        yield (
+            (*loc, "storage_price_per_gb_month"),
+            "storage_gb is set but has no price",
+            "add the price per GB-month from the contract (amount 0 if included)",
+        )
+
+
+def _managed_problems(opt: ManagedOption, loc: Loc) -> Iterator[Problem]:
+    if opt.endpoint_hours_per_training > 0 and opt.endpoint_price_per_hour is None:
+        yield (
+            (*loc, "endpoint_price_per_hour"),
+            "endpoint_hours_per_training is set but the endpoint has no price",
+            None,
+        )
+
+
+def _option_problems(cfg: CostsConfig) -> Iterator[Problem]:
     seen: set[str] = set()
     for kind in ("owned", "rented", "managed", "hybrid"):
         options: list[Any] = getattr(cfg, kind)
@@ -335,58 +399,15 @@ def _problems(cfg: CostsConfig) -> Iterator[tuple[Loc, str, str | None]]:
             if opt.id in seen:
                 yield (*loc, "id"), f"id {opt.id!r} is used twice", "give every option its own id"
             seen.add(opt.id)
-            # A building block of a hybrid is staffed and waited on through the hybrid.
-            if getattr(opt, "standalone", True):
-                hours = sum((r.hours_per_month for r in opt.labour), Decimal(0))
-                if hours <= 0:
-                    yield (*loc, "labour"), "no engineer hours", _LABOUR_WHY
-                if opt.waiting is None:
-                    yield (
-                        (*loc, "waiting"),
-                        "no waiting consequence",
-                        "SPEC C7: write what a delay on this option causes (missed release "
-                        "window, team-days without result, fix not in production)",
-                    )
-            colo = opt.colocation if isinstance(opt, OwnedOption) else None
-            if colo is not None and colo.commitment_months > opt.write_off_months:
-                yield (
-                    (*loc, "colocation", "commitment_months"),
-                    f"rack commitment of {colo.commitment_months} months is longer than the "
-                    f"write-off period of {opt.write_off_months} months",
-                    "the rack would be paid for after the servers are written off: shorten "
-                    "the commitment or lengthen write_off_months",
-                )
+            yield from _staffing_problems(opt, loc)
+            yield from _colocation_problems(opt, loc)
             if isinstance(opt, RentedOption):
-                given = [p for p in (opt.price_per_gpu_hour, opt.price_per_gpu_month) if p]
-                if len(given) != 1:
-                    yield (
-                        (*loc, "price_per_gpu_hour"),
-                        "give exactly one of price_per_gpu_hour or price_per_gpu_month",
-                        None,
-                    )
-                if opt.scale_down_step_gpus > opt.gpus:
-                    yield (
-                        (*loc, "scale_down_step_gpus"),
-                        f"step of {opt.scale_down_step_gpus} GPUs is larger than the pool "
-                        f"({opt.gpus})",
-                        None,
-                    )
-                if opt.storage_gb > 0 and opt.storage_price_per_gb_month is None:
-                    yield (
-                        (*loc, "storage_price_per_gb_month"),
-                        "storage_gb is set but has no price",
-                        "add the price per GB-month from the contract (amount 0 if included)",
-                    )
-            if (
-                isinstance(opt, ManagedOption)
-                and opt.endpoint_hours_per_training > 0
-                and opt.endpoint_price_per_hour is None
-            ):
-                yield (
-                    (*loc, "endpoint_price_per_hour"),
-                    "endpoint_hours_per_training is set but the endpoint has no price",
-                    None,
-                )
+                yield from _rented_problems(opt, loc)
+            if isinstance(opt, ManagedOption):
+                yield from _managed_problems(opt, loc)
+
+
+def _hybrid_problems(cfg: CostsConfig) -> Iterator[Problem]:
     by_id = {o.id: o for o in cfg.options()}
     for i, hyb in enumerate(cfg.hybrid):
         base = by_id.get(hyb.base)
@@ -416,6 +437,13 @@ def _problems(cfg: CostsConfig) -> Iterator[tuple[Loc, str, str | None]]:
                 "kinds are only read by rule `kinds`",
                 "remove them, or use rule: kinds",
             )
+
+
+def _problems(cfg: CostsConfig) -> Iterator[Problem]:
+    """Cross-field problems as (location, message, hint), in file order."""
+    yield from _currency_problems(cfg)
+    yield from _option_problems(cfg)
+    yield from _hybrid_problems(cfg)
 
 
 def is_consistent(cfg: CostsConfig) -> bool:
