@@ -10,11 +10,11 @@ nothing half-written.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
 import tempfile
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -115,32 +115,28 @@ def _local(fn: Any, *args: Any) -> Any:
         raise _LocalFault(exc) from None
 
 
-def fetch(
-    url: str,
-    dest: Path,
-    options: dict[str, Any],
-    *,
-    streams: int = 4,
-    on_bytes: ProgressFn | None = None,
-) -> Egress:
-    """Copy every file under `url` into `dest` (new or empty), hashing while copying."""
+def _require_new_or_empty(dest: Path) -> None:
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise InputError(
             "exists and is not an empty folder",
             path=dest,
             hint="with --source, EXPORT_DIR is where the copy goes: name a new folder",
         )
-    fs, root = _filesystem(url, options)
-    started = time.perf_counter()
+
+
+def _find(fs: Any, root: str, url: str) -> dict[str, Any]:
     try:
-        listing = fs.find(root, detail=True)
+        return fs.find(root, detail=True)  # type: ignore[no-any-return]
     except PermissionError as exc:
         raise _denied(url, exc) from None
     except FileNotFoundError:
         raise InputError("nothing there", field="--source", path=url) from None
     except OSError as exc:
         raise InputError(f"cannot list {url}: {exc}", field="--source") from None
-    list_seconds = time.perf_counter() - started
+
+
+def _files_under(listing: dict[str, Any], root: str, url: str) -> list[tuple[str, str, int]]:
+    """(path relative to the root, object name, size) of every file the listing holds."""
     root_key = str(root).rstrip("/")
     items: list[tuple[str, str, int]] = []
     for name, info in listing.items():
@@ -153,37 +149,51 @@ def fetch(
         items.append((rel, str(name), int(info.get("size") or 0)))
     if not items:
         raise InputError("no files under this URL", field="--source", path=url)
+    return items
+
+
+def _copy_file(
+    fs: Any, tmp: Path, on_bytes: ProgressFn | None, item: tuple[str, str, int]
+) -> tuple[FileDigest, dict[str, Any]]:
+    """Copy one object into `tmp`, hashing while copying; its digest and its timing."""
+    rel, name, _size = item
+    target = tmp / rel
+    _local(lambda: target.parent.mkdir(parents=True, exist_ok=True))
+    digest = hashlib.sha256()
+    n = 0
+    t0 = time.perf_counter()
+    with fs.open(name, "rb", block_size=COPY_CHUNK) as src, _local(open, target, "wb") as dst:
+        while chunk := src.read(COPY_CHUNK):
+            digest.update(chunk)
+            _local(dst.write, chunk)
+            n += len(chunk)
+            if on_bytes is not None:
+                on_bytes(len(chunk))
+    timing = {"path": rel, "bytes": n, "seconds": round(time.perf_counter() - t0, 4)}
+    return FileDigest(rel, n, digest.hexdigest()), timing
+
+
+def _copy_into(
+    url: str,
+    fs: Any,
+    items: list[tuple[str, str, int]],
+    dest: Path,
+    workers: int,
+    on_bytes: ProgressFn | None,
+) -> tuple[list[tuple[FileDigest, dict[str, Any]]], float]:
+    """Copy every item into a hidden folder beside `dest`, then move it into place.
+
+    Returns each file's digest and timing, and the seconds the copy took.
+    """
     parent = dest.parent
     ensure_dir(parent)
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-", dir=parent))
-    lock = threading.Lock()
-    per_file: list[dict[str, Any]] = []
-
-    def copy(item: tuple[str, str, int]) -> FileDigest:
-        rel, name, _size = item
-        target = tmp / rel
-        _local(lambda: target.parent.mkdir(parents=True, exist_ok=True))
-        digest = hashlib.sha256()
-        n = 0
-        t0 = time.perf_counter()
-        with fs.open(name, "rb", block_size=COPY_CHUNK) as src, _local(open, target, "wb") as dst:
-            while chunk := src.read(COPY_CHUNK):
-                digest.update(chunk)
-                _local(dst.write, chunk)
-                n += len(chunk)
-                if on_bytes is not None:
-                    on_bytes(len(chunk))
-        with lock:
-            per_file.append(
-                {"path": rel, "bytes": n, "seconds": round(time.perf_counter() - t0, 4)}
-            )
-        return FileDigest(rel, n, digest.hexdigest())
-
+    copy = functools.partial(_copy_file, fs, tmp, on_bytes)
     t_copy = time.perf_counter()
     try:
-        workers = max(1, min(streams, len(items)))
+        # Largest first, so one big file does not start last and run on alone.
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="egress") as pool:
-            digests = list(pool.map(copy, sorted(items, key=lambda it: -it[2])))
+            copied = list(pool.map(copy, sorted(items, key=lambda it: -it[2])))
         seconds = time.perf_counter() - t_copy
         if dest.exists():
             dest.rmdir()
@@ -201,7 +211,27 @@ def fetch(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    digests.sort(key=lambda d: path_key(d.path))
+    return copied, seconds
+
+
+def fetch(
+    url: str,
+    dest: Path,
+    options: dict[str, Any],
+    *,
+    streams: int = 4,
+    on_bytes: ProgressFn | None = None,
+) -> Egress:
+    """Copy every file under `url` into `dest` (new or empty), hashing while copying."""
+    _require_new_or_empty(dest)
+    fs, root = _filesystem(url, options)
+    started = time.perf_counter()
+    listing = _find(fs, root, url)
+    list_seconds = time.perf_counter() - started
+    items = _files_under(listing, root, url)
+    workers = max(1, min(streams, len(items)))
+    copied, seconds = _copy_into(url, fs, items, dest, workers, on_bytes)
+    digests = sorted((d for d, _ in copied), key=lambda d: path_key(d.path))
     return Egress(
         source=url,
         files=digests,
@@ -209,5 +239,5 @@ def fetch(
         seconds=seconds,
         list_seconds=list_seconds,
         streams=workers,
-        per_file=sorted(per_file, key=lambda p: path_key(str(p["path"]))),
+        per_file=sorted((t for _, t in copied), key=lambda p: path_key(str(p["path"]))),
     )
