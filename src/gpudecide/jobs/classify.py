@@ -94,28 +94,26 @@ def validate_rules(rules: list[KindRule], where: str, field: str = "classify.rul
         con.close()
 
 
-def jobs_table(attempts: pa.Table, config: ClassifyConfig | None = None) -> pa.Table:
-    """One row per job with its kind, final state, attempts and GPU-hours."""
-    cfg = config or ClassifyConfig()
-    rules = cfg.effective_rules()
-    rule_case = (
-        "CASE "
-        + " ".join(
-            f"WHEN regexp_matches(name, {sql.literal(r.pattern)}, 'i') THEN '{r.kind}'"
-            for r in rules
-        )
-        + " ELSE NULL END"
-        if rules
-        else "NULL"
+# started: a node was assigned (a row without any GPU field still ran; its count is unknown)
+_RAN = "(start IS NOT NULL AND state <> 'pending')"
+_GPU_HOURS = "coalesce(gpu_count, 0) * coalesce(elapsed_s, 0) / 3600.0"
+
+
+def _rule_case(rules: list[KindRule]) -> str:
+    """A SQL expression giving the kind of the first name rule that matches, else NULL."""
+    if not rules:
+        return "NULL"
+    whens = " ".join(
+        f"WHEN regexp_matches(name, {sql.literal(r.pattern)}, 'i') THEN '{r.kind}'" for r in rules
     )
-    restart_states = ", ".join(f"'{s}'" for s in RESTART_AFTER_STATES)
-    window_s = cfg.restart_window_hours * 3600.0
-    con = sql.connect(attempts=attempts)
-    # started: a node was assigned (a row without any GPU field still ran; its count is unknown)
-    ran = "(start IS NOT NULL AND state <> 'pending')"
-    hours = "coalesce(gpu_count, 0) * coalesce(elapsed_s, 0) / 3600.0"
+    return "CASE " + whens + " ELSE NULL END"
+
+
+def _per_job_sql() -> str:
+    """One row per job from its attempts."""
+    ran, hours = _RAN, _GPU_HOURS
     # Almost every job has one attempt: those are a projection, only requeued ones a GROUP BY.
-    per_job = f"""
+    return f"""
     WITH dups AS (SELECT job_id FROM attempts GROUP BY job_id HAVING count(*) > 1)
     SELECT job_id, name, "user", team, chain_id, kind_label, state AS final_state,
       wait_reason AS first_wait_reason, CAST(1 AS INTEGER) AS attempts,
@@ -150,9 +148,14 @@ def jobs_table(attempts: pa.Table, config: ClassifyConfig | None = None) -> pa.T
       max(pending_tasks) AS pending_tasks
     FROM attempts SEMI JOIN dups USING (job_id) GROUP BY job_id
     """
+
+
+def _kinds_sql(rule_case: str, window_s: float) -> str:
+    """Each job of `jobs` with its kind, base kind and where the kind came from."""
+    restart_states = ", ".join(f"'{s}'" for s in RESTART_AFTER_STATES)
     # The restart test needs each job's predecessor under the same name: a window over a
     # narrow projection, joined back, costs far less than sorting every column.
-    kinds = f"""
+    return f"""
     WITH prev AS (
       SELECT job_id, first_submit,
         lag(final_state) OVER w AS prev_state,
@@ -182,10 +185,18 @@ def jobs_table(attempts: pa.Table, config: ClassifyConfig | None = None) -> pa.T
            ELSE 'no rule matched' END AS kind_source
     FROM flagged
     """
+
+
+def jobs_table(attempts: pa.Table, config: ClassifyConfig | None = None) -> pa.Table:
+    """One row per job with its kind, final state, attempts and GPU-hours."""
+    cfg = config or ClassifyConfig()
+    rule_case = _rule_case(cfg.effective_rules())
+    window_s = cfg.restart_window_hours * 3600.0
+    con = sql.connect(attempts=attempts)
     try:
-        jobs = con.sql(per_job).to_arrow_table()
+        jobs = con.sql(_per_job_sql()).to_arrow_table()
         con.register("jobs", jobs)
-        table = con.sql(kinds).to_arrow_table()
+        table = con.sql(_kinds_sql(rule_case, window_s)).to_arrow_table()
     finally:
         con.close()
     return table
