@@ -9,9 +9,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
+from gpudecide.errors import InputError
 from gpudecide.jobs.load import load_logs
+from gpudecide.queue import slo as slo_mod
 from gpudecide.queue.analysis import QueueOptions, analyse_queue
 from gpudecide.queue.slo import SLO, Selector, SLOFile, wilson
 
@@ -303,3 +306,89 @@ def test_quota_violations_counted_apart_and_verdicts_summarised(tmp_path: Path) 
         "normal": "inconclusive",
         "urgent": "not measurable",
     }
+
+
+def _jobs(**cols: list[Any]) -> pa.Table:
+    n = len(next(iter(cols.values())))
+    base: dict[str, list[Any]] = {
+        "gpus": [None] * n,
+        "priority": [None] * n,
+        "gpu_type": [None] * n,
+        "kind": [None] * n,
+        "priority_class": [None] * n,
+        "site": [None] * n,
+        "submit": [None] * n,
+    }
+    return pa.table(base | cols)
+
+
+def test_selector_ranges_are_inclusive_and_missing_values_are_outside() -> None:
+    t = _jobs(gpus=[1, 2, 8, 9, None], priority=[0, 5, 10, 11, 5])
+    sel = Selector(gpus={"min": 2, "max": 8})
+    assert sel.mask(t).tolist() == [False, True, True, False, False]
+    assert Selector(gpus={"min": 8}).mask(t).tolist() == [False, False, True, True, False]
+    assert Selector(gpus={"max": 1}).mask(t).tolist() == [True, False, False, False, False]
+    pri = Selector(priority={"min": 5, "max": 10})
+    assert pri.mask(t).tolist() == [False, True, True, False, True]
+    assert Selector().mask(t).tolist() == [True] * 5
+    with pytest.raises(ValueError, match="min is above max"):
+        Selector(gpus={"min": 3, "max": 2})
+
+
+def test_selector_lists_match_case_insensitively_and_all_conditions_hold() -> None:
+    t = _jobs(
+        gpu_type=["H100", "a100", None, "h100"],
+        kind=["train", "train", "train", "eval"],
+        priority_class=["High", "high", "low", None],
+        site=["kz-ala", "KZ-ALA", "eu", "kz-ala"],
+    )
+    assert Selector(gpu_class=["h100"]).mask(t).tolist() == [True, False, False, True]
+    assert Selector(kinds=["train"]).mask(t).tolist() == [True, True, True, False]
+    assert Selector(priority_class=["HIGH"]).mask(t).tolist() == [True, True, False, False]
+    assert Selector(sites=["kz-ala"]).mask(t).tolist() == [True, True, False, True]
+    both = Selector(gpu_class=["h100"], kinds=["train"], sites=["kz-ala"])
+    assert both.mask(t).tolist() == [True, False, False, False]
+
+
+def test_time_of_day_window_in_its_zone_with_weekdays_and_midnight() -> None:
+    # Almaty is UTC+5. Monday 2026-06-01.
+    utc = [
+        datetime(2026, 6, 1, 4, 0, tzinfo=UTC),  # 09:00 Mon: the start, inside
+        datetime(2026, 6, 1, 12, 59, tzinfo=UTC),  # 17:59 Mon: inside
+        datetime(2026, 6, 1, 13, 0, tzinfo=UTC),  # 18:00 Mon: the end, outside
+        datetime(2026, 6, 6, 5, 0, tzinfo=UTC),  # 10:00 Sat: inside the hours, not the days
+        None,
+    ]
+    t = _jobs(submit=utc)
+    work = {"start": "09:00", "end": "18:00", "timezone": "Asia/Almaty"}
+    weekdays = Selector(time_of_day={**work, "weekdays": ["mon", "tue", "wed", "thu", "fri"]})
+    assert weekdays.mask(t).tolist() == [True, True, False, False, False]
+    every_day = Selector(time_of_day=work)
+    assert every_day.mask(t).tolist() == [True, True, False, True, False]
+    # A night window wraps midnight: 22:00-06:00 holds 23:30 and 05:59, not 06:00 or 21:59.
+    night = Selector(time_of_day={"start": "22:00", "end": "06:00", "timezone": "UTC"})
+    stamps = [
+        datetime(2026, 6, 1, 23, 30, tzinfo=UTC),
+        datetime(2026, 6, 2, 5, 59, tzinfo=UTC),
+        datetime(2026, 6, 2, 6, 0, tzinfo=UTC),
+        datetime(2026, 6, 1, 21, 59, tzinfo=UTC),
+        datetime(2026, 6, 1, 22, 0, tzinfo=UTC),
+    ]
+    assert night.mask(_jobs(submit=stamps)).tolist() == [True, True, False, False, True]
+    with pytest.raises(ValueError, match="is not HH:MM"):
+        Selector(time_of_day={"start": "9am", "end": "18:00", "timezone": "UTC"})
+
+
+def test_slo_file_needs_both_slos_and_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "slo.yaml"
+    path.write_text(
+        "slos:\n  normal:\n    threshold_minutes: 30\n    allowed_violation_share: 0.1\n"
+        "  urgent:\n    threshold_minutes: 5\n    allowed_violation_share: 0.0\n"
+    )
+    loaded = slo_mod.load(path)
+    assert loaded.slos["normal"].threshold_minutes == 30
+    assert loaded.slos["urgent"].measure == "eligible_to_start"
+    path.write_text("slos:\n  normal:\n    threshold_minutes: 30\n    allowed_violation_share: 2\n")
+    with pytest.raises(InputError) as exc:
+        slo_mod.load(path)
+    assert exc.value.path == str(path) and exc.value.line == 4
