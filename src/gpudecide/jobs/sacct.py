@@ -451,9 +451,9 @@ def _never_ran_sql(m: dict[str, str], r: Callable[[str], str]) -> str:
     """
     # Start = End first: it rules out nearly every row before any text is compared.
     if "nodelist" in m:
-        return f'(start_ts = "end" AND NOT is_step AND {r("nodelist")} = \'{_NO_NODE}\')'
+        return f"(start_ts = \"end\" AND NOT is_step AND {r('nodelist')} = '{_NO_NODE}')"
     return (
-        '(start_ts = "end" AND NOT is_step AND state = \'cancelled\' '
+        "(start_ts = \"end\" AND NOT is_step AND state = 'cancelled' "
         "AND coalesce(elapsed_raw_s, 0) = 0)"
     )
 
@@ -606,25 +606,15 @@ def _build_sql(m: dict[str, str], tz: str, source: str, *, with_values: bool = F
 _ATTEMPT_ORDER = 'start NULLS LAST, submit NULLS LAST, "end" NULLS LAST, state'
 
 
-def _fold_sql(source: str, eligible_fallback: bool) -> str:
-    """Steps into their attempt, attempts numbered, columns in the canonical order.
+# Rows without a problem: jobs (attempts) and their steps.
+_OK_JOBS = "parsed WHERE NOT is_step AND bad_field IS NULL"
+_OK_STEPS = "parsed WHERE is_step AND bad_field IS NULL"
 
-    Nearly every job has one attempt: those get attempt 1 and the count of their steps by a
-    plain GROUP BY. Only job ids listed more than once (requeues, or the same rows listed
-    twice) go the long way: identical rows are kept once, the rest numbered by time, and
-    their steps assigned by time range. `parsed` is an Arrow table: each reference is a
-    zero-copy scan, so nothing is materialised twice. With `eligible_fallback`, an attempt
-    that started but whose Eligible is Unknown waits from its Submit.
-    """
-    ok_jobs = "parsed WHERE NOT is_step AND bad_field IS NULL"
-    ok_steps = "parsed WHERE is_step AND bad_field IS NULL"
-    eligible = (
-        "CASE WHEN n.eligible IS NULL AND n.start IS NOT NULL THEN n.submit ELSE n.eligible END"
-        if eligible_fallback
-        else "n.eligible"
-    )
-    return f"""
-    WITH dups AS (SELECT job_id FROM {ok_jobs} GROUP BY job_id HAVING count(*) > 1),
+
+def _single_attempt_ctes() -> str:
+    """Job ids listed once: attempt 1, steps counted by a plain GROUP BY."""
+    ok_jobs, ok_steps = _OK_JOBS, _OK_STEPS
+    return f"""dups AS (SELECT job_id FROM {ok_jobs} GROUP BY job_id HAVING count(*) > 1),
     step_count AS (
       SELECT job_id, CAST(count(*) AS INTEGER) AS steps FROM {ok_steps} GROUP BY job_id
     ),
@@ -633,8 +623,13 @@ def _fold_sql(source: str, eligible_fallback: bool) -> str:
       FROM (SELECT * FROM {ok_jobs}) j
         ANTI JOIN dups USING (job_id)
         LEFT JOIN step_count c USING (job_id)
-    ),
-    -- Rows of one id are attempts of one job until one ends for good (completed, failed,
+    )"""
+
+
+def _multi_attempt_ctes() -> str:
+    """Job ids listed more than once: attempts numbered by time, steps assigned by range."""
+    ok_jobs, ok_steps = _OK_JOBS, _OK_STEPS
+    return f"""-- Rows of one id are attempts of one job until one ends for good (completed, failed,
     -- cancelled, timeout): a later row is then another job under a reused id (accounting
     -- reset), told apart as ID#2, ID#3. Ids of several clusters become ID@cluster.
     multi_rows AS (
@@ -666,14 +661,12 @@ def _fold_sql(source: str, eligible_fallback: bool) -> str:
       WHERE s.start IS NULL OR m.start IS NULL OR (s.start >= m.start
         AND (m."end" IS NULL OR s.start <= m."end"))
       GROUP BY ALL
-    ),
-    numbered AS (
-      SELECT * FROM single
-      UNION ALL BY NAME
-      SELECT m.* EXCLUDE (base_id), coalesce(ms.steps, 0) AS steps
-      FROM multi m LEFT JOIN multi_steps ms USING (job_id, attempt)
-    )
-    SELECT
+    )"""
+
+
+def _canonical_select(source: str, eligible: str) -> str:
+    """The numbered attempts in the canonical columns and order."""
+    return f"""SELECT
       {sql.literal(source)} AS source, n.job_id, n.attempt, n.array_job_id, n.chain_id, n.name,
       n.kind_label, n."user", n.team, n.partition,
       -- an attempt with no allocation never ran: its GPU count is unknown, not zero
@@ -691,7 +684,34 @@ def _fold_sql(source: str, eligible_fallback: bool) -> str:
       n.time_limit_s, n.steps, n.pending_tasks,
       NULL::VARCHAR AS extras,
       CAST(n.gpu_source AS VARCHAR) AS gpu_source
-    FROM numbered n
+    FROM numbered n"""
+
+
+def _fold_sql(source: str, eligible_fallback: bool) -> str:
+    """Steps into their attempt, attempts numbered, columns in the canonical order.
+
+    Nearly every job has one attempt: those get attempt 1 and the count of their steps by a
+    plain GROUP BY. Only job ids listed more than once (requeues, or the same rows listed
+    twice) go the long way: identical rows are kept once, the rest numbered by time, and
+    their steps assigned by time range. `parsed` is an Arrow table: each reference is a
+    zero-copy scan, so nothing is materialised twice. With `eligible_fallback`, an attempt
+    that started but whose Eligible is Unknown waits from its Submit.
+    """
+    eligible = (
+        "CASE WHEN n.eligible IS NULL AND n.start IS NOT NULL THEN n.submit ELSE n.eligible END"
+        if eligible_fallback
+        else "n.eligible"
+    )
+    return f"""
+    WITH {_single_attempt_ctes()},
+    {_multi_attempt_ctes()},
+    numbered AS (
+      SELECT * FROM single
+      UNION ALL BY NAME
+      SELECT m.* EXCLUDE (base_id), coalesce(ms.steps, 0) AS steps
+      FROM multi m LEFT JOIN multi_steps ms USING (job_id, attempt)
+    )
+    {_canonical_select(source, eligible)}
     """
 
 
@@ -746,8 +766,10 @@ def _locate_lines(
             for (rid, fld), val in wanted.items():
                 if rid == raw_id and (rid, fld) not in found:
                     col = idx.get(fld.split(":")[0].lower())
-                    if col is None or val is None or parts[col].strip().replace(" ", "T") == (
-                        val.replace(" ", "T")
+                    if (
+                        col is None
+                        or val is None
+                        or parts[col].strip().replace(" ", "T") == (val.replace(" ", "T"))
                     ):
                         found[(rid, fld)] = lineno
                         if text.count("|") >= len(names):
