@@ -392,3 +392,43 @@ def test_slo_file_needs_both_slos_and_names_its_line(tmp_path: Path) -> None:
     with pytest.raises(InputError) as exc:
         slo_mod.load(path)
     assert exc.value.path == str(path) and exc.value.line == 4
+
+
+def test_conclusive_exactly_at_the_interval_bounds(tmp_path: Path) -> None:
+    # The allowed share set exactly at the interval's top: "the whole interval is within
+    # the allowance" (<=) holds, so the pass is conclusive; exactly at the bottom of a failing
+    # interval the fail is not (it needs the bottom strictly above).
+    ok_log = _waits_log(tmp_path / "ok.csv", [5] * 20)
+    top = _score_roots(0, 20)[1]
+    r = _slo(ok_log, SLO(threshold_minutes=30, allowed_violation_share=wilson(0, 20)[1]))
+    assert r["conclusive"] is True and r["verdict"] == "pass"
+    assert wilson(0, 20)[1] == pytest.approx(top, abs=1e-12)
+    bad_log = _waits_log(tmp_path / "bad.csv", [90] * 20)
+    r = _slo(bad_log, SLO(threshold_minutes=30, allowed_violation_share=wilson(20, 20)[0]))
+    assert r["conclusive"] is False and r["verdict"] == "inconclusive"
+    assert r["point_estimate"] == "fail"
+
+
+def test_not_measurable_says_nothing_else(tmp_path: Path) -> None:
+    rows = [job("1", "ft-a-train", 1, "", _t(30), "cancelled", submit=_t(0), eligible=_t(0))]
+    log = write_csv(tmp_path / "q.csv", rows)
+    r = _slo(
+        log,
+        SLO(
+            description="trainings start within the hour",
+            threshold_minutes=60,
+            allowed_violation_share=0.1,
+            measure="submit_to_start",
+        ),
+    )
+    assert r["verdict"] == "not measurable"
+    assert (r["selected"], r["measured"], r["unmeasured"]) == (1, 0, 1)
+    assert r["conclusive"] is False and r["point_estimate"] is None
+    assert r["more_jobs_to_settle"] is None and r["ci95"] is None
+    assert r["violation_share"] is None
+    assert r["why"] == "none of the 1 selected job(s) has the submit_to_start timestamps"
+    assert (r["description"], r["measure"], r["allowed_violation_share"]) == (
+        "trainings start within the hour",
+        "submit_to_start",
+        0.1,
+    )
