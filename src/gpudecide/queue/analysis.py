@@ -271,39 +271,49 @@ def replay_input(
     return ReplayInput(trace=trace, submit_offset=(ready - submit)[idx], lc=sub_lc, window=win)
 
 
-def run_replay(
-    data: ReplayInput,
-    sizes: list[int] | Literal["auto"],
-    policy: replay.Policy,
-    slo: tuple[str, SLO] | None,
-    checkpoint_s: float | None = None,
-) -> dict[str, Any]:
-    """Replay every pool size (or search the smallest meeting the SLO) and summarise."""
-    tr = data.trace
-    span = float((tr.ready + tr.runtime).max() - tr.ready.min())
-    mask = slo[1].selector.mask(data.lc) if slo else None
-    threshold = slo[1].threshold_minutes * 60 if slo else None
-    # The replay's jobs arrive when eligible; a submit-based SLO adds the time before that.
-    offset = (
-        data.submit_offset if slo and slo[1].measure.startswith("submit") else np.zeros(len(tr))
-    )
-    evaluated: dict[int, dict[str, Any]] = {}
+class _Pools:
+    """Replay results per pool size; each size is simulated once."""
 
-    def stats(n: int) -> dict[str, Any]:
-        if n not in evaluated:
-            out = replay.simulate(tr, n, policy, checkpoint_s=checkpoint_s)
-            st = replay.pool_stats(tr, out, n, policy, span_s=span).as_dict()
-            if mask is not None and threshold is not None:
+    def __init__(
+        self,
+        data: ReplayInput,
+        policy: replay.Policy,
+        slo: tuple[str, SLO] | None,
+        checkpoint_s: float | None,
+    ) -> None:
+        tr = self.trace = data.trace
+        self.policy = policy
+        self.checkpoint_s = checkpoint_s
+        self.span = float((tr.ready + tr.runtime).max() - tr.ready.min())
+        self.mask = slo[1].selector.mask(data.lc) if slo else None
+        self.threshold = slo[1].threshold_minutes * 60 if slo else None
+        # The replay's jobs arrive when eligible; a submit-based SLO adds the time before that.
+        self.offset = (
+            data.submit_offset if slo and slo[1].measure.startswith("submit") else np.zeros(len(tr))
+        )
+        self.evaluated: dict[int, dict[str, Any]] = {}
+
+    def stats(self, n: int) -> dict[str, Any]:
+        if n not in self.evaluated:
+            tr = self.trace
+            out = replay.simulate(tr, n, self.policy, checkpoint_s=self.checkpoint_s)
+            st = replay.pool_stats(tr, out, n, self.policy, span_s=self.span).as_dict()
+            if self.mask is not None and self.threshold is not None:
+                mask = self.mask
                 # a job the pool cannot hold never starts: a violation, not a missing value
-                waits = np.where(np.isnan(out.start), np.inf, out.start - tr.ready + offset)
+                waits = np.where(np.isnan(out.start), np.inf, out.start - tr.ready + self.offset)
                 st["slo_violation_share"] = (
-                    round(float((waits[mask] > threshold).mean()), 4) if mask.any() else None
+                    round(float((waits[mask] > self.threshold).mean()), 4) if mask.any() else None
                 )
             st["notes"] = out.notes
-            evaluated[n] = st
-        return evaluated[n]
+            self.evaluated[n] = st
+        return self.evaluated[n]
 
-    recommended = None
+
+def _recommended(
+    pools: _Pools, sizes: list[int] | Literal["auto"], slo: tuple[str, SLO] | None
+) -> int | None:
+    """Replay the sizes asked for (or search them) and pick the smallest meeting the SLO."""
     if sizes == "auto":
         if slo is None:
             raise InputError(
@@ -314,22 +324,46 @@ def run_replay(
         allowed = slo[1].allowed_violation_share
 
         def meets(n: int) -> bool:
-            share = stats(n)["slo_violation_share"]
+            share = pools.stats(n)["slo_violation_share"]
             return share is not None and share <= allowed
 
-        recommended = replay.smallest_pool(tr, meets)
-    else:
-        for n in sizes:
-            stats(n)
-        if slo is not None:
-            ok = [
-                n
-                for n in sizes
-                if evaluated[n]["jobs_unplaceable"] == 0
-                and evaluated[n]["slo_violation_share"] is not None
-                and evaluated[n]["slo_violation_share"] <= slo[1].allowed_violation_share
-            ]
-            recommended = min(ok) if ok else None
+        return replay.smallest_pool(pools.trace, meets)
+    for n in sizes:
+        pools.stats(n)
+    if slo is None:
+        return None
+    evaluated = pools.evaluated
+    ok = [
+        n
+        for n in sizes
+        if evaluated[n]["jobs_unplaceable"] == 0
+        and evaluated[n]["slo_violation_share"] is not None
+        and evaluated[n]["slo_violation_share"] <= slo[1].allowed_violation_share
+    ]
+    return min(ok) if ok else None
+
+
+def _slo_notes(slo: tuple[str, SLO] | None) -> list[str]:
+    if not slo or slo[1].measure.endswith("_start"):
+        return []
+    return [
+        f"SLO {slo[0]} stops its clock at the first training step; the replay knows only "
+        "node assignment, so its threshold is applied up to the start"
+    ]
+
+
+def run_replay(
+    data: ReplayInput,
+    sizes: list[int] | Literal["auto"],
+    policy: replay.Policy,
+    slo: tuple[str, SLO] | None,
+    checkpoint_s: float | None = None,
+) -> dict[str, Any]:
+    """Replay every pool size (or search the smallest meeting the SLO) and summarise."""
+    tr = data.trace
+    pools = _Pools(data, policy, slo, checkpoint_s)
+    recommended = _recommended(pools, sizes, slo)
+    evaluated = pools.evaluated
     notes = sorted({note for st in evaluated.values() for note in st.pop("notes")})
     return {
         "window": data.window,
@@ -340,22 +374,14 @@ def run_replay(
         else {
             "name": slo[0],
             "measure": slo[1].measure.replace("first_step", "start"),
-            "threshold_s": threshold,
+            "threshold_s": pools.threshold,
             "allowed_violation_share": slo[1].allowed_violation_share,
         },
         "pools": [evaluated[n] for n in sorted(evaluated)],
         "recommended_gpus": recommended,
         "zero_wait_peak_gpus": replay.zero_wait_peak(tr),
         "largest_job_gpus": int(tr.gpus.max()),
-        "notes": notes
-        + (
-            []
-            if not slo or slo[1].measure.endswith("_start")
-            else [
-                f"SLO {slo[0]} stops its clock at the first training step; the replay knows only "
-                "node assignment, so its threshold is applied up to the start"
-            ]
-        ),
+        "notes": notes + _slo_notes(slo),
     }
 
 
