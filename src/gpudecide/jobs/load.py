@@ -128,28 +128,18 @@ def detect_format(path: Path) -> Detected:
     return "sacct"
 
 
-def load_logs(
-    paths: list[Path] | list[LogSpec],
-    *,
-    fmt: LogFormat = "auto",
-    tz: str = "UTC",
-    sacct_format: str | None = None,
-    skip_bad_rows: bool = False,
-) -> JobLog:
-    """Read every log; identical attempts listed in overlapping dumps are kept once.
-
-    Plain paths use `fmt` and `sacct_format`; a LogSpec carries its own.
-    """
-    if not paths:
-        raise InputError("no job log given", hint="pass one or more sacct/CSV/JSONL files")
-    check_timezone(tz)
-    specs = [p if isinstance(p, LogSpec) else LogSpec(p, fmt, sacct_format) for p in paths]
+def _existing_files(specs: list[LogSpec]) -> None:
     for spec in specs:
         if spec.path.is_dir():
             raise InputError("is a directory, not a job log", path=spec.path)
         if not spec.path.exists():
             raise InputError("no such file", path=spec.path)
-    kinds = [detect_format(s.path) if s.format == "auto" else s.format for s in specs]
+
+
+def _read_events(
+    specs: list[LogSpec], kinds: list[Detected]
+) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]]:
+    """Kubernetes events by pod and OpenAI events by fine-tuning job."""
     # Event lists are not job logs: they annotate the pods / fine-tuning jobs read with them.
     k8s_events: dict[str, list[dict[str, Any]]] = {}
     openai_events: dict[str, list[dict[str, Any]]] = {}
@@ -160,6 +150,13 @@ def load_logs(
         elif kind == "openai-events":
             job_id = spec.path.name.removesuffix(".json").removesuffix(".events")
             openai_events[job_id] = read_json(spec.path)["data"]
+    return k8s_events, openai_events
+
+
+def _read_jobs(
+    specs: list[LogSpec], kinds: list[Detected], *, tz: str, skip_bad_rows: bool
+) -> list[ParseResult]:
+    k8s_events, openai_events = _read_events(specs, kinds)
     results: list[ParseResult] = []
     for spec, kind in zip(specs, kinds, strict=True):
         path = spec.path
@@ -180,8 +177,10 @@ def load_logs(
             "only event lists given, no jobs",
             hint="pass the pods (or fine-tuning jobs) the events belong to",
         )
-    merged = pa.concat_tables([r.table for r in results]).cast(ATTEMPTS_SCHEMA)
-    bad_rows = [b for r in results for b in r.bad_rows]
+    return results
+
+
+def _require_rows_left(merged: pa.Table, bad_rows: list[BadRow]) -> None:
     if merged.num_rows == 0 and bad_rows:
         # Nothing left to analyse: the figures would describe an empty log "as of" now.
         first = bad_rows[0]
@@ -192,18 +191,48 @@ def load_logs(
             field=first.field,
             hint="fix the rows: nothing is left to analyse",
         )
+
+
+def _drop_repeated_attempts(merged: pa.Table) -> pa.Table:
+    """The same attempt listed in several (overlapping) logs, kept once."""
+    con = sql.connect(merged=merged)
+    deduped = (
+        con.sql(
+            "SELECT * EXCLUDE (_k) FROM (SELECT *, row_number() OVER (PARTITION BY job_id, "
+            "attempt, submit, start, state ORDER BY source) AS _k FROM merged) WHERE _k = 1"
+        )
+        .to_arrow_table()
+        .cast(ATTEMPTS_SCHEMA)
+    )
+    con.close()
+    return deduped
+
+
+def load_logs(
+    paths: list[Path] | list[LogSpec],
+    *,
+    fmt: LogFormat = "auto",
+    tz: str = "UTC",
+    sacct_format: str | None = None,
+    skip_bad_rows: bool = False,
+) -> JobLog:
+    """Read every log; identical attempts listed in overlapping dumps are kept once.
+
+    Plain paths use `fmt` and `sacct_format`; a LogSpec carries its own.
+    """
+    if not paths:
+        raise InputError("no job log given", hint="pass one or more sacct/CSV/JSONL files")
+    check_timezone(tz)
+    specs = [p if isinstance(p, LogSpec) else LogSpec(p, fmt, sacct_format) for p in paths]
+    _existing_files(specs)
+    kinds = [detect_format(s.path) if s.format == "auto" else s.format for s in specs]
+    results = _read_jobs(specs, kinds, tz=tz, skip_bad_rows=skip_bad_rows)
+    merged = pa.concat_tables([r.table for r in results]).cast(ATTEMPTS_SCHEMA)
+    bad_rows = [b for r in results for b in r.bad_rows]
+    _require_rows_left(merged, bad_rows)
     before = merged.num_rows
     if len(results) > 1:
-        con = sql.connect(merged=merged)
-        merged = (
-            con.sql(
-                "SELECT * EXCLUDE (_k) FROM (SELECT *, row_number() OVER (PARTITION BY job_id, "
-                "attempt, submit, start, state ORDER BY source) AS _k FROM merged) WHERE _k = 1"
-            )
-            .to_arrow_table()
-            .cast(ATTEMPTS_SCHEMA)
-        )
-        con.close()
+        merged = _drop_repeated_attempts(merged)
     return JobLog(
         attempts=merged,
         sources=[s.path for s in specs],
