@@ -148,72 +148,60 @@ def _is_uint(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def check_header(header: bytes, file_size: int, header_len: int) -> SafetensorsInfo:
-    """Validate a header's JSON against the buffer it describes (never raises)."""
-    info = SafetensorsInfo(header_len=header_len, file_size=file_size)
+def _parse_header(header: bytes, info: SafetensorsInfo) -> dict[str, Any] | None:
+    """The header's JSON object, or None with the reason recorded in `info`."""
     if not header.startswith(b"{"):
         info.add("header does not start with '{'")
-        return info
+        return None
     try:
         text = header.decode("utf-8")
     except UnicodeDecodeError as exc:
         info.add(f"header is not UTF-8 (byte {exc.start})")
-        return info
+        return None
     try:
         parsed = json.loads(text, object_pairs_hook=_pairs)
     except _Duplicate as exc:
         info.add(f"duplicate key {str(exc)!r} in the header")
-        return info
+        return None
     except (ValueError, RecursionError) as exc:
         info.add(f"header is not valid JSON: {str(exc)[:120]}")
-        return info
+        return None
     if not isinstance(parsed, dict):
         info.add("header is not a JSON object")
-        return info
-    buffer_len = file_size - 8 - header_len
-    for name, entry in parsed.items():
-        if name == "__metadata__":
-            if not isinstance(entry, dict) or not all(isinstance(v, str) for v in entry.values()):
-                info.add("__metadata__ must map strings to strings")
-            else:
-                info.metadata = dict(entry)
-            continue
-        where = f"tensor {name!r}"
-        if not isinstance(entry, dict):
-            info.add(f"{where}: not an object")
-            continue
-        dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
-        if not isinstance(dtype, str) or dtype not in DTYPE_BITS:
-            info.add(f"{where}: unknown dtype {dtype!r}")
-            continue
-        if not isinstance(shape, list) or not all(_is_uint(d) for d in shape):
-            info.add(f"{where}: shape must be a list of non-negative integers")
-            continue
-        if (
-            not isinstance(offsets, list)
-            or len(offsets) != 2
-            or not all(_is_uint(o) for o in offsets)
-        ):
-            info.add(f"{where}: data_offsets must be two non-negative integers")
-            continue
-        begin, end = offsets
-        if begin > end:
-            info.add(f"{where}: data_offsets begin {begin} > end {end}")
-            continue
-        count = 1
-        for dim in shape:
-            count *= dim
-        bits = count * DTYPE_BITS[dtype]
-        if bits % 8:
-            info.add(f"{where}: {count} x {dtype} is not a whole number of bytes")
-            continue
-        if bits // 8 != end - begin:
-            info.add(
-                f"{where}: shape {shape} x {dtype} is {bits // 8} bytes but data_offsets "
-                f"span {end - begin}"
-            )
-            continue
-        info.tensors.append(TensorEntry(name, dtype, list(shape), begin, end))
+        return None
+    return parsed
+
+
+def _tensor_entry(name: str, entry: Any) -> TensorEntry | str:
+    """One tensor's entry, or the problem that makes it unusable."""
+    where = f"tensor {name!r}"
+    if not isinstance(entry, dict):
+        return f"{where}: not an object"
+    dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
+    if not isinstance(dtype, str) or dtype not in DTYPE_BITS:
+        return f"{where}: unknown dtype {dtype!r}"
+    if not isinstance(shape, list) or not all(_is_uint(d) for d in shape):
+        return f"{where}: shape must be a list of non-negative integers"
+    if not isinstance(offsets, list) or len(offsets) != 2 or not all(_is_uint(o) for o in offsets):
+        return f"{where}: data_offsets must be two non-negative integers"
+    begin, end = offsets
+    if begin > end:
+        return f"{where}: data_offsets begin {begin} > end {end}"
+    count = 1
+    for dim in shape:
+        count *= dim
+    bits = count * DTYPE_BITS[dtype]
+    if bits % 8:
+        return f"{where}: {count} x {dtype} is not a whole number of bytes"
+    if bits // 8 != end - begin:
+        return (
+            f"{where}: shape {shape} x {dtype} is {bits // 8} bytes but data_offsets "
+            f"span {end - begin}"
+        )
+    return TensorEntry(name, dtype, list(shape), begin, end)
+
+
+def _check_tiling(info: SafetensorsInfo, buffer_len: int) -> None:
     # The ranges must tile [0, buffer_len) exactly: contiguous, non-overlapping, no slack.
     expected = 0
     for t in sorted(info.tensors, key=lambda t: (t.begin, t.end)):
@@ -229,6 +217,27 @@ def check_header(header: bytes, file_size: int, header_len: int) -> SafetensorsI
         )
     elif expected < buffer_len:
         info.add(f"{buffer_len - expected} bytes at the end of the file belong to no tensor")
+
+
+def check_header(header: bytes, file_size: int, header_len: int) -> SafetensorsInfo:
+    """Validate a header's JSON against the buffer it describes (never raises)."""
+    info = SafetensorsInfo(header_len=header_len, file_size=file_size)
+    parsed = _parse_header(header, info)
+    if parsed is None:
+        return info
+    for name, entry in parsed.items():
+        if name == "__metadata__":
+            if not isinstance(entry, dict) or not all(isinstance(v, str) for v in entry.values()):
+                info.add("__metadata__ must map strings to strings")
+            else:
+                info.metadata = dict(entry)
+            continue
+        tensor = _tensor_entry(name, entry)
+        if isinstance(tensor, str):
+            info.add(tensor)
+        else:
+            info.tensors.append(tensor)
+    _check_tiling(info, file_size - 8 - header_len)
     return info
 
 
