@@ -60,6 +60,96 @@ def _newest_replays(records: list[ev.Evidence]) -> list[ev.Evidence]:
     return sorted(newest.values(), key=lambda r: (r.created_at_utc, r.id))
 
 
+@dataclass
+class _Inputs:
+    """Where the costs, the evidence read and the record written are."""
+
+    costs_path: Path
+    root: Path
+    profile: Path
+    replay_records: list[ev.Evidence]
+    replay_paths: list[Path]
+    out_dir: Path
+
+
+def _target(target: Path | None, here: Path) -> Path:
+    if target is None:
+        found = workspace.find_root(here)
+        if found is None:
+            raise InputError(
+                "not inside a gpudecide workspace",
+                hint="pass WORKSPACE, or costs.yaml with --profile EVIDENCE",
+            )
+        target = found
+    if not target.exists():
+        raise InputError("no such file or directory", path=target)
+    return target
+
+
+def _workspace_inputs(
+    ws: workspace.Workspace,
+    profile: Path | None,
+    replays: list[Path] | None,
+    evidence_dir: Path | None,
+) -> _Inputs:
+    """In a workspace the newest profile and replay records are used unless given."""
+    costs_path = ws.root / schema.COSTS_NAME
+    if not costs_path.is_file():
+        raise InputError(
+            f"no {schema.COSTS_NAME} in the workspace",
+            path=costs_path,
+            hint="`gpudecide init` writes a commented template of it",
+        )
+    records = ev.load_all(ws.evidence_dir)
+    if profile is None:
+        latest = ev.latest(records, "profile")
+        if latest is None:
+            raise InputError(
+                "no profile evidence in the workspace",
+                path=ws.evidence_dir,
+                hint="run `gpudecide profile` first",
+            )
+        profile = ws.evidence_dir / f"{latest.id}.json"
+    replay_records = (
+        [_record(p, "replay") for p in replays] if replays else _newest_replays(records)
+    )
+    replay_paths = list(replays or [ws.evidence_dir / f"{r.id}.json" for r in replay_records])
+    out_dir = evidence_dir or ws.evidence_dir
+    return _Inputs(costs_path, ws.root, profile, replay_records, replay_paths, out_dir)
+
+
+def _file_inputs(
+    target: Path,
+    here: Path,
+    profile: Path | None,
+    replays: list[Path] | None,
+    evidence_dir: Path | None,
+) -> _Inputs:
+    if profile is None:
+        raise InputError(
+            "a costs file outside a workspace needs --profile EVIDENCE",
+            path=target,
+            hint="pass the evidence/profile-*.json that `gpudecide profile` wrote",
+        )
+    replay_records = [_record(p, "replay") for p in replays or []]
+    out_dir = evidence_dir or here / "evidence"
+    return _Inputs(target, here, profile, replay_records, list(replays or []), out_dir)
+
+
+def _analyse(cfg: schema.CostsConfig, inputs: _Inputs) -> analysis.CostResult:
+    profile_record = _record(inputs.profile, "profile")
+    state, _ = ev.freshness(profile_record, inputs.root)
+    try:
+        return analysis.analyse(
+            cfg, profile_record, inputs.replay_records, profile_fresh=state is ev.Freshness.FRESH
+        )
+    except InputError as exc:
+        if exc.path is not None:
+            raise
+        # The record is the bad input: name its file.
+        raise InputError(exc.message, path=inputs.profile, field=exc.field, hint=exc.hint) from None
+
+
 def run_cost(
     target: Path | None,
     *,
@@ -74,73 +164,23 @@ def run_cost(
     In a workspace the newest profile and replay records are used unless given.
     """
     here = cwd or Path.cwd()
-    if target is None:
-        found = workspace.find_root(here)
-        if found is None:
-            raise InputError(
-                "not inside a gpudecide workspace",
-                hint="pass WORKSPACE, or costs.yaml with --profile EVIDENCE",
-            )
-        target = found
-    if not target.exists():
-        raise InputError("no such file or directory", path=target)
+    target = _target(target, here)
     ws = workspace.load(target) if target.is_dir() else None
     if ws is not None:
-        costs_path = ws.root / schema.COSTS_NAME
-        if not costs_path.is_file():
-            raise InputError(
-                f"no {schema.COSTS_NAME} in the workspace",
-                path=costs_path,
-                hint="`gpudecide init` writes a commented template of it",
-            )
-        records = ev.load_all(ws.evidence_dir)
-        root = ws.root
-        if profile is None:
-            latest = ev.latest(records, "profile")
-            if latest is None:
-                raise InputError(
-                    "no profile evidence in the workspace",
-                    path=ws.evidence_dir,
-                    hint="run `gpudecide profile` first",
-                )
-            profile = ws.evidence_dir / f"{latest.id}.json"
-        replay_records = (
-            [_record(p, "replay") for p in replays] if replays else _newest_replays(records)
-        )
-        replay_paths = list(replays or [ws.evidence_dir / f"{r.id}.json" for r in replay_records])
-        out_dir = evidence_dir or ws.evidence_dir
+        inputs = _workspace_inputs(ws, profile, replays, evidence_dir)
     else:
-        costs_path = target
-        if profile is None:
-            raise InputError(
-                "a costs file outside a workspace needs --profile EVIDENCE",
-                path=target,
-                hint="pass the evidence/profile-*.json that `gpudecide profile` wrote",
-            )
-        root = here
-        replay_records = [_record(p, "replay") for p in replays or []]
-        replay_paths = list(replays or [])
-        out_dir = evidence_dir or here / "evidence"
-    cfg = schema.load(costs_path)
+        inputs = _file_inputs(target, here, profile, replays, evidence_dir)
+    cfg = schema.load(inputs.costs_path)
     if ws is not None:
-        check_declared(cfg, ws.config.options, costs_path)
-    profile_record = _record(profile, "profile")
-    state, _ = ev.freshness(profile_record, root)
-    try:
-        result = analysis.analyse(
-            cfg, profile_record, replay_records, profile_fresh=state is ev.Freshness.FRESH
-        )
-    except InputError as exc:
-        if exc.path is not None:
-            raise
-        # The record is the bad input: name its file.
-        raise InputError(exc.message, path=profile, field=exc.field, hint=exc.hint) from None
+        check_declared(cfg, ws.config.options, inputs.costs_path)
+    result = _analyse(cfg, inputs)
+    root = inputs.root
     # Records are cited by identity: re-running an unchanged analysis keeps this one fresh.
-    inputs = [ev.input_ref(costs_path, root)] + [
-        ev.record_ref(p, root) for p in (profile, *replay_paths)
+    refs = [ev.input_ref(inputs.costs_path, root)] + [
+        ev.record_ref(p, root) for p in (inputs.profile, *inputs.replay_paths)
     ]
-    written = ev.write(analysis.to_evidence(result, inputs), out_dir)
-    return CostRun(result, written, costs_path, profile)
+    written = ev.write(analysis.to_evidence(result, refs), inputs.out_dir)
+    return CostRun(result, written, inputs.costs_path, inputs.profile)
 
 
 def check_declared(cfg: schema.CostsConfig, options: list[OptionDecl], path: Path) -> None:
