@@ -222,8 +222,12 @@ def _compiled(domain: str, lang: str, _marked: int) -> list[tuple[re.Pattern[str
     their literal length, and their translation. A field never spans "; " (the parts of a
     summary). `_marked` keys the cache: a module marking more patterns refreshes it."""
     out: list[tuple[re.Pattern[str], int, str]] = []
-    for msgid, translated in catalogue(domain, lang).items():
-        if "{" not in msgid or msgid not in _PATTERN_IDS:
+    entries = catalogue(domain, lang)
+    # A domain that marks its patterns uses only those; one that marks none (a package that
+    # stores no English to match) offers every msgid with fields.
+    marked = any(m in _PATTERN_IDS for m in entries)
+    for msgid, translated in entries.items():
+        if "{" not in msgid or (marked and msgid not in _PATTERN_IDS):
             continue
         parts = _FIELD.split(msgid)
         seen: set[str] = set()
