@@ -56,6 +56,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -216,6 +217,24 @@ def _array_view(text: str, array_id: str) -> tuple[bool, bool]:
     return bool(tasks and starts and min(starts) > max(tasks)), bool(starts)
 
 
+@dataclass
+class _DriveState:
+    """What `drive` has seen and done so far."""
+
+    running_since: dict[str, float] = field(default_factory=dict)
+    cancelled: bool = False
+    requeued: bool = False
+    held_cancelled: bool = False
+    requeued_at: float = 0.0
+    snapshot: str | None = None
+    snapshot_fallback: str | None = None
+
+
+def _records(alloc: list[dict[str, str]], jid: str) -> list[dict[str, str]]:
+    """The allocation records of one job (array tasks and steps excluded)."""
+    return [row for row in alloc if row["JobIDRaw"] == jid and row["JobID"] == jid]
+
+
 class _Scenario:
     def __init__(self, workdir: Path, full: bool):
         self.workdir = workdir
@@ -274,6 +293,12 @@ class _Scenario:
 
     def submit_all(self) -> None:
         t = ["--time=5"]  # 5 min limits let backfill schedule around running jobs
+        self._submit_chain(t)
+        self._submit_failures(t)
+        self._submit_queue_shapes(t)
+
+    def _submit_chain(self, t: list[str]) -> None:
+        """train -> eval -> merge by dependencies, and (full only) a training that times out."""
         train = self.submit(
             "train_ok",
             "ft-llama-lora-train",
@@ -326,6 +351,9 @@ class _Scenario:
             depends_on="eval_dep",
             reason="Dependency",
         )
+
+    def _submit_failures(self, t: list[str]) -> None:
+        """A job that fails, one cancelled while running, one held and cancelled."""
         self.submit(
             "smoke_fail",
             "smoke-ft-llama",
@@ -360,6 +388,9 @@ class _Scenario:
             state="CANCELLED by 0",
             ran=False,
         )
+
+    def _submit_queue_shapes(self, t: list[str]) -> None:
+        """A throttled array, a requeued job and one eligible only after --begin."""
         self.submit(
             "array_sweep",
             "hpo-ft-llama-lr",
@@ -402,13 +433,8 @@ class _Scenario:
     def drive(self) -> str:
         """Act on the running jobs until all are done; return the pending-array snapshot."""
         deadline = self.t0 + (DEADLINE_FULL if self.full else DEADLINE_QUICK)
-        r = self.roles
-        ids = {v["job_id"] for v in r.values()}
-        running_since: dict[str, float] = {}
-        cancelled = requeued = held_cancelled = False
-        requeued_at = 0.0
-        snapshot = snapshot_fallback = None
-        array_id = r["array_sweep"]["job_id"]
+        ids = {v["job_id"] for v in self.roles.values()}
+        st = _DriveState()
         while True:
             now = time.monotonic()
             if now > deadline:
@@ -421,69 +447,82 @@ class _Scenario:
             q = [row for row in _squeue() if row["array_id"] in ids]
             for row in q:
                 if row["state"] == "RUNNING":
-                    running_since.setdefault(row["raw"], now)
+                    st.running_since.setdefault(row["raw"], now)
                 else:
-                    running_since.pop(row["raw"], None)
-
-            def up_for(role: str, now: float = now) -> float:
-                jid = r[role]["job_id"]
-                return now - running_since[jid] if jid in running_since else -1.0
-
-            if not cancelled and up_for("cancel_running") >= 2:
-                _run(["scancel", r["cancel_running"]["job_id"]])
-                cancelled = True
-                self.log("cancelled cancel_running while RUNNING")
-            if not requeued and up_for("requeued") >= 2:
-                _run(["scontrol", "requeue", r["requeued"]["job_id"]])
-                requeued, requeued_at = True, now
-                running_since.pop(r["requeued"]["job_id"], None)
-                self.log("requeued requeued while RUNNING")
-
-            # Snapshot while array tasks still pend.  Wanted: the first tasks'
-            # rows next to the range of the later ones (N_1 running or done,
-            # N_[2-4%1] pending).  The accounting record of the range is
-            # updated lazily (it can read N_[1-4%1] beside a running N_1, and a
-            # task's own record can show up seconds late), so check sacct
-            # on every pass while the array is in the queue; if no tidy view
-            # came before the array finished, keep the first view with a range.
-            if snapshot is None:
-                if any(row["array_id"] == array_id for row in q):
-                    text = sacct_dump([v["job_id"] for v in r.values()], header=True, tz="UTC")
-                    tidy, has_range = _array_view(text, array_id)
-                    if os.environ.get("SLURM_SCENARIO_DEBUG"):
-                        self.log(
-                            "array rows: "
-                            + " ".join(
-                                "|".join(line.split("|")[i] for i in (0, 8, 13))
-                                for line in text.splitlines()
-                                if line.startswith(f"{array_id}_") and "." not in line.split("|")[0]
-                            )
-                        )
-                    if tidy:
-                        snapshot = text
-                        self.log("recorded the pending-array snapshot")
-                    elif has_range and snapshot_fallback is None:
-                        snapshot_fallback = text
-                elif snapshot_fallback is not None:
-                    snapshot = snapshot_fallback
-                    self.log("recorded the pending-array snapshot (no tidier view seen)")
-                else:
-                    self._cleanup(ids)
-                    raise ScenarioError(
-                        "the array job finished before sacct ever showed a pending task range"
-                    )
-            if snapshot is not None and not held_cancelled:
-                _run(["scancel", r["held_cancel"]["job_id"]])
-                held_cancelled = True
+                    st.running_since.pop(row["raw"], None)
+            self._stop_running_jobs(st, now)
+            if st.snapshot is None:
+                self._watch_array(st, q, ids)
+            if st.snapshot is not None and not st.held_cancelled:
+                _run(["scancel", self.roles["held_cancel"]["job_id"]])
+                st.held_cancelled = True
                 self.log("cancelled held_cancel (never ran)")
 
-            if not q and cancelled and held_cancelled and requeued and now - requeued_at > 1:
+            done = st.cancelled and st.held_cancelled and st.requeued
+            if not q and done and now - st.requeued_at > 1:
                 break
             time.sleep(0.5)
         self.log("all jobs left the queue")
-        if snapshot is None:
+        if st.snapshot is None:
             raise ScenarioError("never saw the array job with a pending task range")
-        return snapshot
+        return st.snapshot
+
+    def _stop_running_jobs(self, st: _DriveState, now: float) -> None:
+        """Cancel cancel_running and requeue requeued once each has run for 2 s."""
+        r = self.roles
+
+        def up_for(role: str) -> float:
+            jid = r[role]["job_id"]
+            return now - st.running_since[jid] if jid in st.running_since else -1.0
+
+        if not st.cancelled and up_for("cancel_running") >= 2:
+            _run(["scancel", r["cancel_running"]["job_id"]])
+            st.cancelled = True
+            self.log("cancelled cancel_running while RUNNING")
+        if not st.requeued and up_for("requeued") >= 2:
+            _run(["scontrol", "requeue", r["requeued"]["job_id"]])
+            st.requeued, st.requeued_at = True, now
+            st.running_since.pop(r["requeued"]["job_id"], None)
+            self.log("requeued requeued while RUNNING")
+
+    def _watch_array(self, st: _DriveState, q: list[dict[str, str]], ids: set[str]) -> None:
+        # Snapshot while array tasks still pend.  Wanted: the first tasks'
+        # rows next to the range of the later ones (N_1 running or done,
+        # N_[2-4%1] pending).  The accounting record of the range is
+        # updated lazily (it can read N_[1-4%1] beside a running N_1, and a
+        # task's own record can show up seconds late), so check sacct
+        # on every pass while the array is in the queue; if no tidy view
+        # came before the array finished, keep the first view with a range.
+        r = self.roles
+        array_id = r["array_sweep"]["job_id"]
+        if any(row["array_id"] == array_id for row in q):
+            text = sacct_dump([v["job_id"] for v in r.values()], header=True, tz="UTC")
+            tidy, has_range = _array_view(text, array_id)
+            if os.environ.get("SLURM_SCENARIO_DEBUG"):
+                self._log_array_rows(text, array_id)
+            if tidy:
+                st.snapshot = text
+                self.log("recorded the pending-array snapshot")
+            elif has_range and st.snapshot_fallback is None:
+                st.snapshot_fallback = text
+        elif st.snapshot_fallback is not None:
+            st.snapshot = st.snapshot_fallback
+            self.log("recorded the pending-array snapshot (no tidier view seen)")
+        else:
+            self._cleanup(ids)
+            raise ScenarioError(
+                "the array job finished before sacct ever showed a pending task range"
+            )
+
+    def _log_array_rows(self, text: str, array_id: str) -> None:
+        self.log(
+            "array rows: "
+            + " ".join(
+                "|".join(line.split("|")[i] for i in (0, 8, 13))
+                for line in text.splitlines()
+                if line.startswith(f"{array_id}_") and "." not in line.split("|")[0]
+            )
+        )
 
     def _cleanup(self, ids: Iterable[str]) -> None:
         for jid in ids:
@@ -507,52 +546,61 @@ class _Scenario:
         )
 
     def _check(self, rows: list[dict[str, str]], snapshot: str) -> list[str]:
-        problems: list[str] = []
         alloc = [row for row in rows if "." not in row["JobID"]]
-
-        def records(jid: str) -> list[dict[str, str]]:
-            return [row for row in alloc if row["JobIDRaw"] == jid and row["JobID"] == jid]
-
+        problems: list[str] = []
         for role, spec in self.roles.items():
-            jid = spec["job_id"]
             if role == "array_sweep":
                 continue
-            recs = records(jid)
+            recs = _records(alloc, spec["job_id"])
             if not recs:
-                problems.append(f"{role}: job {jid} not in sacct")
+                problems.append(f"{role}: job {spec['job_id']} not in sacct")
                 continue
-            last = recs[-1]
-            if last["State"] != spec["state"]:
-                problems.append(f"{role}: state {last['State']!r}, expected {spec['state']!r}")
-            spec["exit_code_observed"] = last["ExitCode"]
-            if "exit_code" in spec and last["ExitCode"] != spec["exit_code"]:
-                problems.append(
-                    f"{role}: exit code {last['ExitCode']}, expected {spec['exit_code']}"
-                )
-            gpus, gtype = _gpus(last["AllocTRES"])
-            if gpus != spec["gpus"]:
-                problems.append(
-                    f"{role}: AllocTRES {last['AllocTRES']!r}, expected {spec['gpus']} GPUs"
-                )
-            spec["gpu_type"] = gtype
-            req, _ = _gpus(last["ReqTRES"])
-            if req != spec["req_gpus"]:
-                problems.append(
-                    f"{role}: ReqTRES {last['ReqTRES']!r}, expected {spec['req_gpus']} GPUs"
-                )
-            spec["elapsed_observed"] = last["Elapsed"]
-            if spec.get("comment") and last["Comment"] != spec["comment"]:
-                problems.append(f"{role}: Comment {last['Comment']!r}")
-            if "reason" in spec and last["Reason"] != spec["reason"]:
-                problems.append(f"{role}: Reason {last['Reason']!r}, expected {spec['reason']!r}")
-            if "timelimit" in spec and last["Timelimit"] != spec["timelimit"]:
-                problems.append(f"{role}: Timelimit {last['Timelimit']!r}")
-            spec.setdefault("ran", True)
-            started = _ts(last["Start"])
-            if spec["ran"] and (started is None or not last["AllocTRES"]):
-                problems.append(f"{role}: expected the job to have run: Start={last['Start']}")
+            problems += self._check_last_record(role, spec, recs[-1])
+        problems += self._check_steps(rows)
+        problems += self._check_dependencies(alloc)
+        problems += self._check_held(alloc)
+        problems += self._check_requeued(alloc)
+        problems += self._check_begin(alloc)
+        problems += self._check_array(alloc)
+        self._note_snapshot(snapshot)
+        return problems
 
-        # Steps of the srun job.
+    def _check_last_record(
+        self, role: str, spec: dict[str, Any], last: dict[str, str]
+    ) -> list[str]:
+        """A job's final record against what was submitted; notes what was observed."""
+        problems: list[str] = []
+        if last["State"] != spec["state"]:
+            problems.append(f"{role}: state {last['State']!r}, expected {spec['state']!r}")
+        spec["exit_code_observed"] = last["ExitCode"]
+        if "exit_code" in spec and last["ExitCode"] != spec["exit_code"]:
+            problems.append(f"{role}: exit code {last['ExitCode']}, expected {spec['exit_code']}")
+        gpus, gtype = _gpus(last["AllocTRES"])
+        if gpus != spec["gpus"]:
+            problems.append(
+                f"{role}: AllocTRES {last['AllocTRES']!r}, expected {spec['gpus']} GPUs"
+            )
+        spec["gpu_type"] = gtype
+        req, _ = _gpus(last["ReqTRES"])
+        if req != spec["req_gpus"]:
+            problems.append(
+                f"{role}: ReqTRES {last['ReqTRES']!r}, expected {spec['req_gpus']} GPUs"
+            )
+        spec["elapsed_observed"] = last["Elapsed"]
+        if spec.get("comment") and last["Comment"] != spec["comment"]:
+            problems.append(f"{role}: Comment {last['Comment']!r}")
+        if "reason" in spec and last["Reason"] != spec["reason"]:
+            problems.append(f"{role}: Reason {last['Reason']!r}, expected {spec['reason']!r}")
+        if "timelimit" in spec and last["Timelimit"] != spec["timelimit"]:
+            problems.append(f"{role}: Timelimit {last['Timelimit']!r}")
+        spec.setdefault("ran", True)
+        started = _ts(last["Start"])
+        if spec["ran"] and (started is None or not last["AllocTRES"]):
+            problems.append(f"{role}: expected the job to have run: Start={last['Start']}")
+        return problems
+
+    def _check_steps(self, rows: list[dict[str, str]]) -> list[str]:
+        """Steps of the srun job."""
         tr = self.roles["train_ok"]
         steps = sorted(
             row["JobID"].split(".", 1)[1]
@@ -560,13 +608,16 @@ class _Scenario:
             if row["JobID"].startswith(tr["job_id"] + ".")
         )
         if steps != sorted(tr["steps"]):
-            problems.append(f"train_ok: steps {steps}, expected {tr['steps']}")
+            return [f"train_ok: steps {steps}, expected {tr['steps']}"]
+        return []
 
-        # Dependencies: eligible once the job waited for has ended.
+    def _check_dependencies(self, alloc: list[dict[str, str]]) -> list[str]:
+        """Dependencies: eligible once the job waited for has ended."""
+        problems: list[str] = []
         for role in ("eval_dep", "merge_dep"):
             spec = self.roles[role]
-            mine = records(spec["job_id"])
-            dep = records(self.roles[spec["depends_on"]]["job_id"])
+            mine = _records(alloc, spec["job_id"])
+            dep = _records(alloc, self.roles[spec["depends_on"]]["job_id"])
             if mine and dep:
                 elig, dep_end = _ts(mine[-1]["Eligible"]), _ts(dep[-1]["End"])
                 if not (elig and dep_end and elig >= dep_end):
@@ -574,41 +625,49 @@ class _Scenario:
                         f"{role}: Eligible {mine[-1]['Eligible']} before "
                         f"{spec['depends_on']} End {dep[-1]['End']}"
                     )
+        return problems
 
-        # Held then cancelled: never started.
-        held = records(self.roles["held_cancel"]["job_id"])
-        if held:
-            h = held[-1]
-            # Observed with 22.05.8: Eligible "Unknown", End = the cancel time,
-            # empty AllocTRES, Priority 0, NodeList "None assigned"; Start is
-            # either "None" or equal to End, and Reason either JobHeldUser or
-            # None, depending on timing (both seen on this machine).
-            self.roles["held_cancel"]["eligible_observed"] = h["Eligible"]
-            self.roles["held_cancel"]["start_observed"] = h["Start"]
-            if h["AllocTRES"] or (_ts(h["Start"]) is not None and h["Start"] != h["End"]):
-                problems.append(
-                    f"held_cancel: looks started: Start={h['Start']} End={h['End']} "
-                    f"AllocTRES={h['AllocTRES']!r}"
-                )
+    def _check_held(self, alloc: list[dict[str, str]]) -> list[str]:
+        """Held then cancelled: never started."""
+        held = _records(alloc, self.roles["held_cancel"]["job_id"])
+        if not held:
+            return []
+        h = held[-1]
+        # Observed with 22.05.8: Eligible "Unknown", End = the cancel time,
+        # empty AllocTRES, Priority 0, NodeList "None assigned"; Start is
+        # either "None" or equal to End, and Reason either JobHeldUser or
+        # None, depending on timing (both seen on this machine).
+        self.roles["held_cancel"]["eligible_observed"] = h["Eligible"]
+        self.roles["held_cancel"]["start_observed"] = h["Start"]
+        if h["AllocTRES"] or (_ts(h["Start"]) is not None and h["Start"] != h["End"]):
+            return [
+                f"held_cancel: looks started: Start={h['Start']} End={h['End']} "
+                f"AllocTRES={h['AllocTRES']!r}"
+            ]
+        return []
 
-        # Requeued: two records with --duplicates.
+    def _check_requeued(self, alloc: list[dict[str, str]]) -> list[str]:
+        """Requeued: two records with --duplicates."""
         rq = self.roles["requeued"]
-        states = [row["State"] for row in records(rq["job_id"])]
+        states = [row["State"] for row in _records(alloc, rq["job_id"])]
         if states != rq["records"]:
-            problems.append(f"requeued: records {states}, expected {rq['records']}")
+            return [f"requeued: records {states}, expected {rq['records']}"]
+        return []
 
-        # --begin: Eligible ~BEGIN_DELAY s after Submit.
-        eb = records(self.roles["export_begin"]["job_id"])
-        if eb:
-            sub, elig = _ts(eb[-1]["Submit"]), _ts(eb[-1]["Eligible"])
-            lead = (elig - sub).total_seconds() if sub and elig else None
-            self.roles["export_begin"]["lead_s_observed"] = lead
-            if lead is None or lead < BEGIN_DELAY - 1:
-                problems.append(
-                    f"export_begin: Submit {eb[-1]['Submit']} Eligible {eb[-1]['Eligible']}"
-                )
+    def _check_begin(self, alloc: list[dict[str, str]]) -> list[str]:
+        """--begin: Eligible ~BEGIN_DELAY s after Submit."""
+        eb = _records(alloc, self.roles["export_begin"]["job_id"])
+        if not eb:
+            return []
+        sub, elig = _ts(eb[-1]["Submit"]), _ts(eb[-1]["Eligible"])
+        lead = (elig - sub).total_seconds() if sub and elig else None
+        self.roles["export_begin"]["lead_s_observed"] = lead
+        if lead is None or lead < BEGIN_DELAY - 1:
+            return [f"export_begin: Submit {eb[-1]['Submit']} Eligible {eb[-1]['Eligible']}"]
+        return []
 
-        # Array: every task COMPLETED, one at a time (%1).
+    def _check_array(self, alloc: list[dict[str, str]]) -> list[str]:
+        """Array: every task COMPLETED, one at a time (%1)."""
         arr = self.roles["array_sweep"]
         aid = arr["job_id"]
         tasks = {}
@@ -617,20 +676,26 @@ class _Scenario:
             if m:
                 tasks[int(m.group(1))] = row
         if sorted(tasks) != list(range(1, ARRAY_TASKS + 1)):
-            problems.append(f"array_sweep: tasks {sorted(tasks)}")
-        else:
-            arr["task_job_ids"] = {str(k): tasks[k]["JobIDRaw"] for k in sorted(tasks)}
-            bad = [k for k, row in tasks.items() if row["State"] != arr["state"]]
-            if bad:
-                problems.append(f"array_sweep: tasks {bad} not {arr['state']}")
-            for k in range(1, ARRAY_TASKS):
-                end, nxt = _ts(tasks[k]["End"]), _ts(tasks[k + 1]["Start"])
-                if not (end and nxt and nxt >= end):
-                    problems.append(f"array_sweep: task {k + 1} started before task {k} ended")
-            gpus, gtype = _gpus(tasks[1]["AllocTRES"])
-            arr["gpu_type"] = gtype
-            if gpus != arr["gpus"]:
-                problems.append(f"array_sweep: AllocTRES {tasks[1]['AllocTRES']!r}")
+            return [f"array_sweep: tasks {sorted(tasks)}"]
+        problems: list[str] = []
+        arr["task_job_ids"] = {str(k): tasks[k]["JobIDRaw"] for k in sorted(tasks)}
+        bad = [k for k, row in tasks.items() if row["State"] != arr["state"]]
+        if bad:
+            problems.append(f"array_sweep: tasks {bad} not {arr['state']}")
+        for k in range(1, ARRAY_TASKS):
+            end, nxt = _ts(tasks[k]["End"]), _ts(tasks[k + 1]["Start"])
+            if not (end and nxt and nxt >= end):
+                problems.append(f"array_sweep: task {k + 1} started before task {k} ended")
+        gpus, gtype = _gpus(tasks[1]["AllocTRES"])
+        arr["gpu_type"] = gtype
+        if gpus != arr["gpus"]:
+            problems.append(f"array_sweep: AllocTRES {tasks[1]['AllocTRES']!r}")
+        return problems
+
+    def _note_snapshot(self, snapshot: str) -> None:
+        """What the pending-array snapshot showed of the array's rows."""
+        arr = self.roles["array_sweep"]
+        aid = arr["job_id"]
         m = re.search(rf"^({aid}_\[[^|]*\])\|", snapshot, re.M)
         arr["pending_row_in_snapshot"] = m.group(1) if m else None
         arr["task_rows_in_snapshot"] = {
@@ -638,7 +703,6 @@ class _Scenario:
             for f in (line.split("|") for line in snapshot.splitlines())
             if re.fullmatch(rf"{aid}_\d+", f[0])
         }
-        return problems
 
 
 def run_scenario(workdir: Path, full: bool) -> dict[str, dict[str, Any]]:
