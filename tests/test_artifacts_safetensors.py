@@ -292,3 +292,46 @@ def test_fuzz_mutated_real_file(real: bytes) -> None:
 
     check()
     assert seen == {True, False}  # it reached both valid and refused files
+
+
+def test_inspect_file_reads_the_same_as_bytes(
+    real: bytes, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    folder = tmp_path_factory.mktemp("files")
+    whole = folder / "m.safetensors"
+    whole.write_bytes(real)
+    info = sth.inspect_file(whole)
+    assert info.ok and info.summary() == sth.inspect_bytes(real).summary()
+    (header_len,) = struct.unpack("<Q", real[:8])
+    assert info.summary() == {
+        "header_len": header_len,
+        "tensors": 4,
+        "tensor_bytes": 64 * 32 * 2 + 128 + 128 + 2,
+        "dtypes": {"BF16": 4096, "F32": 128, "I64": 128, "F16": 2},
+        "precision": "bf16",
+        "metadata": {"format": "pt", "step": "3"},
+        "problems": [],
+    }
+    for data, words in [
+        (b"\x00" * 7, "file is 7 bytes, shorter than the 8-byte header length"),
+        (struct.pack("<Q", sth.MAX_HEADER + 1) + b"{}", "header length 100000001 exceeds the "
+         "format's bound of 100000000 bytes"),
+        (struct.pack("<Q", 50) + b"{}", "header length 50 runs past the end of the file (10 "
+         "bytes)"),
+    ]:  # fmt: skip
+        bad = folder / "bad.safetensors"
+        bad.write_bytes(data)
+        assert sth.inspect_file(bad).problems == [words]
+
+
+def test_sniffing_a_safetensors_file(real: bytes) -> None:
+    assert sth.looks_like_safetensors(real[:64], len(real))
+    (n,) = struct.unpack("<Q", real[:8])
+    # The header must fit the file: exactly fitting is plausible, one byte short is not.
+    assert sth.looks_like_safetensors(real[:64], n + 8)
+    assert not sth.looks_like_safetensors(real[:64], n + 7)
+    assert not sth.looks_like_safetensors(real[:8], len(real))  # no byte after the length
+    assert not sth.looks_like_safetensors(struct.pack("<Q", 2) + b"{}", 9)  # under 10 bytes
+    assert sth.looks_like_safetensors(struct.pack("<Q", 2) + b"{}", 10)
+    assert not sth.looks_like_safetensors(struct.pack("<Q", 1) + b"{}", 10)  # n >= 2
+    assert not sth.looks_like_safetensors(struct.pack("<Q", 2) + b"[]", 10)
