@@ -262,7 +262,6 @@ def demo_reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[st
     return out
 
 
-@pytest.mark.xfail(strict=True, reason="render.py does not call i18n.install(_ENV) yet")
 def test_renderer_installs_the_translator() -> None:
     """The renderer gives its templates the translator (`i18n.install(_ENV)` in render.py)."""
     import importlib
@@ -274,12 +273,8 @@ def test_renderer_installs_the_translator() -> None:
 
 
 # Sections whose builders or analyses still show English in ru/kk (strict: the test fails
-# as soon as one passes, so that its kind is taken off this list). profile/queue/replay:
-# their chart texts wait for report/charts.py to take `lang`; the rest: their own packages.
+# as soon as one passes, so that its kind is taken off this list).
 _NOT_YET = {
-    "profile",
-    "queue",
-    "replay",
     "decision",
     "hybrid",
     "export_test",

@@ -273,7 +273,7 @@ def _charts(section: Section, f: dict[str, Any], kinds: list[str], lang: Languag
     section.charts.append(
         Chart(
             t("chart_jobs_week", lang),
-            charts.jobs_per_week(labels, by_kind, t("chart_jobs_week", lang)),
+            charts.jobs_per_week(labels, by_kind, t("chart_jobs_week", lang), lang),
         )
     )
     if series:
@@ -281,7 +281,9 @@ def _charts(section: Section, f: dict[str, Any], kinds: list[str], lang: Languag
         section.charts.append(
             Chart(
                 t("chart_gpu_day", lang),
-                charts.gpu_hours_per_day(days, series["daily_gpu_hours"], t("chart_gpu_day", lang)),
+                charts.gpu_hours_per_day(
+                    days, series["daily_gpu_hours"], t("chart_gpu_day", lang), lang
+                ),
             )
         )
         conc = series["concurrency"]
@@ -293,6 +295,7 @@ def _charts(section: Section, f: dict[str, Any], kinds: list[str], lang: Languag
                     conc["gpus"],
                     f.get("pool_gpus"),
                     t("chart_concurrency", lang),
+                    lang,
                 ),
             )
         )

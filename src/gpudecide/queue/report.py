@@ -308,20 +308,22 @@ def _queue_charts(section: Section, f: dict[str, Any], lang: Language) -> None:
     section.charts.append(
         Chart(
             t("chart_wait_cdf", lang),
-            charts.wait_cdf(series, thresholds, t("chart_wait_cdf", lang)),
+            charts.wait_cdf(series, thresholds, t("chart_wait_cdf", lang), lang),
         )
     )
     if f.get("phases_by_kind"):
         section.charts.append(
             Chart(
                 t("chart_phases", lang),
-                charts.phase_bars(f["phases_by_kind"], t("chart_phases", lang)),
+                charts.phase_bars(f["phases_by_kind"], t("chart_phases", lang), lang),
             )
         )
     finished = [c for c in f["chains"] if c["timeline"]][:8]
     if finished:
         section.charts.append(
-            Chart(t("chart_chains", lang), charts.chain_gantt(finished, t("chart_chains", lang)))
+            Chart(
+                t("chart_chains", lang), charts.chain_gantt(finished, t("chart_chains", lang), lang)
+            )
         )
 
 
@@ -503,6 +505,7 @@ def replay_section(section: Section, lang: Language) -> None:
                     f["pools"],
                     None if not slo else slo["threshold_s"] / 3600,
                     t("chart_pool_curve", lang),
+                    lang,
                 ),
             )
         )

@@ -13,7 +13,13 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.dates as mdates
 import matplotlib.pyplot as plt
+from babel.dates import format_date
 from matplotlib.figure import Figure
+
+from gpudecide.i18n import _babel_locale, translator
+from gpudecide.report.i18n import N_
+
+_ = translator("report")
 
 # Text stays text (searchable, small); ids are deterministic so reports diff cleanly.
 matplotlib.rcParams.update(
@@ -53,7 +59,9 @@ def _attr(text: str) -> str:
     return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
 
 
-def jobs_per_week(labels: Sequence[str], by_kind: Mapping[str, Sequence[int]], title: str) -> str:
+def jobs_per_week(
+    labels: Sequence[str], by_kind: Mapping[str, Sequence[int]], title: str, lang: str = "en"
+) -> str:
     """Stacked bars: jobs started per week, one colour per kind."""
     fig, ax = plt.subplots(figsize=(7.5, 3.0))
     bottom = [0] * len(labels)
@@ -62,7 +70,7 @@ def jobs_per_week(labels: Sequence[str], by_kind: Mapping[str, Sequence[int]], t
             continue
         ax.bar(labels, counts, bottom=bottom, label=kind, color=KIND_COLOURS.get(kind))
         bottom = [b + c for b, c in zip(bottom, counts, strict=True)]
-    ax.set_ylabel("jobs")
+    ax.set_ylabel(_("jobs", lang))
     ax.set_title(title, loc="left")
     ax.legend(ncols=4, fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(0, -0.12))
     ax.tick_params(axis="x", labelrotation=30)
@@ -74,22 +82,36 @@ def _dates(values: Sequence[datetime]) -> Any:
     return mdates.date2num(list(values))  # type: ignore[no-untyped-call]
 
 
-def _date_axis(ax: Any) -> None:
-    ax.xaxis.set_major_formatter(mdates.DateFormatter("%d %b"))  # type: ignore[no-untyped-call]
+def _date_axis(ax: Any, lang: str = "en") -> None:
+    if lang == "en":
+        ax.xaxis.set_major_formatter(mdates.DateFormatter("%d %b"))  # type: ignore[no-untyped-call]
+        return
+    # Day and month in the reader's language (Babel), not the C locale's English names.
+    ax.xaxis.set_major_formatter(
+        lambda v, _pos: str(
+            format_date(mdates.num2date(v).date(), "d MMM", locale=_babel_locale(lang))  # type: ignore[no-untyped-call]
+        )
+    )
 
 
-def gpu_hours_per_day(days: Sequence[datetime], hours: Sequence[float], title: str) -> str:
+def gpu_hours_per_day(
+    days: Sequence[datetime], hours: Sequence[float], title: str, lang: str = "en"
+) -> str:
     """Bars: GPU-hours in use per day."""
     fig, ax = plt.subplots(figsize=(7.5, 2.6))
     ax.bar(_dates(days), list(hours), width=0.9, color="#1f77b4", align="edge")
-    ax.set_ylabel("GPU-hours")
+    ax.set_ylabel(_("GPU-hours", lang))
     ax.set_title(title, loc="left")
-    _date_axis(ax)
+    _date_axis(ax, lang)
     return _svg(fig, title)
 
 
 def concurrency(
-    times: Sequence[datetime], gpus: Sequence[int], pool_gpus: int | None, title: str
+    times: Sequence[datetime],
+    gpus: Sequence[int],
+    pool_gpus: int | None,
+    title: str,
+    lang: str = "en",
 ) -> str:
     """Step line: GPUs in use over time, with the pool size drawn when one is given."""
     fig, ax = plt.subplots(figsize=(7.5, 2.6))
@@ -97,15 +119,15 @@ def concurrency(
     if pool_gpus:
         ax.axhline(pool_gpus, color="#d62728", linestyle="--", linewidth=1)
         ax.annotate(
-            f"pool {pool_gpus} GPUs",
+            _("pool {gpus} GPUs", lang).format(gpus=pool_gpus),
             xy=(float(_dates(times[:1])[0]), pool_gpus),
             xytext=(2, 2),
             textcoords="offset points",
             color="#d62728",
         )
-    ax.set_ylabel("GPUs in use")
+    ax.set_ylabel(_("GPUs in use", lang))
     ax.set_title(title, loc="left")
-    _date_axis(ax)
+    _date_axis(ax, lang)
     return _svg(fig, title)
 
 
@@ -118,7 +140,10 @@ PHASE_COLOURS = {
 
 
 def wait_cdf(
-    series: Mapping[str, Sequence[float]], thresholds: Mapping[str, float], title: str
+    series: Mapping[str, Sequence[float]],
+    thresholds: Mapping[str, float],
+    title: str,
+    lang: str = "en",
 ) -> str:
     """Empirical CDF of waits (hours) per SLO, each threshold drawn as a dashed line."""
     fig, ax = plt.subplots(figsize=(7.5, 3.0))
@@ -133,7 +158,7 @@ def wait_cdf(
         if name in thresholds:
             ax.axvline(thresholds[name] / 3600, color=colour, linestyle="--", linewidth=1)
             ax.annotate(
-                f"{name} threshold",
+                _("{name} threshold", lang).format(name=name),
                 xy=(thresholds[name] / 3600, 0.02),
                 xytext=(3, 0),
                 textcoords="offset points",
@@ -141,31 +166,42 @@ def wait_cdf(
                 fontsize=7,
                 rotation=90,
             )
-    ax.set_xlabel("wait (hours)")
-    ax.set_ylabel("share of jobs")
+    ax.set_xlabel(_("wait (hours)", lang))
+    ax.set_ylabel(_("share of jobs", lang))
     ax.set_ylim(0, 1.02)
     ax.set_title(title, loc="left")
     ax.legend(frameon=False, fontsize=8)
     return _svg(fig, title)
 
 
-def phase_bars(by_kind: Mapping[str, Mapping[str, float | None]], title: str) -> str:
+PHASE_NAMES = {
+    "not_eligible": N_("not eligible"),
+    "queue_wait": N_("queue wait"),
+    "startup": N_("start-up"),
+    "run": N_("run"),
+}
+
+
+def phase_bars(
+    by_kind: Mapping[str, Mapping[str, float | None]], title: str, lang: str = "en"
+) -> str:
     """Stacked horizontal bars: median hours of each phase per job kind."""
     kinds = list(by_kind)
     fig, ax = plt.subplots(figsize=(7.5, 0.5 + 0.35 * max(len(kinds), 1)))
     left = [0.0] * len(kinds)
     for phase, colour in PHASE_COLOURS.items():
         widths = [(by_kind[k].get(phase) or 0.0) / 3600 for k in kinds]
-        ax.barh(kinds, widths, left=left, color=colour, label=phase.replace("_", " "))
+        name = phase.replace("_", " ") if lang == "en" else _(PHASE_NAMES[phase], lang)
+        ax.barh(kinds, widths, left=left, color=colour, label=name)
         left = [a + b for a, b in zip(left, widths, strict=True)]
-    ax.set_xlabel("median hours")
+    ax.set_xlabel(_("median hours", lang))
     ax.set_title(title, loc="left")
     ax.invert_yaxis()
     ax.legend(ncols=4, fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(0, -0.25))
     return _svg(fig, title)
 
 
-def chain_gantt(chains: Sequence[Mapping[str, object]], title: str) -> str:
+def chain_gantt(chains: Sequence[Mapping[str, object]], title: str, lang: str = "en") -> str:
     """One row per job of each chain: waiting (light) then running (dark), by kind colour."""
     rows: list[tuple[str, datetime, datetime | None, datetime | None, str]] = []
     for chain in chains:
@@ -194,25 +230,27 @@ def chain_gantt(chains: Sequence[Mapping[str, object]], title: str) -> str:
             ax.barh(y, en - st, left=st, color=colour, height=0.6)
     ax.set_yticks(range(len(rows)), [r[0] for r in rows], fontsize=7)
     ax.invert_yaxis()
-    _date_axis(ax)
+    _date_axis(ax, lang)
     ax.set_title(title, loc="left")
     return _svg(fig, title)
 
 
-def pool_curve(pools: Sequence[Mapping[str, object]], threshold_h: float | None, title: str) -> str:
+def pool_curve(
+    pools: Sequence[Mapping[str, object]], threshold_h: float | None, title: str, lang: str = "en"
+) -> str:
     """p95 wait (hours) and utilisation against pool size."""
     sizes = [int(p["gpus"]) for p in pools]  # type: ignore[call-overload]
     p95 = [float(p["wait_p95_s"] or 0) / 3600 for p in pools]  # type: ignore[arg-type]
     util = [float(p["utilisation"] or 0) * 100 for p in pools]  # type: ignore[arg-type]
     fig, ax = plt.subplots(figsize=(7.5, 3.0))
-    ax.plot(sizes, p95, marker="o", color="#d62728", label="p95 wait (h)")
+    ax.plot(sizes, p95, marker="o", color="#d62728", label=_("p95 wait (h)", lang))
     if threshold_h is not None:
         ax.axhline(threshold_h, color="#d62728", linestyle="--", linewidth=1)
-    ax.set_xlabel("pool size (GPUs)")
-    ax.set_ylabel("p95 wait (hours)", color="#d62728")
+    ax.set_xlabel(_("pool size (GPUs)", lang))
+    ax.set_ylabel(_("p95 wait (hours)", lang), color="#d62728")
     right = ax.twinx()
-    right.plot(sizes, util, marker="s", color="#1f77b4", label="utilisation (%)")
-    right.set_ylabel("utilisation (%)", color="#1f77b4")
+    right.plot(sizes, util, marker="s", color="#1f77b4", label=_("utilisation (%)", lang))
+    right.set_ylabel(_("utilisation (%)", lang), color="#1f77b4")
     right.set_ylim(0, 100)
     right.spines["right"].set_visible(True)
     ax.set_title(title, loc="left")

@@ -22,6 +22,7 @@ from gpudecide import evidence as ev
 from gpudecide.fsutil import atomic_write_set
 from gpudecide.jsonio import utc_iso
 from gpudecide.report.i18n import Language, t
+from gpudecide.report.i18n import install as install_i18n
 from gpudecide.report.model import Section, SectionBuilder
 
 
@@ -125,6 +126,7 @@ _ENV = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+install_i18n(_ENV)
 
 
 def to_html(report: Report) -> str:
