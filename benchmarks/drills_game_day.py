@@ -25,7 +25,8 @@ from typing import Any
 
 from gpudecide.drills.drill_run import RUNNERS
 from gpudecide.drills.launch import Zygote
-from gpudecide.drills.runner import DRILLS, DrillContext
+from gpudecide.drills.names import DRILLS
+from gpudecide.drills.runner import DrillContext
 
 
 def one_day(root: Path, warm: bool) -> dict[str, Any]:

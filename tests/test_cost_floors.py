@@ -5,6 +5,7 @@ Every expected figure is computed by hand from the fixtures in test_cost_fixture
 
 from __future__ import annotations
 
+import itertools
 from decimal import Decimal
 
 from gpudecide.cost.regimes import from_profile
@@ -67,7 +68,7 @@ def test_every_managed_line_reads_with_its_units() -> None:
         # No two bare numbers in a row ("30 60 min"): every number is followed by a unit or
         # an operator.
         words = label.replace("(", " ").replace(")", " ").split()
-        pairs = zip(words, words[1:], strict=False)
+        pairs = itertools.pairwise(words)
         assert not any(_is_number(a) and _is_number(b) for a, b in pairs), label
 
 
@@ -81,7 +82,7 @@ def _is_number(word: str) -> bool:
 
 def test_sensitivity_cells_say_who_leads_and_who_takes_over() -> None:
     stays = {"cheapest": "kz-local", "gap": "6490.00", "leader_total": "1.00"}
-    assert _side(stays, "kz-local") == "kz-local stays cheapest, ahead by 6,490"
+    assert _side(stays, "kz-local", "en") == "kz-local stays cheapest, ahead by 6,490"
     over = {"cheapest": "managed-ft", "gap": "-6490.00", "leader_total": "1.00"}
-    assert _side(over, "kz-local") == "managed-ft takes over; kz-local behind by 6,490"
-    assert _side(None, "kz-local") == "n/a"
+    assert _side(over, "kz-local", "en") == "managed-ft takes over; kz-local behind by 6,490"
+    assert _side(None, "kz-local", "en") == "n/a"

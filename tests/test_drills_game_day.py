@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from gpudecide import evidence as ev
 from gpudecide import workspace
 from gpudecide.drills.cli import register
-from gpudecide.drills.runner import DRILLS
+from gpudecide.drills.names import DRILLS
 
 
 def _app() -> typer.Typer:
