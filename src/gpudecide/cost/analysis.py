@@ -149,59 +149,7 @@ def peak_check(
         return out
     found = _replay_pool(replays, gpus)
     if found is not None:
-        record, pool = found
-        slo = record.figures.get("slo")
-        unplaceable = int(pool.get("jobs_unplaceable") or 0)
-        violation = pool.get("slo_violation_share")
-        within_slo = (
-            None
-            if not slo or violation is None
-            else float(violation) <= float(slo.get("allowed_violation_share", 0))
-        )
-        # More GPUs in use at once than the pool has: jobs queue at the peak, whatever the
-        # replay's waits; the peak is not called absorbed (issue 9 item 13).
-        exceeds = peak.peak_concurrent_gpus > gpus
-        absorbs = unplaceable == 0 and within_slo is not False and not exceeds
-        out.update(
-            {
-                "source": "replay",
-                "replay_id": record.id,
-                "window": (record.figures.get("window") or {}).get("kind"),
-                "policy": record.figures.get("policy"),
-                "absorbs": absorbs,
-                "wait_p50_s": pool.get("wait_p50_s"),
-                "wait_p95_s": pool.get("wait_p95_s"),
-                "wait_max_s": pool.get("wait_max_s"),
-                "longest_queue": pool.get("longest_queue"),
-                "jobs_unplaceable": unplaceable,
-                "slo": slo,
-                "slo_violation_share": violation,
-                "recommended_gpus": record.figures.get("recommended_gpus"),
-            }
-        )
-        p95, worst = pool.get("wait_p95_s"), pool.get("wait_max_s")
-        wait = f"wait p95 {_wait(p95)}" + (f", max {_wait(worst)}" if worst is not None else "")
-        # Jobs that never fit lead the line: a short wait of the rest must not hide them.
-        out["meaning"] = (
-            (
-                f"{unplaceable} job(s) larger than the pool ({gpus} GPUs) can never run here; "
-                if unplaceable
-                else ""
-            )
-            + f"replay of {gpus} GPUs ({out['window']} window, {out['policy']}): {wait}"
-            + (
-                f"; the log has {peak.peak_concurrent_gpus} GPUs in use at once, more than the "
-                "pool: jobs queue at the peak"
-                if exceeds
-                else ""
-            )
-            + (
-                f"; SLO {slo.get('name')} violated by {float(violation):.1%} of jobs"
-                if slo and violation is not None
-                else ""
-            )
-        )
-        return out
+        return _replay_check(out, *found, peak, gpus)
     absorbs = peak.peak_concurrent_gpus <= gpus and peak.gpu_hours <= capacity
     out.update(
         {
@@ -212,6 +160,64 @@ def peak_check(
             f"({'fits' if peak.peak_concurrent_gpus <= gpus else 'jobs queue'}); run "
             "`gpudecide replay` for the waits",
         }
+    )
+    return out
+
+
+def _replay_check(
+    out: dict[str, Any], record: ev.Evidence, pool: dict[str, Any], peak: Workload, gpus: int
+) -> dict[str, Any]:
+    """The peak check from the replay of a pool this size: waits, SLO, jobs that never fit."""
+    slo = record.figures.get("slo")
+    unplaceable = int(pool.get("jobs_unplaceable") or 0)
+    violation = pool.get("slo_violation_share")
+    within_slo = (
+        None
+        if not slo or violation is None
+        else float(violation) <= float(slo.get("allowed_violation_share", 0))
+    )
+    # More GPUs in use at once than the pool has: jobs queue at the peak, whatever the
+    # replay's waits; the peak is not called absorbed (issue 9 item 13).
+    exceeds = peak.peak_concurrent_gpus > gpus
+    absorbs = unplaceable == 0 and within_slo is not False and not exceeds
+    out.update(
+        {
+            "source": "replay",
+            "replay_id": record.id,
+            "window": (record.figures.get("window") or {}).get("kind"),
+            "policy": record.figures.get("policy"),
+            "absorbs": absorbs,
+            "wait_p50_s": pool.get("wait_p50_s"),
+            "wait_p95_s": pool.get("wait_p95_s"),
+            "wait_max_s": pool.get("wait_max_s"),
+            "longest_queue": pool.get("longest_queue"),
+            "jobs_unplaceable": unplaceable,
+            "slo": slo,
+            "slo_violation_share": violation,
+            "recommended_gpus": record.figures.get("recommended_gpus"),
+        }
+    )
+    p95, worst = pool.get("wait_p95_s"), pool.get("wait_max_s")
+    wait = f"wait p95 {_wait(p95)}" + (f", max {_wait(worst)}" if worst is not None else "")
+    # Jobs that never fit lead the line: a short wait of the rest must not hide them.
+    out["meaning"] = (
+        (
+            f"{unplaceable} job(s) larger than the pool ({gpus} GPUs) can never run here; "
+            if unplaceable
+            else ""
+        )
+        + f"replay of {gpus} GPUs ({out['window']} window, {out['policy']}): {wait}"
+        + (
+            f"; the log has {peak.peak_concurrent_gpus} GPUs in use at once, more than the "
+            "pool: jobs queue at the peak"
+            if exceeds
+            else ""
+        )
+        + (
+            f"; SLO {slo.get('name')} violated by {float(violation):.1%} of jobs"
+            if slo and violation is not None
+            else ""
+        )
     )
     return out
 
@@ -390,91 +396,18 @@ def analyse(
     months: dict[str, dict[str, MonthCost]] = {
         o.id: {r: month_cost(cfg, o, regimes.get(r)) for r in REGIMES} for o in standalone
     }
-    options_json: list[dict[str, Any]] = []
-    for o in standalone:
-        m = months[o.id]
-        check = peak_check(cfg, o, regimes.peak, replays)
-        if check is not None and check["source"] == "profile" and not isinstance(o, HybridOption):
-            notes.append(f"{o.id}: {check['meaning']}")
-        waiting = o.waiting
-        assumed = waiting.assumed_monthly_cost if waiting else None
-        options_json.append(
-            {
-                "id": o.id,
-                "name": o.name,
-                "type": option_type(o),
-                "provider": getattr(o, "provider", ""),
-                "site": getattr(o, "site", ""),
-                "pool_gpus": pool_gpus(cfg, o),
-                "regimes": {r: _month_json(m[r]) for r in REGIMES},
-                "peak_check": check,
-                "burst_extra": str(m["peak"].total - m["normal"].total),
-                "waiting": {
-                    "consequence": waiting.consequence if waiting else None,
-                    "assumed_monthly_cost": str(assumed.amount) if assumed else None,
-                    "assumption_source": assumed.source if assumed else None,
-                    "measured": _measured_waits(cfg, o, check),
-                },
-                "reversibility": reversibility(cfg, o),
-            }
-        )
-        for r in REGIMES:
-            for note in m[r].notes:
-                if note not in notes:
-                    notes.append(note)
-
+    options_json = [_option_json(cfg, o, months[o.id], regimes, replays, notes) for o in standalone]
     cheapest: dict[str, str | None] = {
         r: min(standalone, key=lambda o: months[o.id][r].total).id if standalone else None
         for r in REGIMES
     }
-    ref = _reference(regimes)
-    dedicated = [o for o in standalone if isinstance(o, OwnedOption | RentedOption)]
-    managed = [o for o in standalone if isinstance(o, ManagedOption)]
-    pairs: list[dict[str, Any]] = []
-    curves: list[dict[str, Any]] = []
-    observed = {
-        o.id: {r: _share(months[o.id][r].useful_utilisation) for r in ("normal", "peak")}
-        for o in dedicated
-    }
-    if ref is None:
-        notes.append("no GPU-hours in the profile: no break-even utilisation to compute")
-    else:
-        for d in dedicated:
-            for mo in managed:
-                pair = break_even(cfg, d, mo, ref)
-                pair["observed_normal"] = observed[d.id]["normal"]
-                pair["observed_peak"] = observed[d.id]["peak"]
-                pairs.append(pair)
-            if managed:
-                curve = _curves(cfg, d, managed, ref)
-                curve["observed_normal"] = observed[d.id]["normal"]
-                curves.append(curve)
+    pairs, curves, observed = _break_evens(cfg, standalone, months, regimes, notes)
     finding_msgs = _findings(pairs, observed)
-
-    placeholders = [
-        dotted(loc) for loc, price in iter_prices(cfg) if PLACEHOLDER in price.source.lower()
-    ]
-    if placeholders:
-        notes.append(
-            f"{len(placeholders)} price(s) still have a placeholder source (C5: take tariffs "
-            f"from the contract): {', '.join(placeholders[:8])}"
-            + (" ..." if len(placeholders) > 8 else "")
-        )
+    placeholders = _placeholder_note(cfg, notes)
     sens = sensitivity.tornado(cfg, regimes.normal) if standalone else None
     if sens and sens["flips"]:
-        moved = sorted({f["input"] for f in sens["flips"]})
-        finding_msgs.append(
-            message(
-                "cost",
-                "the cheapest option in the normal month ({cheapest}) changes when one of "
-                "these moves by {step:pct0}: {inputs}",
-                cheapest=sens["baseline_cheapest"],
-                step=sens["step"],
-                inputs=", ".join(moved[:6]) + (" ..." if len(moved) > 6 else ""),
-            )
-        )
+        finding_msgs.append(_flip_finding(sens))
     findings = [render_message(m, "en") for m in finding_msgs]
-
     figures: dict[str, Any] = {
         "currency": cfg.currency,
         "hours_per_month": float(cfg.hours_per_month),
@@ -493,20 +426,122 @@ def analyse(
         # The findings as message ids and arguments, rendered in the reader's language.
         "finding_messages": finding_msgs,
         "sensitivity": sens,
-        "prices": [
-            {
-                "option": _owner(cfg, loc),
-                "field": dotted(loc),
-                "amount": str(price.amount),
-                "source": price.source,
-            }
-            for loc, price in iter_prices(cfg)
-        ],
+        "prices": _prices(cfg),
         "data": {k: str(v) for k, v in cfg.data.model_dump().items()},
     }
     figures["messages"] = {"summary": summary_message(figures)}
     verdict: ev.Verdict = "warn" if findings or placeholders or not profile_fresh else "info"
     return CostResult(figures=figures, notes=notes, verdict=verdict)
+
+
+def _option_json(
+    cfg: CostsConfig,
+    o: Option,
+    m: dict[str, MonthCost],
+    regimes: Regimes,
+    replays: list[ev.Evidence],
+    notes: list[str],
+) -> dict[str, Any]:
+    """One option's three months, peak check, waiting and reversibility; its notes added."""
+    check = peak_check(cfg, o, regimes.peak, replays)
+    if check is not None and check["source"] == "profile" and not isinstance(o, HybridOption):
+        notes.append(f"{o.id}: {check['meaning']}")
+    waiting = o.waiting
+    assumed = waiting.assumed_monthly_cost if waiting else None
+    for r in REGIMES:
+        for note in m[r].notes:
+            if note not in notes:
+                notes.append(note)
+    return {
+        "id": o.id,
+        "name": o.name,
+        "type": option_type(o),
+        "provider": getattr(o, "provider", ""),
+        "site": getattr(o, "site", ""),
+        "pool_gpus": pool_gpus(cfg, o),
+        "regimes": {r: _month_json(m[r]) for r in REGIMES},
+        "peak_check": check,
+        "burst_extra": str(m["peak"].total - m["normal"].total),
+        "waiting": {
+            "consequence": waiting.consequence if waiting else None,
+            "assumed_monthly_cost": str(assumed.amount) if assumed else None,
+            "assumption_source": assumed.source if assumed else None,
+            "measured": _measured_waits(cfg, o, check),
+        },
+        "reversibility": reversibility(cfg, o),
+    }
+
+
+def _break_evens(
+    cfg: CostsConfig,
+    standalone: list[Option],
+    months: dict[str, dict[str, MonthCost]],
+    regimes: Regimes,
+    notes: list[str],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, dict[str, float | None]]]:
+    """Break-even of every dedicated option against every managed one, their curves, and
+    the useful utilisation each dedicated option reaches in the normal and peak month."""
+    ref = _reference(regimes)
+    dedicated = [o for o in standalone if isinstance(o, OwnedOption | RentedOption)]
+    managed = [o for o in standalone if isinstance(o, ManagedOption)]
+    pairs: list[dict[str, Any]] = []
+    curves: list[dict[str, Any]] = []
+    observed = {
+        o.id: {r: _share(months[o.id][r].useful_utilisation) for r in ("normal", "peak")}
+        for o in dedicated
+    }
+    if ref is None:
+        notes.append("no GPU-hours in the profile: no break-even utilisation to compute")
+        return pairs, curves, observed
+    for d in dedicated:
+        for mo in managed:
+            pair = break_even(cfg, d, mo, ref)
+            pair["observed_normal"] = observed[d.id]["normal"]
+            pair["observed_peak"] = observed[d.id]["peak"]
+            pairs.append(pair)
+        if managed:
+            curve = _curves(cfg, d, managed, ref)
+            curve["observed_normal"] = observed[d.id]["normal"]
+            curves.append(curve)
+    return pairs, curves, observed
+
+
+def _placeholder_note(cfg: CostsConfig, notes: list[str]) -> list[str]:
+    """Prices whose source is still a placeholder (C5), noted; their fields returned."""
+    placeholders = [
+        dotted(loc) for loc, price in iter_prices(cfg) if PLACEHOLDER in price.source.lower()
+    ]
+    if placeholders:
+        notes.append(
+            f"{len(placeholders)} price(s) still have a placeholder source (C5: take tariffs "
+            f"from the contract): {', '.join(placeholders[:8])}"
+            + (" ..." if len(placeholders) > 8 else "")
+        )
+    return placeholders
+
+
+def _flip_finding(sens: dict[str, Any]) -> dict[str, Any]:
+    moved = sorted({f["input"] for f in sens["flips"]})
+    return message(
+        "cost",
+        "the cheapest option in the normal month ({cheapest}) changes when one of "
+        "these moves by {step:pct0}: {inputs}",
+        cheapest=sens["baseline_cheapest"],
+        step=sens["step"],
+        inputs=", ".join(moved[:6]) + (" ..." if len(moved) > 6 else ""),
+    )
+
+
+def _prices(cfg: CostsConfig) -> list[dict[str, str]]:
+    return [
+        {
+            "option": _owner(cfg, loc),
+            "field": dotted(loc),
+            "amount": str(price.amount),
+            "source": price.source,
+        }
+        for loc, price in iter_prices(cfg)
+    ]
 
 
 def _owner(cfg: CostsConfig, loc: Loc) -> str:
