@@ -335,3 +335,14 @@ def test_sniffing_a_safetensors_file(real: bytes) -> None:
     assert sth.looks_like_safetensors(struct.pack("<Q", 2) + b"{}", 10)
     assert not sth.looks_like_safetensors(struct.pack("<Q", 1) + b"{}", 10)  # n >= 2
     assert not sth.looks_like_safetensors(struct.pack("<Q", 2) + b"[]", 10)
+
+
+def test_problems_are_capped_with_a_note() -> None:
+    header = {f"t{i}": {"dtype": "X", "shape": [1], "data_offsets": [0, 1]} for i in range(30)}
+    problems = sth.inspect_bytes(_join(header, b"\x00")).problems
+    assert len(problems) == sth.MAX_PROBLEMS + 1
+    assert problems[-1] == "... more problems not listed"
+    assert all(p.startswith("tensor 't") for p in problems[:-1])
+    # A few problems: no note.
+    few = {f"t{i}": {"dtype": "X", "shape": [1], "data_offsets": [0, 1]} for i in range(2)}
+    assert "... more problems not listed" not in sth.inspect_bytes(_join(few, b"\x00")).problems
