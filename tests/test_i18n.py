@@ -276,7 +276,6 @@ def test_renderer_installs_the_translator() -> None:
 # as soon as one passes, so that its kind is taken off this list).
 _NOT_YET = {
     "decision",
-    "hybrid",
     "export_test",
     "drill",
     "cordon",

@@ -229,9 +229,7 @@ def evidence_record(result: Assessment, ws: wsmod.Workspace) -> ev.Evidence:
     for entry in ws.config.matrix.scores:
         if entry.source == "document" and entry.document:
             inputs.append(ev.input_ref(ws.root / entry.document, ws.root))
-    inputs += [
-        ev.record_ref(ws.evidence_dir / f"{c['id']}.json", ws.root) for c in result.cites
-    ]
+    inputs += [ev.record_ref(ws.evidence_dir / f"{c['id']}.json", ws.root) for c in result.cites]
     return ev.Evidence(
         kind="decision",
         title="Decision: where to fine-tune",

@@ -21,6 +21,7 @@ from gpudecide.decision.model import StopFactor, Suggestion
 from gpudecide.errors import InputError
 from gpudecide.inputs import load_yaml_model, node_line, yaml_root
 from gpudecide.options import OptionDecl, require_known
+from gpudecide.report.i18n import N_, message, render_message
 
 HYBRID_NAME = "hybrid.yaml"
 
@@ -70,45 +71,51 @@ class HybridFile(_Strict):
     hybrids: list[HybridSpec] = Field(default_factory=list, description="The hybrids.")
 
 
-def _finding(fid: str, detail: str) -> dict[str, str]:
-    return {"id": fid, "detail": detail}
+# Each finding's text, an English msgid translated where it is shown (`decision` catalogue).
+MESSAGES = {
+    "container_digest_differs": N_("container digests differ or are missing ({shown})"),
+    "checkpoint_format_differs": N_("checkpoint formats differ or are missing ({shown})"),
+    "manifest_schema_differs": N_("manifest schemas differ or are missing ({shown})"),
+    "evaluation_test_set_sha256_differs": N_("evaluation test sets differ ({shown})"),
+    "evaluation_prompt_versions_differs": N_("evaluation prompt versions differ ({shown})"),
+    "evaluation_thresholds_differs": N_("evaluation thresholds differ ({shown})"),
+    "evaluation_publishing_rule_differs": N_("publishing rules differ ({shown})"),
+    "boundary_unstated": N_("nothing is said to cross the boundary"),
+    "boundary_unapproved": N_("nobody approves a crossing"),
+}
 
 
-def _same(name: str, values: dict[str, Any], fid: str) -> list[dict[str, str]]:
+def _finding(fid: str, **args: Any) -> dict[str, Any]:
+    msg = message("decision", MESSAGES[fid], **args)
+    return {"id": fid, "detail": render_message(msg, "en"), "message": msg}
+
+
+def _same(values: dict[str, Any], fid: str) -> list[dict[str, Any]]:
     if len({repr(v) for v in values.values()}) == 1 and None not in values.values():
         return []
-    shown = ", ".join(f"{k}: {v}" for k, v in values.items())
-    return [_finding(fid, f"{name} differ or are missing ({shown})")]
+    return [_finding(fid, shown=", ".join(f"{k}: {v}" for k, v in values.items()))]
 
 
 def check_spec(spec: HybridSpec, root: Path) -> dict[str, Any]:
     """Findings of one hybrid; the contours' manifests are read, never executed."""
     manifests = {c.option: load_manifest(root / c.manifest) for c in spec.contours}
-    findings: list[dict[str, str]] = []
+    findings: list[dict[str, Any]] = []
     findings += _same(
-        "container digests",
-        {o: m.container_digest for o, m in manifests.items()},
-        "container_digest_differs",
+        {o: m.container_digest for o, m in manifests.items()}, "container_digest_differs"
     )
     findings += _same(
-        "checkpoint formats",
-        {o: m.checkpoint_format for o, m in manifests.items()},
-        "checkpoint_format_differs",
+        {o: m.checkpoint_format for o, m in manifests.items()}, "checkpoint_format_differs"
     )
-    findings += _same(
-        "manifest schemas", {o: m.schema_ for o, m in manifests.items()}, "manifest_schema_differs"
-    )
+    findings += _same({o: m.schema_ for o, m in manifests.items()}, "manifest_schema_differs")
     evals = {c.option: c.evaluation for c in spec.contours}
     for key in ("test_set_sha256", "prompt_versions", "thresholds", "publishing_rule"):
         findings += _same(
-            f"evaluation {key.replace('_', ' ')}",
-            {o: getattr(e, key) for o, e in evals.items()},
-            f"evaluation_{key}_differs",
+            {o: getattr(e, key) for o, e in evals.items()}, f"evaluation_{key}_differs"
         )
     if not spec.boundary.crosses:
-        findings.append(_finding("boundary_unstated", "nothing is said to cross the boundary"))
+        findings.append(_finding("boundary_unstated"))
     if not spec.boundary.approved_by.strip():
-        findings.append(_finding("boundary_unapproved", "nobody approves a crossing"))
+        findings.append(_finding("boundary_unapproved"))
     return {
         "option": spec.option,
         "contours": [c.option for c in spec.contours],

@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 
 from gpudecide.i18n import translator
 from gpudecide.report.charts import _svg
-from gpudecide.report.i18n import Language
+from gpudecide.report.i18n import Language, render_message
 from gpudecide.report.model import Chart, Section, Table
 
 _ = translator("decision")
@@ -255,7 +255,10 @@ def hybrid_section(section: Section, lang: Language) -> None:
             Table(
                 f"{h['option']}: {' + '.join(h['contours'])}",
                 [_("finding", lang), _("detail", lang)],
-                [[f["id"], f["detail"]] for f in h["findings"]]
+                [
+                    [f["id"], render_message(f["message"], lang) if "message" in f else f["detail"]]
+                    for f in h["findings"]
+                ]
                 or [[_("none", lang), _("the contours agree", lang)]],
             )
         )
