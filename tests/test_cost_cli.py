@@ -218,14 +218,8 @@ def test_demo_end_to_end(tmp_path: Path) -> None:
     assert f["sensitivity"]["inputs"]
 
 
-def _cost_is_wired() -> bool:
-    res = run_cli("cost", "--help")
-    return res.returncode == 0
-
-
 def test_real_process(ws: Path) -> None:
-    if not _cost_is_wired():
-        pytest.skip("`cost` is not registered in gpudecide.cli yet")
+    assert run_cli("cost", "--help").returncode == 0, "cost is not registered"
     res = run_cli("cost", "--json", cwd=ws)
     assert res.returncode == 0, res.stderr
     body = json.loads(res.stdout)

@@ -266,6 +266,8 @@ def replay_input(
         gpus=gpus[idx],
         limit=None if np.isnan(limits).all() else limits[idx],
         priority=prio[idx],
+        # Jobs ready at the same moment run in job-id order, whatever the log's row order.
+        tiebreak=np.array([str(rows[keep[i]]["job_id"]) for i in idx]),
     )
     sub_lc = lc.take(pa.array([keep[i] for i in idx]))
     return ReplayInput(trace=trace, submit_offset=(ready - submit)[idx], lc=sub_lc, window=win)
