@@ -52,3 +52,14 @@ def test_pool_sizes_from_the_workspace(tmp_path: Path) -> None:
         app, ["replay", str(tmp_path / "jobs.csv"), "-w", str(ws), "--gpus", "0"]
     )
     assert flag.exit_code == 2 and "field '--gpus'" in flag.stderr
+
+
+def test_a_fifo_as_the_log_is_refused_by_name_whatever_its_format(tmp_path: Path) -> None:
+    import os
+
+    for name, extra in (("jobs.log", []), ("jobs.txt", ["--format", "sacct"])):
+        fifo = tmp_path / name
+        os.mkfifo(fifo)
+        res = CliRunner().invoke(app, ["profile", str(fifo), *extra])
+        assert res.exit_code == 2
+        assert f"{fifo}: is a FIFO (named pipe), not a regular file" in res.stderr

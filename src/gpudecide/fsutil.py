@@ -320,3 +320,23 @@ def _carry_over(old: Path, new: Path, replaced: set[str]) -> None:
             shutil.copytree(entry, new / entry.name, symlinks=True)
         else:
             os.link(entry, new / entry.name, follow_symlinks=False)
+
+
+def require_regular_file(path: Path, what: str = "file") -> None:
+    """An input given by path is a regular file: a FIFO or a device would block or never
+    end, so it is refused by name before any reader opens it (issue 14 item 6)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise InputError("no such file", path=path) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", path=path) from None
+    if stat.S_ISDIR(mode):
+        raise InputError(f"is a directory, not a {what}", path=path)
+    if not stat.S_ISREG(mode):
+        kind = file_kind(mode)
+        raise InputError(
+            f"is {kind}, not a regular file" if kind.startswith("a ") else f"is {kind}",
+            path=path,
+            hint="save the log to a file and give that file",
+        )

@@ -12,6 +12,7 @@ import pyarrow as pa
 from pydantic import AfterValidator
 
 from gpudecide.errors import InputError
+from gpudecide.fsutil import open_regular, require_regular_file
 from gpudecide.jobs import kubernetes, managed, sql
 from gpudecide.jobs.sacct import BadRow, ParseResult, read_sacct
 from gpudecide.jobs.schema import ATTEMPTS_SCHEMA
@@ -111,11 +112,11 @@ def detect_format(path: Path) -> Detected:
         return "jsonl"
     if suffix == ".csv":
         return "csv"
-    try:
-        with open(path, "rb") as handle:
+    with open_regular(path) as handle:
+        try:
             head = handle.read(4096)
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", path=path) from None
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror}", path=path) from None
     first = next((ln.strip() for ln in head.splitlines() if ln.strip()), b"")
     if first.startswith(b"{"):
         return "jsonl"
@@ -130,10 +131,7 @@ def detect_format(path: Path) -> Detected:
 
 def _existing_files(specs: list[LogSpec]) -> None:
     for spec in specs:
-        if spec.path.is_dir():
-            raise InputError("is a directory, not a job log", path=spec.path)
-        if not spec.path.exists():
-            raise InputError("no such file", path=spec.path)
+        require_regular_file(spec.path, "job log")
 
 
 def _read_events(

@@ -28,6 +28,7 @@ import duckdb
 import pyarrow as pa
 
 from gpudecide.errors import InputError
+from gpudecide.fsutil import require_regular_file
 from gpudecide.jobs import bounds, sql
 from gpudecide.jobs.schema import ATTEMPTS_SCHEMA, KINDS, SLURM_COMPACT_STATES, SLURM_STATES
 
@@ -1079,8 +1080,9 @@ def read_sacct(
     `bad_rows`.
     """
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise InputError("no such file", path=p, hint="check the path to the sacct output")
+    require_regular_file(p, "sacct output")
     names, header = _names_of(p, sacct_format)
     con = sql.connect()
     # File order is not needed (attempts are ordered by time) and keeping it costs memory.
