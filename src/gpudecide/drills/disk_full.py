@@ -47,8 +47,12 @@ def _inspect(workdir: Path, naive_copy: bool) -> dict[str, Any]:
         step, good = published[-1]
         try:
             shutil.copytree(good, workdir / f"checkpoint-{step + 10_000}")
-        except OSError as exc:  # shutil.Error is an OSError too
-            facts["naive_copy_error"] = str(exc)[:300]
+        except shutil.Error as exc:
+            # The reasons, not the (long) paths first: the kernel's words must survive the cut.
+            reasons = sorted({str(why) for _src, _dst, why in exc.args[0]})
+            facts["naive_copy_error"] = "; ".join(reasons)[:300]
+        except OSError as exc:
+            facts["naive_copy_error"] = f"[Errno {exc.errno}] {exc.strerror}"[:300]
         published = list_checkpoints(workdir)
     verified, broken = [], []
     for step, path in published:

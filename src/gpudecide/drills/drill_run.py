@@ -3,7 +3,7 @@
 Defaults come from the workspace's `drills.yaml` (the option drilled, storage, executor);
 flags override it. Without a workspace, drills run under `./drills/` and write evidence to
 `./evidence/`. With the local executor every job of the game day forks from one warm
-zygote (`gpudecide.drills.zygote`), so torch is imported once, not once per job.
+zygote (`gpudecide.portability.zygote`), so torch is imported once, not once per job.
 """
 
 from __future__ import annotations

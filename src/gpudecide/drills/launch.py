@@ -71,11 +71,12 @@ def job_command(spec: Path) -> list[str]:
 
 
 class Zygote:
-    """Client of `gpudecide.drills.zygote`: forks warm training processes on request."""
+    """Client of `gpudecide.portability.zygote` serving the drills' job: forks warm training
+    processes on request."""
 
     def __init__(self, env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gpudecide.drills.zygote"],
+            [sys.executable, "-m", "gpudecide.portability.zygote", "gpudecide.drills.job"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -102,7 +103,7 @@ class Zygote:
     def fork(self, spec: Path, log: Path, env: dict[str, str]) -> int:
         """Start one job; its pid (the zygote runs one job at a time, in order)."""
         with self._lock:
-            req = {"spec": str(spec), "log": str(log), "env": env}
+            req = {"spec": str(spec), "log": str(log), "env": env, "append": True}
             self._stdin.write(json.dumps(req) + "\n")
             self._stdin.flush()
             return self._pids.get(timeout=60)
