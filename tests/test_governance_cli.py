@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 import typer
@@ -27,6 +26,7 @@ from gpudecide.i18n import catalogue
 from gpudecide.report.model import Section
 
 from .governance_fixtures import demo_workspace
+from .test_workspace import _fields
 
 
 def _app() -> typer.Typer:
@@ -345,17 +345,6 @@ def test_file_option_reads_another_table(ws: workspace.Workspace, tmp_path: Path
     assert code == 1 and body["verdict"] == "fail"
     stopped = {o["option"] for o in body["options"] if o["stopped"]}  # type: ignore[attr-defined]
     assert stopped == {"owned-8xh100", "rented-8gpu", "kz-rented-2gpu", "hybrid-kz"}
-
-
-def _fields(model: type[BaseModel], prefix: str = "") -> list[str]:
-    out: list[str] = []
-    for name, info in model.model_fields.items():
-        out.append(prefix + name)
-        ann: Any = info.annotation
-        for candidate in (ann, *getattr(ann, "__args__", ())):
-            if isinstance(candidate, type) and issubclass(candidate, BaseModel):
-                out += _fields(candidate, prefix + name + ".")
-    return out
 
 
 @pytest.mark.parametrize(

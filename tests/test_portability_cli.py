@@ -254,17 +254,7 @@ def test_throughput_range_from_files_of_at_least_1_mb() -> None:
 def test_plan_template_documents_every_field() -> None:
     import re
 
-    from pydantic import BaseModel
-
-    def fields(model: type[BaseModel], prefix: str = "") -> list[str]:
-        out: list[str] = []
-        for name, info in model.model_fields.items():
-            out.append(prefix + name)
-            ann: Any = info.annotation
-            for candidate in (ann, *getattr(ann, "__args__", ())):
-                if isinstance(candidate, type) and issubclass(candidate, BaseModel):
-                    out += fields(candidate, prefix + name + ".")
-        return out
+    from .test_workspace import _fields as fields
 
     text = workspace.template_files()["export-test.yaml"]
     lines = text.splitlines()
