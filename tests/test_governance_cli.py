@@ -59,8 +59,10 @@ def _json(*args: str) -> tuple[int, dict[str, object]]:
 
 
 def test_check_app_is_the_check_group() -> None:
+    import gpudecide.cli  # noqa: F401 (the root app adds `check hybrid` to the group)
+
     names = {c.name for c in check_app.registered_commands}
-    assert names == {"raci", "standard-path", "isolation", "residency", "secrets"}
+    assert names == {"raci", "standard-path", "isolation", "residency", "secrets", "hybrid"}
 
 
 def test_raci_warns_without_stop(ws: workspace.Workspace) -> None:

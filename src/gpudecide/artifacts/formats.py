@@ -460,6 +460,10 @@ def inspect_file(root: Path, rel: str, size: int) -> FileReport:
         report.findings.append(
             Finding("corrupt_file", rel, f"cannot be read: {exc.strerror or exc}")
         )
+    except NotImplementedError as exc:
+        # zipfile refuses members it cannot decode (a "version needed" it does not know, a
+        # compression it lacks): what cannot be read cannot be cleared, so it is named.
+        report.findings.append(Finding("archive_not_scanned", rel, f"not scanned: {exc}"))
     return report
 
 
