@@ -466,20 +466,6 @@ def test_init_killed_at_any_moment(tmp_path: Path) -> None:
         assert res.exit_code == 0 or (complete and "would overwrite" in res.stderr), res.output
 
 
-def _hash_reads_bounded() -> bool:
-    import inspect
-
-    from gpudecide.artifacts import cli as artifacts_cli
-
-    return "read_input_text" in inspect.getsource(artifacts_cli.hash_cmd)
-
-
-@pytest.mark.xfail(
-    not _hash_reads_bounded(),
-    reason="hash --verify reads its file with read_text (blocks on a FIFO) until it uses "
-    "inputs.read_input_text",
-    strict=True,
-)
 @pytest.mark.usefixtures("no_hang")
 def test_fifo_as_hash_verify(tmp_path: Path) -> None:
     (tmp_path / "data").mkdir()

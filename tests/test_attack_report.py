@@ -1,13 +1,9 @@
 """The report's three files are one unit (issue 14 item 12): a full disk or a kill during
 `report` leaves the previous set or the new one, never a mix, never a part.
-
-Until `report/render.write` writes through `fsutil.atomic_write_set`, these tests are
-expected to fail (strict xfail): the condition flips by itself once it does.
 """
 
 from __future__ import annotations
 
-import inspect
 import os
 import signal
 import subprocess
@@ -20,7 +16,6 @@ import pytest
 from typer.testing import CliRunner
 
 from gpudecide.cli import app
-from gpudecide.report import render
 
 NAMES = ("index.html", "report.md", "report.json")
 LOG = (
@@ -29,11 +24,6 @@ LOG = (
 )
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
-not_one_unit_yet = pytest.mark.xfail(
-    "atomic_write_set" not in inspect.getsource(render.write),
-    reason="report/render.write does not write through fsutil.atomic_write_set yet",
-    strict=True,
-)
 
 
 @pytest.fixture
@@ -70,7 +60,6 @@ def _teams(folder: Path) -> set[str]:
     return found
 
 
-@not_one_unit_yet
 def test_report_on_a_full_disk_keeps_the_previous_set(report_fs: Path) -> None:
     ws = report_fs
     out = ws.parent / "out" / "report"
