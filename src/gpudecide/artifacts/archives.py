@@ -104,11 +104,10 @@ def is_tar(head: bytes) -> bool:
 # ---- member streams ----------------------------------------------------------------------
 
 
-class _Slice(io.RawIOBase):
-    """A seekable window [start, start+length) of an open file."""
+class _Stream(io.RawIOBase):
+    """A readable, seekable view over part of an open file; subclasses read and seek."""
 
-    def __init__(self, handle: IO[bytes], start: int, length: int) -> None:
-        self._h, self._start, self._len, self._pos = handle, start, length, 0
+    _pos: int
 
     def readable(self) -> bool:
         return True
@@ -123,6 +122,13 @@ class _Slice(io.RawIOBase):
 
     def tell(self) -> int:
         return self._pos
+
+
+class _Slice(_Stream):
+    """A seekable window [start, start+length) of an open file."""
+
+    def __init__(self, handle: IO[bytes], start: int, length: int) -> None:
+        self._h, self._start, self._len, self._pos = handle, start, length, 0
 
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
         base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._len}[whence]
@@ -140,7 +146,7 @@ class _Slice(io.RawIOBase):
         return data
 
 
-class _Inflate(io.RawIOBase):
+class _Inflate(_Stream):
     """A deflate (or zlib) stream read on demand; seeking back restarts it."""
 
     def __init__(self, handle: IO[bytes], start: int, length: int, wbits: int = -15) -> None:
@@ -152,20 +158,6 @@ class _Inflate(io.RawIOBase):
         self._cpos = 0
         self._pos = 0
         self._pending = b""
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        data = self.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._pos
 
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
         target = offset if whence == io.SEEK_SET else self._pos + offset
