@@ -323,13 +323,18 @@ def subject(record: Evidence) -> tuple[str, str | None]:
     return record.kind, option if isinstance(option, str) else None
 
 
+def current(records: list[Evidence]) -> dict[tuple[str, str | None], Evidence]:
+    """The newest record of every subject (kind and option), records given oldest first."""
+    newest: dict[tuple[str, str | None], Evidence] = {}
+    for record in records:
+        newest[subject(record)] = record
+    return newest
+
+
 def superseded(records: list[Evidence]) -> set[str]:
     """Ids of records a newer record of the same kind and option replaces (oldest first in)."""
-    newest: dict[tuple[str, str | None], str] = {}
-    for record in records:
-        newest[subject(record)] = record.id
-    current = set(newest.values())
-    return {r.id for r in records if r.id not in current}
+    ids = {r.id for r in current(records).values()}
+    return {r.id for r in records if r.id not in ids}
 
 
 def prune(evidence_dir: Path, records: list[Evidence]) -> list[Path]:

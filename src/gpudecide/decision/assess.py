@@ -61,12 +61,7 @@ class Assessment:
 def newest_by_option(records: list[ev.Evidence]) -> dict[tuple[str, str | None], ev.Evidence]:
     """The newest record of every kind and option (None: not about one option), the
     decision's own left out. Audits of two vendors' exports are both current."""
-    newest: dict[tuple[str, str | None], ev.Evidence] = {}
-    for record in records:
-        if record.kind != "decision":
-            option = record.figures.get("option")
-            newest[(record.kind, option if isinstance(option, str) else None)] = record
-    return newest
+    return {s: r for s, r in ev.current(records).items() if s[0] != "decision"}
 
 
 def newest_by_kind(records: list[ev.Evidence]) -> dict[str, ev.Evidence]:

@@ -57,9 +57,7 @@ def build(
     Kinds appear in the order of `builders`; kinds without a builder follow in record order.
     Records a newer one replaces, and damaged files, are listed apart (never mixed in).
     """
-    newest: dict[tuple[str, str | None], ev.Evidence] = {}
-    for record in records:
-        newest[ev.subject(record)] = record
+    newest = ev.current(records)
     rank = {kind: i for i, kind in enumerate(builders)}
     order = sorted(newest, key=lambda s: (rank.get(s[0], len(rank)), s[1] or ""))
     kinds = [s[0] for s in order]
