@@ -340,3 +340,13 @@ def require_regular_file(path: Path, what: str = "file") -> None:
             path=path,
             hint="save the log to a file and give that file",
         )
+
+
+def relative_or_given(path: Path, root: Path | None) -> str:
+    """A path relative to `root` when it lies inside it, else as the user gave it."""
+    if root is not None:
+        try:
+            return str(path.resolve().relative_to(root.resolve()))
+        except ValueError:
+            pass
+    return str(path)

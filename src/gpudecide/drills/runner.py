@@ -23,6 +23,7 @@ from gpudecide.drills.job import JobSpec, now_iso, read_events
 from gpudecide.drills.journal import Journal, Probe
 from gpudecide.drills.launch import LocalExecutor, SlurmExecutor, SlurmJob, Zygote
 from gpudecide.drills.names import NODE_LOCAL, SPEC_IDS
+from gpudecide.fsutil import relative_or_given
 from gpudecide.portability.storage import Storage, open_storage
 from gpudecide.portability.trainer import CheckpointError, verify_checkpoint
 
@@ -248,7 +249,7 @@ def to_evidence(result: DrillResult, ctx: DrillContext, root: Path) -> ev.Eviden
     """A `drill` evidence record; figures["option"] names the contour drilled."""
     figures = {
         **result.as_dict(),
-        "journal": _rel(result.journal, root),
+        "journal": relative_or_given(result.journal, root),
         "option": ctx.option,
         "executor": ctx.executor,
         "storage": ctx.storage or "local folder",
@@ -263,13 +264,6 @@ def to_evidence(result: DrillResult, ctx: DrillContext, root: Path) -> ev.Eviden
         notes=list(result.details.get("notes", [])),
         inputs=[ev.input_ref(result.journal, root)],
     )
-
-
-def _rel(path: Path, root: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(root.resolve()))
-    except ValueError:
-        return str(path)
 
 
 def cannot_inject(j: Journal, drill: str, run_dir: Path, why: str) -> DrillResult:

@@ -19,6 +19,7 @@ from detect_secrets.core.secrets_collection import SecretsCollection
 from detect_secrets.settings import default_settings
 
 from gpudecide.errors import InputError
+from gpudecide.fsutil import relative_or_given
 from gpudecide.governance import messages
 from gpudecide.governance.findings import Finding
 
@@ -52,16 +53,6 @@ def files_under(paths: list[Path]) -> list[Path]:
     return found
 
 
-def shown_path(path: Path, root: Path | None) -> str:
-    """The path as the report shows it: relative to the workspace when inside it."""
-    if root is not None:
-        try:
-            return str(path.resolve().relative_to(root.resolve()))
-        except ValueError:
-            pass
-    return str(path)
-
-
 def scan(paths: list[Path], *, root: Path | None = None, option: str = "") -> SecretsResult:
     """Scan files (folders recursively) for credentials; values are masked, never kept."""
     files = files_under(paths)
@@ -70,7 +61,7 @@ def scan(paths: list[Path], *, root: Path | None = None, option: str = "") -> Se
         for path in files:
             collection = SecretsCollection()
             collection.scan_file(str(path))
-            shown = shown_path(path, root)
+            shown = relative_or_given(path, root)
             for _, secret in collection:
                 hits.append((shown, int(secret.line_number), str(secret.type)))
     findings = [
