@@ -439,3 +439,33 @@ def test_audits_of_two_options_both_count(tmp_path: Path) -> None:
     # A newer audit of the same option replaces the older one.
     fixed = audit_record("man", [])
     assert _stops(assess(ws, [first, second, fixed]), "man") == []
+
+
+def _conditions(result: Any) -> dict[str, str]:
+    return {c["id"]: c["state"] for c in result.conditions if c["option"] is None}
+
+
+def test_conditions_from_standard_path_and_isolation(tmp_path: Path) -> None:
+    ws = make_ws(tmp_path)
+    assert _conditions(assess(ws, []))["low_level_tuning"] == "unknown"
+
+    def standard(**needs: bool) -> ev.Evidence:
+        return record("standard_path", {"needs": needs, "options": [], "findings": []})
+
+    kernels = standard(custom_kernels=True)
+    states = _conditions(assess(ws, [kernels]))
+    # Kernels are low-level tuning, but they ship inside a standard container.
+    assert states["low_level_tuning"] == "true" and states["standard_container"] == "true"
+    driver = standard(modified_driver=True)
+    assert _conditions(assess(ws, [driver]))["standard_container"] == "false"
+    plain = standard(custom_kernels=False)
+    assert _conditions(assess(ws, [plain]))["low_level_tuning"] == "false"
+
+    def row(option: str, stopped: bool) -> dict[str, Any]:
+        return {"option": option, "stopped": stopped, "findings": [], "boundaries": []}
+
+    both = [row("man", True), row("loc", True)]
+    stopped = record("isolation", {"options": [*both, row("own", False)], "findings": []})
+    assert _conditions(assess(ws, [stopped]))["control_plane"] == "true"
+    one = record("isolation", {"options": [both[0], row("loc", False)], "findings": []})
+    assert _conditions(assess(ws, [one]))["control_plane"] == "false"

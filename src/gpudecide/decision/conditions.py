@@ -70,7 +70,7 @@ def dedicated(ctx: RuleContext) -> list[Condition]:
             if s.get("name") == "urgent" and s.get("conclusive"):
                 urgent = s.get("verdict") == "fail"
                 uwhy = f"urgent SLO {s.get('verdict')} (conclusive)"
-    tuning = _flag(standard, "low_level_tuning")
+    tuning = _needs_any(standard, LOW_LEVEL_NEEDS)
     years: bool | None = None
     ywhy = "no retention classes in the export audit"
     if audit is not None:
@@ -79,7 +79,7 @@ def dedicated(ctx: RuleContext) -> list[Condition]:
         if days:
             years = max(days) >= YEARS_OF_CONTROL_DAYS
             ywhy = f"longest retention {max(days)} days (>= {YEARS_OF_CONTROL_DAYS} needed)"
-    control = _flag(isolation, "needs_control_plane")
+    control = _managed_stopped(ctx, isolation)
     return [
         _cond("steady_queue", "D1", "a steady queue keeps GPUs busy", steady, profile, why),
         _cond("launch_delay_hurts", "D1", "launch delay hurts releases", urgent, queue, uwhy),
@@ -122,7 +122,7 @@ def managed(ctx: RuleContext) -> list[Condition]:
             "standard_container",
             "D2",
             "the work fits a standard container",
-            _flag(standard, "standard_container"),
+            None if standard is None else not _needs_any(standard, OUTSIDE_CONTAINER),
             standard,
             "from `gpudecide check standard-path`",
         ),
@@ -195,8 +195,30 @@ def _start_measurable(ctx: RuleContext, option: str) -> Condition:
     )
 
 
-def _flag(record: ev.Evidence | None, key: str) -> bool | None:
+# What the work needs beyond a standard container (R4): any of these is low-level tuning.
+LOW_LEVEL_NEEDS = (
+    "custom_kernels",
+    "modified_driver",
+    "direct_device_access",
+    "special_interconnect",
+)
+# What no managed container offers: kernels can ship inside an image, these cannot.
+OUTSIDE_CONTAINER = ("modified_driver", "direct_device_access", "special_interconnect")
+
+
+def _needs_any(record: ev.Evidence | None, keys: tuple[str, ...]) -> bool | None:
+    """From the standard-path evidence: does the work need any of these? None without it."""
     if record is None:
         return None
-    value = (record.figures.get("conditions") or {}).get(key)
-    return bool(value) if value is not None else None
+    needs = record.figures.get("needs") or {}
+    return any(bool(needs.get(k)) for k in keys)
+
+
+def _managed_stopped(ctx: RuleContext, record: ev.Evidence | None) -> bool | None:
+    """From the isolation evidence: does a required protection stop every managed option
+    (only the team's own control plane gives it)? None without the evidence."""
+    if record is None:
+        return None
+    managed = set(ctx.ids("managed"))
+    rows = [o for o in record.figures.get("options", []) if o.get("option") in managed]
+    return bool(rows) and all(o.get("stopped") for o in rows)
