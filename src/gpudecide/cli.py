@@ -17,7 +17,17 @@ from rich.table import Table
 from gpudecide import __version__, workspace
 from gpudecide import evidence as ev
 from gpudecide.artifacts.cli import register as register_artifacts
-from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, guard, open_workspace, out, run_app
+from gpudecide.console import (
+    LANG_ENV,
+    JsonOpt,
+    WorkspaceOpt,
+    choose_language,
+    emit_json,
+    guard,
+    open_workspace,
+    out,
+    run_app,
+)
 from gpudecide.cost import analysis as cost_analysis
 from gpudecide.cost.cli import register as register_cost
 from gpudecide.decision.cli import print_assessment, register_check, run_assess
@@ -54,8 +64,19 @@ def _root(
         bool,
         typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
     ] = False,
+    lang: Annotated[
+        str | None,
+        typer.Option(
+            "--lang",
+            envvar=LANG_ENV,
+            metavar="en|ru|kk",
+            help="Language of what commands print for people (default: the workspace's "
+            "report.language, else en); --json output is the same in every language.",
+        ),
+    ] = None,
 ) -> None:
     """gpudecide: evidence for the GPU decision."""
+    choose_language(lang)
 
 
 @app.command()

@@ -20,6 +20,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 
 from gpudecide import workspace
 from gpudecide.errors import InputError, from_os_error
+from gpudecide.i18n import LANGUAGES, Language
 from gpudecide.jsonio import check_finite
 
 # markup=False, emoji=False: every line may hold user text (a path, a job name, a field
@@ -33,6 +34,34 @@ WorkspaceOpt = Annotated[
     Path | None,
     typer.Option("--workspace", "-w", help="Workspace folder (default: found from here up)."),
 ]
+
+
+# The language of what commands print for people, from the root `--lang` option (None: not
+# given). `language()` resolves it; --json output is never translated (machines read ids).
+_chosen: Language | None = None
+LANG_ENV = "GPUDECIDE_LANG"
+
+
+def choose_language(lang: str | None) -> None:
+    """Set the language of this run's human output (the root `--lang`); None: not chosen."""
+    global _chosen
+    if lang is not None and lang not in LANGUAGES:
+        choices = ", ".join(LANGUAGES)
+        raise typer.BadParameter(f"{lang!r} is not one of {choices}", param_hint="--lang")
+    _chosen = lang
+
+
+def language(ws: workspace.Workspace | None = None) -> Language:
+    """The language people read a command's output in: `--lang`, else $GPUDECIDE_LANG, else
+    the workspace's `report.language`, else English (the root option refuses an unknown value)."""
+    if _chosen is not None:
+        return _chosen
+    env = os.environ.get(LANG_ENV, "").strip().lower()
+    if env in LANGUAGES:
+        return env
+    if ws is not None:
+        return ws.config.report.language
+    return "en"
 
 
 def fail(error: InputError, as_json: bool) -> NoReturn:

@@ -207,7 +207,14 @@ def _option_row(
         "contours": decl.contours,
         "sites": [s.model_dump() for s in decl.sites],
         "stop_factors": [
-            {"id": s.id, "rule": s.rule, "evidence": list(s.evidence), "clear": s.clear}
+            {
+                "id": s.id,
+                "rule": s.rule,
+                "evidence": list(s.evidence),
+                "clear": s.clear,
+                "rule_message": s.rule_message,
+                "clear_message": s.clear_message,
+            }
             for s in stops[option]
         ],
         "scores": {c: cell.as_dict() for c, cell in cells.get(option, {}).items()},

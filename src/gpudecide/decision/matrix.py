@@ -19,9 +19,14 @@ from gpudecide.decision.model import Suggestion
 from gpudecide.decision.schema import MatrixConfig
 from gpudecide.errors import InputError
 from gpudecide.fsutil import sha256_path
+from gpudecide.report.i18n import message
 
 Source = Literal["evidence", "override", "document", "assumption"]
 ASSUMED_SCORE = 3
+NO_EVIDENCE = "no evidence yet"
+_NO_EVIDENCE: list[dict[str, object]] = [
+    {"text": NO_EVIDENCE, "message": message("decision", NO_EVIDENCE)}
+]
 # Totals closer than this are a tie: scores are integers and weights small integers, so two
 # different weighted means differ by far more.
 TIE = 1e-9
@@ -38,6 +43,9 @@ class Cell:
     justification: str = ""
     suggested: int | None = None
     document: dict[str, str] | None = None
+    # Each rule behind the score: its English text and its message (None: English only),
+    # so that the report says `rule` in the reader's language part by part.
+    rule_parts: list[dict[str, object]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, object]:
         """Machine form (assess --json, the decision record)."""
@@ -49,6 +57,7 @@ class Cell:
             "justification": self.justification,
             "suggested": self.suggested,
             "document": self.document,
+            "rule_parts": self.rule_parts,
         }
 
 
@@ -56,8 +65,11 @@ def evidence_cell(suggestions: list[Suggestion]) -> Cell:
     """The cell the evidence suggests: the lowest score, with every rule behind it."""
     score = min(s.score for s in suggestions)
     ids = sorted({i for s in suggestions for i in s.evidence})
-    rules = "; ".join(dict.fromkeys(s.rule for s in sorted(suggestions, key=lambda s: s.score)))
-    return Cell(score, "evidence", ids, rules, suggested=score)
+    parts: dict[str, object] = {}
+    for s in sorted(suggestions, key=lambda s: s.score):
+        parts.setdefault(s.rule, s.rule_message)
+    rule_parts: list[dict[str, object]] = [{"text": t, "message": m} for t, m in parts.items()]
+    return Cell(score, "evidence", ids, "; ".join(parts), suggested=score, rule_parts=rule_parts)
 
 
 def build_cells(
@@ -79,7 +91,7 @@ def build_cells(
             row[criterion] = (
                 evidence_cell(found)
                 if found
-                else Cell(ASSUMED_SCORE, "assumption", rule="no evidence yet")
+                else Cell(ASSUMED_SCORE, "assumption", rule=NO_EVIDENCE, rule_parts=_NO_EVIDENCE)
             )
         cells[option] = row
     for i, entry in enumerate(config.scores):
@@ -93,6 +105,7 @@ def build_cells(
             before.rule,
             entry.justification,
             suggested=before.suggested,
+            rule_parts=before.rule_parts,
         )
         if entry.source == "document":
             cell.document = _document(root, entry.document, entry.excerpt, i)

@@ -9,6 +9,11 @@ factor and says, in `rule`, how (shown next to the score in the report).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
+
+# A text in the reader's language: `gpudecide.report.i18n.message(domain, msgid, **args)`.
+# Rules keep the English `rule` / `clear` beside it for --json and older readers.
+Message = dict[str, Any]
 
 CRITERIA = ("frequency", "artifacts", "queue", "isolation", "operations", "scale", "cost")
 
@@ -22,6 +27,7 @@ class Suggestion:
     score: int
     rule: str
     evidence: tuple[str, ...] = field(default_factory=tuple)
+    rule_message: Message | None = None
 
     def __post_init__(self) -> None:
         if not 1 <= self.score <= 5:
@@ -43,3 +49,5 @@ class StopFactor:
     rule: str
     evidence: tuple[str, ...] = field(default_factory=tuple)
     clear: str = ""
+    rule_message: Message | None = None
+    clear_message: Message | None = None

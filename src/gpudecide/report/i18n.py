@@ -42,6 +42,7 @@ __all__ = [
     "notes_of",
     "problems_of",
     "render_message",
+    "say",
     "summary_of",
     "t",
     "tr",
@@ -204,6 +205,17 @@ def render_message(msg: Mapping[str, Any], lang: str) -> str:
     """A stored message in `lang` (the English text when it has no translation)."""
     text = translator(str(msg["domain"]))(str(msg["msgid"]), lang)
     return _LocaleFormatter(lang).format(text, **dict(msg.get("args") or {}))
+
+
+def say(text: str, msg: Mapping[str, Any] | None, lang: str, domains: Iterable[str] = ()) -> str:
+    """A text that an analysis stored in English and, where it could, as a message: the
+    message in `lang` when there is one, else the English matched against the catalogues of
+    `domains` (every catalogue when none are named)."""
+    if lang == "en":
+        return text
+    if msg:
+        return render_message(msg, lang)
+    return localize(text, lang, tuple(domains) or _all_domains(lang))
 
 
 # --- English text without a message id: catalogue patterns, numbers re-formatted ---
