@@ -60,3 +60,13 @@ def demo_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     result = run_cli("demo", "--out", str(root), "--json")
     assert result.returncode == 0, result.stderr
     return root
+
+
+@pytest.fixture
+def demo_copy(demo_workspace: Path, tmp_path: Path) -> Path:
+    """A private copy of the demo workspace, for a test whose commands write evidence."""
+    import shutil
+
+    root = tmp_path / "ws"
+    shutil.copytree(demo_workspace, root, symlinks=True)
+    return root

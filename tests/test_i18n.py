@@ -14,9 +14,7 @@ from __future__ import annotations
 import io
 import re
 import string
-from html.parser import HTMLParser
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 from babel.messages.extract import extract
@@ -24,6 +22,7 @@ from babel.messages.pofile import read_po
 
 import gpudecide
 from gpudecide.i18n import catalogue, catalogue_path
+from tests.english import VisibleText, english_runs, team_words
 
 SRC = Path(gpudecide.__file__).parent
 ROOT = SRC.parent.parent
@@ -158,89 +157,6 @@ def test_catalogues_follow_the_glossary(lang: str) -> None:
 
 # --- the report in ru and kk ---
 
-_WORD = re.compile(r"[A-Za-z][a-z]+(?:'[a-z]+)?")
-
-
-class _Visible(HTMLParser):
-    """Visible text nodes per report section, without verbatim identifiers."""
-
-    SKIP: ClassVar[set[str]] = {"code", "style", "script", "title", "metadata"}
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.stack: list[bool] = []
-        self.section = "head"
-        self.texts: list[tuple[str, str]] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        a = dict(attrs)
-        if tag == "section":
-            self.section = a.get("data-kind") or a.get("id") or "?"
-        skip = tag in self.SKIP or a.get("translate") == "no" or a.get("lang") == "en"
-        if tag not in ("meta", "br", "hr", "img", "input", "link", "path", "use"):
-            self.stack.append(skip or (bool(self.stack) and self.stack[-1]))
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag not in ("meta", "br", "hr", "img", "input", "link", "path", "use") and self.stack:
-            self.stack.pop()
-
-    def handle_data(self, data: str) -> None:
-        if data.strip() and not (self.stack and self.stack[-1]):
-            self.texts.append((self.section, data.strip()))
-
-
-def _team_words(ws_root: Path) -> list[str]:
-    """What the report quotes verbatim: every string the team wrote in its input files
-    (values and keys: SLO names are keys), and the names the data gives things (job kinds,
-    the scheduler's wait reasons, chain stages) as the evidence records hold them."""
-    import json
-
-    import yaml
-
-    out: list[str] = []
-
-    def walk(v: object) -> None:
-        if isinstance(v, str):
-            out.append(v)
-        elif isinstance(v, dict):
-            for k, x in v.items():
-                walk(str(k))
-                walk(x)
-        elif isinstance(v, list):
-            for x in v:
-                walk(x)
-
-    for path in ws_root.glob("*.yaml"):
-        walk(yaml.safe_load(path.read_text(encoding="utf-8")))
-    for path in (ws_root / "evidence").glob("*.json"):
-        record = json.loads(path.read_text(encoding="utf-8"))
-        f = record.get("figures") or {}
-        out += list(f.get("jobs_by_kind") or {})
-        out += [str(r.get("reason")) for r in f.get("wait_reasons") or []]
-        for c in f.get("chains") or []:
-            out += [str(c.get("last_stage")), str(c.get("longest_waiting_stage"))]
-    return [s for s in out if len(s) >= 3]
-
-
-def english_runs(text: str, quoted: list[str]) -> list[str]:
-    """English words in `text` that are not inside a string the team wrote.
-
-    A word is a token of Latin letters only, lowercase after its first letter; tokens with
-    digits, dots, underscores, brackets or inner hyphens are identifiers (ids, field paths).
-    """
-    for q in sorted(quoted, key=len, reverse=True):
-        if q in text:  # whole words only: "month" in "price_per_month" is not a quote
-            text = re.sub(rf"(?<![\w.]){re.escape(q)}(?!\w)", " ", text)
-    tokens = re.split(r"[\s,;:()!?\"«»—–]+", text)
-    words = [t.strip(".'") for t in tokens]
-    # Acronyms (GPU, SLO, KZT, PUE) are shared; lowercase words are English prose.
-    return [w for w in words if _WORD.fullmatch(w) and w not in _ALLOWED]
-
-
-# Words that read the same in the report's ru/kk text: product and vendor names and ids.
-_ALLOWED = {"gpudecide", "sha", "fifo", "Slurm", "Hugging", "Face"}
-
-
 @pytest.fixture(scope="module")
 def demo_reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, Path]]:
     """The demo workspace's report in ru and kk (HTML) and the workspace root."""
@@ -307,9 +223,9 @@ def test_report_has_no_english_sentence(
     """Visible text of one section of the ru/kk report: no English outside identifiers."""
     html, root = demo_reports[lang]
     assert f'<html lang="{lang}">' in html
-    parser = _Visible()
+    parser = VisibleText()
     parser.feed(html)
-    quoted = _team_words(root)
+    quoted = team_words(root)
     head = ("head", "evidence", "evidence-state")
     texts = [t for s, t in parser.texts if s == kind or (kind == "head" and s in head)]
     if kind != "head" and not any(s == kind for s, _t in parser.texts):
@@ -476,7 +392,7 @@ def test_a_stale_record_says_why_in_russian(
     html = sections.build_report(ws, root / "out")["html"].read_text(encoding="utf-8")
     why = "costs.yaml: вход изменился после расчёта доказательства"
     assert f"УСТАРЕЛО: вход изменился: {why}" in html
-    parser = _Visible()
+    parser = VisibleText()
     parser.feed(html)
     stale = [t for s, t in parser.texts if s == "cost" and "УСТАРЕЛО" in t]
     assert stale and not english_runs(stale[0], [])
