@@ -16,6 +16,8 @@ class Table:
     caption: str
     headers: list[str]
     rows: list[list[str]]
+    # Columns shown verbatim (in <code>): commands, paths, ids that must not be translated.
+    verbatim: frozenset[int] = frozenset()
 
 
 @dataclass
