@@ -587,6 +587,36 @@ def test_priority_job_preempted_twice_ends_once() -> None:
     assert out.lost_gpu_s == 20
 
 
+def test_priority_frees_every_run_ending_now_past_a_stale_entry() -> None:
+    # pool 4, no checkpoints. Rows: A (prio 1, 10 s from 0 s), V (prio 0, 100 s from 0.5 s),
+    # S (prio 0, 9 s from 1 s), B (prio 1, 8 s from 2 s): all four end at 10 s except V.
+    # P (prio 2, 5 s) preempts S, the newest of the lowest priority; S restarts at 7 s when
+    # P ends and runs 9 s more, to 16 s. Its first run's heap entry (10 s, rank 2) stays, stale,
+    # between A's (10 s, rank 0) and B's (10 s, rank 3). At 10 s J (prio 3, 2 GPUs) arrives:
+    # A and B both end then, so J takes their 2 GPUs and nobody else is preempted. Stopping at
+    # the stale entry would leave B's GPU unfreed and make J preempt S a second time.
+    tr = Trace(
+        ready=[0, 0.5, 1, 2, 5, 10],
+        runtime=[10, 100, 9, 8, 2, 5],
+        gpus=[1, 1, 1, 1, 1, 2],
+        priority=[1, 0, 0, 1, 2, 3],
+    )
+    out = simulate(tr, 4, "priority")
+    assert out.preemptions == 1
+    assert out.start.tolist() == [0, 0.5, 1, 2, 5, 10]
+    assert out.end.tolist() == [10, 100.5, 16, 10, 7, 15]
+    assert out.lost_gpu_s == 4  # S ran 1 s to 5 s on 1 GPU
+    assert sorted(out.runs) == [
+        (0, 0.0, 10.0),
+        (1, 0.5, 100.5),
+        (2, 1.0, 5.0),
+        (2, 7.0, 16.0),
+        (3, 2.0, 10.0),
+        (4, 5.0, 7.0),
+        (5, 10.0, 15.0),
+    ]
+
+
 def test_priority_victims_started_together_go_newest_arrival_first() -> None:
     # L-short and L-long both start at 0 (same priority): L-long arrived later in the fixed
     # tie order (same GPUs, longer run), so it is the one H preempts.
