@@ -28,10 +28,17 @@ def scenario() -> dict[str, Any]:
 
 
 def run_cli(
-    *args: str, cwd: Path | None = None, stdin: str | None = None
+    *args: str,
+    cwd: Path | None = None,
+    stdin: str | None = None,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run `gpudecide` as a user would: a separate process, real exit code and streams."""
-    env = dict(os.environ, COLUMNS="200", NO_COLOR="1")
+    """Run `gpudecide` as a user would: a separate process, real exit code and streams.
+
+    `env` adds variables; the reader's language comes from it or `--lang` only (a
+    GPUDECIDE_LANG of the machine running the tests is not passed on)."""
+    base = {k: v for k, v in os.environ.items() if k != "GPUDECIDE_LANG"}
+    env = dict(base, COLUMNS="200", NO_COLOR="1", **(env or {}))
     return subprocess.run(
         [sys.executable, "-m", "gpudecide", *args],
         cwd=cwd,

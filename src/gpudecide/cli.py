@@ -24,6 +24,7 @@ from gpudecide.console import (
     choose_language,
     emit_json,
     guard,
+    language,
     open_workspace,
     out,
     run_app,
@@ -35,12 +36,29 @@ from gpudecide.drills.cli import register as register_drills
 from gpudecide.errors import InputError
 from gpudecide.governance.cli import check_app
 from gpudecide.governance.cli import register as register_governance
+from gpudecide.i18n import Language, translator
 from gpudecide.jobs import profile as prof
 from gpudecide.jobs.cli import register as register_jobs
 from gpudecide.portability.cli import register as register_portability
 from gpudecide.queue.analysis import queue_summary_line, replay_summary_line
 from gpudecide.queue.cli import register as register_queue
+from gpudecide.report.i18n import N_, moment, problems_of, summary_of, verdict_label
 from gpudecide.sections import build_report
+
+_ = translator("report")
+
+# What `report` and `demo` wrote, by the key build_report returns (English: the key itself).
+REPORT_FILES = {"html": N_("html"), "markdown": N_("markdown"), "json": N_("json")}
+# The freshness words of `gpudecide evidence` (the record states and the two list states).
+FRESHNESS = {
+    "fresh": N_("fresh"),
+    "stale": N_("stale"),
+    "missing_input": N_("an input is gone"),
+    "bad_input": N_("an input cannot be read"),
+    "tampered": N_("tampered"),
+    "superseded": N_("superseded"),
+    "damaged": N_("damaged"),
+}
 
 app = typer.Typer(
     name="gpudecide",
@@ -91,10 +109,13 @@ def init(
     if as_json:
         emit_json({"workspace": str(directory), "written": [str(p) for p in written]})
         return
-    out.print(f"workspace created in {directory}")
+    lang = language()
+    out.print(_("workspace created in {path}", lang).format(path=directory))
     for p in written:
         out.print(f"  {p}")
-    out.print("next: put your job logs in logs/, edit gpudecide.yaml, run `gpudecide profile`")
+    out.print(
+        _("next: put your job logs in logs/, edit gpudecide.yaml, run `gpudecide profile`", lang)
+    )
 
 
 # Each package's commands, in the order `--help` lists them.
@@ -122,8 +143,12 @@ def report(
     if as_json:
         emit_json({k: str(v) for k, v in paths.items()})
         return
+    _print_report_paths(paths, language(ws))
+
+
+def _print_report_paths(paths: dict[str, Path], lang: Language) -> None:
     for kind, path in paths.items():
-        out.print(f"{kind}: {path}")
+        out.print(f"{_(REPORT_FILES.get(kind, kind), lang)}: {path}", markup=False)
 
 
 @app.command("evidence")
@@ -152,19 +177,30 @@ def evidence_cmd(
     if as_json:
         emit_json({"records": rows, "all_fresh": not bad, "pruned": [str(p) for p in removed]})
     else:
-        table = Table("id", "kind", "verdict", "created", "freshness", box=None)
-        for r in rows:
-            table.add_row(
-                *(str(r[k]) for k in ("id", "kind", "verdict", "created_at_utc", "freshness"))
-            )
-        out.print(table if rows else "no evidence records yet")
-        for r in bad:
-            for p in r["problems"]:
-                out.print(f"{r['id']}: {p}", markup=False)
-        for p in removed:
-            out.print(f"pruned: {p}", markup=False)
+        _print_evidence(rows, bad, removed, language(ws))
     if bad:
         raise typer.Exit(1)
+
+
+def _print_evidence(
+    rows: list[dict[str, Any]], bad: list[dict[str, Any]], removed: list[Path], lang: Language
+) -> None:
+    heads = (N_("id"), N_("kind"), N_("verdict"), N_("created"), N_("freshness"))
+    table = Table(*(_(h, lang) for h in heads), box=None)
+    for r in rows:
+        table.add_row(
+            str(r["id"]),
+            str(r["kind"]),
+            "None" if r["verdict"] is None else verdict_label(str(r["verdict"]), lang),
+            "None" if r["created_at_utc"] is None else moment(str(r["created_at_utc"]), lang),
+            _(FRESHNESS.get(r["freshness"], r["freshness"]), lang),
+        )
+    out.print(table if rows else _("no evidence records yet", lang))
+    for r in bad:
+        for problem in problems_of(r["problems"], lang):
+            out.print(f"{r['id']}: {problem}", markup=False)
+    for path in removed:
+        out.print(_("pruned: {path}", lang).format(path=path), markup=False)
 
 
 def evidence_rows(
@@ -224,7 +260,7 @@ def assess(
         emit_json({**result.figures(), "evidence": str(written)})
     else:
         print_assessment(result)
-        out.print(f"evidence: {written}", markup=False)
+        out.print(_("evidence: {path}", language(ws)).format(path=written), markup=False)
     if result.status == "no_option_passes":
         raise typer.Exit(1)
 
@@ -260,15 +296,23 @@ def demo(
             }
         )
         return
-    out.print(prof.summary_line(result.profile.figures), markup=False)
-    out.print(queue_summary_line(result.queue), markup=False)
-    out.print(replay_summary_line(result.replay), markup=False)
-    out.print(cost_analysis.summary_line(result.cost.result.figures), markup=False)
-    out.print(audit_summary, markup=False)
+    lang = language(ws)
+    if lang == "en":
+        out.print(prof.summary_line(result.profile.figures), markup=False)
+        out.print(queue_summary_line(result.queue), markup=False)
+        out.print(replay_summary_line(result.replay), markup=False)
+        out.print(cost_analysis.summary_line(result.cost.result.figures), markup=False)
+        out.print(audit_summary, markup=False)
+    else:
+        # The same lines, from the records the demo wrote, in the reader's language.
+        shown = ("profile", "queue", "replay", "cost", "audit")
+        records = [ev.load(p) for p in result.evidence]
+        for kind in shown:
+            for record in (r for r in records if r.kind == kind):
+                out.print(summary_of(record, lang), markup=False)
     print_assessment(decision)
-    out.print(f"demo workspace: {out_dir}")
-    for kind, path in paths.items():
-        out.print(f"{kind}: {path}")
+    out.print(_("demo workspace: {path}", lang).format(path=out_dir), markup=False)
+    _print_report_paths(paths, lang)
 
 
 def _demo_module() -> ModuleType:
