@@ -301,7 +301,7 @@ def test_report_section_speaks_the_readers_language(tmp_path: Path) -> None:
     cordon_section(s, "ru")
     assert s.title == "Состояние GPU: какие GPU выводятся из работы"
     rows = {(r[0], r[1]): r for r in s.tables[0].rows}
-    assert rows[("gpu-node-02", "")][4] == "Xid 79 (освободить и сбросить GPU)"
+    assert rows[("gpu-node-02", "")][4] == "XID 79 (освободить и сбросить GPU)"
     assert rows[("gpu-node-01", "3")][3] == "закрыть для новых задач"
     assert "13,2" in rows[("gpu-node-01", "3")][4]  # the recent-half rate, Russian decimals
     # gpu-node-02 (drain-and-reset) goes first; gpu-node-01 waits behind the breaker.

@@ -60,9 +60,11 @@ def _drill_record(**figures: Any) -> ev.Evidence:
 
 def test_passed_drill_suggests_a_good_operations_score() -> None:
     out = rules.rules(_drill_record())
-    assert out == [
-        Suggestion("owned-pool", "operations", 4, out[0].rule, (out[0].evidence[0],))  # type: ignore[union-attr]
-    ]
+    said = out[0].rule_message
+    expected = Suggestion("owned-pool", "operations", 4, out[0].rule, (out[0].evidence[0],),  # type: ignore[union-attr]
+                          rule_message=said)  # fmt: skip
+    assert out == [expected]
+    assert said is not None and said["args"] == {"drill": "disk-full"}
 
 
 def test_failed_drill_suggests_a_low_operations_score() -> None:

@@ -15,6 +15,7 @@ from gpudecide.drills.faults import flip_bytes
 from gpudecide.drills.job import stored_steps
 from gpudecide.drills.journal import Probe, always
 from gpudecide.drills.runner import DrillContext, DrillResult, last
+from gpudecide.report.i18n import message
 
 
 def run(ctx: DrillContext, *, corrupt_all: bool = False) -> DrillResult:
@@ -90,10 +91,23 @@ def _judge(
             f"checkpoint-{newest} failed its SHA-256 check and was rejected; resumed from "
             f"checkpoint-{from_step}; lost {newest - from_step} steps"
         )
+        said = message(
+            "drills",
+            "checkpoint-{newest} failed its SHA-256 check and was rejected; resumed from "
+            "checkpoint-{step}; lost {lost} steps",
+            newest=newest,
+            step=from_step,
+            lost=newest - from_step,
+        )
     else:
         status = (
             f"all {len(rejected)} stored checkpoints failed their SHA-256 check: "
             "restarted from zero"
+        )
+        said = message(
+            "drills",
+            "all {n} stored checkpoints failed their SHA-256 check: restarted from zero",
+            n=len(rejected),
         )
     result = DrillResult(
         drill="checkpoint-corrupt",
@@ -108,6 +122,7 @@ def _judge(
         ),
         status=status,
         journal=run_dir / "journal.json",
+        status_message=said,
         details={
             "rejected": [{"step": e["step"], "reason": e["reason"]} for e in rejected],
             "corrupted_steps": corrupted,

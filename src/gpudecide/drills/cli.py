@@ -17,41 +17,70 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
-from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, guard, open_workspace, out
-from gpudecide.drills import cordon_run
+from gpudecide.console import (
+    JsonOpt,
+    WorkspaceOpt,
+    emit_json,
+    guard,
+    language,
+    open_workspace,
+    out,
+)
+from gpudecide.drills import cordon_run, report
+from gpudecide.i18n import Language, translator
+from gpudecide.report.fmt import localize_digits
+from gpudecide.report.i18n import N_, say
 
 if TYPE_CHECKING:
     from gpudecide.drills import drill_run
 from gpudecide.drills.names import DRILLS
 from gpudecide.errors import InputError
 
+_ = translator("drills")
 
-def _print_cordon(run: cordon_run.CordonRun) -> None:
-    out.print(cordon_run.summary_line(run.figures), markup=False)
-    table = Table("node", "gpu", "pci bus", "action", "reasons", box=None)
+
+def _print_cordon(run: cordon_run.CordonRun, lang: Language) -> None:
+    out.print(cordon_run.summary_line(run.figures, lang), markup=False)
+    table = Table(*(_(h, lang) for h in ("node", "gpu", "pci bus", "action", "reasons")), box=None)
     for g in run.figures["gpus"]:
         table.add_row(
             g["node"],
             "" if g["gpu"]["index"] is None else str(g["gpu"]["index"]),
             g["gpu"]["pci_bus_id"] or "",
-            g["action"],
-            "; ".join(r["reason"] for r in g["reasons"]) or "-",
+            _word(g["action"], lang),
+            "; ".join(say(r["reason"], r.get("message"), lang, ("drills",)) for r in g["reasons"])
+            or "-",
         )
     out.print(table)
     for n in run.figures["nodes"]:
-        for cmd in n["commands"]:
-            state = {"allowed": "run" if run.figures["applied"] else "would run"}.get(
-                n["breaker"], "held by the circuit breaker"
-            )
-            out.print(f"{n['node']}: {state}: {cmd}", markup=False)
-        for r in n["results"]:
-            out.print(f"  rc={r['rc']} {r['output']}", markup=False)
-        for step in n["follow_up"]:
-            out.print(f"{n['node']}: then: {step}", markup=False)
-    for note in run.result.notes:
-        out.print(f"note: {note}", markup=False)
+        _print_node(n, bool(run.figures["applied"]), lang)
+    said = run.result.note_messages
+    for i, note in enumerate(run.result.notes):
+        text = say(note, said[i] if len(said) == len(run.result.notes) else None, lang)
+        out.print(_("note: {text}", lang).format(text=text), markup=False)
     if run.written:
-        out.print(f"evidence: {run.written}")
+        out.print(_("evidence: {path}", lang).format(path=run.written), markup=False)
+
+
+def _print_node(n: dict[str, Any], applied: bool, lang: Language) -> None:
+    """One node's commands (with what ran) and the operator's next steps."""
+    if n["breaker"] == "allowed":
+        state = _("run", lang) if applied else _("would run", lang)
+    else:
+        state = _("held by the circuit breaker", lang)
+    for cmd in n["commands"]:
+        if lang == "en":
+            out.print(f"{n['node']}: {state}: {cmd}", markup=False)
+        else:
+            # The command on a line of its own: it is copied and run as it is (English Reason=).
+            out.print(f"{n['node']}: {state}:", markup=False)
+            out.print(f"  {cmd}", markup=False)
+    for r in n["results"]:
+        out.print(f"  rc={r['rc']} {r['output']}", markup=False)
+    said = n.get("follow_up_messages") or []
+    for i, step in enumerate(n["follow_up"]):
+        text = say(step, said[i] if i < len(said) else None, lang, ("drills",))
+        out.print(_("{node}: then: {step}", lang).format(node=n["node"], step=text), markup=False)
 
 
 def _cordon_exit(run: cordon_run.CordonRun) -> int:
@@ -60,32 +89,52 @@ def _cordon_exit(run: cordon_run.CordonRun) -> int:
     return 1 if held or failed else 0
 
 
-def _print_drills(run: drill_run.DrillRun) -> None:
-    table = Table("drill", "verdict", "noticed", "data kept", "explained", "resumed from",
-                  "lost steps", "lost s", box=None)  # fmt: skip
+_DRILL_HEADERS = (
+    N_("drill"), N_("verdict"), N_("noticed"), N_("data kept"), N_("explained"),
+    N_("resumed from"), N_("lost steps"), N_("lost s"),
+)  # fmt: skip
+
+
+def _print_drills(run: drill_run.DrillRun, lang: Language) -> None:
+    table = Table(*(_(h, lang) for h in _DRILL_HEADERS), box=None)
     for r in run.results:
         table.add_row(
             r.drill,
-            r.verdict,
-            _yes(r.noticed),
-            _yes(r.data_kept),
-            _yes(r.explained),
+            r.verdict if lang == "en" else _word(r.verdict, lang),
+            _yes(r.noticed, lang),
+            _yes(r.data_kept, lang),
+            _yes(r.explained, lang),
             "-" if r.resumed_from_step is None else str(r.resumed_from_step),
             "-" if r.lost_steps is None else str(r.lost_steps),
-            "-" if r.lost_seconds is None else f"{r.lost_seconds:g}",
+            "-" if r.lost_seconds is None else _seconds(r.lost_seconds, lang),
         )
     out.print(table)
     for r in run.results:
-        out.print(f"{r.drill}: {r.status}", markup=False)
-        out.print(f"  journal: {r.journal}", markup=False)
+        status = say(r.status, r.status_message, lang, ("drills",))
+        out.print(f"{r.drill}: {status}", markup=False)
+        out.print(_("  journal: {path}", lang).format(path=r.journal), markup=False)
     if run.option is None:
-        out.print("note: no option named (--option or drills.yaml): the evidence counts for none")
+        out.print(
+            _("note: no option named (--option or drills.yaml): the evidence counts for none", lang)
+        )
     for p in run.evidence:
-        out.print(f"evidence: {p}")
+        out.print(_("evidence: {path}", lang).format(path=p), markup=False)
 
 
-def _yes(flag: bool) -> str:
-    return "yes" if flag else "NO"
+def _seconds(value: float, lang: Language) -> str:
+    """Seconds as the English table always showed them (`:g`), in the reader's digits."""
+    return localize_digits(f"{value:g}", lang)
+
+
+def _yes(flag: bool, lang: Language = "en") -> str:
+    if lang == "en":
+        return "yes" if flag else "NO"
+    return _("yes", lang) if flag else _("NO", lang)
+
+
+def _word(word: str, lang: Language) -> str:
+    """An action or verdict word in the reader's language (the report's words)."""
+    return report.word(word, lang)
 
 
 def register(app: typer.Typer) -> None:
@@ -147,7 +196,7 @@ def _register_drill(app: typer.Typer) -> None:
         if as_json:
             emit_json({"drills": objs} if name == "all" else objs[0])
         else:
-            _print_drills(run)
+            _print_drills(run, language(ws))
         if any(r.verdict != "pass" for r in run.results):
             raise typer.Exit(1)
 
@@ -207,7 +256,7 @@ def _register_cordon(app: typer.Typer) -> None:
             }
             emit_json(json.loads(json.dumps(payload, default=str)))
         else:
-            _print_cordon(run)
+            _print_cordon(run, language(ws))
         code = _cordon_exit(run)
         if code:
             raise typer.Exit(code)

@@ -22,9 +22,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from gpudecide.drills.cordon_rules import Action, CordonRules, severity
+from gpudecide.drills.cordon_rules import BUILT_IN_WHYS, Action, CordonRules, severity
 from gpudecide.drills.telemetry import Line, Sample, Telemetry, XidEvent
 from gpudecide.jsonio import utc_iso
+from gpudecide.report.i18n import N_, message
+
+Message = dict[str, Any]
 
 
 @dataclass
@@ -36,6 +39,7 @@ class Reason:
     lines: list[Line]
     code: str = ""  # xid | dbe_volatile | retired_pending | remap_pending | ... | ecc_rate
     value: float | None = None  # the Xid number, the count or the rate per hour
+    said: Message | None = None  # `text` as a message, for ru/kk readers
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -45,6 +49,7 @@ class Reason:
             "code": self.code,
             "value": self.value,
             "evidence": [x.cite() for x in self.lines],
+            "message": self.said,
         }
 
 
@@ -89,6 +94,7 @@ class NodePlan:
     breaker: str = "allowed"  # allowed | held | none (nothing to do)
     results: list[dict[str, Any]] = field(default_factory=list)
     follow_up: list[str] = field(default_factory=list)
+    follow_up_messages: list[Message] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -100,6 +106,7 @@ class NodePlan:
             "breaker": self.breaker,
             "results": self.results,
             "follow_up": self.follow_up,
+            "follow_up_messages": self.follow_up_messages,
         }
 
 
@@ -112,6 +119,7 @@ class CordonResult:
     fleet_nodes: int
     allowed_nodes: int
     notes: list[str]
+    note_messages: list[Message] = field(default_factory=list)
 
 
 def _gpu_key(node: str, bus: str | None, index: int | None) -> tuple[str, str]:
@@ -147,10 +155,20 @@ def _xid_reasons(events: list[XidEvent], rules: CordonRules) -> list[Reason]:
         rule = rules.xid_rule(xid)
         action: Action = rule.action
         text = f"Xid {xid} x{len(group)}: {rule.why}"
+        why: Message | str = message("drills", rule.why) if rule.why in BUILT_IN_WHYS else rule.why
+        said = message("drills", "Xid {xid} x{n}: {why}", xid=xid, n=len(group), why=why)
         if rule.replace_after is not None and len(group) >= rule.replace_after:
             action = "replace"
             text += f" (seen {len(group)} times; replace from {rule.replace_after})"
-        reasons.append(Reason(action, text, [e.source for e in group[:5]], "xid", float(xid)))
+            said = message(
+                "drills",
+                "{reason} (seen {n} times; replace from {limit})",
+                reason=said,
+                n=len(group),
+                limit=rule.replace_after,
+            )
+        sources = [e.source for e in group[:5]]
+        reasons.append(Reason(action, text, sources, "xid", float(xid), said))
     return reasons
 
 
@@ -166,16 +184,18 @@ def _counter_reasons(samples: list[Sample], rules: CordonRules) -> list[Reason]:
     mem = rules.memory
     reasons = []
     checks: list[tuple[str, Action, str]] = [
-        ("dbe_volatile", mem.uncorrected_action, "uncorrected (double-bit) ECC errors: {v:g}"),
-        ("retired_pending", mem.pending_action, "page retirement waits for a GPU reset"),
-        ("remap_pending", mem.pending_action, "row remapping waits for a GPU reset"),
-        ("remap_failure", mem.remap_failure_action, "row remapping failed: no spare rows left"),
+        ("dbe_volatile", mem.uncorrected_action, N_("uncorrected (double-bit) ECC errors: {v}")),
+        ("retired_pending", mem.pending_action, N_("page retirement waits for a GPU reset")),
+        ("remap_pending", mem.pending_action, N_("row remapping waits for a GPU reset")),
+        ("remap_failure", mem.remap_failure_action, N_("row remapping failed: no spare rows left")),
     ]
     for metric, action, text in checks:
         s = _latest(samples, metric)
         if s is not None and s.metrics[metric] > 0:
             value = s.metrics[metric]
-            reasons.append(Reason(action, text.format(v=value), [s.source], metric, value))
+            said = message("drills", text, v=f"{value:g}")
+            reasons.append(Reason(action, text.format(v=f"{value:g}"), [s.source], metric, value,
+                                  said))  # fmt: skip
     sbe, dbe = _latest(samples, "retired_sbe"), _latest(samples, "retired_dbe")
     retired = (sbe.metrics["retired_sbe"] if sbe else 0) + (
         dbe.metrics["retired_dbe"] if dbe else 0
@@ -189,6 +209,12 @@ def _counter_reasons(samples: list[Sample], rules: CordonRules) -> list[Reason]:
                 lines,
                 "retired_pages",
                 retired,
+                message(
+                    "drills",
+                    "{n} retired pages (replace from {limit})",
+                    n=f"{retired:g}",
+                    limit=mem.replace_retired_pages,
+                ),
             )
         )
     return reasons
@@ -256,7 +282,22 @@ def _rate_reason(samples: list[Sample], rules: CordonRules) -> tuple[Reason | No
         f"(watch from {cfg.watch_per_hour:g}/h, cordon from {cfg.cordon_per_hour:g}/h)"
     )
     lines = [rate.window[0].source, rate.window[-1].source]
-    return Reason(action, text, lines, "ecc_rate", round(judged, 2)), rate.per_hour
+    said = message(
+        "drills",
+        "corrected ECC errors {rate:n1}/h over {n} samples{trend} (watch from {watch:num}/h, "
+        "cordon from {cordon:num}/h)",
+        rate=rate.per_hour,
+        n=len(rate.window),
+        trend=message(
+            "drills", ", rising: {rate:n1}/h in the recent half", rate=rate.recent_per_hour
+        )
+        if rate.rising
+        else "",
+        watch=cfg.watch_per_hour,
+        cordon=cfg.cordon_per_hour,
+    )
+    reason = Reason(action, text, lines, "ecc_rate", round(judged, 2), said)
+    return reason, rate.per_hour
 
 
 def decide_gpus(telemetry: Telemetry, rules: CordonRules) -> list[GpuDecision]:
@@ -305,19 +346,36 @@ def node_commands(node: str, action: Action, why: str, rules: CordonRules) -> li
     ]
 
 
-def _follow_up(decisions: list[GpuDecision]) -> list[str]:
-    """What the operator does once the node is drained (printed, never run by gpudecide)."""
-    steps = []
+def _follow_up(decisions: list[GpuDecision]) -> list[tuple[str, Message]]:
+    """What the operator does once the node is drained (printed, never run by gpudecide),
+    in English and as a message."""
+    steps: list[tuple[str, Message]] = []
     for d in decisions:
         gpu = f"GPU {d.index}" if d.index is not None else f"GPU at {d.bus}"
+        said_gpu = (
+            message("drills", "GPU {index}", index=d.index)
+            if d.index is not None
+            else message("drills", "GPU at {bus}", bus=d.bus)
+        )
         if d.action == "drain-and-reset":
             target = str(d.index) if d.index is not None else f"<index of {d.bus}>"
-            steps.append(
-                f"{gpu}: once no job runs on it, nvidia-smi --gpu-reset -i {target} "
-                "(or reboot the node if the reset fails)"
+            command = f"nvidia-smi --gpu-reset -i {target}"
+            text = (
+                f"{gpu}: once no job runs on it, {command} (or reboot the node if the reset fails)"
             )
+            said = message(
+                "drills",
+                "{gpu}: once no job runs on it, {command} (or reboot the node if the reset fails)",
+                gpu=said_gpu,
+                command=command,
+            )
+            steps.append((text, said))
         elif d.action == "replace":
-            steps.append(f"{gpu}: take out of service and request a replacement (RMA)")
+            text = f"{gpu}: take out of service and request a replacement (RMA)"
+            said = message(
+                "drills", "{gpu}: take out of service and request a replacement (RMA)", gpu=said_gpu
+            )
+            steps.append((text, said))
     return steps
 
 
@@ -337,7 +395,9 @@ def plan_nodes(gpus: list[GpuDecision], rules: CordonRules) -> tuple[list[NodePl
         why = f"{gpu} {worst.bus or ''} {top[0].text if top else ''}".replace("  ", " ").strip()
         cmds = node_commands(node, worst.action, why, rules)
         plan = NodePlan(node, worst.action, cmds, why, "allowed" if cmds else "none")
-        plan.follow_up = _follow_up(decisions)
+        steps = _follow_up(decisions)
+        plan.follow_up = [text for text, _said in steps]
+        plan.follow_up_messages = [said for _text, said in steps]
         plans.append(plan)
     acting = sorted((p for p in plans if p.commands), key=lambda p: (-severity(p.action), p.node))
     for p in acting[allowed:]:
@@ -350,21 +410,43 @@ def decide(telemetry: Telemetry, rules: CordonRules) -> CordonResult:
     gpus = decide_gpus(telemetry, rules)
     nodes, fleet, allowed = plan_nodes(gpus, rules)
     notes = list(telemetry.notes)
+    said = list(telemetry.note_messages)
+    # A note without its message (an older reader) is shown in English as written.
+    said += [message("drills", "{text}", text=n) for n in notes[len(said) :]]
     held = [p.node for p in nodes if p.breaker == "held"]
     if held:
         notes.append(
             f"circuit breaker: at most {allowed} of {fleet} nodes at once; held: {', '.join(held)}"
         )
+        said.append(
+            message(
+                "drills",
+                "circuit breaker: at most {n} of {m} nodes at once; held: {nodes}",
+                n=allowed,
+                m=fleet,
+                nodes=held,
+            )
+        )
     for g in gpus:
         if g.corrected_per_hour is None and any(
             "sbe_volatile" in s.metrics for s in telemetry.samples if s.node == g.node
         ):
+            gpu = g.index if g.index is not None else g.bus
             notes.append(
-                f"{g.node} GPU {g.index if g.index is not None else g.bus}: corrected-error rate "
+                f"{g.node} GPU {gpu}: corrected-error rate "
                 "not measured (needs timed samples: nvidia-smi with a timestamp column, "
                 "or dcgm-exporter samples with times)"
             )
-    return CordonResult(gpus, nodes, fleet, allowed, notes)
+            said.append(
+                message(
+                    "drills",
+                    "{node} GPU {gpu}: corrected-error rate not measured (needs timed samples: "
+                    "nvidia-smi with a timestamp column, or dcgm-exporter samples with times)",
+                    node=g.node,
+                    gpu=gpu,
+                )
+            )
+    return CordonResult(gpus, nodes, fleet, allowed, notes, said)
 
 
 def apply(result: CordonResult, timeout_s: float = 60.0) -> None:

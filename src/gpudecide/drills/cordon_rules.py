@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpudecide.inputs import load_yaml_model
+from gpudecide.report.i18n import N_
 
 Action = Literal["ok", "watch", "cordon", "drain-and-reset", "replace"]
 ACTIONS: tuple[Action, ...] = ("ok", "watch", "cordon", "drain-and-reset", "replace")
@@ -43,43 +44,49 @@ class XidRule(_Strict):
 
 
 DEFAULT_XIDS: tuple[XidRule, ...] = (
-    XidRule(xid=13, action="ok", why="graphics engine exception: usually the application"),
-    XidRule(xid=31, action="ok", why="GPU memory page fault: usually the application"),
-    XidRule(xid=43, action="ok", why="GPU stopped processing: the application was stopped"),
-    XidRule(xid=45, action="ok", why="preemptive cleanup after an application was stopped"),
+    XidRule(xid=13, action="ok", why=N_("graphics engine exception: usually the application")),
+    XidRule(xid=31, action="ok", why=N_("GPU memory page fault: usually the application")),
+    XidRule(xid=43, action="ok", why=N_("GPU stopped processing: the application was stopped")),
+    XidRule(xid=45, action="ok", why=N_("preemptive cleanup after an application was stopped")),
     XidRule(
         xid=48,
         action="drain-and-reset",
-        why="double-bit ECC error: uncorrectable memory error",
+        why=N_("double-bit ECC error: uncorrectable memory error"),
         replace_after=2,
     ),
-    XidRule(xid=61, action="drain-and-reset", why="internal micro-controller breakpoint"),
-    XidRule(xid=62, action="drain-and-reset", why="internal micro-controller halt"),
+    XidRule(xid=61, action="drain-and-reset", why=N_("internal micro-controller breakpoint")),
+    XidRule(xid=62, action="drain-and-reset", why=N_("internal micro-controller halt")),
     XidRule(
-        xid=63, action="watch", why="ECC page retirement or row remapping recorded (contained)"
+        xid=63, action="watch", why=N_("ECC page retirement or row remapping recorded (contained)")
     ),
     XidRule(
         xid=64,
         action="drain-and-reset",
-        why="ECC page retirement or row remapper recording failure",
+        why=N_("ECC page retirement or row remapper recording failure"),
         replace_after=2,
     ),
-    XidRule(xid=74, action="drain-and-reset", why="NVLink error"),
+    XidRule(xid=74, action="drain-and-reset", why=N_("NVLink error")),
     XidRule(
         xid=79,
         action="drain-and-reset",
-        why="GPU has fallen off the bus",
+        why=N_("GPU has fallen off the bus"),
         replace_after=2,
     ),
-    XidRule(xid=92, action="watch", why="high single-bit ECC error rate"),
-    XidRule(xid=94, action="watch", why="contained ECC error: the affected application stopped"),
+    XidRule(xid=92, action="watch", why=N_("high single-bit ECC error rate")),
     XidRule(
-        xid=95, action="drain-and-reset", why="uncontained ECC error: every application affected"
+        xid=94, action="watch", why=N_("contained ECC error: the affected application stopped")
     ),
-    XidRule(xid=119, action="drain-and-reset", why="GSP RPC timeout"),
-    XidRule(xid=120, action="drain-and-reset", why="GSP error"),
-    XidRule(xid=140, action="drain-and-reset", why="unrecovered ECC error"),
-    XidRule(xid=154, action="drain-and-reset", why="GPU recovery action: reset or reboot required"),
+    XidRule(
+        xid=95,
+        action="drain-and-reset",
+        why=N_("uncontained ECC error: every application affected"),
+    ),
+    XidRule(xid=119, action="drain-and-reset", why=N_("GSP RPC timeout")),
+    XidRule(xid=120, action="drain-and-reset", why=N_("GSP error")),
+    XidRule(xid=140, action="drain-and-reset", why=N_("unrecovered ECC error")),
+    XidRule(
+        xid=154, action="drain-and-reset", why=N_("GPU recovery action: reset or reboot required")
+    ),
 )
 
 
@@ -163,7 +170,11 @@ class CordonRules(_Strict):
         for rule in self.xid:
             if rule.xid == xid:
                 return rule
-        return XidRule(xid=xid, action=self.unknown_xid_action, why="not in the Xid rules")
+        return XidRule(xid=xid, action=self.unknown_xid_action, why=N_("not in the Xid rules"))
+
+
+# The built-in meanings (translated for ru/kk readers); a team's own `why` is shown as written.
+BUILT_IN_WHYS = frozenset({*(r.why for r in DEFAULT_XIDS), "not in the Xid rules"})
 
 
 def load(path: Path | None) -> CordonRules:

@@ -11,9 +11,8 @@ from gpudecide import workspace
 from gpudecide.drills import cordon, cordon_rules, telemetry
 from gpudecide.drills.cordon_rules import severity
 from gpudecide.errors import InputError
-from gpudecide.i18n import translator
+from gpudecide.report.i18n import message, render_message
 
-_ = translator("drills")
 TELEMETRY_DIR = "telemetry"
 AUDIT_PATH = Path("audit") / "cordon.jsonl"
 
@@ -39,14 +38,13 @@ def verdict_of(result: cordon.CordonResult) -> ev.Verdict:
     return "warn" if worst == severity("watch") else "pass"
 
 
-def summary_line(figures: dict[str, Any], lang: str = "en") -> str:
-    """One line for people."""
+def summary_message(figures: dict[str, Any]) -> dict[str, Any]:
+    """The summary as a message (gpudecide.report.i18n)."""
     c = figures["counts"]
-    return _(
+    return message(
+        "drills",
         "{gpus} GPUs on {nodes} nodes: {ok} ok, {watch} watch, {cordon} cordon, "
         "{drain} drain-and-reset, {replace} replace",
-        lang,
-    ).format(
         gpus=sum(c.values()),
         nodes=len(figures["nodes"]),
         ok=c["ok"],
@@ -55,6 +53,11 @@ def summary_line(figures: dict[str, Any], lang: str = "en") -> str:
         drain=c["drain-and-reset"],
         replace=c["replace"],
     )
+
+
+def summary_line(figures: dict[str, Any], lang: str = "en") -> str:
+    """One line for people."""
+    return render_message(summary_message(figures), lang)
 
 
 def _paths(given: list[Path], ws: workspace.Workspace | None) -> list[Path]:
@@ -91,11 +94,13 @@ def run_cordon(
     data = telemetry.read_all(files, node)
     result = cordon.decide(data, rules)
     if not data.files:
-        result.notes.append(
-            _("no telemetry given and no files in {dir}/: nothing to decide", "en").format(
-                dir=TELEMETRY_DIR
-            )
+        said = message(
+            "drills",
+            "no telemetry given and no files in {dir}/: nothing to decide",
+            dir=TELEMETRY_DIR,
         )
+        result.notes.append(render_message(said, "en"))
+        result.note_messages.append(said)
     if do_apply:
         cordon.apply(result)
     figures: dict[str, Any] = {
@@ -109,6 +114,7 @@ def run_cordon(
         "rules": str(rules_path) if rules_path else "built-in",
         "files": [str(p) for p in data.files],
     }
+    figures["messages"] = {"summary": summary_message(figures), "notes": result.note_messages}
     verdict = verdict_of(result)
     inputs = [ev.input_ref(p, root) for p in [*data.files, *([rules_path] if rules_path else [])]]
     record = ev.Evidence(

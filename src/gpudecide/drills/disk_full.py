@@ -19,7 +19,7 @@ import torch
 from gpudecide.drills import runner
 from gpudecide.drills.faults import FaultUnsupported, SmallFilesystem
 from gpudecide.drills.journal import Probe, always
-from gpudecide.drills.runner import DrillContext, DrillResult, last, steps_of
+from gpudecide.drills.runner import DrillContext, DrillResult, Message, last, steps_of
 from gpudecide.portability.lm import CausalLM
 from gpudecide.portability.trainer import (
     CheckpointError,
@@ -28,6 +28,7 @@ from gpudecide.portability.trainer import (
     train,
     verify_checkpoint,
 )
+from gpudecide.report.i18n import message
 
 # Checkpoint overhead beyond weights and two Adam moments (RNG states, JSON, pickle framing).
 OVERHEAD_BYTES = 48 << 10
@@ -164,6 +165,7 @@ def _judge(
     j.observe("status", status)
     result = DrillResult(
         drill="disk-full",
+        status_message=_status_message(kept, step_at_failure, from_step, len(broken)),
         verdict=runner.verdict_of(noticed, kept, explained),
         noticed=noticed,
         data_kept=kept,
@@ -179,3 +181,23 @@ def _judge(
     )
     j.write(result.journal, result.as_dict())
     return result
+
+
+def _status_message(kept: bool, step: int, from_step: int, broken: int) -> Message:
+    """The status as a message (the same sentence as the English status)."""
+    if kept:
+        return message(
+            "drills",
+            "disk full (ENOSPC from the kernel) at step {step} while writing a checkpoint; "
+            "checkpoint-{good} intact and resumable",
+            step=step,
+            good=from_step,
+        )
+    if broken:
+        return message(
+            "drills",
+            "disk full at step {step}; {n} checkpoint folder(s) look whole but fail their sums",
+            step=step,
+            n=broken,
+        )
+    return message("drills", "disk full at step {step}; no usable checkpoint left", step=step)

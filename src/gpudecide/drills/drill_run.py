@@ -149,6 +149,7 @@ def game_day_row(r: DrillResult) -> dict[str, object]:
     keys = ("drill", "verdict", "noticed", "data_kept", "explained", "resumed_from_step")
     row = {k: v for k, v in r.as_dict().items() if k in keys}
     row.update(lost_steps=r.lost_steps, lost_seconds=r.lost_seconds, status=r.status)
+    row["status_message"] = runner.status_of(r)
     row["restarted_from_zero"] = r.details.get("restarted_from_zero")
     return row
 

@@ -19,11 +19,12 @@ from typing import Any
 
 from gpudecide.drills import runner
 from gpudecide.drills.journal import Probe, always
-from gpudecide.drills.launch import SlurmJob, Status
+from gpudecide.drills.launch import LOCAL_WAIT_REASON, SlurmJob, Status
 from gpudecide.drills.runner import DrillContext, DrillResult, last
 from gpudecide.jobs.classify import jobs_table
 from gpudecide.jobs.schema import attempts_table
 from gpudecide.queue import lifecycle
+from gpudecide.report.i18n import message
 
 DELAY_S = 2.0
 
@@ -140,8 +141,27 @@ def _judge(
         if noticed
         else "reported as running while it had no GPU: the wait was not visible"
     )
+    said = (
+        message(
+            "drills",
+            "pending for {wait:num} s ({reason}) before its GPU was assigned; then ran to step "
+            "{step}",
+            wait=wait,
+            reason=(
+                message("drills", "Resources (GPU not yet assigned)")
+                if reason == LOCAL_WAIT_REASON
+                else str(reason)
+            ),
+            step=finished["final_step"] if finished else "?",
+        )
+        if noticed
+        else message(
+            "drills", "reported as running while it had no GPU: the wait was not visible"
+        )
+    )
     result = DrillResult(
         drill="gpu-delay",
+        status_message=said,
         verdict=runner.verdict_of(noticed, kept, explained),
         noticed=noticed,
         data_kept=kept,

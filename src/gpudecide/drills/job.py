@@ -129,7 +129,12 @@ def _restore(spec: JobSpec, store: storage_mod.Storage | None, ev: Events) -> Pa
     if store is None:
         local = latest_checkpoint(Path(spec.workdir))
         if local is None:
-            ev.emit("fresh_start", reason=f"no checkpoint on the node's disk {spec.workdir}")
+            ev.emit(
+                "fresh_start",
+                reason=f"no checkpoint on the node's disk {spec.workdir}",
+                code="no_local_checkpoint",
+                where=str(spec.workdir),
+            )
             return None
         verify_checkpoint(local)
         ev.emit("resumed", step=int(local.name.split("-")[1]), source=str(local))
@@ -151,6 +156,8 @@ def _restore(spec: JobSpec, store: storage_mod.Storage | None, ev: Events) -> Pa
     ev.emit(
         "fresh_start",
         reason=f"no verifiable checkpoint in {store.child_url(spec.run_name)}",
+        code="no_verified_checkpoint",
+        where=store.child_url(spec.run_name),
         rejected=len(steps),
     )
     return None

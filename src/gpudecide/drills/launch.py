@@ -31,6 +31,8 @@ from gpudecide.drills.job import OPTIONS_ENV, now_iso
 State = Literal["pending", "running", "ended"]
 # Capabilities that let root ignore file permissions; dropped to make a denial real.
 DAC_CAPS = "-dac_override,-dac_read_search,-fowner"
+# The local executor's wait reason while it holds a job back (Slurm's own word, explained).
+LOCAL_WAIT_REASON = "Resources (GPU not yet assigned)"
 
 
 @dataclass
@@ -180,7 +182,7 @@ class LocalJob:
         """pending until the delayed start, running, ended with the exit code or signal."""
         with self._lock:
             if self.pid is None:
-                return Status("pending", "Resources (GPU not yet assigned)")
+                return Status("pending", LOCAL_WAIT_REASON)
             if self.zygote is not None:
                 rc = self.zygote.code(self.pid)
             else:

@@ -15,7 +15,8 @@ from typing import Any
 
 from gpudecide.drills import runner
 from gpudecide.drills.journal import Probe, always
-from gpudecide.drills.runner import DrillContext, DrillResult, last, steps_of
+from gpudecide.drills.runner import DrillContext, DrillResult, Message, last, steps_of
+from gpudecide.report.i18n import message
 
 SLURM_PACE_S = 0.5
 
@@ -127,10 +128,25 @@ def _judge(
             f"killed (SIGKILL) at step {kill_step}; resumed on a new node from "
             f"checkpoint-{from_step} in {resumed['source']}; lost {kill_step - from_step} steps"
         )
+        said = message(
+            "drills",
+            "killed (SIGKILL) at step {step}; resumed on a new node from checkpoint-{resumed} "
+            "in {source}; lost {lost} steps",
+            step=kill_step,
+            resumed=from_step,
+            source=resumed["source"],
+            lost=kill_step - from_step,
+        )
     else:
         status = (
             f"killed (SIGKILL) at step {kill_step}; restarted from zero: "
             f"{fresh['reason'] if fresh else 'no resume point'}"
+        )
+        said = message(
+            "drills",
+            "killed (SIGKILL) at step {step}; restarted from zero: {why}",
+            step=kill_step,
+            why=fresh_reason(fresh),
         )
     j.observe("status", status)
     result = DrillResult(
@@ -144,6 +160,7 @@ def _judge(
         lost_seconds=lost_s,
         status=status,
         journal=run_dir / "journal.json",
+        status_message=said,
         details={
             "restarted_from_zero": from_step == 0,
             # The node's disk went with the node: checkpoints kept only there were lost.
@@ -154,3 +171,15 @@ def _judge(
     )
     j.write(result.journal, result.as_dict())
     return result
+
+
+def fresh_reason(fresh: dict[str, Any] | None) -> Message:
+    """Why a job started from zero (its `fresh_start` event), as a message."""
+    if fresh is None:
+        return message("drills", "no resume point")
+    where = fresh.get("where")
+    if fresh.get("code") == "no_local_checkpoint" and where:
+        return message("drills", "no checkpoint on the node's disk {path}", path=where)
+    if fresh.get("code") == "no_verified_checkpoint" and where:
+        return message("drills", "no verifiable checkpoint in {path}", path=where)
+    return message("drills", "{text}", text=str(fresh.get("reason")))

@@ -15,6 +15,11 @@ def _yes(flag: Any, lang: Language) -> str:
     return _("yes", lang) if flag else _("no", lang)
 
 
+def word(word: str, lang: Language) -> str:
+    """An action, breaker state or verdict in the reader's language (also the commands')."""
+    return _word(word, lang)
+
+
 def _word(word: str, lang: Language) -> str:
     """An action, breaker state or restart verdict in the reader's language."""
     words = {
@@ -128,6 +133,8 @@ def _restarts_table(section: Section, found: dict[str, Any] | None, lang: Langua
                 for e in found["restarts"]
             ]
             or [[_("none found", lang), "", "", "", "", "", "", "", ""]],
+            # Job names and Slurm's state words as the log has them (REQUEUED, TIMEOUT...).
+            verbatim=frozenset({1, 2}),
         )
     )
 
@@ -174,5 +181,7 @@ def cordon_section(section: Section, lang: Language) -> None:
                 for cmd in n["commands"]
             ]
             or [[_("none", lang), "", "", ""]],
+            # Commands to run, byte for byte (Reason= text included): never translated.
+            verbatim=frozenset({2}),
         )
     )

@@ -11,7 +11,8 @@ Pure functions of the record: no file reads.
 from __future__ import annotations
 
 from gpudecide import evidence as ev
-from gpudecide.decision.model import StopFactor, Suggestion
+from gpudecide.decision.model import Message, StopFactor, Suggestion
+from gpudecide.report.i18n import message
 
 PASS_SCORE = 4
 FAIL_SCORE = 2
@@ -50,6 +51,11 @@ def _row_rules(
                 PASS_SCORE,
                 f"game day {drill} passed: noticed, data kept, status explained",
                 ids,
+                rule_message=message(
+                    "drills",
+                    "game day {drill} passed: noticed, data kept, status explained",
+                    drill=drill,
+                ),
             )
         )
     else:
@@ -62,6 +68,13 @@ def _row_rules(
                 score,
                 f"game day {drill} failed ({', '.join(missing) or 'verdict'}): {f.get('status')}",
                 ids,
+                rule_message=message(
+                    "drills",
+                    "game day {drill} failed ({missing}): {status}",
+                    drill=drill,
+                    missing=[_MISSING[k] for k in missing] or [message("drills", "verdict")],
+                    status=_status(f),
+                ),
             )
         )
     if drill == "node-loss" and (f.get("restarted_from_zero") or f.get("resumed_from_step") == 0):
@@ -73,6 +86,32 @@ def _row_rules(
                 ids,
                 clear="write checkpoints to external storage and re-run `gpudecide drill "
                 "node-loss` until it resumes from the last checkpoint",
+                rule_message=message(
+                    "drills",
+                    "node-loss drill: the job restarted from zero ({status})",
+                    status=_status(f),
+                ),
+                clear_message=message(
+                    "drills",
+                    "write checkpoints to external storage and re-run `gpudecide drill "
+                    "node-loss` until it resumes from the last checkpoint",
+                ),
             )
         )
     return out
+
+
+# The G4 questions a failed drill left unanswered, as messages ("noticed" and so on).
+_MISSING: dict[str, Message] = {
+    "noticed": message("drills", "noticed"),
+    "data_kept": message("drills", "data kept"),
+    "explained": message("drills", "explained"),
+}
+
+
+def _status(f: dict[str, object]) -> Message:
+    """The drill's status as a message (older records without one: the English text)."""
+    said = f.get("status_message")
+    if isinstance(said, dict) and "msgid" in said:
+        return said
+    return message("drills", "{text}", text=str(f.get("status")))

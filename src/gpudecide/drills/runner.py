@@ -26,6 +26,9 @@ from gpudecide.drills.names import NODE_LOCAL, SPEC_IDS
 from gpudecide.fsutil import relative_or_given
 from gpudecide.portability.storage import Storage, open_storage
 from gpudecide.portability.trainer import CheckpointError, verify_checkpoint
+from gpudecide.report.i18n import message
+
+Message = dict[str, Any]
 
 # A tiny model (about 17k parameters, ~250 kB a checkpoint): every drill runs in seconds.
 TINY_TRAIN: dict[str, Any] = {
@@ -90,6 +93,8 @@ class DrillResult:
     status: str
     journal: Path
     details: dict[str, Any] = field(default_factory=dict)
+    # `status` as a message (gpudecide.report.i18n): what ru/kk readers see; not in the JSON.
+    status_message: Message | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -247,12 +252,17 @@ def cancel(job: Any) -> str:
 
 def to_evidence(result: DrillResult, ctx: DrillContext, root: Path) -> ev.Evidence:
     """A `drill` evidence record; figures["option"] names the contour drilled."""
+    notes = list(result.details.get("notes", []))
     figures = {
         **result.as_dict(),
         "journal": relative_or_given(result.journal, root),
         "option": ctx.option,
         "executor": ctx.executor,
         "storage": ctx.storage or "local folder",
+        "messages": {
+            "summary": summary_message(result),
+            "notes": [message("drills", "{text}", text=n) for n in notes],
+        },
     }
     return ev.Evidence(
         kind="drill",
@@ -261,8 +271,29 @@ def to_evidence(result: DrillResult, ctx: DrillContext, root: Path) -> ev.Eviden
         verdict=result.verdict,
         summary=f"{result.drill}: {result.verdict}: {result.status}",
         figures=figures,
-        notes=list(result.details.get("notes", [])),
+        notes=notes,
         inputs=[ev.input_ref(result.journal, root)],
+    )
+
+
+def verdict_message(verdict: str) -> Message:
+    """pass / fail as a message."""
+    return message("drills", "pass") if verdict == "pass" else message("drills", "fail")
+
+
+def status_of(result: DrillResult) -> Message:
+    """The status as a message (the English status itself when none was stored)."""
+    return result.status_message or message("drills", "{text}", text=result.status)
+
+
+def summary_message(result: DrillResult) -> Message:
+    """The record's summary "drill: verdict: status" as a message."""
+    return message(
+        "drills",
+        "{drill}: {verdict}: {status}",
+        drill=result.drill,
+        verdict=verdict_message(result.verdict),
+        status=status_of(result),
     )
 
 
@@ -272,6 +303,7 @@ def cannot_inject(j: Journal, drill: str, run_dir: Path, why: str) -> DrillResul
     result = DrillResult(
         drill, "fail", False, False, False, None, None, None,
         f"cannot inject the fault: {why}", run_dir / "journal.json",
+        status_message=message("drills", "cannot inject the fault: {why}", why=why),
     )  # fmt: skip
     j.write(result.journal, result.as_dict())
     return result
@@ -284,8 +316,12 @@ def without_external_storage(drill: str, run_dir: Path) -> DrillResult:
     status = "no external storage: checkpoints live only on the node's disk (--storage node)"
     j.observe("not run", status)
     result = DrillResult(
-        drill, "fail", False, False, False, None, None, None, status, run_dir / "journal.json"
-    )
+        drill, "fail", False, False, False, None, None, None, status, run_dir / "journal.json",
+        status_message=message(
+            "drills",
+            "no external storage: checkpoints live only on the node's disk (--storage node)",
+        ),
+    )  # fmt: skip
     j.write(result.journal, result.as_dict())
     return result
 

@@ -24,6 +24,7 @@ from gpudecide.drills.journal import Probe, always
 from gpudecide.drills.names import NODE_LOCAL
 from gpudecide.drills.runner import DrillContext, DrillResult, last, steps_of
 from gpudecide.errors import InputError
+from gpudecide.report.i18n import message
 
 RETRIES = 3
 BACKOFF_S = 0.1
@@ -179,8 +180,19 @@ def _judge(
         f"storage refused checkpoint uploads ({len(denied)} attempts, back-off {backoff} s): "
         f"{error}; stopped at step {step_at_stop}; resumed from checkpoint-{from_step}"
     )
+    said = message(
+        "drills",
+        "storage refused checkpoint uploads ({n} attempts, back-off {backoff} s): {error}; "
+        "stopped at step {step}; resumed from checkpoint-{good}",
+        n=len(denied),
+        backoff=", ".join(f"{w:g}" for w in waits) if waits else message("drills", "none"),
+        error=error,
+        step=step_at_stop,
+        good=from_step,
+    )
     return DrillResult(
         drill="storage-revoked",
+        status_message=said,
         verdict=runner.verdict_of(noticed, kept, explained),
         noticed=noticed,
         data_kept=kept,

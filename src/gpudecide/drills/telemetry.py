@@ -26,8 +26,10 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from gpudecide.errors import InputError
+from gpudecide.report.i18n import message
 
 # Canonical metric names, with the spellings each tool uses for them.
 SMI_COLUMNS: dict[str, str] = {
@@ -137,6 +139,8 @@ class Telemetry:
     xids: list[XidEvent] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # The notes as messages (gpudecide.report.i18n), one per note, for ru/kk readers.
+    note_messages: list[dict[str, Any]] = field(default_factory=list)
 
 
 def normalise_bus(text: str | None) -> str | None:
@@ -275,7 +279,9 @@ def read_dcgm_exporter(path: Path, text: str, node: str | None) -> tuple[list[Sa
 
 
 def read_dmon(path: Path, text: str, node: str) -> tuple[list[Sample], list[str]]:
-    """`dcgmi dmon -e ...` table: rows `GPU N  v1  v2 ...` under a `#Entity` header."""
+    """`dcgmi dmon -e ...` table: rows `GPU N  v1  v2 ...` under a `#Entity` header.
+
+    Returns the samples and the columns it had that are not used."""
     tags: list[str] = []
     samples: list[Sample] = []
     unknown: set[str] = set()
@@ -296,8 +302,7 @@ def read_dmon(path: Path, text: str, node: str) -> tuple[list[Sample], list[str]
             if t in DMON_TAGS and (v := _value(cell)) is not None
         }
         samples.append(Sample(node, None, int(parts[1]), None, metrics, Line(str(path), n, raw)))
-    notes = [f"{path}: dmon columns not used: {', '.join(sorted(unknown))}"] if unknown else []
-    return samples, notes
+    return samples, sorted(unknown)
 
 
 def read_kernel_log(path: Path, text: str, node: str | None) -> tuple[list[XidEvent], str | None]:
@@ -393,7 +398,13 @@ def read_file(path: Path, node: str | None = None) -> Telemetry:
     if named is None:
         raise _no_node(path)
     if kind == "dmon":
-        out.samples, out.notes = read_dmon(path, text, named)
+        out.samples, unknown = read_dmon(path, text, named)
+        if unknown:
+            out.notes = [f"{path}: dmon columns not used: {', '.join(unknown)}"]
+            out.note_messages = [
+                message("drills", "{path}: dmon columns not used: {cols}", path=str(path),
+                        cols=unknown)
+            ]  # fmt: skip
     else:
         out.samples = read_smi_csv(path, text, named)
     return out
@@ -424,4 +435,5 @@ def read_all(paths: list[Path], node: str | None = None) -> Telemetry:
         out.xids.extend(one.xids)
         out.files.extend(one.files)
         out.notes.extend(one.notes)
+        out.note_messages.extend(one.note_messages)
     return out
