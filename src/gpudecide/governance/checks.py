@@ -21,11 +21,9 @@ from gpudecide import evidence as ev
 from gpudecide.errors import InputError
 from gpudecide.governance import isolation, oscal, raci, residency, secrets, standard_path
 from gpudecide.governance.findings import Finding, verdict_of
-from gpudecide.i18n import translator
 from gpudecide.options import require_known
+from gpudecide.report.i18n import message, render_message
 from gpudecide.workspace import CONFIG_NAME, Workspace
-
-_ = translator("governance")
 
 
 @dataclass
@@ -43,10 +41,15 @@ class CheckRun:
         return any(f.stop for f in self.findings)
 
 
-def _summary(findings: list[Finding], options: int) -> str:
+def _summary(findings: list[Finding], options: int) -> dict[str, Any]:
+    """The record's summary as a message (its English is the record's `summary`)."""
     stops = sum(1 for f in findings if f.stop)
-    return _("options checked: {o}; findings: {n}; stop factors: {s}", "en").format(
-        n=len(findings), o=options, s=stops
+    return message(
+        "governance",
+        "options checked: {o}; findings: {n}; stop factors: {s}",
+        n=len(findings),
+        o=options,
+        s=stops,
     )
 
 
@@ -59,14 +62,17 @@ def _record(
     inputs: list[ev.InputRef],
     notes: list[str] | None = None,
     options: int = 0,
+    note_messages: list[dict[str, Any]] | None = None,
 ) -> ev.Evidence:
+    summary = _summary(findings, options)
+    said: dict[str, Any] = {"summary": summary, "notes": note_messages or []}
     return ev.Evidence(
         kind=kind,
         title=title,
         spec_ids=spec_ids,
         verdict=verdict_of(findings),
-        summary=_summary(findings, options),
-        figures=figures,
+        summary=render_message(summary, "en"),
+        figures={**figures, "messages": said},
         notes=notes or [],
         inputs=inputs,
     )
@@ -182,6 +188,7 @@ def run_residency(ws: Workspace, isolation_path: Path | None = None) -> CheckRun
         inputs,
         result.notes,
         options=len(ws.config.options),
+        note_messages=result.note_messages,
     )
     if not ws.config.matrix.residency:
         record.verdict = "info"
@@ -200,15 +207,19 @@ def run_secrets(
     root = ws.root if ws is not None else None
     result = secrets.scan(paths, root=root, option=option)
     inputs = [ev.input_ref(p, root) for p in result.files]
+    summary = message(
+        "governance",
+        "files scanned: {f}; credentials found: {n} (values masked)",
+        n=len(result.findings),
+        f=len(result.files),
+    )
     record = ev.Evidence(
         kind="secrets",
         title="Credentials in logs and configs",
         spec_ids=["I3"],
         verdict="fail" if result.findings else "pass",
-        summary=_("files scanned: {f}; credentials found: {n} (values masked)", "en").format(
-            n=len(result.findings), f=len(result.files)
-        ),
-        figures=result.figures,
+        summary=render_message(summary, "en"),
+        figures={**result.figures, "messages": {"summary": summary, "notes": []}},
         inputs=inputs,
     )
     out_dir = evidence_dir or (ws.evidence_dir if ws is not None else None)

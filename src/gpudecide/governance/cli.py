@@ -18,13 +18,37 @@ from typing import Annotated, Any
 
 import typer
 
-from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, guard, open_workspace, out
-from gpudecide.governance import checks
+from gpudecide.console import (
+    JsonOpt,
+    WorkspaceOpt,
+    emit_json,
+    guard,
+    language,
+    open_workspace,
+    out,
+)
+from gpudecide.governance import checks, messages
 from gpudecide.governance.checks import CheckRun
-from gpudecide.i18n import translator
+from gpudecide.i18n import Language, translator
+from gpudecide.report.i18n import notes_of, summary_of
 from gpudecide.workspace import Workspace
 
 _ = translator("governance")
+
+
+def N_(msgid: str) -> str:
+    """Mark an English msgid for extraction; it is translated where it is shown."""
+    return msgid
+
+
+# The records' titles (checks.py writes them in English; the commands print them translated).
+TITLES = (
+    N_("Ownership per option (RACI)"),
+    N_("Standard path fit and control (R4, R5)"),
+    N_("Isolation boundaries and threat model"),
+    N_("Data residency per option"),
+    N_("Credentials in logs and configs"),
+)
 
 check_app = typer.Typer(
     help="Governance checks: ownership, isolation, residency, standard path, secrets.",
@@ -36,6 +60,9 @@ FileOpt = Annotated[
     typer.Option("--file", "-f", help="Input file (default: the one in the workspace)."),
 ]
 
+# Files a check writes beside its record, as the commands name them.
+EXTRA_LABELS = {"oscal": N_("oscal: {path}")}
+
 
 def _workspace(path: Path | None) -> Workspace:
     ws = open_workspace(path, required=True)
@@ -43,7 +70,27 @@ def _workspace(path: Path | None) -> Workspace:
     return ws
 
 
-def _emit(run: CheckRun, as_json: bool, exit_on_stop: bool = True) -> None:
+def _print(run: CheckRun, lang: Language) -> None:
+    """The run's lines for people in `lang` (English: the record's own words)."""
+    record = run.record
+    title, summary = _(record.title, lang), summary_of(record, lang)
+    out.print(_("{title}: {summary}", lang).format(title=title, summary=summary), markup=False)
+    stop = _("STOP", lang)
+    for f in run.findings:
+        mark = f"{stop} " if f.stop else ""
+        who = f"{f.option}: " if f.option else ""
+        text = f.text if lang == "en" else messages.render(f.id, lang, f.params)
+        out.print(f"  {mark}{who}{text} [{f.spec}]", markup=False)
+    for note in notes_of(record, lang):
+        out.print(_("note: {text}", lang).format(text=note), markup=False)
+    if run.written:
+        out.print(_("evidence: {path}", lang).format(path=run.written), markup=False)
+    for name, p in run.extra.items():
+        label = _(EXTRA_LABELS[name], lang) if name in EXTRA_LABELS else f"{name}: {{path}}"
+        out.print(label.format(path=p), markup=False)
+
+
+def _emit(run: CheckRun, as_json: bool, lang: Language = "en", exit_on_stop: bool = True) -> None:
     """Print the run (JSON or lines for people); exit 1 when it stops an option."""
     record = run.record
     if as_json:
@@ -58,17 +105,7 @@ def _emit(run: CheckRun, as_json: bool, exit_on_stop: bool = True) -> None:
         body.update({name: str(p) for name, p in run.extra.items()})
         emit_json(body)
     else:
-        out.print(f"{record.title}: {record.summary}", markup=False)
-        for f in run.findings:
-            mark = _("STOP", "en") + " " if f.stop else ""
-            who = f"{f.option}: " if f.option else ""
-            out.print(f"  {mark}{who}{f.text} [{f.spec}]", markup=False)
-        for note in record.notes:
-            out.print(f"note: {note}", markup=False)
-        if run.written:
-            out.print(f"evidence: {run.written}", markup=False)
-        for name, p in run.extra.items():
-            out.print(f"{name}: {p}", markup=False)
+        _print(run, lang)
     if exit_on_stop and (run.stopped or record.verdict == "fail"):
         raise typer.Exit(1)
 
@@ -79,8 +116,9 @@ def raci_cmd(
 ) -> None:
     """Ownership per option: Accountable, vendors, R1 duties, on-call, bus factor (R1-R3, G3)."""
     with guard(as_json):
-        run = checks.run_raci(_workspace(workspace_dir), file)
-    _emit(run, as_json)
+        ws = _workspace(workspace_dir)
+        run = checks.run_raci(ws, file)
+    _emit(run, as_json, language(ws))
 
 
 @check_app.command("standard-path")
@@ -89,8 +127,9 @@ def standard_path_cmd(
 ) -> None:
     """What the work needs against what each option supports; control, not SSH (R4, R5)."""
     with guard(as_json):
-        run = checks.run_standard_path(_workspace(workspace_dir), file)
-    _emit(run, as_json)
+        ws = _workspace(workspace_dir)
+        run = checks.run_standard_path(ws, file)
+    _emit(run, as_json, language(ws))
 
 
 @check_app.command("isolation")
@@ -99,16 +138,18 @@ def isolation_cmd(
 ) -> None:
     """Threat model and boundaries per option, NIST SP 800-53 coverage, OSCAL export (I1-I6)."""
     with guard(as_json):
-        run = checks.run_isolation(_workspace(workspace_dir), file)
-    _emit(run, as_json)
+        ws = _workspace(workspace_dir)
+        run = checks.run_isolation(ws, file)
+    _emit(run, as_json, language(ws))
 
 
 @check_app.command("residency")
 def residency_cmd(workspace_dir: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Where each option stores, processes and backs up data, against matrix.residency (I7)."""
     with guard(as_json):
-        run = checks.run_residency(_workspace(workspace_dir))
-    _emit(run, as_json)
+        ws = _workspace(workspace_dir)
+        run = checks.run_residency(ws)
+    _emit(run, as_json, language(ws))
 
 
 @check_app.command("secrets")
@@ -130,7 +171,7 @@ def secrets_cmd(
     with guard(as_json):
         ws = open_workspace(workspace_dir, required=bool(option))
         run = checks.run_secrets(paths, ws, option)
-    _emit(run, as_json)
+    _emit(run, as_json, language(ws))
 
 
 def register(app: typer.Typer) -> None:

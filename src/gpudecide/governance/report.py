@@ -12,7 +12,7 @@ from typing import Any
 
 from gpudecide.governance import charts, controls, messages
 from gpudecide.i18n import translator
-from gpudecide.report.i18n import Language
+from gpudecide.report.i18n import Language, render_message
 from gpudecide.report.model import Chart, Section, Table
 
 _ = translator("governance")
@@ -118,12 +118,22 @@ def _standard_path(section: Section, f: dict[str, Any], lang: Language) -> None:
     )
 
 
-def _proof_text(proof: dict[str, Any]) -> str:
+def _word(value: str, lang: Language) -> str:
+    """A schema word (boundary status, site role) in the reader's language."""
+    msg = messages.word(value)
+    return render_message(msg, lang) if isinstance(msg, dict) else msg
+
+
+def _words(values: list[str], lang: Language) -> str:
+    return ", ".join(_word(v, lang) for v in values)
+
+
+def _proof_text(proof: dict[str, Any], lang: Language) -> str:
     if proof["kind"] == "document":
         return f'{proof["document"]} (sha256 {proof["sha256"][:12]}): "{proof["excerpt"]}"'
     if proof["kind"] == "test":
         return str(proof["test"])
-    return "claim"
+    return _word("claim", lang)
 
 
 def _isolation_chart(f: dict[str, Any], lang: Language) -> Chart:
@@ -136,9 +146,9 @@ def _isolation_chart(f: dict[str, Any], lang: Language) -> Chart:
         counts["claimed"].append(states.count("claimed"))
         counts["open"].append(len(states) - states.count("evidenced") - states.count("claimed"))
     labels = {
-        "evidenced": _("evidenced", lang),
-        "claimed": _("claimed", lang),
-        "open": _("open", lang),
+        "evidenced": _word("evidenced", lang),
+        "claimed": _word("claimed", lang),
+        "open": _word("open", lang),
         "axis": _("boundaries", lang),
     }
     return Chart(title, charts.boundary_status(options, counts, labels, title))
@@ -180,13 +190,14 @@ def _isolation(section: Section, f: dict[str, Any], lang: Language) -> None:
                 [
                     [
                         b["boundary"],
-                        b["status"],
+                        _word(b["status"], lang),
                         b["mechanism"] or "-",
-                        _proof_text(b["proof"]),
+                        _proof_text(b["proof"], lang),
                         ", ".join(b["controls"]),
                     ]
                     for b in o["boundaries"]
                 ],
+                verbatim=frozenset({0, 4}),
             )
         )
     families = sorted({fam for o in f["options"] for fam in o["coverage"]})
@@ -196,7 +207,7 @@ def _isolation(section: Section, f: dict[str, Any], lang: Language) -> None:
             [_("family", lang), *[o["option"] for o in f["options"]]],
             [
                 [
-                    f"{fam} {controls.FAMILY_NAMES.get(fam, '')}",
+                    f"{fam} {_family(fam, lang)}",
                     *[_cov(o["coverage"].get(fam)) for o in f["options"]],
                 ]
                 for fam in families
@@ -222,6 +233,12 @@ def _isolation(section: Section, f: dict[str, Any], lang: Language) -> None:
     )
 
 
+def _family(fam: str, lang: Language) -> str:
+    """A NIST SP 800-53 family's name in the reader's language (its id stays as it is)."""
+    name = controls.FAMILY_NAMES.get(fam, "")
+    return _(name, lang) if name else ""
+
+
 def _cov(c: dict[str, int] | None) -> str:
     return f"{c['evidenced']} / {c['claimed']} / {c['open']}" if c else "-"
 
@@ -242,7 +259,7 @@ def _residency(section: Section, f: dict[str, Any], lang: Language) -> None:
                 [
                     r["asset"],
                     ", ".join(r["countries"]),
-                    ", ".join(r["roles"]),
+                    _words(r["roles"], lang),
                     r["basis"],
                     r["edition"] or _("not recorded", lang),
                 ]
@@ -269,7 +286,7 @@ def _residency(section: Section, f: dict[str, Any], lang: Language) -> None:
                         o["option"],
                         a["asset"],
                         where,
-                        ", ".join(s["roles"]) if s else "-",
+                        _words(s["roles"], lang) if s else "-",
                         s["via"] if s else "-",
                         _("VIOLATION", lang) if bad else "",
                     ]

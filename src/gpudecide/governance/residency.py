@@ -17,6 +17,7 @@ from gpudecide.decision.schema import Residency
 from gpudecide.governance import messages
 from gpudecide.governance.findings import Finding
 from gpudecide.options import OptionDecl, Site
+from gpudecide.report.i18n import message, render_message
 
 
 @dataclass
@@ -26,6 +27,8 @@ class ResidencyResult:
     findings: list[Finding]
     figures: dict[str, Any]
     notes: list[str]
+    # The notes as messages, one per note, for readers of another language.
+    note_messages: list[dict[str, Any]]
 
 
 def _site_dict(site: Site, via: str) -> dict[str, Any]:
@@ -125,17 +128,29 @@ def check(
                 "findings": [f.as_dict() for f in found],
             }
         )
-    notes = ["facts and mismatches against the stated requirement; not legal advice"]
+    said = [
+        message(
+            "governance", "facts and mismatches against the stated requirement; not legal advice"
+        )
+    ]
     for req in requirements:
         if not req.edition.strip():
-            notes.append(
-                f"{req.asset}: record the edition date of the text relied on ({req.basis})"
+            said.append(
+                message(
+                    "governance",
+                    "{asset}: record the edition date of the text relied on ({basis})",
+                    asset=req.asset,
+                    basis=req.basis,
+                )
             )
     if not requirements:
-        notes.append("no residency requirement in gpudecide.yaml (matrix.residency)")
+        said.append(
+            message("governance", "no residency requirement in gpudecide.yaml (matrix.residency)")
+        )
+    notes = [render_message(m, "en") for m in said]
     figures: dict[str, Any] = {
         "requirements": [r.model_dump() for r in requirements],
         "options": rows,
         "findings": [f.as_dict() for f in findings],
     }
-    return ResidencyResult(findings, figures, notes)
+    return ResidencyResult(findings, figures, notes, said)

@@ -15,33 +15,49 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from gpudecide.decision.model import StopFactor, Suggestion
+from gpudecide.decision.model import Message, StopFactor, Suggestion
 from gpudecide.evidence import Evidence
+from gpudecide.governance import messages
+from gpudecide.report.i18n import message
 
 Outcome = list[Suggestion | StopFactor]
+
+
+def N_(msgid: str) -> str:
+    """Mark an English msgid for extraction; it is translated where it is shown."""
+    return msgid
+
 
 # Finding id -> (stop factor id, what lifts it).
 STOP_IDS: dict[str, tuple[str, str]] = {
     "no_accountable": (
         "no_accountable",
-        "name one Accountable person of the team for every activity in raci.yaml",
+        N_("name one Accountable person of the team for every activity in raci.yaml"),
     ),
     "no_on_call": (
         "no_accountable",
-        "put a person of the team who owns the duty on the on-call rota (raci.yaml on_call)",
+        N_("put a person of the team who owns the duty on the on-call rota (raci.yaml on_call)"),
     ),
     "no_node_replacement": (
         "no_node_replacement",
-        "name who replaces a failed node (Responsible in raci.yaml) or buy that service",
+        N_("name who replaces a failed node (Responsible in raci.yaml) or buy that service"),
     ),
     "protection_missing": (
         "isolation_protection_missing",
-        "put the boundary in place and attach its evidence in isolation.yaml",
+        N_("put the boundary in place and attach its evidence in isolation.yaml"),
     ),
     "residency_violated": (
         "residency_violated",
-        "keep the asset only at sites in the allowed countries (options.sites, placement)",
+        N_("keep the asset only at sites in the allowed countries (options.sites, placement)"),
     ),
+}
+# The evidence kind as a stop factor's rule names it ("residency (I7): ...").
+KIND_LABELS: dict[str, str] = {
+    "raci": N_("raci"),
+    "standard_path": N_("standard_path"),
+    "isolation": N_("isolation"),
+    "residency": N_("residency"),
+    "secrets": N_("secrets"),
 }
 _SHOWN = 3
 
@@ -52,6 +68,24 @@ def _rule_text(prefix: str, texts: list[str]) -> str:
     return f"{prefix}: {shown}{more}"
 
 
+def _rule_message(kind: str, specs: str, found: list[dict[str, Any]]) -> Message:
+    """The stop factor's rule as a message: the kind, its SPEC ids and the first findings."""
+    label = message("governance", KIND_LABELS[kind]) if kind in KIND_LABELS else kind
+    shown = [messages.as_message(f["id"], f["params"]) for f in found[:_SHOWN]]
+    if len(found) > _SHOWN:
+        return message(
+            "governance",
+            "{kind} ({specs}): {findings}; and {more} more",
+            kind=label,
+            specs=specs,
+            findings=shown,
+            more=len(found) - _SHOWN,
+        )
+    return message(
+        "governance", "{kind} ({specs}): {findings}", kind=label, specs=specs, findings=shown
+    )
+
+
 def _stops(record: Evidence, row: dict[str, Any]) -> list[StopFactor]:
     grouped: dict[str, list[dict[str, Any]]] = {}
     for f in row["findings"]:
@@ -60,16 +94,16 @@ def _stops(record: Evidence, row: dict[str, Any]) -> list[StopFactor]:
     out: list[StopFactor] = []
     for sid, found in grouped.items():
         clear = STOP_IDS[found[0]["id"]][1]
+        specs = ", ".join(sorted({f["spec"] for f in found}))
         out.append(
             StopFactor(
                 option=row["option"],
                 id=sid,
-                rule=_rule_text(
-                    f"{record.kind} ({', '.join(sorted({f['spec'] for f in found}))})",
-                    [f["text"] for f in found],
-                ),
+                rule=_rule_text(f"{record.kind} ({specs})", [f["text"] for f in found]),
                 evidence=(record.id,),
                 clear=clear,
+                rule_message=_rule_message(record.kind, specs, found),
+                clear_message=message("governance", clear),
             )
         )
     return out
@@ -90,9 +124,25 @@ def _findings_score(record: Evidence, criterion: str, label: str) -> Outcome:
         soft = [f for f in row["findings"] if not f["stop"]]
         score = 1 if stopped else _count_score(len(soft))
         reason = "a stop factor" if stopped else f"{len(soft)} findings"
+        reason_msg = (
+            message("governance", "a stop factor")
+            if stopped
+            else message("governance", "{n} findings", n=len(soft))
+        )
         out.append(
             Suggestion(
-                row["option"], criterion, score, f"{label}: {reason} -> {score}", (record.id,)
+                row["option"],
+                criterion,
+                score,
+                f"{label}: {reason} -> {score}",
+                (record.id,),
+                rule_message=message(
+                    "governance",
+                    "{label}: {reason} -> {score}",
+                    label=message("governance", label),
+                    reason=reason_msg,
+                    score=score,
+                ),
             )
         )
     return out
@@ -100,12 +150,12 @@ def _findings_score(record: Evidence, criterion: str, label: str) -> Outcome:
 
 def raci_rules(record: Evidence) -> Outcome:
     """Operations score from the RACI findings; stop factors for no owner, no node replacement."""
-    return _findings_score(record, "operations", "RACI (R1-R3, G3)")
+    return _findings_score(record, "operations", N_("RACI (R1-R3, G3)"))
 
 
 def standard_path_rules(record: Evidence) -> Outcome:
     """Operations score from the standard-path gaps and missing R5 controls."""
-    return _findings_score(record, "operations", "standard path and control (R4, R5)")
+    return _findings_score(record, "operations", N_("standard path and control (R4, R5)"))
 
 
 def isolation_score(row: dict[str, Any]) -> int:
@@ -126,11 +176,23 @@ def isolation_rules(record: Evidence) -> Outcome:
         out.extend(_stops(record, row))
         score = isolation_score(row)
         evidenced = sum(1 for b in row["boundaries"] if b["status"] == "evidenced")
+        total, found = len(row["boundaries"]), len(row["findings"])
         rule = (
-            f"isolation (I2-I6): {evidenced} of {len(row['boundaries'])} boundaries evidenced, "
-            f"{len(row['findings'])} findings -> {score}"
+            f"isolation (I2-I6): {evidenced} of {total} boundaries evidenced, "
+            f"{found} findings -> {score}"
         )
-        out.append(Suggestion(row["option"], "isolation", score, rule, (record.id,)))
+        msg = message(
+            "governance",
+            "isolation (I2-I6): {evidenced} of {total} boundaries evidenced, "
+            "{found} findings -> {score}",
+            evidenced=evidenced,
+            total=total,
+            found=found,
+            score=score,
+        )
+        out.append(
+            Suggestion(row["option"], "isolation", score, rule, (record.id,), rule_message=msg)
+        )
     return out
 
 
@@ -155,6 +217,9 @@ def secrets_rules(record: Evidence) -> Outcome:
             2,
             f"secrets in logs (I3): {n} credentials found -> 2",
             (record.id,),
+            rule_message=message(
+                "governance", "secrets in logs (I3): {n} credentials found -> 2", n=n
+            ),
         )
     ]
 
