@@ -17,8 +17,9 @@ from gpudecide import evidence as ev
 from gpudecide import workspace as wsmod
 from gpudecide.decision import conditions, matrix, reversibility, robustness, rules
 from gpudecide.decision.context import RuleContext
-from gpudecide.decision.model import StopFactor, Suggestion
+from gpudecide.decision.model import Message, StopFactor, Suggestion
 from gpudecide.errors import InputError
+from gpudecide.report.i18n import message, render_message
 
 Status = Literal["decided", "no_option_passes", "tie"]
 
@@ -38,6 +39,15 @@ class Assessment:
     conditions: list[dict[str, Any]]
     reversibility: list[dict[str, Any]]
     cites: list[dict[str, str]] = field(default_factory=list)
+    # The summary and the notes as messages, said in the reader's language (report, terminal).
+    summary_message: Message | None = None
+
+    def note_messages(self) -> list[Message]:
+        """The record's notes as messages: how many options the stop factors excluded."""
+        stopped = sum(1 for o in self.options if o["stop_factors"])
+        if not stopped:
+            return []
+        return [message("decision", "{n} option(s) stopped before any total", n=stopped)]
 
     def figures(self) -> dict[str, Any]:
         """The record's figures and the body of `assess --json`."""
@@ -55,6 +65,7 @@ class Assessment:
             "conditions": self.conditions,
             "reversibility": self.reversibility,
             "cites": self.cites,
+            "messages": {"summary": self.summary_message, "notes": self.note_messages()},
         }
 
 
@@ -82,29 +93,56 @@ def _stop_factors(
             stops[f.option].append(f)
     for i, opt in enumerate(ctx.options):
         if opt.derived_weights == "unclear":
+            rule = (
+                message(
+                    "decision",
+                    "rights to weights derived on this option are unclear (E6): {source}",
+                    source=opt.derived_weights_source,
+                )
+                if opt.derived_weights_source
+                else message(
+                    "decision", "rights to weights derived on this option are unclear (E6)"
+                )
+            )
+            clear = message("decision", "a contract clause that gives the team the derived weights")
             stops[opt.id].append(
                 StopFactor(
                     opt.id,
                     "derived_rights_unclear",
-                    "rights to weights derived on this option are unclear (E6)"
-                    + (f": {opt.derived_weights_source}" if opt.derived_weights_source else ""),
+                    render_message(rule, "en"),
                     (f"{config_path.name}:options.{i}.derived_weights",),
-                    clear="a contract clause that gives the team the derived weights",
+                    clear=render_message(clear, "en"),
+                    rule_message=rule,
+                    clear_message=clear,
                 )
             )
     for hybrid in (o for o in ctx.options if o.kind == "hybrid"):
         for contour in hybrid.contours:
-            for s in stops.get(contour, []):
-                stops[hybrid.id].append(
-                    StopFactor(
-                        hybrid.id,
-                        s.id,
-                        f"through its contour {contour}: {s.rule}",
-                        s.evidence,
-                        s.clear,
-                    )
-                )
+            stops[hybrid.id] += [_through(hybrid.id, contour, s) for s in stops.get(contour, [])]
     return stops
+
+
+def _through(hybrid: str, contour: str, s: StopFactor) -> StopFactor:
+    """A contour's stop factor raised on the hybrid that runs on it."""
+    rule = (
+        message(
+            "decision",
+            "through its contour {contour}: {rule}",
+            contour=contour,
+            rule=s.rule_message,
+        )
+        if s.rule_message is not None
+        else None
+    )
+    return StopFactor(
+        hybrid,
+        s.id,
+        f"through its contour {contour}: {s.rule}",
+        s.evidence,
+        s.clear,
+        rule_message=rule,
+        clear_message=s.clear_message,
+    )
 
 
 def _summary(
@@ -114,25 +152,50 @@ def _summary(
     stops: dict[str, list[StopFactor]],
     assumptions: int,
     decides: bool,
-    verdict: str,
-) -> str:
-    stopped = [f"{o} ({', '.join(sorted({s.id for s in f}))})" for o, f in stops.items() if f]
-    parts: list[str] = []
+    verdict: Message,
+) -> Message:
+    """The decision in one sentence: the answer, what the stop factors excluded, and how many
+    scores are assumptions (a message; its English is the record's summary)."""
     if status == "decided" and winner is not None:
-        parts.append(f"recommended: {winner} ({totals[winner]:.0f}/100; {verdict})")
+        head = message(
+            "decision",
+            "recommended: {option} ({total}/100; {verdict})",
+            option=winner,
+            total=f"{totals[winner]:.0f}",
+            verdict=verdict,
+        )
     elif status == "tie":
         best = max(totals.values())
         tied = sorted(o for o, t in totals.items() if abs(t - best) <= matrix.TIE)
-        parts.append(f"tie between {', '.join(tied)} ({best:.0f}/100)")
+        head = message(
+            "decision",
+            "tie between {options} ({total}/100)",
+            options=", ".join(tied),
+            total=f"{best:.0f}",
+        )
     else:
-        parts.append("no option passes its stop factors")
-    if stopped:
-        parts.append("stopped: " + "; ".join(stopped))
-    parts.append(
-        f"{assumptions} score(s) are assumptions"
-        + ("; assumptions decide the winner" if decides else "")
+        head = message("decision", "no option passes its stop factors")
+    assumed = (
+        message(
+            "decision", "{n} score(s) are assumptions; assumptions decide the winner", n=assumptions
+        )
+        if decides
+        else message("decision", "{n} score(s) are assumptions", n=assumptions)
     )
-    return ". ".join(parts)
+    stopped = [
+        message("decision", "{option} ({ids})", option=o, ids=", ".join(sorted({s.id for s in f})))
+        for o, f in stops.items()
+        if f
+    ]
+    if stopped:
+        return message(
+            "decision",
+            "{decision}. stopped: {stopped}. {assumptions}",
+            decision=head,
+            stopped=stopped,
+            assumptions=assumed,
+        )
+    return message("decision", "{decision}. {assumptions}", decision=head, assumptions=assumed)
 
 
 def assess(options_ws: wsmod.Workspace, records: list[ev.Evidence] | None = None) -> Assessment:
@@ -171,10 +234,12 @@ def assess(options_ws: wsmod.Workspace, records: list[ev.Evidence] | None = None
         {o: cells[o] for o in passing}, weights, winner
     )
     ranks = {o: i + 1 for i, g in enumerate(groups) for o in g}
+    summary = _summary(status, winner, totals, stops, assumed, decides, robust.verdict_message)
     return Assessment(
         status=status,
         recommended=winner,
-        summary=_summary(status, winner, totals, stops, assumed, decides, robust.verdict),
+        summary=render_message(summary, "en"),
+        summary_message=summary,
         options=[_option_row(ctx, o, stops, cells, totals, ranks) for o in ctx.ids()],
         weights=weights,
         assumptions=assumed,
@@ -225,7 +290,6 @@ def _option_row(
 
 def evidence_record(result: Assessment, ws: wsmod.Workspace) -> ev.Evidence:
     """The decision as an evidence record citing every record it used."""
-    stopped = sum(1 for o in result.options if o["stop_factors"])
     verdict: ev.Verdict = "pass" if result.status == "decided" else "fail"
     inputs = [ev.input_ref(ws.root / wsmod.CONFIG_NAME, ws.root)]
     for entry in ws.config.matrix.scores:
@@ -239,6 +303,6 @@ def evidence_record(result: Assessment, ws: wsmod.Workspace) -> ev.Evidence:
         verdict=verdict,
         summary=result.summary,
         figures=result.figures(),
-        notes=[f"{stopped} option(s) stopped before any total"] if stopped else [],
+        notes=[render_message(m, "en") for m in result.note_messages()],
         inputs=inputs,
     )

@@ -2,7 +2,9 @@
 score suggestions and stop factors (SPEC D3-D5). Each rule says how it got its score.
 
 Thresholds are bands, not tuning knobs: each band is named in the rule text, so a reader can
-check the score against the figure in the evidence it cites.
+check the score against the figure in the evidence it cites. Every rule text is a message of
+the "decision" catalogue (`rule_message`, `clear_message`) and its English rendering (`rule`,
+`clear`), so the report and the terminal say it in the reader's language.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from typing import Any
 
 from gpudecide import evidence as ev
 from gpudecide.decision.context import RuleContext
-from gpudecide.decision.model import StopFactor, Suggestion
+from gpudecide.decision.model import Message, StopFactor, Suggestion
+from gpudecide.report.i18n import N_, message, render_message
 
 Finding = Suggestion | StopFactor
 DEDICATED = ("owned", "rented")
@@ -29,12 +32,57 @@ COST_BANDS = (
 )
 
 
+# Words the analyses write into their figures, shown inside rule texts in the reader's language.
+WORDS = {
+    "bursty": N_("bursty"),
+    "steady": N_("steady"),
+    "no load": N_("no load"),
+    "predictable": N_("predictable"),
+    "partly predictable": N_("partly predictable"),
+    "unpredictable": N_("unpredictable"),
+    "not measurable": N_("not measurable"),
+    "peak": N_("peak"),
+    "full": N_("full"),
+    "pass": N_("pass"),
+    "warn": N_("warn"),
+    "fail": N_("fail"),
+    "info": N_("info"),
+}
+
+
+def word(value: object) -> Message | str:
+    """A word of the figures as a message (known words), else the value as written."""
+    text = str(value)
+    return message("decision", WORDS[text]) if text in WORDS else text
+
+
+def english(msg: Message) -> str:
+    """The English of a message: the `rule` / `clear` text kept beside it."""
+    return render_message(msg, "en")
+
+
+def _suggest(
+    option: str, criterion: str, score: int, msg: Message, cited: tuple[str, ...]
+) -> Suggestion:
+    return Suggestion(option, criterion, score, english(msg), cited, rule_message=msg)
+
+
+def _stop(
+    option: str, sid: str, msg: Message, cited: tuple[str, ...], clear: Message
+) -> StopFactor:
+    return StopFactor(
+        option,
+        sid,
+        english(msg),
+        cited,
+        clear=english(clear),
+        rule_message=msg,
+        clear_message=clear,
+    )
+
+
 def _band(value: float, bands: tuple[tuple[float, int], ...]) -> int:
     return next(score for floor, score in bands if value >= floor)
-
-
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.1%}"
 
 
 def _cost_options(ctx: RuleContext) -> dict[str, dict[str, Any]]:
@@ -58,41 +106,83 @@ def profile_rules(record: ev.Evidence, ctx: RuleContext) -> list[Finding]:
             normal = (priced.get(opt.id) or {}).get("regimes", {}).get("normal", {})
             share = normal.get("useful_utilisation")
             cited: tuple[str, ...] = (record.id,)
-            basis = "useful utilisation in the normal month"
             if share is not None and cost is not None:
                 cited = (record.id, cost.id)
+                basis = message("decision", "useful utilisation in the normal month")
             else:
-                share, basis = f.get("busy_share"), f"busy share of a {f.get('pool_gpus')}-GPU pool"
+                share = f.get("busy_share")
+                basis = message(
+                    "decision", "busy share of a {gpus}-GPU pool", gpus=f.get("pool_gpus")
+                )
             if share is None:
                 continue
             score = _band(float(share), BUSY_BANDS)
             if irregular and score > 1:
                 score -= 1
-            out.append(
-                Suggestion(
-                    opt.id,
-                    "frequency",
-                    score,
-                    f"{basis} {_pct(float(share))}: bands >=60 % 5, >=40 % 4, >=20 % 3, "
-                    f">=10 % 2, else 1; minus 1 as the work is {shape}, {pred}",
-                    cited,
-                )
+            msg = message(
+                "decision",
+                "{basis} {share:pct}: bands >=60 % 5, >=40 % 4, >=20 % 3, >=10 % 2, else 1; "
+                "minus 1 as the work is {shape}, {predictability}",
+                basis=basis,
+                share=float(share),
+                shape=word(shape),
+                predictability=word(pred),
             )
+            out.append(_suggest(opt.id, "frequency", score, msg, cited))
         elif opt.kind == "managed":
             busy = f.get("busy_share")
             rare = busy is not None and float(busy) < 0.2
             score = 5 if irregular and rare else 4 if irregular or rare else 2
-            out.append(
-                Suggestion(
-                    opt.id,
-                    "frequency",
-                    score,
-                    f"work is {shape}, {pred}, busy share {_pct(busy)}: rare or bursty runs "
-                    "suit a managed endpoint (D2): both 5, one 4, neither 2",
-                    (record.id,),
-                )
+            msg = message(
+                "decision",
+                "work is {shape}, {predictability}, busy share {busy:pct}: rare or bursty runs "
+                "suit a managed endpoint (D2): both 5, one 4, neither 2",
+                shape=word(shape),
+                predictability=word(pred),
+                busy=None if busy is None else float(busy),
             )
+            out.append(_suggest(opt.id, "frequency", score, msg, (record.id,)))
     return out
+
+
+def _replay_why(
+    never: int, share: float | None, allowed: float | None, slo: str | None
+) -> tuple[int, Message]:
+    """The queue score of one replayed pool and why (the allowed share closes each text)."""
+    if never:
+        return 1, message(
+            "decision",
+            "{n} job(s) larger than the pool never run {allowed:pct}",
+            n=never,
+            allowed=allowed,
+        )
+    if share is None or allowed is None:
+        return 3, message(
+            "decision", "no SLO to compare the waits with {allowed:pct}", allowed=allowed
+        )
+    if share <= allowed / 2:
+        return 5, message(
+            "decision",
+            "SLO {slo} violated by {share:pct} <= half the allowed {allowed:pct}",
+            slo=slo,
+            share=share,
+            allowed=allowed,
+        )
+    if share <= allowed:
+        return 4, message(
+            "decision",
+            "SLO {slo} violated by {share:pct} <= allowed {allowed:pct}",
+            slo=slo,
+            share=share,
+            allowed=allowed,
+        )
+    return 2, message(
+        "decision",
+        "SLO {slo} violated by {share:pct} > allowed {allowed:pct}",
+        slo=slo,
+        share=share,
+        allowed=allowed,
+    )
 
 
 def replay_rules(record: ev.Evidence, ctx: RuleContext) -> list[Finding]:
@@ -113,38 +203,30 @@ def replay_rules(record: ev.Evidence, ctx: RuleContext) -> list[Finding]:
         never = int(pool.get("jobs_unplaceable") or 0)
         share = pool.get("slo_violation_share")
         window = (f.get("window") or {}).get("kind")
-        if never:
-            score, why = 1, f"{never} job(s) larger than the pool never run"
-        elif share is None or allowed is None:
-            score, why = 3, "no SLO to compare the waits with"
-        elif share <= allowed / 2:
-            score, why = 5, f"SLO {slo.get('name')} violated by {_pct(share)} <= half the allowed"
-        elif share <= allowed:
-            score, why = 4, f"SLO {slo.get('name')} violated by {_pct(share)} <= allowed"
-        else:
-            score, why = 2, f"SLO {slo.get('name')} violated by {_pct(share)} > allowed"
-        out.append(
-            Suggestion(
-                opt.id,
-                "queue",
-                score,
-                f"replay of {gpus} GPUs ({window} window): {why} {_pct(allowed)}",
-                cited,
-            )
+        score, why = _replay_why(never, share, allowed, slo.get("name"))
+        msg = message(
+            "decision",
+            "replay of {gpus} GPUs ({window} window): {why}",
+            gpus=gpus,
+            window=word(window),
+            why=why,
         )
+        out.append(_suggest(opt.id, "queue", score, msg, cited))
         if slo.get("name") in ctx.matrix.slo.hard and share is not None and allowed is not None:
             jobs = int(pool.get("jobs") or 0)
             if jobs >= 30 and share > allowed:
-                out.append(
-                    StopFactor(
-                        opt.id,
-                        "hard_slo_violated",
-                        f"hard SLO {slo.get('name')}: {_pct(share)} of {jobs} replayed jobs "
-                        f"wait too long on {gpus} GPUs, allowed {_pct(allowed)}",
-                        cited,
-                        clear="a larger pool or a replay that meets the SLO",
-                    )
+                stop = message(
+                    "decision",
+                    "hard SLO {slo}: {share:pct} of {jobs} replayed jobs wait too long on "
+                    "{gpus} GPUs, allowed {allowed:pct}",
+                    slo=slo.get("name"),
+                    share=share,
+                    jobs=jobs,
+                    gpus=gpus,
+                    allowed=allowed,
                 )
+                clear = message("decision", "a larger pool or a replay that meets the SLO")
+                out.append(_stop(opt.id, "hard_slo_violated", stop, cited, clear))
     return out
 
 
@@ -162,28 +244,32 @@ def queue_rules(record: ev.Evidence, ctx: RuleContext) -> list[Finding]:
     for s in record.figures.get("slo", []):
         verdict, conclusive = s.get("verdict"), s.get("conclusive")
         if verdict == "pass" and conclusive:
-            out.append(
-                Suggestion(option, "queue", 5, f"SLO {s['name']} met, conclusive", (record.id,))
-            )
+            msg = message("decision", "SLO {slo} met, conclusive", slo=s["name"])
+            out.append(_suggest(option, "queue", 5, msg, (record.id,)))
         elif verdict == "fail" and conclusive:
-            out.append(
-                Suggestion(
-                    option, "queue", 2, f"SLO {s['name']} violated, conclusive", (record.id,)
-                )
-            )
+            msg = message("decision", "SLO {slo} violated, conclusive", slo=s["name"])
+            out.append(_suggest(option, "queue", 2, msg, (record.id,)))
             if s["name"] in ctx.matrix.slo.hard:
-                out.append(
-                    StopFactor(
-                        option,
-                        "hard_slo_violated",
-                        f"hard SLO {s['name']} violated by {_pct(s.get('violation_share'))} "
-                        f"(95 % CI {s.get('ci95')}), "
-                        f"allowed {_pct(s.get('allowed_violation_share'))}",
-                        (record.id,),
-                        clear="a conclusive pass of the SLO on this option",
-                    )
+                stop = message(
+                    "decision",
+                    "hard SLO {slo} violated by {share:pct} (95 % CI {ci}), allowed {allowed:pct}",
+                    slo=s["name"],
+                    share=s.get("violation_share"),
+                    ci=str(s.get("ci95")),
+                    allowed=s.get("allowed_violation_share"),
                 )
+                clear = message("decision", "a conclusive pass of the SLO on this option")
+                out.append(_stop(option, "hard_slo_violated", stop, (record.id,), clear))
     return out
+
+
+def _peak_outcome(absorbs: bool, never: int) -> Message:
+    """How the pool took the peak month, as the scale rule states it."""
+    if never:
+        if absorbs:
+            return message("decision", "absorbed, {n} job(s) never fit", n=never)
+        return message("decision", "not absorbed, {n} job(s) never fit", n=never)
+    return message("decision", "absorbed") if absorbs else message("decision", "not absorbed")
 
 
 def cost_rules(record: ev.Evidence, ctx: RuleContext) -> list[Finding]:
@@ -203,32 +289,26 @@ def cost_rules(record: ev.Evidence, ctx: RuleContext) -> list[Finding]:
     for oid, total in totals.items():
         ratio = total / cheapest if cheapest > 0 else Decimal(1)
         score = next((s for ceiling, s in COST_BANDS if ratio <= ceiling), 1)
-        out.append(
-            Suggestion(
-                oid,
-                "cost",
-                score,
-                f"normal month {total:,.0f} {f.get('currency')} = {ratio:.2f} x the cheapest: "
-                "<=1.1 5, <=1.5 4, <=2 3, <=3 2, else 1",
-                (record.id,),
-            )
+        msg = message(
+            "decision",
+            "normal month {total:money} {currency} = {ratio:money2} x the cheapest: "
+            "<=1.1 5, <=1.5 4, <=2 3, <=3 2, else 1",
+            total=str(total),
+            currency=f.get("currency"),
+            ratio=str(ratio),
         )
+        out.append(_suggest(oid, "cost", score, msg, (record.id,)))
         check = options[oid].get("peak_check")
         if check is not None and check.get("absorbs") is not None:
             never = int(check.get("jobs_unplaceable") or 0)
             score = 1 if never else 4 if check["absorbs"] else 2
-            out.append(
-                Suggestion(
-                    oid,
-                    "scale",
-                    score,
-                    f"peak month on {check.get('pool_gpus')} GPUs: "
-                    + ("absorbed" if check["absorbs"] else "not absorbed")
-                    + (f", {never} job(s) never fit" if never else "")
-                    + ": absorbed 4, not 2, jobs that never fit 1",
-                    (record.id,),
-                )
+            msg = message(
+                "decision",
+                "peak month on {gpus} GPUs: {outcome}: absorbed 4, not 2, jobs that never fit 1",
+                gpus=check.get("pool_gpus"),
+                outcome=_peak_outcome(bool(check["absorbs"]), never),
             )
+            out.append(_suggest(oid, "scale", score, msg, (record.id,)))
     return out
 
 
@@ -239,25 +319,21 @@ def audit_rules(record: ev.Evidence, ctx: RuleContext) -> list[Finding]:
         return []
     hazards = record.figures.get("hazards") or []
     if hazards:
+        clear = message("decision", "an export without this hazard, audited again")
         return [
-            StopFactor(
+            _stop(
                 option,
                 "export_hazard",
-                f"{h['id']}: {h.get('path', '')}",
+                message("decision", "{hazard}: {path}", hazard=h["id"], path=h.get("path", "")),
                 (record.id,),
-                clear="an export without this hazard, audited again",
+                clear,
             )
             for h in hazards
         ]
-    resumable = record.figures.get("resumable")
-    score = 4 if resumable else 3
-    return [
-        Suggestion(
-            option,
-            "artifacts",
-            score,
-            "export audit without hazards; "
-            + ("resumable (4; 5 needs a passed export test)" if resumable else "weights only (3)"),
-            (record.id,),
+    if record.figures.get("resumable"):
+        msg = message(
+            "decision", "export audit without hazards; resumable (4; 5 needs a passed export test)"
         )
-    ]
+        return [_suggest(option, "artifacts", 4, msg, (record.id,))]
+    msg = message("decision", "export audit without hazards; weights only (3)")
+    return [_suggest(option, "artifacts", 3, msg, (record.id,))]

@@ -1,7 +1,9 @@
-"""The decision's library call for the CLI (`run_assess`), its human printout, and
-`gpudecide check hybrid`.
+"""The decision's commands and printouts: `gpudecide assess` (`register_assess`), its library
+call (`run_assess`) and human printout (`print_assessment`), and `gpudecide check hybrid`.
 
-`gpudecide assess` itself lives in the root `cli.py`: it spans every package's evidence.
+What they print for people is in the reader's language (`language(ws)`: the root `--lang`,
+$GPUDECIDE_LANG, the workspace's report.language); --json output is the same in every
+language.
 """
 
 from __future__ import annotations
@@ -13,10 +15,23 @@ import typer
 from rich.table import Table
 
 from gpudecide import evidence as ev
-from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, guard, open_workspace, out
+from gpudecide.console import (
+    JsonOpt,
+    WorkspaceOpt,
+    emit_json,
+    guard,
+    language,
+    open_workspace,
+    out,
+)
 from gpudecide.decision import hybrid
 from gpudecide.decision.assess import Assessment, assess, evidence_record
+from gpudecide.decision.report import FALLBACK
+from gpudecide.i18n import Language, translator
+from gpudecide.report.i18n import render_message, say, summary_of
 from gpudecide.workspace import Workspace
+
+_ = translator("decision")
 
 
 def run_assess(ws: Workspace) -> tuple[Assessment, Path]:
@@ -25,26 +40,75 @@ def run_assess(ws: Workspace) -> tuple[Assessment, Path]:
     return result, ev.write(evidence_record(result, ws), ws.evidence_dir)
 
 
-def print_assessment(result: Assessment) -> None:
-    """Stop factors first, then the ranking, for people."""
-    out.print(f"decision: {result.summary}", markup=False)
+def summary_text(result: Assessment, lang: Language) -> str:
+    """The decision's summary in `lang` (English: the record's own summary)."""
+    return say(result.summary, result.summary_message, lang, FALLBACK)
+
+
+def print_assessment(result: Assessment, lang: Language | None = None) -> None:
+    """Stop factors first, then the ranking, for people, in `lang` (default: `language()`)."""
+    lang = lang or language()
+    out.print(
+        _("decision: {summary}", lang).format(summary=summary_text(result, lang)), markup=False
+    )
     for option in result.options:
         for stop in option["stop_factors"]:
-            out.print(f"  stop {option['id']}: {stop['id']}: {stop['rule']}", markup=False)
-    table = Table("rank", "option", "total /100", "assumed scores", box=None)
+            rule = say(stop["rule"], stop.get("rule_message"), lang, FALLBACK)
+            line = _("stop {option}: {id}: {rule}", lang).format(
+                option=option["id"], id=stop["id"], rule=rule
+            )
+            out.print(f"  {line}", markup=False)
+    table = Table(
+        _("rank", lang),
+        _("option", lang),
+        _("total /100", lang),
+        _("assumed scores", lang),
+        box=None,
+    )
     for option in sorted(
         (o for o in result.options if o["standalone"]),
         key=lambda o: (o["rank"] is None, o["rank"] or 0, o["id"]),
     ):
         assumed = sum(1 for c in option["scores"].values() if c["source"] == "assumption")
         table.add_row(
-            "stopped" if option["stop_factors"] else str(option["rank"]),
+            _("stopped", lang) if option["stop_factors"] else str(option["rank"]),
             option["id"],
             "-" if option["total"] is None else f"{option['total']:.0f}",
             str(assumed),
         )
     out.print(table)
-    out.print(f"robustness: {result.robustness['verdict']}", markup=False)
+    r = result.robustness
+    verdict = say(r["verdict"], r.get("verdict_message"), lang, FALLBACK)
+    out.print(_("robustness: {verdict}", lang).format(verdict=verdict), markup=False)
+
+
+def assess_command(
+    workspace_dir: Annotated[
+        Path | None, typer.Argument(help="Workspace folder (default: found from here up).")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Decide: stop factors first, the evidence-backed matrix, robustness (D1-D5, V1-V2).
+
+    Exit 1 when no option passes its stop factors.
+    """
+    with guard(as_json):
+        ws = open_workspace(workspace_dir, required=True)
+        assert ws is not None
+        result, written = run_assess(ws)
+    if as_json:
+        emit_json({**result.figures(), "evidence": str(written)})
+    else:
+        lang = language(ws)
+        print_assessment(result, lang)
+        out.print(_("evidence: {path}", lang).format(path=written), markup=False)
+    if result.status == "no_option_passes":
+        raise typer.Exit(1)
+
+
+def register_assess(app: typer.Typer) -> None:
+    """Add `assess` to the root app."""
+    app.command("assess")(assess_command)
 
 
 def check_hybrid(
@@ -65,11 +129,13 @@ def check_hybrid(
     if as_json:
         emit_json({**record.figures, "evidence": str(written)})
     else:
-        out.print(record.summary, markup=False)
+        lang = language(ws)
+        out.print(summary_of(record, lang), markup=False)
         for h in record.figures["hybrids"]:
             for f in h["findings"]:
-                out.print(f"  {h['option']}: {f['id']}: {f['detail']}", markup=False)
-        out.print(f"evidence: {written}", markup=False)
+                detail = render_message(f["message"], lang) if "message" in f else f["detail"]
+                out.print(f"  {h['option']}: {f['id']}: {detail}", markup=False)
+        out.print(_("evidence: {path}", lang).format(path=written), markup=False)
     if record.verdict != "pass":
         raise typer.Exit(1)
 

@@ -1,7 +1,9 @@
 """The article's conditions for dedicated GPUs (D1) and for a managed endpoint (D2), each
 true, false or unknown, with the evidence that settles it (SPEC D1, D2).
 
-A condition no evidence settles is `unknown`: the report shows what would settle it.
+A condition no evidence settles is `unknown`: the report shows what would settle it. Its
+text and why are kept in English and as messages (`text_message`, `why_message`), which the
+report says in the reader's language.
 """
 
 from __future__ import annotations
@@ -10,7 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from gpudecide import evidence as ev
+from gpudecide.decision.builtin_rules import word
 from gpudecide.decision.context import RuleContext
+from gpudecide.decision.model import Message
+from gpudecide.report.i18n import message, render_message
 
 State = Literal["true", "false", "unknown"]
 YEARS_OF_CONTROL_DAYS = 730  # artifacts kept two years or more: "years of artifact control"
@@ -27,6 +32,8 @@ class Condition:
     evidence: list[str] = field(default_factory=list)
     why: str = ""
     option: str | None = None
+    text_message: Message | None = None
+    why_message: Message | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """Machine form."""
@@ -40,14 +47,32 @@ def _state(value: bool | None) -> State:
 def _cond(
     cid: str,
     group: Literal["D1", "D2"],
-    text: str,
+    text: Message,
     value: bool | None,
     record: ev.Evidence | None,
-    why: str,
+    why: Message,
     option: str | None = None,
+    why_english: str | None = None,
 ) -> Condition:
+    """A condition; its English is its messages' (or `why_english` where the record's own
+    figure reads differently from the message's localized one)."""
     ids = [record.id] if record is not None and value is not None else []
-    return Condition(cid, group, text, _state(value), ids, why, option)
+    english = why_english if why_english is not None else render_message(why, "en")
+    return Condition(
+        cid,
+        group,
+        render_message(text, "en"),
+        _state(value),
+        ids,
+        english,
+        option,
+        text_message=text,
+        why_message=why,
+    )
+
+
+def _run_profile() -> Message:
+    return message("decision", "run `gpudecide profile`")
 
 
 def dedicated(ctx: RuleContext) -> list[Condition]:
@@ -56,51 +81,84 @@ def dedicated(ctx: RuleContext) -> list[Condition]:
     audit, standard = ctx.newest.get("audit"), ctx.newest.get("standard_path")
     isolation = ctx.newest.get("isolation")
     steady: bool | None = None
-    why = "run `gpudecide profile`"
+    why, why_en = _run_profile(), None
     if profile is not None:
         f = profile.figures
         shape = (f.get("burstiness") or {}).get("shape")
         busy = f.get("busy_share")
         steady = shape == "steady" and busy is not None and float(busy) >= 0.4
-        why = f"shape {shape}, busy share {busy} (steady and >= 40 % needed)"
+        why = message(
+            "decision",
+            "shape {shape}, busy share {busy:pct} (steady and >= 40 % needed)",
+            shape=word(shape),
+            busy=None if busy is None else float(busy),
+        )
+        why_en = f"shape {shape}, busy share {busy} (steady and >= 40 % needed)"
     urgent: bool | None = None
-    uwhy = "no conclusive urgent SLO verdict"
+    uwhy = message("decision", "no conclusive urgent SLO verdict")
     if queue is not None:
         for s in queue.figures.get("slo", []):
             if s.get("name") == "urgent" and s.get("conclusive"):
                 urgent = s.get("verdict") == "fail"
-                uwhy = f"urgent SLO {s.get('verdict')} (conclusive)"
+                uwhy = message(
+                    "decision", "urgent SLO {verdict} (conclusive)", verdict=word(s.get("verdict"))
+                )
     tuning = _needs_any(standard, LOW_LEVEL_NEEDS)
     years: bool | None = None
-    ywhy = "no retention classes in the export audit"
+    ywhy = message("decision", "no retention classes in the export audit")
     if audit is not None:
         classes = ((audit.figures.get("retention") or {}).get("classes")) or {}
         days = [int(c.get("lifetime_days") or 0) for c in classes.values()]
         if days:
             years = max(days) >= YEARS_OF_CONTROL_DAYS
-            ywhy = f"longest retention {max(days)} days (>= {YEARS_OF_CONTROL_DAYS} needed)"
+            ywhy = message(
+                "decision",
+                "longest retention {days} days (>= {needed} needed)",
+                days=max(days),
+                needed=YEARS_OF_CONTROL_DAYS,
+            )
     control = _managed_stopped(ctx, isolation)
     return [
-        _cond("steady_queue", "D1", "a steady queue keeps GPUs busy", steady, profile, why),
-        _cond("launch_delay_hurts", "D1", "launch delay hurts releases", urgent, queue, uwhy),
+        _cond(
+            "steady_queue",
+            "D1",
+            message("decision", "a steady queue keeps GPUs busy"),
+            steady,
+            profile,
+            why,
+            why_english=why_en,
+        ),
+        _cond(
+            "launch_delay_hurts",
+            "D1",
+            message("decision", "launch delay hurts releases"),
+            urgent,
+            queue,
+            uwhy,
+        ),
         _cond(
             "low_level_tuning",
             "D1",
-            "low-level tuning is needed (kernels, driver, interconnect)",
+            message("decision", "low-level tuning is needed (kernels, driver, interconnect)"),
             tuning,
             standard,
-            "from `gpudecide check standard-path`",
+            message("decision", "from `gpudecide check standard-path`"),
         ),
         _cond(
-            "years_of_control", "D1", "artifacts must be controlled for years", years, audit, ywhy
+            "years_of_control",
+            "D1",
+            message("decision", "artifacts must be controlled for years"),
+            years,
+            audit,
+            ywhy,
         ),
         _cond(
             "control_plane",
             "D1",
-            "the threat model needs the control plane",
+            message("decision", "the threat model needs the control plane"),
             control,
             isolation,
-            "from `gpudecide check isolation`",
+            message("decision", "from `gpudecide check isolation`"),
         ),
     ]
 
@@ -109,22 +167,36 @@ def managed(ctx: RuleContext) -> list[Condition]:
     """D2: when a managed endpoint is the better fit; export and isolation per option."""
     profile, standard = ctx.newest.get("profile"), ctx.newest.get("standard_path")
     rare: bool | None = None
-    why = "run `gpudecide profile`"
+    why, why_en = _run_profile(), None
     if profile is not None:
         f = profile.figures
         shape = (f.get("burstiness") or {}).get("shape")
         busy = f.get("busy_share")
         rare = shape == "bursty" or (busy is not None and float(busy) < 0.2)
-        why = f"shape {shape}, busy share {busy} (bursty or < 20 % needed)"
+        why = message(
+            "decision",
+            "shape {shape}, busy share {busy:pct} (bursty or < 20 % needed)",
+            shape=word(shape),
+            busy=None if busy is None else float(busy),
+        )
+        why_en = f"shape {shape}, busy share {busy} (bursty or < 20 % needed)"
     out = [
-        _cond("rare_or_bursty", "D2", "runs are rare or bursty", rare, profile, why),
+        _cond(
+            "rare_or_bursty",
+            "D2",
+            message("decision", "runs are rare or bursty"),
+            rare,
+            profile,
+            why,
+            why_english=why_en,
+        ),
         _cond(
             "standard_container",
             "D2",
-            "the work fits a standard container",
+            message("decision", "the work fits a standard container"),
             None if standard is None else not _needs_any(standard, OUTSIDE_CONTAINER),
             standard,
-            "from `gpudecide check standard-path`",
+            message("decision", "from `gpudecide check standard-path`"),
         ),
     ]
     for opt in ctx.options:
@@ -136,63 +208,30 @@ def managed(ctx: RuleContext) -> list[Condition]:
 
 
 def _export_verified(ctx: RuleContext, option: str) -> Condition:
+    text = message("decision", "export verified")
     test = ctx.of("export_test", option)
     if test is not None:
         ok = test.figures.get("verdict") == "pass"
-        return _cond(
-            "export_verified",
-            "D2",
-            "export verified",
-            ok,
-            test,
-            f"export test {test.verdict}",
-            option,
-        )
+        why = message("decision", "export test {verdict}", verdict=word(test.verdict))
+        return _cond("export_verified", "D2", text, ok, test, why, option)
     audit = ctx.of("audit", option)
     if audit is not None:
         hazards = audit.figures.get("hazards") or []
         if hazards:
-            return _cond(
-                "export_verified",
-                "D2",
-                "export verified",
-                False,
-                audit,
-                f"export audit found {len(hazards)} hazard(s)",
-                option,
-            )
-    return _cond(
-        "export_verified",
-        "D2",
-        "export verified",
-        None,
-        None,
-        "run `gpudecide export-test` for this option",
-        option,
-    )
+            why = message("decision", "export audit found {n} hazard(s)", n=len(hazards))
+            return _cond("export_verified", "D2", text, False, audit, why, option)
+    why = message("decision", "run `gpudecide export-test` for this option")
+    return _cond("export_verified", "D2", text, None, None, why, option)
 
 
 def _start_measurable(ctx: RuleContext, option: str) -> Condition:
+    text = message("decision", "start time is measurable")
     queue = ctx.of("queue", option)
     if queue is not None:
-        return _cond(
-            "start_measurable",
-            "D2",
-            "start time is measurable",
-            True,
-            queue,
-            "the queue analysis read this option's job log",
-            option,
-        )
-    return _cond(
-        "start_measurable",
-        "D2",
-        "start time is measurable",
-        None,
-        None,
-        "no job log of this option analysed",
-        option,
-    )
+        why = message("decision", "the queue analysis read this option's job log")
+        return _cond("start_measurable", "D2", text, True, queue, why, option)
+    why = message("decision", "no job log of this option analysed")
+    return _cond("start_measurable", "D2", text, None, None, why, option)
 
 
 # What the work needs beyond a standard container (R4): any of these is low-level tuning.

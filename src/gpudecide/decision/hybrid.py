@@ -155,6 +155,7 @@ def check(path: Path, options: list[OptionDecl], root: Path) -> ev.Evidence:
     spec = load(path, options)
     results = [check_spec(h, root) for h in spec.hybrids]
     count = sum(len(r["findings"]) for r in results)
+    summary = message("decision", "{n} hybrid(s), {count} finding(s)", n=len(results), count=count)
     inputs = [ev.input_ref(path, root)] + [
         ev.input_ref(root / c.manifest, root) for h in spec.hybrids for c in h.contours
     ]
@@ -163,8 +164,8 @@ def check(path: Path, options: list[OptionDecl], root: Path) -> ev.Evidence:
         title="Hybrid: one system across two contours",
         spec_ids=["H1", "H2", "H3"],
         verdict="pass" if count == 0 else "warn",
-        summary=f"{len(results)} hybrid(s), {count} finding(s)",
-        figures={"hybrids": results},
+        summary=render_message(summary, "en"),
+        figures={"hybrids": results, "messages": {"summary": summary, "notes": []}},
         inputs=inputs,
     )
 
@@ -175,14 +176,21 @@ def rules(record: ev.Evidence) -> list[Suggestion | StopFactor]:
     for h in record.figures.get("hybrids", []):
         n = len(h["findings"])
         score = 5 if n == 0 else 3 if n <= 2 else 1
-        ids = ", ".join(f["id"] for f in h["findings"]) or "none"
+        ids = ", ".join(f["id"] for f in h["findings"]) or message("decision", "none")
+        msg = message(
+            "decision",
+            "{n} hybrid finding(s) ({ids}): none 5, one or two 3, more 1",
+            n=n,
+            ids=ids,
+        )
         out.append(
             Suggestion(
                 h["option"],
                 "operations",
                 score,
-                f"{n} hybrid finding(s) ({ids}): none 5, one or two 3, more 1",
+                render_message(msg, "en"),
                 (record.id,),
+                rule_message=msg,
             )
         )
     return out

@@ -25,7 +25,7 @@ Source = Literal["evidence", "override", "document", "assumption"]
 ASSUMED_SCORE = 3
 NO_EVIDENCE = "no evidence yet"
 _NO_EVIDENCE: list[dict[str, object]] = [
-    {"text": NO_EVIDENCE, "message": message("decision", NO_EVIDENCE)}
+    {"text": NO_EVIDENCE, "message": message("decision", "no evidence yet")}
 ]
 # Totals closer than this are a tie: scores are integers and weights small integers, so two
 # different weighted means differ by far more.

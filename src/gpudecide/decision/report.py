@@ -3,22 +3,85 @@
 Order: the decision and its status, stop factors (before any total), the matrix (each score
 with its source, rule and evidence; assumptions marked), robustness with its chart, the
 D1/D2 conditions, each option's sites and reversibility.
+
+Every text the decision record holds is said in the report's language: rules, stop factors,
+conditions, bases and verdicts through the messages stored beside their English (`say`); a
+text of an older record or another analysis without one through the catalogue patterns.
+Ids (options, stop factors, evidence) sit in verbatim columns.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import matplotlib.pyplot as plt
 
+from gpudecide.cost.fmt import money
+from gpudecide.decision.robustness import CRITERION_NAMES
 from gpudecide.i18n import translator
 from gpudecide.report.charts import _svg
-from gpudecide.report.i18n import Language, render_message
+from gpudecide.report.fmt import fmt, pct, pct0
+from gpudecide.report.i18n import N_, P_, Language, render_message, say
 from gpudecide.report.model import Chart, Section, Table
 
 _ = translator("decision")
 
-MARK = {"evidence": "", "override": " (override)", "document": " (document)", "assumption": " *"}
+# A score's source, as the matrix marks it and the detail table names it.
+SOURCES = {
+    "evidence": N_("evidence"),
+    "override": N_("override"),
+    "document": N_("document"),
+    "assumption": N_("assumption"),
+}
+KINDS = {
+    "owned": N_("owned"),
+    "rented": N_("rented"),
+    "managed": N_("managed"),
+    "hybrid": N_("hybrid"),
+}
+ROLES = {"storage": N_("storage"), "processing": N_("processing"), "backup": N_("backup")}
+# A contour's stop factor on its hybrid, for records whose contour text has no message.
+PATTERNS = (P_("through its contour {contour}: {rule}"),)
+# Where a rule text stored without a message (an older record) is looked up: the catalogues
+# of the analyses whose rules feed the decision. The drills store every text as a message,
+# and their catalogue's bare "{text}" would match any sentence.
+FALLBACK = ("decision", "portability", "governance", "artifacts", "cost", "queue", "jobs", "report")
+
+
+def mark(source: str, lang: Language) -> str:
+    """What follows a score in the matrix: nothing for evidence, " *" for an assumption, the
+    source in brackets for an override or a document."""
+    if source == "evidence":
+        return ""
+    if source == "assumption":
+        return " *"
+    return f" ({_(SOURCES.get(source, source), lang)})"
+
+
+def _word(words: Mapping[str, str], value: str, lang: Language) -> str:
+    return _(words[value], lang) if value in words else value
+
+
+def criterion(cid: str, lang: Language) -> str:
+    """A built-in criterion in the reader's language; a team's own criterion as written."""
+    return _word(CRITERION_NAMES, cid, lang)
+
+
+def _say(holder: Mapping[str, Any], key: str, lang: Language) -> str:
+    """`holder[key]` (English) in `lang` via `holder[key + "_message"]` when stored."""
+    text = holder.get(key) or ""
+    return say(str(text), holder.get(f"{key}_message"), lang, FALLBACK) if text else ""
+
+
+def rule_text(cell: Mapping[str, Any], lang: Language) -> str:
+    """A score's justification (the team's words), else its rules in the reader's language."""
+    if cell.get("justification"):
+        return str(cell["justification"])
+    parts = cell.get("rule_parts") or []
+    if parts:
+        return "; ".join(say(str(p["text"]), p.get("message"), lang, FALLBACK) for p in parts)
+    return say(str(cell.get("rule") or ""), None, lang, FALLBACK)
 
 
 def decision_section(section: Section, lang: Language) -> None:
@@ -48,14 +111,20 @@ def _status_table(section: Section, f: dict[str, Any], lang: Language) -> None:
             _("assumptions decide the winner", lang),
             _("yes", lang) if f["assumptions_decide"] else _("no", lang),
         ],
-        [_("robustness", lang), f["robustness"]["verdict"]],
+        [_("robustness", lang), _say(f["robustness"], "verdict", lang)],
     ]
     section.tables.append(Table(_("The decision", lang), [_("item", lang), _("value", lang)], rows))
 
 
 def _stop_table(section: Section, f: dict[str, Any], lang: Language) -> None:
     rows = [
-        [o["id"], s["id"], s["rule"], ", ".join(s["evidence"]), s["clear"]]
+        [
+            o["id"],
+            s["id"],
+            _say(s, "rule", lang),
+            ", ".join(s["evidence"]),
+            _say(s, "clear", lang),
+        ]
         for o in f["options"]
         for s in o["stop_factors"]
     ]
@@ -70,6 +139,7 @@ def _stop_table(section: Section, f: dict[str, Any], lang: Language) -> None:
                 _("what would clear it", lang),
             ],
             rows or [["-", _("none", lang), "", "", ""]],
+            verbatim=frozenset({0, 1, 3}) if rows else frozenset(),
         )
     )
 
@@ -77,10 +147,12 @@ def _stop_table(section: Section, f: dict[str, Any], lang: Language) -> None:
 def _matrix_tables(section: Section, f: dict[str, Any], lang: Language) -> None:
     criteria = list(f["weights"])
     compared = [o for o in f["options"] if o["standalone"]]
-    head = [_("option", lang)] + [f"{c} (x{f['weights'][c]})" for c in criteria]
+    head = [_("option", lang)] + [f"{criterion(c, lang)} (x{f['weights'][c]})" for c in criteria]
     rows = []
     for o in sorted(compared, key=lambda o: (o["rank"] is None, o["rank"] or 0, o["id"])):
-        cells = [f"{o['scores'][c]['score']}{MARK[o['scores'][c]['source']]}" for c in criteria]
+        cells = [
+            f"{o['scores'][c]['score']}{mark(o['scores'][c]['source'], lang)}" for c in criteria
+        ]
         total = "-" if o["total"] is None else f"{o['total']:.0f}"
         rank = _("stopped", lang) if o["stop_factors"] else str(o["rank"])
         rows.append([o["id"], *cells, total, rank])
@@ -89,16 +161,17 @@ def _matrix_tables(section: Section, f: dict[str, Any], lang: Language) -> None:
             _("Matrix (D3, D4): scores 1-5; * an assumption, no evidence", lang),
             [*head, _("total /100", lang), _("rank", lang)],
             rows,
+            verbatim=frozenset({0}),
         )
     )
     detail = [
         [
             o["id"],
-            c,
+            criterion(c, lang),
             str(cell["score"]),
-            cell["source"],
+            _word(SOURCES, cell["source"], lang),
             ", ".join(cell["evidence"]) or "-",
-            cell["justification"] or cell["rule"],
+            rule_text(cell, lang),
         ]
         for o in compared
         for c, cell in o["scores"].items()
@@ -115,7 +188,19 @@ def _matrix_tables(section: Section, f: dict[str, Any], lang: Language) -> None:
                 _("rule or justification", lang),
             ],
             detail,
+            verbatim=frozenset({0, 4}),
         )
+    )
+
+
+def _flip_text(flip: Mapping[str, Any] | None, lang: Language) -> str:
+    if flip is None:
+        return "-"
+    return _("{criterion} {old} -> {new}: {winner}", lang).format(
+        criterion=criterion(str(flip["criterion"]), lang),
+        old=flip["from_weight"],
+        new=flip["new_weight"],
+        winner=flip["new_winner"] or _("tie", lang),
     )
 
 
@@ -129,23 +214,13 @@ def _robustness(section: Section, f: dict[str, Any], lang: Language) -> None:
     if r["winner"] is not None and all(v is not None for _k, v in shares):
         title = _("Share of weight vectors in which the winner stays the winner", lang)
         section.charts.append(Chart(title, robustness_chart(shares, title)))
-    flip = r["flip"]
-    rows = [[label, "-" if v is None else f"{v:.1%}"] for label, v in shares] + [
-        [
-            _("smallest change that flips the winner", lang),
-            "-"
-            if flip is None
-            else f"{flip['criterion']} {flip['from_weight']} -> {flip['new_weight']}: "
-            f"{flip['new_winner'] or _('tie', lang)}",
-        ],
-        [
-            _("rank reversals among the rest (+-1)", lang),
-            "; ".join(
-                f"{x['below']} > {x['above']} ({x['share_reversed']:.0%})"
-                for x in r["rank_reversals"]
-            )
-            or "-",
-        ],
+    reversals = "; ".join(
+        f"{x['below']} > {x['above']} ({pct0(x['share_reversed'], lang)})"
+        for x in r["rank_reversals"]
+    )
+    rows = [[label, "-" if v is None else pct(v, lang)] for label, v in shares] + [
+        [_("smallest change that flips the winner", lang), _flip_text(r["flip"], lang)],
+        [_("rank reversals among the rest (+-1)", lang), reversals or "-"],
     ]
     section.tables.append(
         Table(_("Robustness of the winner", lang), [_("test", lang), _("result", lang)], rows)
@@ -183,15 +258,57 @@ def _conditions_table(section: Section, f: dict[str, Any], lang: Language) -> No
             [
                 [
                     c["group"],
-                    c["text"],
+                    _say(c, "text", lang),
                     c["option"] or "-",
                     state[c["state"]],
                     ", ".join(c["evidence"]) or "-",
-                    c["why"],
+                    _say(c, "why", lang),
                 ]
                 for c in f["conditions"]
             ],
+            verbatim=frozenset({2, 4}),
         )
+    )
+
+
+def sites_text(sites: list[Mapping[str, Any]], lang: Language) -> str:
+    """An option's sites: "storage/processing: KZ Almaty (provider); ..." in `lang`."""
+    return "; ".join(
+        "{roles}: {country} {region} ({provider})".format(
+            roles="/".join(_word(ROLES, r, lang) for r in s["roles"]),
+            country=s["country"],
+            region=s["region"],
+            provider=s["provider"],
+        )
+        for s in sites
+    )
+
+
+def move_out_text(move: Mapping[str, Any], lang: Language) -> str:
+    """Time to move one run out at the measured throughput, in a unit that reads (seconds,
+    minutes or hours), or "-" when not measured."""
+    if move.get("hours") is None or not move.get("gbps"):
+        return "-"
+    seconds = float(move["hours"]) * 3600
+    if seconds < 0.001:
+        took = _("under {n} s", lang).format(n=fmt(0.001, lang))
+    elif seconds < 60:
+        took = _("{n} s", lang).format(n=fmt(round(seconds, 3), lang))
+    elif seconds < 3600:
+        took = _("{n} min", lang).format(n=fmt(round(seconds / 60, 1), lang))
+    else:
+        took = _("{n} h", lang).format(n=fmt(round(seconds / 3600, 1), lang))
+    return _("{time} at {gbps} GB/s", lang).format(time=took, gbps=fmt(float(move["gbps"]), lang))
+
+
+def shrink_text(shrink: Mapping[str, Any], lang: Language) -> str:
+    """Cost and days to shrink a pool, or "-" for an option with nothing priced."""
+    if not shrink:
+        return "-"
+    return _("{cost} {currency}, {days} d", lang).format(
+        cost=money(None if shrink.get("cost") is None else str(shrink["cost"]), 0, lang),
+        currency=shrink.get("currency") or "",
+        days=fmt(float(shrink.get("days") or 0), lang),
     )
 
 
@@ -201,33 +318,25 @@ def _sites_and_reversibility(section: Section, f: dict[str, Any], lang: Language
             _("Where each option keeps and processes data", lang),
             [_("option", lang), _("kind", lang), _("sites", lang)],
             [
-                [
-                    o["id"],
-                    o["kind"],
-                    "; ".join(
-                        f"{'/'.join(s['roles'])}: {s['country']} {s['region']} ({s['provider']})"
-                        for s in o["sites"]
-                    )
-                    or "-",
-                ]
+                [o["id"], _word(KINDS, o["kind"], lang), sites_text(o["sites"], lang) or "-"]
                 for o in f["options"]
             ],
+            verbatim=frozenset({0}),
         )
     )
     rows = []
     for r in f["reversibility"]:
         move = r["move_out"]
         shrink = r.get("shrink") or {}
+        how = say(str(shrink.get("how") or ""), shrink.get("how_message"), lang, ("cost",))
         rows.append(
             [
                 r["option"],
-                "-" if move["hours"] is None else f"{move['hours']:g} h at {move['gbps']:g} GB/s",
-                move["basis"],
+                move_out_text(move, lang),
+                _say(move, "basis", lang),
                 "; ".join(r.get("manual_actions") or []) or "-",
-                "-"
-                if not shrink
-                else f"{shrink['cost']} {shrink['currency']}, {shrink['days']:g} d",
-                shrink.get("how", "-"),
+                shrink_text(shrink, lang),
+                how if shrink.get("how") else "-",
             ]
         )
     section.tables.append(
@@ -242,6 +351,7 @@ def _sites_and_reversibility(section: Section, f: dict[str, Any], lang: Language
                 _("how", lang),
             ],
             rows,
+            verbatim=frozenset({0}),
         )
     )
 

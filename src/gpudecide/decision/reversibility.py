@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpudecide.decision.context import RuleContext
+from gpudecide.report.i18n import message, render_message
 
 
 def _signif(value: float, digits: int = 2) -> float:
@@ -32,6 +33,8 @@ def for_option(ctx: RuleContext, option: str) -> dict[str, Any]:
                     "currency": cost.figures.get("currency"),
                     "days": rv.get("days_to_shrink"),
                     "how": rv.get("how"),
+                    # The cost analysis's own message for `how`, when it stores one.
+                    "how_message": rv.get("how_message"),
                 }
                 out["evidence"].append(cost.id)
     size = _run_size(ctx, option, out)
@@ -43,18 +46,22 @@ def for_option(ctx: RuleContext, option: str) -> dict[str, Any]:
         out["evidence"].append(test.id)
     if size is not None and gbps:
         seconds = size / (float(gbps) * 1e9)
+        basis = message("decision", "measured export throughput of the export test")
         out["move_out"] = {
             "bytes": size,
             "gbps": _signif(float(gbps)),
             "hours": _signif(seconds / 3600),
-            "basis": "measured export throughput of the export test",
+            "basis": render_message(basis, "en"),
+            "basis_message": basis,
         }
     else:
+        basis = message("decision", "not measured: run `gpudecide export-test` for this option")
         out["move_out"] = {
             "bytes": size,
             "gbps": None,
             "hours": None,
-            "basis": "not measured: run `gpudecide export-test` for this option",
+            "basis": render_message(basis, "en"),
+            "basis_message": basis,
         }
     return out
 

@@ -15,6 +15,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from gpudecide.decision.model import Message
+from gpudecide.report.i18n import N_, message, render_message
+
 GRID_LIMIT = 20_000  # more vectors than this in the 1..5 grid: sample this many instead
 DIRICHLET_SAMPLES = 4_000
 DIRICHLET_CONCENTRATION = 10.0  # alpha = weights x this: samples stay near the team's weights
@@ -37,6 +40,7 @@ class Robustness:
     flip: dict[str, Any] | None
     rank_reversals: list[dict[str, Any]]
     verdict: str
+    verdict_message: Message
 
     def as_dict(self) -> dict[str, Any]:
         """Machine form."""
@@ -123,7 +127,10 @@ def analyse(
     criteria = list(weights)
     if len(names) < 2:
         only = names[0] if names else None
-        return Robustness(only, None, None, None, 0, 0, False, None, [], "one option passes")
+        alone = message("decision", "one option passes")
+        return Robustness(
+            only, None, None, None, 0, 0, False, None, [], render_message(alone, "en"), alone
+        )
     s = np.array([[scores[o][c] for c in criteria] for o in names], dtype=np.float64)
     w = [weights[c] for c in criteria]
     base = int(winners(s, np.array([w], dtype=np.float64))[0])
@@ -149,17 +156,41 @@ def analyse(
         sampled,
         flip,
         reversals,
+        render_message(verdict, "en"),
         verdict,
     )
 
 
-def _verdict(winner: str | None, pm1: float | None, flip: dict[str, Any] | None) -> str:
+# Criteria names, said in the reader's language where a text names one (teams may add
+# criteria of their own: those are shown as written).
+CRITERION_NAMES = {
+    "frequency": N_("frequency"),
+    "artifacts": N_("artifacts"),
+    "queue": N_("queue"),
+    "isolation": N_("isolation"),
+    "operations": N_("operations"),
+    "scale": N_("scale"),
+    "cost": N_("cost"),
+}
+
+
+def criterion_name(criterion: str) -> Message | str:
+    """A criterion as a message when it is one of the built-in criteria, else its id."""
+    known = CRITERION_NAMES.get(criterion)
+    return message("decision", known) if known is not None else criterion
+
+
+def _verdict(winner: str | None, pm1: float | None, flip: dict[str, Any] | None) -> Message:
     if winner is None:
-        return "tie at the team's weights"
+        return message("decision", "tie at the team's weights")
     if flip is None or (pm1 is not None and pm1 == 1.0 and flip["change"] > 1):
-        return "robust"
-    other = flip["new_winner"] or "a tie"
-    return (
-        f"hinges on the weight of {flip['criterion']}: {flip['from_weight']} -> "
-        f"{flip['new_weight']} makes {other} the winner"
+        return message("decision", "robust")
+    other = flip["new_winner"] or message("decision", "a tie")
+    return message(
+        "decision",
+        "hinges on the weight of {criterion}: {old} -> {new} makes {other} the winner",
+        criterion=criterion_name(flip["criterion"]),
+        old=flip["from_weight"],
+        new=flip["new_weight"],
+        other=other,
     )
