@@ -346,3 +346,139 @@ def test_problems_are_capped_with_a_note() -> None:
     # A few problems: no note.
     few = {f"t{i}": {"dtype": "X", "shape": [1], "data_offsets": [0, 1]} for i in range(2)}
     assert "... more problems not listed" not in sth.inspect_bytes(_join(few, b"\x00")).problems
+
+
+def test_precision_adds_dtypes_of_one_precision_and_needs_a_float() -> None:
+    # Two fp8 kinds (10 + 10 bytes) outweigh bf16 (15 bytes) together, not one by one.
+    assert sth.precision_from_dtypes({"F8_E5M2": 10, "F8_E4M3": 10, "BF16": 15}) == "fp8"
+    assert sth.precision_from_dtypes({"F8_E5M2": 10, "BF16": 15}) == "bf16"
+    # Integers and booleans imply no training precision.
+    assert sth.precision_from_dtypes({"I64": 800, "BOOL": 8}) is None
+    assert sth.precision_from_dtypes({}) is None
+    # A tie goes to the name first in sorted order, whatever the dict order.
+    assert sth.precision_from_dtypes({"F16": 8, "BF16": 8}) == "bf16"
+
+
+def _one(entry: object, body: bytes = b"\x00" * 4) -> sth.SafetensorsInfo:
+    return sth.inspect_bytes(_join({"w": entry}, body))
+
+
+@pytest.mark.parametrize(
+    ("entry", "problem"),
+    [
+        ([1, 2], "tensor 'w': not an object"),
+        ({"dtype": "F32", "shape": [True], "data_offsets": [0, 4]},
+         "tensor 'w': shape must be a list of non-negative integers"),
+        ({"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]},
+         "tensor 'w': shape must be a list of non-negative integers"),
+        ({"dtype": "F32", "shape": [1.0], "data_offsets": [0, 4]},
+         "tensor 'w': shape must be a list of non-negative integers"),
+        ({"dtype": "F32", "shape": 1, "data_offsets": [0, 4]},
+         "tensor 'w': shape must be a list of non-negative integers"),
+        ({"dtype": "F32", "shape": [1], "data_offsets": [0, 4, 8]},
+         "tensor 'w': data_offsets must be two non-negative integers"),
+        ({"dtype": "F32", "shape": [1], "data_offsets": [0]},
+         "tensor 'w': data_offsets must be two non-negative integers"),
+        ({"dtype": "F32", "shape": [1], "data_offsets": [False, 4]},
+         "tensor 'w': data_offsets must be two non-negative integers"),
+        ({"dtype": "F32", "shape": [1], "data_offsets": [-1, 3]},
+         "tensor 'w': data_offsets must be two non-negative integers"),
+        ({"dtype": "F32", "shape": [1], "data_offsets": "0,4"},
+         "tensor 'w': data_offsets must be two non-negative integers"),
+        ({"dtype": "F32", "shape": [1], "data_offsets": [4, 0]},
+         "tensor 'w': data_offsets begin 4 > end 0"),
+        ({"dtype": 32, "shape": [1], "data_offsets": [0, 4]}, "tensor 'w': unknown dtype 32"),
+        ({"dtype": "f32", "shape": [1], "data_offsets": [0, 4]},
+         "tensor 'w': unknown dtype 'f32'"),
+        ({"dtype": "F4", "shape": [3], "data_offsets": [0, 4]},
+         "tensor 'w': 3 x F4 is not a whole number of bytes"),
+        ({"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 4]},
+         "tensor 'w': shape [2, 3] x F32 is 24 bytes but data_offsets span 4"),
+    ],
+)  # fmt: skip
+def test_each_bad_tensor_entry_is_named_exactly(entry: object, problem: str) -> None:
+    info = _one(entry)
+    assert info.problems[0] == problem
+    assert info.tensors == []
+
+
+def test_good_entries_keep_their_shape_and_offsets() -> None:
+    # F4 x 2 is one whole byte; a zero-sized tensor spans nothing; shape [] is a scalar.
+    header = {
+        "a": {"dtype": "F4", "shape": [2], "data_offsets": [0, 1]},
+        "b": {"dtype": "F32", "shape": [0, 5], "data_offsets": [1, 1]},
+        "c": {"dtype": "I16", "shape": [], "data_offsets": [1, 3]},
+    }
+    info = sth.inspect_bytes(_join(header, b"\x00" * 3))
+    assert info.ok, info.problems
+    assert [(t.name, t.dtype, t.shape, t.begin, t.end) for t in info.tensors] == [
+        ("a", "F4", [2], 0, 1),
+        ("b", "F32", [0, 5], 1, 1),
+        ("c", "I16", [], 1, 3),
+    ]
+    assert info.bytes_by_dtype() == {"F4": 1, "F32": 0, "I16": 2}
+    assert info.precision == "fp4"
+
+
+def test_header_problems_are_named_exactly() -> None:
+    def problems(header: bytes) -> list[str]:
+        return sth.inspect_bytes(struct.pack("<Q", len(header)) + header).problems
+
+    assert problems(b"[]") == ["header does not start with '{'"]
+    assert problems(b" {}") == ["header does not start with '{'"]
+    assert problems(b"{\xff}") == ["header is not UTF-8 (byte 1)"]
+    assert problems(b"{bad}") == [
+        "header is not valid JSON: Expecting property name enclosed in double quotes: "
+        "line 1 column 2 (char 1)"
+    ]
+    assert problems(b'{"a": 1, "a": 2}') == ["duplicate key 'a' in the header"]
+    assert problems(b'{"__metadata__": {"k": 1}}') == ["__metadata__ must map strings to strings"]
+    assert problems(b'{"__metadata__": ["k"]}') == ["__metadata__ must map strings to strings"]
+    assert problems(b"{}") == []
+
+
+def test_tiling_problems_name_their_byte_counts() -> None:
+    gap = {
+        "a": {"dtype": "U8", "shape": [4], "data_offsets": [0, 4]},
+        "b": {"dtype": "U8", "shape": [4], "data_offsets": [8, 12]},
+    }
+    assert sth.inspect_bytes(_join(gap, b"\x00" * 12)).problems == [
+        "tensor 'b': 4 bytes before it belong to no tensor"
+    ]
+    first = {"a": {"dtype": "U8", "shape": [2], "data_offsets": [3, 5]}}
+    assert sth.inspect_bytes(_join(first, b"\x00" * 5)).problems == [
+        "tensor 'a': 3 bytes before it belong to no tensor"
+    ]
+    overlap = {
+        "a": {"dtype": "U8", "shape": [4], "data_offsets": [0, 4]},
+        "b": {"dtype": "U8", "shape": [2], "data_offsets": [2, 4]},
+    }
+    assert sth.inspect_bytes(_join(overlap, b"\x00" * 4)).problems == [
+        "tensor 'b': bytes 2-4 overlap the previous tensor"
+    ]
+    # Nothing after the header at all: the file holds 0 bytes of data.
+    one = {"a": {"dtype": "U8", "shape": [4], "data_offsets": [0, 4]}}
+    assert sth.inspect_bytes(_join(one, b"")).problems == [
+        "tensor data needs 4 bytes but the file holds 0 after the header (truncated?)"
+    ]
+    assert sth.inspect_bytes(_join(one, b"\x00" * 3)).problems == [
+        "tensor data needs 4 bytes but the file holds 3 after the header (truncated?)"
+    ]
+    assert sth.inspect_bytes(_join(one, b"\x00" * 6)).problems == [
+        "2 bytes at the end of the file belong to no tensor"
+    ]
+    assert sth.inspect_bytes(_join(one, b"\x00" * 4)).ok
+
+
+def test_every_early_refusal_keeps_the_sizes_it_read() -> None:
+    short = sth.inspect_bytes(b"\x00" * 7)
+    assert (short.header_len, short.file_size) == (None, 7)
+    over = sth.inspect_bytes(struct.pack("<Q", sth.MAX_HEADER + 1) + b"{}")
+    assert (over.header_len, over.file_size) == (sth.MAX_HEADER + 1, 10)
+    past = sth.inspect_bytes(struct.pack("<Q", 3) + b"{}")
+    assert (past.header_len, past.file_size) == (3, 10)
+    assert past.problems == ["header length 3 runs past the end of the file (10 bytes)"]
+    exact = sth.inspect_bytes(struct.pack("<Q", 2) + b"{}")
+    assert (exact.header_len, exact.file_size, exact.problems) == (2, 10, [])
+    checked = sth.check_header(b"{}", 10, 2)
+    assert (checked.header_len, checked.file_size, checked.ok) == (2, 10, True)
