@@ -195,8 +195,6 @@ _NOT_YET = {
     "export_test",
     "drill",
     "cordon",
-    "isolation",
-    "residency",
 }
 
 
