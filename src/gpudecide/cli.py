@@ -259,8 +259,9 @@ def assess(
     if as_json:
         emit_json({**result.figures(), "evidence": str(written)})
     else:
-        print_assessment(result)
-        out.print(_("evidence: {path}", language(ws)).format(path=written), markup=False)
+        lang = language(ws)
+        print_assessment(result, lang)
+        out.print(_("evidence: {path}", lang).format(path=written), markup=False)
     if result.status == "no_option_passes":
         raise typer.Exit(1)
 
@@ -310,7 +311,7 @@ def demo(
         for kind in shown:
             for record in (r for r in records if r.kind == kind):
                 out.print(summary_of(record, lang), markup=False)
-    print_assessment(decision)
+    print_assessment(decision, lang)
     out.print(_("demo workspace: {path}", lang).format(path=out_dir), markup=False)
     _print_report_paths(paths, lang)
 
