@@ -1,5 +1,6 @@
-"""The decision's commands and printouts: `gpudecide assess` (`register_assess`), its library
-call (`run_assess`) and human printout (`print_assessment`), and `gpudecide check hybrid`.
+"""The decision's library call for the CLI (`run_assess`), its human printout
+(`print_assessment`), and `gpudecide check hybrid`. `gpudecide assess` itself lives in the
+root `cli.py`: it spans every package's evidence.
 
 What they print for people is in the reader's language (`language(ws)`: the root `--lang`,
 $GPUDECIDE_LANG, the workspace's report.language); --json output is the same in every
@@ -80,35 +81,6 @@ def print_assessment(result: Assessment, lang: Language | None = None) -> None:
     r = result.robustness
     verdict = say(r["verdict"], r.get("verdict_message"), lang, FALLBACK)
     out.print(_("robustness: {verdict}", lang).format(verdict=verdict), markup=False)
-
-
-def assess_command(
-    workspace_dir: Annotated[
-        Path | None, typer.Argument(help="Workspace folder (default: found from here up).")
-    ] = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Decide: stop factors first, the evidence-backed matrix, robustness (D1-D5, V1-V2).
-
-    Exit 1 when no option passes its stop factors.
-    """
-    with guard(as_json):
-        ws = open_workspace(workspace_dir, required=True)
-        assert ws is not None
-        result, written = run_assess(ws)
-    if as_json:
-        emit_json({**result.figures(), "evidence": str(written)})
-    else:
-        lang = language(ws)
-        print_assessment(result, lang)
-        out.print(_("evidence: {path}", lang).format(path=written), markup=False)
-    if result.status == "no_option_passes":
-        raise typer.Exit(1)
-
-
-def register_assess(app: typer.Typer) -> None:
-    """Add `assess` to the root app."""
-    app.command("assess")(assess_command)
 
 
 def check_hybrid(
