@@ -42,6 +42,7 @@ import torch
 from gpudecide.artifacts.hashing import FileDigest, format_sums, parse_sums
 from gpudecide.errors import InputError
 from gpudecide.fsutil import sha256_path
+from gpudecide.report.i18n import message, render_message
 
 FORMAT = "gpudecide-checkpoint/1"
 SUMS = "SHA256SUMS"
@@ -80,11 +81,25 @@ class CheckpointError(Exception):
     optimizer_state_missing, config_mismatch, unreadable.
     """
 
-    def __init__(self, reason: str, message: str, path: str | Path | None = None) -> None:
+    def __init__(
+        self, reason: str, message: str | dict[str, Any], path: str | Path | None = None
+    ) -> None:
+        # `message` is the English text, or a message (report.i18n.message) that the report
+        # shows in the reader's language and whose English is the text (issue 10).
         self.reason = reason
-        self.message = message
+        self.msg = message if isinstance(message, dict) else None
+        self.message = render_message(message, "en") if isinstance(message, dict) else message
         self.path = str(path) if path is not None else None
-        super().__init__(f"{self.path}: {message}" if self.path else message)
+        super().__init__(f"{self.path}: {self.message}" if self.path else self.message)
+
+    def as_message(self) -> dict[str, Any]:
+        """The error as a message: "<path>: <what>" in the reader's language."""
+        from gpudecide.portability.texts import as_written, plain
+
+        what = self.msg or as_written(self.message)
+        if self.path is None:
+            return what
+        return plain("{path}: {text}", path=self.path, text=what)
 
 
 class _HashingWriter:
@@ -291,36 +306,66 @@ def verify_checkpoint(path: Path) -> list[FileDigest]:
     """
     sums_path = path / SUMS
     if not path.is_dir():
-        raise CheckpointError("not_a_checkpoint", "no such checkpoint folder", path)
+        raise CheckpointError(
+            "not_a_checkpoint",
+            message("portability", "no such checkpoint folder"),
+            path,
+        )
     if not sums_path.is_file():
-        raise CheckpointError("missing_sums", f"no {SUMS}: integrity cannot be checked", path)
+        raise CheckpointError(
+            "missing_sums",
+            message("portability", "no {sums}: integrity cannot be checked", sums=SUMS),
+            path,
+        )
     try:
         entries = parse_sums(sums_path.read_text(encoding="utf-8"), sums_path)
     except (InputError, UnicodeDecodeError) as exc:
         raise CheckpointError(
-            "unreadable", f"{SUMS} is not a sha256sum file: {exc}", path
+            "unreadable",
+            message(
+                "portability", "{sums} is not a sha256sum file: {error}", sums=SUMS, error=str(exc)
+            ),
+            path,
         ) from None
     listed = {name for name, _h, _l in entries}
     present = {p.name for p in path.iterdir() if p.name != SUMS}
     for name in sorted(present - listed):
-        raise CheckpointError("unlisted_file", f"{name} is not listed in {SUMS}", path / name)
+        raise CheckpointError(
+            "unlisted_file",
+            message("portability", "{name} is not listed in {sums}", name=name, sums=SUMS),
+            path / name,
+        )
     digests: list[FileDigest] = []
     for name, expected, _line in entries:
         target = path / name
         if "/" in name or name in ("", ".", "..") or not target.is_file():
-            raise CheckpointError("missing_file", f"{name} is listed but missing", target)
+            raise CheckpointError(
+                "missing_file",
+                message("portability", "{name} is listed but missing", name=name),
+                target,
+            )
         actual, size = sha256_path(target)
         if actual != expected:
             raise CheckpointError(
                 "hash_mismatch",
-                f"SHA-256 {actual[:16]}... does not match {expected[:16]}... in {SUMS}: "
-                "the file changed after it was written; nothing was loaded",
+                message(
+                    "portability",
+                    "SHA-256 {actual}... does not match {expected}... in {sums}: the file "
+                    "changed after it was written; nothing was loaded",
+                    actual=actual[:16],
+                    expected=expected[:16],
+                    sums=SUMS,
+                ),
                 target,
             )
         digests.append(FileDigest(name, size, actual))
     for name in REQUIRED:
         if name not in listed:
-            raise CheckpointError("missing_file", f"{name} is missing from the checkpoint", path)
+            raise CheckpointError(
+                "missing_file",
+                message("portability", "{name} is missing from the checkpoint", name=name),
+                path,
+            )
     return digests
 
 
@@ -351,9 +396,11 @@ def _json(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_bytes())
     except ValueError as exc:
-        raise CheckpointError("unreadable", f"not valid JSON: {exc}", path) from None
+        raise CheckpointError(
+            "unreadable", message("portability", "not valid JSON: {error}", error=str(exc)), path
+        ) from None
     if not isinstance(data, dict):
-        raise CheckpointError("unreadable", "not a JSON object", path)
+        raise CheckpointError("unreadable", message("portability", "not a JSON object"), path)
     return data
 
 
@@ -364,10 +411,12 @@ def _torch_file(path: Path) -> dict[str, Any] | None:
         data = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:
         raise CheckpointError(
-            "unreadable", f"refused by weights-only loading: {exc}", path
+            "unreadable",
+            message("portability", "refused by weights-only loading: {error}", error=str(exc)),
+            path,
         ) from None
     if not isinstance(data, dict):
-        raise CheckpointError("unreadable", "not a state dict", path)
+        raise CheckpointError("unreadable", message("portability", "not a state dict"), path)
     return data
 
 
@@ -379,12 +428,18 @@ def read_checkpoint(path: Path) -> CheckpointState:
     state = _json(path / TRAINER_STATE)
     if state.get("format") != FORMAT:
         raise CheckpointError(
-            "not_a_checkpoint", f"trainer_state.json format is not {FORMAT!r}", path
+            "not_a_checkpoint",
+            message("portability", "trainer_state.json format is not '{format}'", format=FORMAT),
+            path,
         )
     try:
         weights = load_file(str(path / WEIGHTS), device="cpu")
     except Exception as exc:
-        raise CheckpointError("unreadable", f"not a valid safetensors file: {exc}", path) from None
+        raise CheckpointError(
+            "unreadable",
+            message("portability", "not a valid safetensors file: {error}", error=str(exc)),
+            path,
+        ) from None
     env_path = path / ENVIRONMENT
     return CheckpointState(
         path=path,

@@ -19,11 +19,22 @@ import typer
 import yaml
 
 from gpudecide import evidence as ev
-from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, guard, open_workspace, out
+from gpudecide.console import (
+    JsonOpt,
+    WorkspaceOpt,
+    emit_json,
+    guard,
+    language,
+    open_workspace,
+    out,
+)
 from gpudecide.errors import InputError
+from gpudecide.i18n import Language, translator
 from gpudecide.inputs import node_line
 from gpudecide.options import require_known
 from gpudecide.portability.plan import PLAN_NAME, ExportTestPlan, load_plan
+
+_ = translator("portability")
 
 Choice = Annotated[str | None, typer.Option(help="cpu | cuda (default: the plan's).")]
 
@@ -113,6 +124,7 @@ def export_test_cmd(
 
     with guard(as_json):
         ws = open_workspace(workspace_dir, required=False)
+        lang = language(ws)
         ws_root = ws.root if ws else None
         plan_path = _plan_path(plan, ws_root)
         test_plan = load_plan(plan_path)
@@ -126,7 +138,9 @@ def export_test_cmd(
         options = {**test_plan.storage_options, **remote.parse_options(list(storage_option or []))}
         url = _storage_url(storage, test_plan, plan_path, ws_root)
         if kind == "k8s":
-            _k8s(test_plan, url, options, dry_run, image, out_file, ws_root, dev, rdev, as_json)
+            _k8s(
+                test_plan, url, options, dry_run, image, out_file, ws_root, dev, rdev, as_json, lang
+            )
             return
         if dry_run:
             raise InputError("--dry-run is for --executor k8s", field="--dry-run")
@@ -138,7 +152,7 @@ def export_test_cmd(
             result = run_export_test(setup)
         target = evidence_dir or (ws.evidence_dir if ws else Path("evidence"))
         written = ev.write(result.record, target)
-    _print(result.figures, written, as_json)
+    _print(result.record, written, as_json, lang)
     if result.figures["verdict"] == "fail":
         raise typer.Exit(1)
 
@@ -164,21 +178,38 @@ def _setup(
     )
 
 
-def _print(figures: dict[str, Any], written: Path, as_json: bool) -> None:
+def _print(record: ev.Evidence, written: Path, as_json: bool, lang: Language) -> None:
+    """The steps, the verdict and its reasons, in the reader's language (--json: the figures)."""
+    figures = record.figures
     if as_json:
         body = {k: v for k, v in figures.items() if k not in ("reference_curve", "resumed_curve")}
         emit_json({**body, "evidence": str(written)})
         return
     from rich.table import Table
 
-    table = Table("step", "status", "started (UTC)", "detail", box=None)
+    from gpudecide.portability.report import reasons_in, status_word, step_label
+    from gpudecide.portability.texts import render_detail
+    from gpudecide.report.i18n import summary_of
+
+    table = Table(
+        _("step", lang), _("status", lang), _("started (UTC)", lang), _("detail", lang), box=None
+    )
     for s in figures["steps"]:
-        table.add_row(s["name"], s["status"], s["started_at"], s["detail"])
+        table.add_row(
+            step_label(s["name"], lang),
+            status_word(s["status"], lang),
+            s["started_at"],
+            render_detail(s, lang),
+        )
     out.print(table)
-    out.print(f"{figures['verdict'].upper()}: {figures['summary']}", markup=False)
-    for reason in figures["reasons"]:
-        out.print(f"reason: {reason}", markup=False)
-    out.print(f"evidence: {written}", markup=False)
+    if lang == "en":  # English: the record's own lines, as they have always been printed
+        verdict, summary = figures["verdict"], figures["summary"]
+    else:
+        verdict, summary = status_word(figures["verdict"], lang), summary_of(record, lang)
+    out.print(f"{verdict.upper()}: {summary}", markup=False)
+    for reason in reasons_in(figures, lang):
+        out.print(_("reason: {text}", lang).format(text=reason), markup=False)
+    out.print(_("evidence: {path}", lang).format(path=written), markup=False)
 
 
 def _k8s(
@@ -192,6 +223,7 @@ def _k8s(
     device: str,
     resume_device: str | None,
     as_json: bool,
+    lang: Language,
 ) -> None:
     from gpudecide.fsutil import atomic_write_text
     from gpudecide.portability import executors as ex
@@ -227,10 +259,13 @@ def _k8s(
             }
         )
     else:
-        out.print(f"{len(docs)} Job manifest(s) -> {target}", markup=False)
+        line = _("{n} Job manifest(s) -> {target}", lang)
+        out.print(line.format(n=len(docs), target=target), markup=False)
         for name, errs in errors.items():
-            out.print(f"{name}: {'valid' if not errs else '; '.join(errs)}", markup=False)
+            state = _("valid", lang) if not errs else "; ".join(errs)
+            out.print(f"{name}: {state}", markup=False)
         if "://" not in url:
-            out.print(f"note: storage {url} is a local folder; a pod cannot see it", markup=False)
+            local = _("note: storage {url} is a local folder; a pod cannot see it", lang)
+            out.print(local.format(url=url), markup=False)
     if bad:
         raise typer.Exit(1)

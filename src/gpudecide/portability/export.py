@@ -21,6 +21,8 @@ from gpudecide.artifacts import retention as ret
 from gpudecide.artifacts.hashing import list_files
 from gpudecide.fsutil import sha256_path
 from gpudecide.portability import checkpoint as ck
+from gpudecide.portability.texts import Message
+from gpudecide.report.i18n import message
 
 if TYPE_CHECKING:
     from gpudecide.portability.scenario import _Ctx
@@ -82,7 +84,27 @@ def write_manifest(ctx: _Ctx, checkpoint: Path) -> tuple[Path, list[dict[str, An
     return target, [f.as_dict() for f in mf.lint(manifest, policy)]
 
 
-def _layer_gaps(env: mf.Environment, layers: list[str]) -> list[str]:
+# The E2 layers and the items each must hold, as messages (the report names them in ru/kk).
+_LAYERS = {
+    "data": message("portability", "data"),
+    "training": message("portability", "training"),
+    "execution": message("portability", "execution"),
+    "provenance": message("portability", "provenance"),
+}
+_ITEMS = {
+    "weights": message("portability", "weights"),
+    "optimizer state": message("portability", "optimizer state"),
+    "scheduler": message("portability", "scheduler"),
+    "RNG state": message("portability", "RNG state"),
+    "exact config": message("portability", "exact config"),
+    "step": message("portability", "step"),
+    "python version": message("portability", "python version"),
+    "library versions": message("portability", "library versions"),
+    "evaluation metrics": message("portability", "evaluation metrics"),
+}
+
+
+def _layer_gaps(env: mf.Environment, layers: list[str]) -> list[Message]:
     checks = {
         "data": {"weights": bool(env.data.final_weights or env.data.intermediate_checkpoints)},
         "training": {
@@ -103,20 +125,22 @@ def _layer_gaps(env: mf.Environment, layers: list[str]) -> list[str]:
         },
     }
     return [
-        f"E2 layer {layer}: no {item}"
+        message(
+            "portability", "E2 layer {layer}: no {item}", layer=_LAYERS[layer], item=_ITEMS[item]
+        )
         for layer in layers
         for item, ok in checks[layer].items()
         if not ok
     ]
 
 
-def check_export(ctx: _Ctx, manifest_path: Path) -> tuple[list[str], list[str]]:
+def check_export(ctx: _Ctx, manifest_path: Path) -> tuple[list[Message], list[Message]]:
     """Problems (the step fails) and warnings (it warns) of the export before it leaves."""
     plan = ctx.setup.plan
     found, _skipped = list_files(ctx.run_dir)
     names = [rel for rel, _p, _s in found]
     problems = [
-        f"declared artifact {pattern!r} is missing"
+        message("portability", "declared artifact '{pattern}' is missing", pattern=pattern)
         for pattern in plan.expected_artifacts
         if not any(fnmatch.fnmatchcase(n, pattern) for n in names)
     ]
@@ -125,6 +149,12 @@ def check_export(ctx: _Ctx, manifest_path: Path) -> tuple[list[str], list[str]]:
     errors = [f for f in ctx.manifest_lint if f["severity"] == "error"]
     warnings = []
     if errors:
-        fields = ", ".join(sorted({str(f["field"]) for f in errors}))
-        warnings.append(f"run manifest lint: {len(errors)} error(s) ({fields})")
+        warnings.append(
+            message(
+                "portability",
+                "run manifest lint: {n:num} error(s) ({fields})",
+                n=len(errors),
+                fields=", ".join(sorted({str(f["field"]) for f in errors})),
+            )
+        )
     return problems, warnings

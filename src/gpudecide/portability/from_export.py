@@ -34,6 +34,8 @@ from gpudecide.portability.scenario import (
     step_plan,
     step_record,
 )
+from gpudecide.portability.texts import Message, as_written, english
+from gpudecide.report.i18n import message
 
 
 def _own_checkpoint(export: Path) -> Path | None:
@@ -96,14 +98,16 @@ def run_from_export(setup: ExportTestSetup, export: Path) -> ExportTestResult:
     try:
         step_plan(ctx)
         for name in ("train", "export", "delete"):
-            ctx.steps[name].detail = "done by the export's producer"
-        reasons = [f"audit: {h['id']}: {h['detail']}" for h in found.figures["hazards"]]
+            ctx.steps[name].tell(None, [message("portability", "done by the export's producer")])
+        hazards = [_hazard(h) for h in found.figures["hazards"]]
+        reasons = [english(h) for h in hazards]
         _resume_step(ctx, export, reasons, found)
         tput = step_record(ctx)
     finally:
         if not setup.keep_work:
             shutil.rmtree(setup.work, ignore_errors=True)
     ctx.reasons = reasons + ctx.reasons
+    ctx.reason_messages = hazards + ctx.reason_messages
     verdict: ev.Verdict = "fail" if reasons else _verdict(list(ctx.steps.values()))
     res = ctx.resume or {}
     reference = _reference(export)
@@ -130,12 +134,12 @@ def run_from_export(setup: ExportTestSetup, export: Path) -> ExportTestResult:
         "audit": {"hazards": found.figures["hazards"], "summary": found.figures["summary"]},
         "jobs": [j.as_dict() for j in ctx.jobs],
         "reasons": ctx.reasons,
+        "reason_messages": ctx.reason_messages,
     }
-    first = ctx.reasons[0] if ctx.reasons else ""
-    figures["summary"] = (
-        f"option {setup.plan.option}: export from {export.name} "
-        + (f"FAILED: {first}" if verdict == "fail" else "restored and resumed")
-    )[:400]
+    summary = _summary(setup.plan.option, export.name, verdict, ctx.reason_messages)
+    figures["summary"] = english(summary)[:400]
+    note = message("portability", "steps 1-3 were done by the export's producer; only 5-6 ran here")
+    figures["messages"] = {"summary": summary, "notes": [note]}
     figures = ev.relative_figures(figures, setup.workspace_root)
     record = ev.Evidence(
         kind="export_test",
@@ -144,10 +148,34 @@ def run_from_export(setup: ExportTestSetup, export: Path) -> ExportTestResult:
         verdict=verdict,
         summary=figures["summary"],
         figures=figures,
-        notes=["steps 1-3 were done by the export's producer; only 5-6 ran here"],
+        notes=[english(note)],
         inputs=[ev.input_ref(setup.plan_path, setup.workspace_root)],
     )
     return ExportTestResult(figures=figures, record=record)
+
+
+def _hazard(h: dict[str, Any]) -> Message:
+    """An audit hazard as a reason of the verdict (its own message when the audit gave one)."""
+    detail = h.get("message") or as_written(str(h["detail"]))
+    return message("portability", "audit: {id}: {detail}", id=h["id"], detail=detail)
+
+
+def _summary(option: str, name: str, verdict: str, reasons: list[Message]) -> Message:
+    """The summary of a test on someone else's export."""
+    if verdict != "fail":
+        return message(
+            "portability",
+            "option {option}: export from {name} restored and resumed",
+            option=option,
+            name=name,
+        )
+    return message(
+        "portability",
+        "option {option}: export from {name} FAILED: {reason}",
+        option=option,
+        name=name,
+        reason=reasons[0] if reasons else as_written(""),
+    )
 
 
 def _hf_unit(audit_figures: dict[str, Any]) -> dict[str, Any] | None:
@@ -161,8 +189,11 @@ def _resume_hf(ctx: _Ctx, export: Path, unit: dict[str, Any], s: Any) -> None:
     import importlib.util
 
     if importlib.util.find_spec("transformers") is None:
-        s.status = "fail"
-        s.detail = "a Hugging Face Trainer checkpoint: transformers is not installed to resume it"
+        missing = message(
+            "portability",
+            "a Hugging Face Trainer checkpoint: transformers is not installed to resume it",
+        )
+        s.tell("fail", [missing])
         return
     spec = {
         "action": "resume",
@@ -180,18 +211,25 @@ def _resume_hf(ctx: _Ctx, export: Path, unit: dict[str, Any], s: Any) -> None:
     s.figures = {"job": outcome.as_dict(), "format": "hf_trainer_checkpoint"}
     problem = _job_failed(outcome)
     if problem:
-        s.status, s.detail = "fail", f"cannot resume: {problem}"
+        s.tell("fail", [message("portability", "cannot resume: {problem}", problem=problem)])
         return
     at, expected = res.get("resumed_at_step"), unit["step"]
     if at != expected:
-        s.status = "fail"
-        s.detail = f"resumed at step {at}, expected {expected}"
+        s.tell(
+            "fail",
+            [message("portability", "resumed at step {step}, expected {k}", step=at, k=expected)],
+        )
         return
-    s.status = "warn"
-    s.detail = (
-        f"resumed with transformers' Trainer at step {at}, trained to {res.get('final_step')}; "
-        "no reference curve in the export: values not compared"
+    done = message(
+        "portability",
+        "resumed with transformers' Trainer at step {step}, trained to {final}",
+        step=at,
+        final=res.get("final_step"),
     )
+    s.tell("warn", [done, _NOT_COMPARED])
+
+
+_NOT_COMPARED = message("portability", "no reference curve in the export: values not compared")
 
 
 def _resume_step(ctx: _Ctx, export: Path, reasons: list[str], found: Any) -> None:
@@ -202,30 +240,57 @@ def _resume_step(ctx: _Ctx, export: Path, reasons: list[str], found: Any) -> Non
             _resume_hf(ctx, export, hf, s)
             return
         if checkpoint is None:
-            s.status = "fail"
-            s.detail = (
+            unknown = message(
+                "portability",
                 "no checkpoint of a format this tool can resume (its own checkpoint-N with "
-                f"{ck.TRAINER_STATE} format {ck.FORMAT}, or a Hugging Face Trainer "
-                "checkpoint with its config.json)"
+                "{state} format {format}, or a Hugging Face Trainer checkpoint with its "
+                "config.json)",
+                state=ck.TRAINER_STATE,
+                format=ck.FORMAT,
             )
+            s.tell("fail", [unknown])
             return
         run = _resume(ctx, export, checkpoint)
         problem = _job_failed(run["outcome"])
         s.figures = {"job": run["outcome"].as_dict()}
         if problem:
-            s.status, s.detail = "fail", f"cannot resume: {problem}"
+            s.tell("fail", [message("portability", "cannot resume: {problem}", problem=problem)])
             return
-        res = ctx.resume or {}
-        reference = _reference(export)
-        s.status, s.detail = (
-            "pass",
-            (f"resumed at step {res.get('resumed_at_step')}, trained to {res.get('final_step')}"),
+        _compare_given(ctx, export, s)
+
+
+def _compare_given(ctx: _Ctx, export: Path, s: Any) -> None:
+    """The resumed run against the producer's own uninterrupted curve, when it has one."""
+    res = ctx.resume or {}
+    reference = _reference(export)
+    parts = [
+        message(
+            "portability",
+            "resumed at step {step}, trained to {final}",
+            step=res.get("resumed_at_step"),
+            final=res.get("final_step"),
         )
-        if reference is None or reference.get("_step") != res.get("final_step"):
-            s.status = "warn"
-            s.detail += "; no reference curve to that step in the export: values not compared"
-            return
-        for row in compare_metrics(ctx.setup.plan, reference, res.get("final_metrics", {})):
-            if not row["within"]:
-                s.status = "fail"
-                s.detail += f"; {row['metric']} {row['resumed']} vs {row['reference']}"
+    ]
+    if reference is None or reference.get("_step") != res.get("final_step"):
+        parts.append(
+            message(
+                "portability",
+                "no reference curve to that step in the export: values not compared",
+            )
+        )
+        s.tell("warn", parts)
+        return
+    status = "pass"
+    for row in compare_metrics(ctx.setup.plan, reference, res.get("final_metrics", {})):
+        if not row["within"]:
+            status = "fail"
+            parts.append(
+                message(
+                    "portability",
+                    "{metric} {resumed} vs {reference}",
+                    metric=row["metric"],
+                    resumed=row["resumed"],
+                    reference=row["reference"],
+                )
+            )
+    s.tell(status, parts)

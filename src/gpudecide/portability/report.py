@@ -13,13 +13,16 @@ from typing import Any
 import matplotlib.pyplot as plt
 
 from gpudecide.i18n import Language, number, translator
+from gpudecide.portability.texts import render_detail, step_name
 from gpudecide.report.charts import _svg
+from gpudecide.report.fmt import not_available
+from gpudecide.report.i18n import render_message, say
 from gpudecide.report.model import Chart, Section, Table
 
 _ = translator("portability")
 
 
-def _word(word: str, lang: Language) -> str:
+def status_word(word: str, lang: Language) -> str:
     """Statuses, verdicts and transfer names, each a literal msgid for the catalogues."""
     words = {
         "pass": _("pass", lang),
@@ -40,8 +43,26 @@ def _fmt(value: Any, lang: Language, digits: int = 4) -> str:
     return str(value)
 
 
+def step_label(name: str, lang: Language) -> str:
+    """A step's name in the reader's language (the record keeps the English name)."""
+    return render_message(step_name(name), lang)
+
+
+def _tolerance(value: Any, lang: Language) -> str:
+    """A tolerance figure; English keeps its historic form ("0.02", "None")."""
+    if lang == "en":
+        return str(value)
+    if value is None:
+        return not_available(lang)
+    return number(value, lang, 6)
+
+
 def loss_chart(
-    reference: Sequence[dict[str, Any]], resumed: Sequence[dict[str, Any]], k: int, title: str
+    reference: Sequence[dict[str, Any]],
+    resumed: Sequence[dict[str, Any]],
+    k: int,
+    title: str,
+    lang: Language = "en",
 ) -> str:
     """Lines: training loss per step, reference and resumed; a mark at the checkpoint."""
     fig, ax = plt.subplots(figsize=(7.5, 2.6))
@@ -54,16 +75,22 @@ def loss_chart(
             linestyle="--",
         )
     ax.axvline(k, color="#7f7f7f", linewidth=0.8)
-    ax.set_xlabel("step")
-    ax.set_ylabel("loss")
+    ax.set_xlabel(_("step", lang))
+    ax.set_ylabel(_("loss", lang))
     ax.set_title(title, loc="left")
-    ax.legend(["reference", "resumed"][: 1 + bool(resumed)], frameon=False)
+    ax.legend([_("reference", lang), _("resumed", lang)][: 1 + bool(resumed)], frameon=False)
     return _svg(fig, title)
 
 
 def _steps_table(f: dict[str, Any], lang: Language) -> Table:
     rows = [
-        [s["name"], _word(s["status"], lang), s["started_at"], s["finished_at"], s["detail"]]
+        [
+            step_label(s["name"], lang),
+            status_word(s["status"], lang),
+            s["started_at"],
+            s["finished_at"],
+            render_detail(s, lang),
+        ]
         for s in f["steps"]
     ]
     return Table(
@@ -95,7 +122,9 @@ def _metrics_table(f: dict[str, Any], lang: Language) -> Table:
         "Final metrics against the reference (tolerance {rel} relative, {abs} absolute)", lang
     )
     return Table(
-        caption.format(rel=tol.get("relative"), abs=tol.get("absolute")),
+        caption.format(
+            rel=_tolerance(tol.get("relative"), lang), abs=_tolerance(tol.get("absolute"), lang)
+        ),
         [
             _("metric", lang),
             _("reference", lang),
@@ -103,7 +132,8 @@ def _metrics_table(f: dict[str, Any], lang: Language) -> Table:
             _("relative difference", lang),
             _("within tolerance", lang),
         ],
-        rows or [[_("not compared", lang), "", "", "", ""]],
+        rows or [["-", _("not compared", lang), "", "", ""]],
+        verbatim=frozenset({0}),  # metric names (loss, eval_loss) are the plan's identifiers
     )
 
 
@@ -115,11 +145,11 @@ def _transfer_table(f: dict[str, Any], lang: Language) -> Table:
             continue
         rows.append(
             [
-                _word(name, lang),
+                status_word(name, lang),
                 _fmt(t["sample_bytes"], lang, 0),
                 _fmt(t["gbps"], lang, 6),
                 _fmt(t.get("migration_window_hours"), lang, 3),
-                t.get("note") or "",
+                render_detail(t, lang, "note"),
             ]
         )
     return Table(
@@ -150,7 +180,7 @@ def export_test_section(section: Section, lang: Language) -> None:
     """Tables and the loss chart of one `export_test` record."""
     f = section.record.figures
     section.title = _("Export acceptance test of option {option}: {verdict}", lang).format(
-        option=f.get("option"), verdict=_word(str(f.get("verdict")), lang)
+        option=f.get("option"), verdict=status_word(str(f.get("verdict")), lang)
     )
     section.tables.append(_steps_table(f, lang))
     section.tables.append(_metrics_table(f, lang))
@@ -159,10 +189,20 @@ def export_test_section(section: Section, lang: Language) -> None:
     reasons = f.get("reasons") or []
     if reasons:
         section.tables.append(
-            Table(_("Why it failed", lang), [_("reason", lang)], [[r] for r in reasons])
+            Table(_("Why it failed", lang), [_("reason", lang)], [[r] for r in reasons_in(f, lang)])
         )
     reference = f.get("reference_curve") or []
     if reference:
         title = _("Training loss: reference and resumed run", lang)
-        svg = loss_chart(reference, f.get("resumed_curve") or [], int(f["checkpoint_step"]), title)
+        resumed = f.get("resumed_curve") or []
+        svg = loss_chart(reference, resumed, int(f["checkpoint_step"]), title, lang)
         section.charts.append(Chart(title, svg))
+
+
+def reasons_in(f: dict[str, Any], lang: Language) -> list[str]:
+    """The reasons of a failure in the reader's language (stored messages when present)."""
+    reasons = [str(r) for r in f.get("reasons") or []]
+    stored = f.get("reason_messages") or []
+    if len(stored) != len(reasons):
+        stored = [None] * len(reasons)
+    return [say(r, m, lang, ("portability",)) for r, m in zip(reasons, stored, strict=True)]

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from gpudecide import evidence as ev
 from gpudecide.decision.model import StopFactor, Suggestion
+from gpudecide.portability.texts import Message, as_written, step_name
+from gpudecide.report.i18n import message
 
 CRITERION = "artifacts"
 
@@ -18,6 +20,18 @@ CRITERION = "artifacts"
 def _first_reason(record: ev.Evidence) -> str:
     reasons = record.figures.get("reasons") or []
     return str(reasons[0]) if reasons else record.summary
+
+
+def _first_reason_message(record: ev.Evidence) -> Message:
+    """The first reason as the record stored it as a message (older records: as written)."""
+    stored = record.figures.get("reason_messages") or []
+    reasons = record.figures.get("reasons") or []
+    if stored and len(stored) == len(reasons):
+        return dict(stored[0])
+    msgs = record.figures.get("messages") or {}
+    if not reasons and isinstance(msgs.get("summary"), dict):
+        return dict(msgs["summary"])
+    return as_written(_first_reason(record))
 
 
 def rules(record: ev.Evidence) -> list[Suggestion | StopFactor]:
@@ -35,6 +49,15 @@ def rules(record: ev.Evidence) -> list[Suggestion | StopFactor]:
                 f"export test failed: {_first_reason(record)}"[:300],
                 (record.id,),
                 clear="an export test of this option that passes, planned and run again",
+                rule_message=message(
+                    "portability",
+                    "export test failed: {reason}",
+                    reason=_first_reason_message(record),
+                ),
+                clear_message=message(
+                    "portability",
+                    "an export test of this option that passes, planned and run again",
+                ),
             )
         ]
     k = record.figures.get("checkpoint_step")
@@ -47,9 +70,19 @@ def rules(record: ev.Evidence) -> list[Suggestion | StopFactor]:
                 f"export test passed: restored elsewhere, resumed at step {k}, final metrics "
                 "within the plan's tolerance (5)",
                 (record.id,),
+                rule_message=message(
+                    "portability",
+                    "export test passed: restored elsewhere, resumed at step {k}, final "
+                    "metrics within the plan's tolerance (5)",
+                    k=k,
+                ),
             )
         ]
     warned = [s["name"] for s in record.figures.get("steps", []) if s.get("status") == "warn"]
+    # The step names in the reader's language ("; " between them), else "a step".
+    steps: Message | list[Message] = [step_name(n) for n in warned] or message(
+        "portability", "a step"
+    )
     return [
         Suggestion(
             option,
@@ -57,5 +90,8 @@ def rules(record: ev.Evidence) -> list[Suggestion | StopFactor]:
             4,
             f"export test passed with warnings in {', '.join(warned) or 'a step'} (4)",
             (record.id,),
+            rule_message=message(
+                "portability", "export test passed with warnings in {steps} (4)", steps=steps
+            ),
         )
     ]

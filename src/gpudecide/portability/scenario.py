@@ -41,8 +41,20 @@ from gpudecide.portability import checkpoint as ck
 from gpudecide.portability.executors import Executor, JobOutcome
 from gpudecide.portability.plan import ExportTestPlan
 from gpudecide.portability.storage import Storage, Transfer
+from gpudecide.portability.texts import (
+    Message,
+    as_written,
+    device_name,
+    english,
+    figure,
+    joined,
+    plain,
+    step_name,
+    tolerance,
+)
 from gpudecide.portability.throughput import throughput_figures
 from gpudecide.portability.trainer import require_device
+from gpudecide.report.i18n import message
 
 SPEC_IDS = ["E1", "E2", "E3", "E4", "A2", "A4"]
 Status = Literal["pass", "fail", "warn", "skip"]
@@ -64,6 +76,15 @@ class Step:
     finished_at: str = ""
     detail: str = ""
     figures: dict[str, Any] = field(default_factory=dict)
+    # The detail as a message (issue 10): the report and the commands render it in ru/kk.
+    detail_message: Message | None = None
+
+    def tell(self, status: Status | None, parts: list[Message]) -> None:
+        """Set the detail from its parts (joined by "; "), English and message alike."""
+        if status is not None:
+            self.status = status
+        self.detail_message = joined(parts)
+        self.detail = english(self.detail_message)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form (`steps` in the --json body)."""
@@ -73,6 +94,7 @@ class Step:
             "started_at": self.started_at,
             "finished_at": self.finished_at,
             "detail": self.detail,
+            **({"detail_message": self.detail_message} if self.detail_message else {}),
             **({"figures": self.figures} if self.figures else {}),
         }
 
@@ -118,6 +140,7 @@ class _Ctx:
         self.setup = setup
         self.steps = {name: Step(name) for name in STEP_NAMES}
         self.reasons: list[str] = []
+        self.reason_messages: list[Message] = []
         self.jobs: list[JobOutcome] = []
         self.volume = setup.work / "volume"
         self.run_dir = self.volume / "run"
@@ -139,6 +162,13 @@ class _Ctx:
             s.finished_at = utc_now()
             if s.status == "fail" and s.detail:
                 self.reasons.append(f"{name}: {s.detail}")
+                self.reason_messages.append(
+                    plain(
+                        "{step}: {detail}",
+                        step=step_name(name),
+                        detail=s.detail_message or as_written(s.detail),
+                    )
+                )
 
 
 def _config(ctx: _Ctx, device: str) -> dict[str, Any]:
@@ -150,29 +180,43 @@ def step_plan(ctx: _Ctx) -> None:
     with ctx.step("plan") as s:
         ctx.plan_sha256 = sha256_path(ctx.setup.plan_path)[0]
         p = ctx.setup.plan
-        s.status = "pass"
+        detail = message(
+            "portability",
+            "plan sha256 {sha}... fixed before training: {size} model, {steps:num} steps, "
+            "checkpoint at {k}, tolerance {tolerance}",
+            sha=ctx.plan_sha256[:16],
+            size=p.model.size,
+            steps=p.model.steps,
+            k=p.model.checkpoint_step,
+            tolerance=_tolerance(p),
+        )
+        s.tell("pass", [detail])
+        # The English names the plan's file too; the report lists it (with its full SHA-256)
+        # verbatim among the record's inputs, so the message leaves it out.
         s.detail = (
             f"plan {ctx.setup.plan_path.name} sha256 {ctx.plan_sha256[:16]}... fixed before "
             f"training: {p.model.size} model, {p.model.steps} steps, checkpoint at "
-            f"{p.model.checkpoint_step}, tolerance {_tolerance_text(p)}"
+            f"{p.model.checkpoint_step}, tolerance {english(_tolerance(p))}"
         )
 
 
-def _tolerance_text(p: ExportTestPlan) -> str:
-    parts = []
-    if p.tolerance.relative is not None:
-        parts.append(f"{p.tolerance.relative:g} relative")
-    if p.tolerance.absolute is not None:
-        parts.append(f"{p.tolerance.absolute:g} absolute")
-    return " or ".join(parts)
+def _tolerance(p: ExportTestPlan) -> Message:
+    return tolerance(p.tolerance.relative, p.tolerance.absolute)
 
 
-def _job_failed(outcome: JobOutcome) -> str | None:
+def _job_failed(outcome: JobOutcome) -> Message | None:
+    """Why a job failed, as a message (None when it did not): no result, or its reason."""
     res = outcome.result
     if res is None:
-        return f"job wrote no result (exit {outcome.returncode}): {outcome.log_tail[-300:]}"
+        return message(
+            "portability",
+            "job wrote no result (exit {code}): {tail}",
+            code=outcome.returncode,
+            tail=outcome.log_tail[-300:],
+        )
     if res.get("status") != "ok":
-        return f"{res.get('reason')}: {str(res.get('detail'))[-600:]}"
+        detail = res.get("detail_message") or as_written(str(res.get("detail"))[-600:])
+        return plain("{reason}: {detail}", reason=res.get("reason"), detail=detail)
     return None
 
 
@@ -189,17 +233,25 @@ def step_train(ctx: _Ctx) -> None:
         ctx.jobs.append(outcome)
         problem = _job_failed(outcome)
         if problem:
-            s.status, s.detail = "fail", f"training job failed: {problem}"
+            s.tell(
+                "fail", [message("portability", "training job failed: {problem}", problem=problem)]
+            )
             return
         ctx.train = outcome.result
         assert ctx.train is not None
         ckpt = ctx.train["checkpoints"][0]
-        s.status = "pass"
-        s.detail = (
-            f"{ctx.train['final_step']} steps on {ctx.setup.device} "
-            f"({ctx.train['parameters']:,} parameters); checkpoint-{ckpt['step']} "
-            f"{ckpt['bytes']:,} bytes written atomically in {ckpt['seconds']:.3f} s"
+        detail = message(
+            "portability",
+            "{steps:num} steps on {device} ({parameters:num} parameters); checkpoint-{k} "
+            "{bytes:num} bytes written atomically in {seconds:num} s",
+            steps=ctx.train["final_step"],
+            device=device_name(ctx.setup.device),
+            parameters=ctx.train["parameters"],
+            k=ckpt["step"],
+            bytes=ckpt["bytes"],
+            seconds=round(float(ckpt["seconds"]), 3),
         )
+        s.tell("pass", [detail])
         s.figures = {
             "job": outcome.as_dict(),
             "checkpoint_bytes": ckpt["bytes"],
@@ -224,7 +276,7 @@ def step_export(ctx: _Ctx) -> None:
 
     with ctx.step("export") as s:
         if ctx.train is None:
-            s.detail = "nothing to export: training failed"
+            s.tell(None, [message("portability", "nothing to export: training failed")])
             return
         checkpoint = Path(ctx.train["checkpoints"][0]["path"])
         if ctx.setup.drop_from_export:
@@ -237,14 +289,23 @@ def step_export(ctx: _Ctx) -> None:
         manifest = json.loads(manifest_path.read_text())
         for f in manifest["files"]:
             if by_path.get(f["path"]) != f["sha256"]:
-                problems.append(f"{f['path']}: copy hash differs from the manifest")
+                problems.append(
+                    message(
+                        "portability",
+                        "{path}: copy hash differs from the manifest",
+                        path=f["path"],
+                    )
+                )
         s.figures = {"transfer": ctx.export.as_dict(), "manifest_lint": lint}
-        s.status = "fail" if problems else ("warn" if warnings else "pass")
-        head = (
-            f"{len(ctx.export.files)} files, {ctx.export.bytes:,} bytes to "
-            f"{ctx.export.target}, SHA-256 of each taken while copying"
+        head = message(
+            "portability",
+            "{files:num} files, {bytes:num} bytes to {target}, SHA-256 of each taken while copying",
+            files=len(ctx.export.files),
+            bytes=ctx.export.bytes,
+            target=ctx.export.target,
         )
-        s.detail = "; ".join([head, *problems, *warnings])
+        status: Status = "fail" if problems else ("warn" if warnings else "pass")
+        s.tell(status, [head, *problems, *warnings])
 
 
 def step_delete(ctx: _Ctx) -> None:
@@ -267,16 +328,32 @@ def step_delete(ctx: _Ctx) -> None:
             state = train_job.state
             s.figures["slurm_job"] = {"job_id": train_job.job_id, "sacct": train_job.sacct}
         if still:
-            s.status = "fail"
-            s.detail = f"volume {ctx.volume} is still listed after deletion: {listing}"
-        elif state is not None and not str(state).startswith("COMPLETED"):
-            s.status = "fail"
-            s.detail = f"training job ended {state}, not COMPLETED"
-        else:
-            s.status = "pass"
-            s.detail = f"{ctx.volume.name} no longer listed in {parent}" + (
-                f"; Slurm job {job_id} final state {state}" if state else ""
+            gone = message(
+                "portability",
+                "volume {volume} is still listed after deletion: {listing}",
+                volume=str(ctx.volume),
+                listing=str(listing),
             )
+            s.tell("fail", [gone])
+        elif state is not None and not str(state).startswith("COMPLETED"):
+            ended = message(
+                "portability", "training job ended {state}, not COMPLETED", state=str(state)
+            )
+            s.tell("fail", [ended])
+        else:
+            parts = [
+                message("portability", "volume no longer listed in {parent}", parent=str(parent))
+            ]
+            if state:
+                parts.append(
+                    message(
+                        "portability",
+                        "Slurm job {job} final state {state}",
+                        job=job_id,
+                        state=str(state),
+                    )
+                )
+            s.tell("pass", parts)
 
 
 def compare_metrics(
@@ -307,33 +384,62 @@ def _structure(metrics: list[dict[str, Any]], after: int) -> list[tuple[int, tup
     return [(int(m["step"]), tuple(sorted(m))) for m in metrics if int(m["step"]) > after]
 
 
-def _resume_checks(ctx: _Ctx, res: dict[str, Any]) -> list[str]:
+def _resume_checks(ctx: _Ctx, res: dict[str, Any]) -> list[Message]:
     plan = ctx.setup.plan
     k = plan.model.checkpoint_step
     problems = []
     if res.get("resumed_at_step") != k:
-        problems.append(f"resumed at step {res.get('resumed_at_step')}, expected {k}")
+        problems.append(
+            message(
+                "portability",
+                "resumed at step {step}, expected {k}",
+                step=res.get("resumed_at_step"),
+                k=k,
+            )
+        )
     if res.get("final_step") != plan.model.steps:
-        problems.append(f"stopped at step {res.get('final_step')}, expected {plan.model.steps}")
+        problems.append(
+            message(
+                "portability",
+                "stopped at step {step}, expected {k}",
+                step=res.get("final_step"),
+                k=plan.model.steps,
+            )
+        )
     assert ctx.train is not None
     if _structure(res.get("metrics", []), k) != _structure(ctx.train["metrics"], k):
-        problems.append("metric structure differs from the reference (steps or metric names)")
+        problems.append(
+            message(
+                "portability",
+                "metric structure differs from the reference (steps or metric names)",
+            )
+        )
     for row in compare_metrics(plan, ctx.train["final_metrics"], res.get("final_metrics", {})):
         if not row["within"]:
-            rel = row.get("rel_diff")
-            problems.append(
-                f"{row['metric']} {row['resumed']} vs reference {row['reference']}: "
-                f"{'n/a' if rel is None else f'{rel:.4g}'} relative, over the tolerance "
-                f"{_tolerance_text(plan)}"
-            )
+            problems.append(_over_tolerance(row, plan))
     return problems
+
+
+def _over_tolerance(row: dict[str, Any], plan: ExportTestPlan) -> Message:
+    """A final metric outside the plan's tolerance, with the figures."""
+    rel = row.get("rel_diff")
+    return message(
+        "portability",
+        "{metric} {resumed:num} vs reference {reference:num}: {rel:num} relative, over the "
+        "tolerance {tolerance}",
+        metric=row["metric"],
+        resumed=None if row["resumed"] is None else figure(row["resumed"], 4),
+        reference=None if row["reference"] is None else figure(row["reference"], 4),
+        rel=None if rel is None else figure(rel, 4),
+        tolerance=_tolerance(plan),
+    )
 
 
 def step_resume(ctx: _Ctx) -> None:
     """5. A new job restores the export into an empty folder and continues training."""
     with ctx.step("resume") as s:
         if ctx.export is None or ctx.train is None:
-            s.detail = "nothing to restore: the export did not happen"
+            s.tell(None, [message("portability", "nothing to restore: the export did not happen")])
             return
         plan = ctx.setup.plan
         device = ctx.setup.resume_device or ctx.setup.device
@@ -356,16 +462,28 @@ def step_resume(ctx: _Ctx) -> None:
             s.figures["restore"] = res["restore"]
         problem = _job_failed(outcome)
         if problem:
-            s.status, s.detail = "fail", f"cannot resume: {problem}"
+            s.tell("fail", [message("portability", "cannot resume: {problem}", problem=problem)])
             return
         assert res is not None
         problems = _resume_checks(ctx, res)
-        s.status = "fail" if problems else "pass"
-        head = (
-            f"restored into an empty folder, hashes verified, resumed at step "
-            f"{res['resumed_at_step']} on {device}, trained to {res['final_step']}"
+        head = message(
+            "portability",
+            "restored into an empty folder, hashes verified, resumed at step {step} on "
+            "{device}, trained to {final}",
+            step=res["resumed_at_step"],
+            device=device_name(device),
+            final=res["final_step"],
         )
-        s.detail = "; ".join([head, *problems, *res.get("notes", [])])
+        s.tell("fail" if problems else "pass", [head, *problems, *_notes(res)])
+
+
+def _notes(res: dict[str, Any]) -> list[Message]:
+    """A job's notes as messages (stored beside its English notes when it wrote them)."""
+    notes = [str(n) for n in res.get("notes", [])]
+    stored = res.get("note_messages")
+    if isinstance(stored, list) and len(stored) == len(notes):
+        return [dict(m) for m in stored]
+    return [as_written(n) for n in notes]
 
 
 def step_record(ctx: _Ctx) -> dict[str, Any]:
@@ -378,15 +496,27 @@ def step_record(ctx: _Ctx) -> dict[str, Any]:
         restore = throughput_figures(restore_raw, floor, plan)
         manual = plan.manual
         listed = len(manual.actions) + len(manual.closed_formats) + len(manual.restored_by_hand)
-        s.status = "warn" if listed else "pass"
-        s.detail = (
-            f"{len(manual.actions)} manual action(s), {len(manual.closed_formats)} closed "
-            f"format(s), {len(manual.restored_by_hand)} field(s) restored by hand"
-        )
+        parts = [
+            message(
+                "portability",
+                "{actions:num} manual action(s), {formats:num} closed format(s), {fields:num} "
+                "field(s) restored by hand",
+                actions=len(manual.actions),
+                formats=len(manual.closed_formats),
+                fields=len(manual.restored_by_hand),
+            )
+        ]
+        status: Status = "warn" if listed else "pass"
         after = sha256_path(ctx.setup.plan_path)[0]
         if after != ctx.plan_sha256:
-            s.status = "fail"
-            s.detail += "; the plan changed during the test: its tolerance was not fixed in advance"
+            status = "fail"
+            parts.append(
+                message(
+                    "portability",
+                    "the plan changed during the test: its tolerance was not fixed in advance",
+                )
+            )
+        s.tell(status, parts)
         return {"export": export, "restore": restore}
 
 
@@ -444,6 +574,7 @@ def _figures(ctx: _Ctx, tput: dict[str, Any], verdict: ev.Verdict) -> dict[str, 
         },
         "jobs": [j.as_dict() for j in ctx.jobs],
         "reasons": list(ctx.reasons),
+        "reason_messages": list(ctx.reason_messages),
         "reference_curve": _curve(train.get("metrics")),
         "resumed_curve": _curve(res.get("metrics")),
         "environments": {
@@ -454,17 +585,65 @@ def _figures(ctx: _Ctx, tput: dict[str, Any], verdict: ev.Verdict) -> dict[str, 
     }
 
 
-def _summary(figures: dict[str, Any]) -> str:
-    k = figures["checkpoint_step"]
+def summary_message(figures: dict[str, Any]) -> Message:
+    """The record's summary as a message: the first reason of a failure, else the figures."""
     if figures["verdict"] == "fail":
-        first = figures["reasons"][0] if figures["reasons"] else "a step failed"
-        return f"option {figures['option']}: export test FAILED: {first}"[:400]
+        stored = figures.get("reason_messages") or []
+        if stored:
+            first: Message = stored[0]
+        elif figures["reasons"]:
+            first = as_written(figures["reasons"][0])
+        else:
+            first = message("portability", "a step failed")
+        return message(
+            "portability",
+            "option {option}: export test FAILED: {reason}",
+            option=figures["option"],
+            reason=first,
+        )
     rows = figures["metric_comparison"]
     worst = max((r.get("rel_diff") or 0.0 for r in rows), default=0.0)
-    return (
-        f"option {figures['option']}: trained, exported, deleted, restored and resumed at "
-        f"step {k}; final metrics within tolerance (largest relative difference {worst:.3g})"
+    return message(
+        "portability",
+        "option {option}: trained, exported, deleted, restored and resumed at step {k}; final "
+        "metrics within tolerance (largest relative difference {worst:num})",
+        option=figures["option"],
+        k=figures["checkpoint_step"],
+        worst=figure(worst, 3),
     )
+
+
+def _note_messages(setup: ExportTestSetup, tput: dict[str, Any]) -> list[Message]:
+    """The record's notes: E4's rule, a change of device, what the throughput could not give."""
+    notes = [
+        message(
+            "portability",
+            "E4: no bitwise equality is required across devices and library versions; the "
+            "tolerance was fixed in the plan before the test",
+        )
+    ]
+    resumed_on = setup.resume_device or setup.device
+    if resumed_on != setup.device:
+        notes.append(
+            message(
+                "portability",
+                "trained on {device}, resumed on {resume_device}",
+                device=device_name(setup.device),
+                resume_device=device_name(resumed_on),
+            )
+        )
+    for name in ("export", "restore"):
+        t = tput.get(name) or {}
+        if t.get("note"):
+            notes.append(
+                message(
+                    "portability",
+                    "{transfer} throughput: {note}",
+                    transfer=step_name(name),
+                    note=t.get("note_message") or as_written(str(t["note"])),
+                )
+            )
+    return notes
 
 
 def run_export_test(setup: ExportTestSetup) -> ExportTestResult:
@@ -486,26 +665,20 @@ def run_export_test(setup: ExportTestSetup) -> ExportTestResult:
             shutil.rmtree(setup.work, ignore_errors=True)
     verdict = _verdict(list(ctx.steps.values()))
     figures = _figures(ctx, tput, verdict)
-    figures["summary"] = summary = _summary(figures)
+    summary = summary_message(figures)
+    figures["summary"] = english(summary)[:400]
+    note_messages = _note_messages(setup, tput)
+    figures["messages"] = {"summary": summary, "notes": note_messages}
+    # Paths in the texts and their messages alike are written relative to the workspace.
     figures = ev.relative_figures(figures, setup.workspace_root)
-    notes = [
-        "E4: no bitwise equality is required across devices and library versions; the "
-        "tolerance was fixed in the plan before the test",
-    ]
-    if figures["resume_device"] != figures["device"]:
-        notes.append(f"trained on {setup.device}, resumed on {figures['resume_device']}")
-    for name in ("export", "restore"):
-        note = (tput.get(name) or {}).get("note")
-        if note:
-            notes.append(f"{name} throughput: {note}")
     record = ev.Evidence(
         kind="export_test",
         title=f"Export acceptance test of option {setup.plan.option}",
         spec_ids=SPEC_IDS,
         verdict=verdict,
-        summary=summary,
+        summary=figures["summary"],
         figures=figures,
-        notes=notes,
+        notes=[english(m) for m in note_messages],
         inputs=[plan_ref],
     )
     return ExportTestResult(figures=figures, record=record)

@@ -14,6 +14,7 @@ import math
 from typing import Any
 
 from gpudecide.portability.plan import ExportTestPlan
+from gpudecide.report.i18n import message, render_message
 
 
 def significant(value: float, digits: int) -> float:
@@ -60,13 +61,20 @@ def throughput_figures(
     }
     run_bytes = int(plan.run_size_gb * 1e9) if plan.run_size_gb else None
     if run_bytes is None:
-        out["note"] = "no run_size_gb in the plan: no migration window computed"
+        note = message("portability", "no run_size_gb in the plan: no migration window computed")
     elif n >= floor_bytes or n >= run_bytes:
         out["migration_window_hours"] = significant(run_bytes / rate / 3600, digits)
         out["run_bytes"] = run_bytes
+        return out
     else:
-        out["note"] = (
-            f"{n:,} bytes measured, under the {floor_bytes:,}-byte floor: too small a sample "
-            f"to extrapolate {run_bytes:,} bytes from; no window given"
+        note = message(
+            "portability",
+            "{n:num} bytes measured, under the {floor:num}-byte floor: too small a sample to "
+            "extrapolate {run:num} bytes from; no window given",
+            n=n,
+            floor=floor_bytes,
+            run=run_bytes,
         )
+    # The note in English and as a message the report shows in the reader's language.
+    out["note"], out["note_message"] = render_message(note, "en"), note
     return out

@@ -79,6 +79,7 @@ from gpudecide.portability.checkpoint import (
 )
 from gpudecide.portability.config import EVAL_SEQUENCES, RESUME_KEYS, TrainConfig
 from gpudecide.portability.lm import CausalLM, SyntheticTokens
+from gpudecide.report.i18n import message, render_message
 
 __all__ = [
     "CheckpointError",
@@ -94,6 +95,14 @@ __all__ = [
     "train",
     "verify_checkpoint",
 ]
+
+# Notes a resume adds to its result, as messages (the report shows them in ru/kk); the
+# result's `notes` hold their English, `NOTE_MESSAGES` finds the message again by it.
+CUDA_RNG_NOT_RESTORED = message(
+    "portability", "CUDA RNG states in the checkpoint were not restored: resumed on the CPU"
+)
+NOTE_MESSAGES = {render_message(m, "en"): m for m in (CUDA_RNG_NOT_RESTORED,)}
+
 
 class StepMetric(TypedDict, total=False):
     """One optimizer step: loss of its batch, LR used, gradient norm, tokens, wall seconds."""
@@ -209,7 +218,7 @@ def _restore_rng(rng: dict[str, Any], device: torch.device, notes: list[str]) ->
         count = min(len(cuda_states), torch.cuda.device_count())
         torch.cuda.set_rng_state_all(cuda_states[:count])
     elif cuda_states:
-        notes.append("CUDA RNG states in the checkpoint were not restored: resumed on the CPU")
+        notes.append(render_message(CUDA_RNG_NOT_RESTORED, "en"))
 
 
 def _tupled(value: Any) -> Any:
@@ -256,13 +265,21 @@ def _check_resumable(state: CheckpointState, config: TrainConfig) -> None:
     diff = sorted(k for k in RESUME_KEYS if stored[k] != wanted[k])
     if diff:
         shown = ", ".join(f"{k}: {stored[k]!r} != {wanted[k]!r}" for k in diff)
-        raise CheckpointError("config_mismatch", f"config differs from the checkpoint: {shown}")
+        raise CheckpointError(
+            "config_mismatch",
+            message("portability", "config differs from the checkpoint: {diff}", diff=shown),
+        )
     missing = state.missing_for_resume
     if missing:
         raise CheckpointError(
             "optimizer_state_missing",
-            f"cannot continue from the expected step {state.step}: {', '.join(missing)} "
-            "missing from the checkpoint (weights alone allow inference, not resumption, A2)",
+            message(
+                "portability",
+                "cannot continue from the expected step {step}: {files} missing from the "
+                "checkpoint (weights alone allow inference, not resumption, A2)",
+                step=state.step,
+                files=", ".join(missing),
+            ),
             state.path,
         )
 
@@ -275,16 +292,27 @@ def _load_into(run: _Run, state: CheckpointState) -> None:
         if ref is not None and (ref.shape != tensor.shape or ref.dtype != tensor.dtype):
             raise CheckpointError(
                 "config_mismatch",
-                f"{name}: stored {tuple(tensor.shape)} {tensor.dtype}, model has "
-                f"{tuple(ref.shape)} {ref.dtype}",
+                message(
+                    "portability",
+                    "{name}: stored {shape} {dtype}, model has {model_shape} {model_dtype}",
+                    name=name,
+                    shape=str(tuple(tensor.shape)),
+                    dtype=str(tensor.dtype),
+                    model_shape=str(tuple(ref.shape)),
+                    model_dtype=str(ref.dtype),
+                ),
                 state.path,
             )
     result = run.model.load_state_dict(state.weights, strict=False)
     if result.missing_keys or result.unexpected_keys:
         raise CheckpointError(
             "config_mismatch",
-            f"weights do not match the model: missing {result.missing_keys[:3]}, "
-            f"unexpected {result.unexpected_keys[:3]}",
+            message(
+                "portability",
+                "weights do not match the model: missing {missing}, unexpected {unexpected}",
+                missing=str(result.missing_keys[:3]),
+                unexpected=str(result.unexpected_keys[:3]),
+            ),
             state.path,
         )
     assert state.optimizer is not None and state.scheduler is not None and state.rng is not None
@@ -293,7 +321,9 @@ def _load_into(run: _Run, state: CheckpointState) -> None:
         run.scheduler.load_state_dict(state.scheduler)
     except (KeyError, ValueError, TypeError) as exc:
         raise CheckpointError(
-            "unreadable", f"optimizer/scheduler state: {exc}", state.path
+            "unreadable",
+            message("portability", "optimizer/scheduler state: {error}", error=str(exc)),
+            state.path,
         ) from None
     _restore_rng(state.rng, run.device, run.notes)
     run.step = state.step
@@ -408,7 +438,13 @@ def train(
     start_step = run.step
     if last < start_step:
         raise CheckpointError(
-            "config_mismatch", f"stop_at {last} is before the checkpoint's step {start_step}"
+            "config_mismatch",
+            message(
+                "portability",
+                "stop_at {last} is before the checkpoint's step {step}",
+                last=last,
+                step=start_step,
+            ),
         )
     output_dir.mkdir(parents=True, exist_ok=True)
     metrics: list[StepMetric] = []

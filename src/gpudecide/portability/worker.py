@@ -30,7 +30,15 @@ import torch
 from gpudecide.errors import InputError
 from gpudecide.fsutil import atomic_write_text
 from gpudecide.portability import environment
-from gpudecide.portability.trainer import CheckpointError, CheckpointInfo, TrainConfig, train
+from gpudecide.portability.texts import Message, as_written, english
+from gpudecide.portability.trainer import (
+    NOTE_MESSAGES,
+    CheckpointError,
+    CheckpointInfo,
+    TrainConfig,
+    train,
+)
+from gpudecide.report.i18n import message
 
 MANIFEST = "run-manifest.json"
 
@@ -92,6 +100,24 @@ def _verify_manifest(export: Path) -> dict[str, Any]:
     return {"ok": check.ok, **check.as_dict()}
 
 
+def _manifest_problem(check: dict[str, Any]) -> Message:
+    """Why the restored files do not match their run manifest, as a message."""
+    if "detail" in check:
+        return message("portability", "no {name} in the export", name=MANIFEST)
+    changed = [str(m.get("path")) for m in check.get("mismatched", [])]
+    missing = [str(p) for p in check.get("missing", [])]
+    extra = [str(p) for p in check.get("extra", [])]
+    return message(
+        "portability",
+        "the run manifest does not match the restored files: changed {changed}, missing "
+        "{missing}, not listed {extra} ({files})",
+        changed=len(changed),
+        missing=len(missing),
+        extra=len(extra),
+        files=", ".join((changed + missing + extra)[:5]),
+    )
+
+
 def do_resume(spec: dict[str, Any]) -> dict[str, Any]:
     """Restore the export into an empty folder, verify it, resume, train to the end."""
     from gpudecide.portability.storage import open_storage
@@ -106,12 +132,18 @@ def do_resume(spec: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"restore": transfer.as_dict(), "status": "fail"}
     out["manifest_check"] = check = _verify_manifest(export)
     if not check["ok"] and not (spec.get("format") == "hf_trainer" and "detail" in check):
-        out.update(reason="hash_mismatch", detail=f"run manifest does not match: {check}")
+        out.update(
+            reason="hash_mismatch",
+            detail=f"run manifest does not match: {check}",
+            detail_message=_manifest_problem(check),
+        )
         return out
     if spec.get("format") == "hf_trainer":
         out.update(do_resume_hf(spec))
         if not check["ok"]:
-            out.setdefault("notes", []).append("no run manifest: file integrity not verified")
+            note = message("portability", "no run manifest: file integrity not verified")
+            out.setdefault("notes", []).append(english(note))
+            out.setdefault("note_messages", []).append(note)
         return out
     config = TrainConfig.model_validate(spec["config"])
     scale = float(spec.get("perturb") or 0.0)
@@ -123,7 +155,7 @@ def do_resume(spec: dict[str, Any]) -> dict[str, Any]:
             after_load=_perturb(scale, config.seed) if scale else None,
         )
     except CheckpointError as exc:
-        out.update(reason=exc.reason, detail=str(exc))
+        out.update(reason=exc.reason, detail=str(exc), detail_message=exc.as_message())
         return out
     out.update(
         status="ok",
@@ -133,6 +165,7 @@ def do_resume(spec: dict[str, Any]) -> dict[str, Any]:
         final_metrics=result.final_metrics(),
         tokens_per_second=result.tokens_per_second,
         notes=result.notes,
+        note_messages=[NOTE_MESSAGES.get(n) or as_written(n) for n in result.notes],
         environment=environment.snapshot(config.device, spec.get("container_digest")),
     )
     return out
@@ -152,7 +185,12 @@ def run_spec(spec: dict[str, Any]) -> dict[str, Any]:
     except InputError as exc:
         body = {"status": "fail", "reason": "bad_input", "detail": exc.one_line()}
     except CheckpointError as exc:
-        body = {"status": "fail", "reason": exc.reason, "detail": str(exc)}
+        body = {
+            "status": "fail",
+            "reason": exc.reason,
+            "detail": str(exc),
+            "detail_message": exc.as_message(),
+        }
     body.update(action=action, pid=os.getpid(), wall_seconds=time.time() - started)
     return body
 
@@ -221,11 +259,17 @@ def do_resume_hf(spec: dict[str, Any]) -> dict[str, Any]:
     state = json.loads((ckpt / "trainer_state.json").read_text()) if not missing else {}
     step = int(state.get("global_step", -1))
     if missing:
+        why = message(
+            "portability",
+            "cannot continue from the expected step: {files} missing (transformers' Trainer "
+            "would start a new optimizer without saying so)",
+            files=", ".join(missing),
+        )
         return {
             "status": "fail",
             "reason": "optimizer_state_missing" if "optimizer.pt" in missing else "missing_file",
-            "detail": f"cannot continue from the expected step: {', '.join(missing)} missing "
-            "(transformers' Trainer would start a new optimizer without saying so)",
+            "detail": english(why),
+            "detail_message": why,
         }
     config = AutoConfig.from_pretrained(ckpt, trust_remote_code=False)
     model = AutoModelForCausalLM.from_config(config)  # type: ignore[no-untyped-call]
@@ -262,5 +306,9 @@ def do_resume_hf(spec: dict[str, Any]) -> dict[str, Any]:
         "final_step": int(trainer.state.global_step),
         "metrics": [{"step": h["step"], "loss": h["loss"]} for h in losses],
         "final_metrics": {"loss": losses[-1]["loss"]} if losses else {},
-        "notes": ["resumed with transformers' Trainer on synthetic token ids"],
+        "notes": [english(_HF_NOTE)],
+        "note_messages": [_HF_NOTE],
     }
+
+
+_HF_NOTE = message("portability", "resumed with transformers' Trainer on synthetic token ids")
