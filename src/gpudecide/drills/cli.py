@@ -39,9 +39,12 @@ from gpudecide.errors import InputError
 _ = translator("drills")
 
 
+_CORDON_HEADERS = (N_("node"), N_("gpu"), N_("pci bus"), N_("action"), N_("reasons"))
+
+
 def _print_cordon(run: cordon_run.CordonRun, lang: Language) -> None:
     out.print(cordon_run.summary_line(run.figures, lang), markup=False)
-    table = Table(*(_(h, lang) for h in ("node", "gpu", "pci bus", "action", "reasons")), box=None)
+    table = Table(*(_(h, lang) for h in _CORDON_HEADERS), box=None)
     for g in run.figures["gpus"]:
         table.add_row(
             g["node"],

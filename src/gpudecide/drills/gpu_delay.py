@@ -141,17 +141,15 @@ def _judge(
         if noticed
         else "reported as running while it had no GPU: the wait was not visible"
     )
+    # The local executor's own reason is explained in the reader's language; Slurm's as is.
+    local_reason = message("drills", "Resources (GPU not yet assigned)")
     said = (
         message(
             "drills",
             "pending for {wait:num} s ({reason}) before its GPU was assigned; then ran to step "
             "{step}",
             wait=wait,
-            reason=(
-                message("drills", "Resources (GPU not yet assigned)")
-                if reason == LOCAL_WAIT_REASON
-                else str(reason)
-            ),
+            reason=local_reason if reason == LOCAL_WAIT_REASON else str(reason),
             step=finished["final_step"] if finished else "?",
         )
         if noticed
