@@ -14,9 +14,23 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, err, guard, open_workspace, out
+from gpudecide.artifacts.report import ITEMS, LAYERS, STATUSES
+from gpudecide.console import (
+    JsonOpt,
+    WorkspaceOpt,
+    emit_json,
+    err,
+    guard,
+    language,
+    open_workspace,
+    out,
+)
+from gpudecide.errors import InputError
+from gpudecide.i18n import translator
 from gpudecide.inputs import read_input_text
 from gpudecide.options import require_known
+from gpudecide.report.fmt import localize_digits
+from gpudecide.report.i18n import N_, P_, localize, notes_of, summary_of
 from gpudecide.workspace import CONFIG_NAME
 
 if TYPE_CHECKING:
@@ -30,17 +44,119 @@ RetentionOpt = Annotated[
     typer.Option(help="retention.yaml (default: the workspace's, if any)."),
 ]
 
+_ = translator("artifacts")
 
-def _print_check(check: SumsCheck, *, extra: str) -> None:
+# English that hashing and the manifest lint write (reasons a file was skipped or refused,
+# lint messages), translated for ru and kk by pattern (`gpudecide.report.i18n.localize`).
+GENERATED = (
+    P_("directory not readable: {reason}"),
+    P_("file name is not valid UTF-8"),
+    P_("cannot stat: {reason}"),
+    P_("not a regular file (socket, FIFO or device)"),
+    P_("not readable (permission denied)"),
+    P_("not readable: {reason}"),
+    P_("absolute path: refused, only files under the root are checked"),
+    P_("'..' leaves the root: refused"),
+    P_("no {what} given"),
+    P_("base model"),
+    P_("precision"),
+    P_("method"),
+    P_("container digest"),
+    P_("{value} names a moving tag; it proves nothing"),
+    P_("{value} has a tag instead of a digest: pin it as name@sha256:<64 hex digits>"),
+    P_("{value} has no immutable digest: pin it as name@sha256:<64 hex digits>"),
+    P_("no dataset snapshot given"),
+    P_("{value} points at a moving name"),
+    P_("{value} has no version or snapshot id: the run cannot be reproduced from it"),
+    P_("no code commit given"),
+    P_("{value} is not a hex commit id"),
+    P_("{value} is too short to name a commit"),
+    P_(
+        "{value} is abbreviated: unique today, maybe ambiguous later; record the full 40-hex id"
+    ),
+    P_("{value} is not 40 or 64 hex digits long"),
+    P_("no creation time given"),
+    P_("{value} has no time of day"),
+    P_("{value} is not an ISO 8601 time"),
+    P_("{value} has no zone: write it in UTC with Z"),
+    P_("{value} is not UTC"),
+    P_("{value} is not one of {known}"),
+    P_("no files listed with size and SHA-256"),
+    P_("{path} listed twice"),
+    P_("{path} is outside the run folder"),
+    P_("names {path}, which is not among the files"),
+    P_("not stated (true/false)"),
+    P_("true, but no optimizer state is among the files (A2: not resumable)"),
+    P_("false, but {path} looks like optimizer state"),
+    P_("no retention class"),
+    P_("no retention.yaml to check it against (pass --retention or run in a workspace)"),
+    P_("{value} is not defined in {path} (defined: {defined})"),
+    P_("not recorded: a restore elsewhere cannot match the environment"),
+    P_("no library versions recorded (torch, transformers, ...)"),
+    P_("no evaluation metrics recorded"),
+    P_("no run_id given"),
+)
+# The words of the lint rules ("A6 commit") and severities, as a person reads them.
+RULE_WORDS = {
+    "required": N_("required"),
+    "files": N_("files"),
+    "optimizer": N_("optimizer"),
+    "vocabulary": N_("vocabulary"),
+    "commit": N_("commit"),
+    "digest": N_("digest"),
+    "mutable": N_("mutable"),
+    "time": N_("time"),
+    "version": N_("version"),
+    "retention": N_("retention"),
+    "execution": N_("execution"),
+    "provenance": N_("provenance"),
+}
+SEVERITIES = {"error": N_("error"), "warning": N_("warning")}
+
+
+def _english(text: str, lang: str) -> str:
+    """English that hashing, the lint or the audit wrote, in `lang` by the catalogue patterns."""
+    return text if lang == "en" else localize(text, lang, ("artifacts", "report"))
+
+
+def _word(table: dict[str, str], key: str, lang: str) -> str:
+    """A known id's name in `lang` (English keeps the id itself, as before)."""
+    if lang == "en" or key not in table:
+        return key
+    return _(table[key], lang)
+
+
+def _rule(rule: str, lang: str) -> str:
+    """A lint rule ("A6 commit") in `lang`: the SPEC id kept, the word translated."""
+    spec, _sep, word = rule.partition(" ")
+    return rule if lang == "en" or not word else f"{spec} {_word(RULE_WORDS, word, lang)}"
+
+
+def _num(value: int, lang: str) -> str:
+    """A count as the command printed it in English, with `lang`'s number signs."""
+    return localize_digits(f"{value:,}", lang)
+
+
+def _lang(workspace_dir: Path | None = None) -> str:
+    """The language of the command's output: --lang, $GPUDECIDE_LANG, else the workspace's
+    (a broken or absent workspace is no reason to refuse a file command: English then)."""
+    try:
+        return language(open_workspace(workspace_dir, required=False))
+    except (InputError, OSError):
+        return language(None)
+
+
+def _print_check(check: SumsCheck, *, extra: str, lang: str = "en") -> None:
     """One line per file that does not match, in `sha256sum -c` style."""
     for m in check.mismatched:
-        out.print(f"{m['path']}: FAILED", markup=False)
+        out.print(_("{path}: FAILED", lang).format(path=m["path"]), markup=False)
     for p in check.missing:
-        out.print(f"{p}: MISSING", markup=False)
+        out.print(_("{path}: MISSING", lang).format(path=p), markup=False)
     for p in check.extra:
-        out.print(f"{p}: {extra}", markup=False)
+        out.print(f"{p}: {_(extra, lang)}", markup=False)
     for r in check.refused:
-        out.print(f"{r['path']}: REFUSED ({r['reason']})", markup=False)
+        reason = _english(r["reason"], lang)
+        out.print(_("{path}: REFUSED ({reason})", lang).format(path=r["path"], reason=reason))
 
 
 @contextmanager
@@ -80,9 +196,10 @@ def _bytes_progress(
         yield on_bytes, on_total
 
 
-def _print_skipped(skipped: list[dict[str, str]]) -> None:
+def _print_skipped(skipped: list[dict[str, str]], lang: str = "en") -> None:
     for s in skipped:
-        err.print(f"skipped: {s['path']}: {s['reason']}", markup=False)
+        text = _("skipped: {path}: {reason}", lang)
+        err.print(text.format(path=s["path"], reason=_english(s["reason"], lang)), markup=False)
 
 
 def _workspace_root(workspace_dir: Path | None) -> Path | None:
@@ -122,7 +239,6 @@ def hash_cmd(
 ) -> None:
     """SHA-256 of every file, streamed, in parallel; links are listed, never followed."""
     from gpudecide.artifacts import hashing
-    from gpudecide.errors import InputError
     from gpudecide.fsutil import atomic_write_text
 
     with guard(as_json):
@@ -143,16 +259,25 @@ def hash_cmd(
                 path, exclude=exclude, workers=workers, on_bytes=on_bytes, on_total=on_total
             )
     body = tree.as_dict()
+    lang = "en" if as_json else _lang()
     if expected is not None:
         check = hashing.check_tree(tree, expected)
         if as_json:
             emit_json({**check.as_dict(), "root": str(path), "sums": str(verify)})
         else:
-            _print_check(check, extra="NOT LISTED")
+            _print_check(check, extra=N_("NOT LISTED"), lang=lang)
             out.print(
-                f"{check.matched} OK, {len(check.mismatched)} failed, "
-                f"{len(check.missing)} missing, "
-                f"{len(check.extra)} not listed, {len(check.refused)} refused"
+                _(
+                    "{ok} OK, {failed} failed, {missing} missing, {extra} not listed, "
+                    "{refused} refused",
+                    lang,
+                ).format(
+                    ok=check.matched,
+                    failed=len(check.mismatched),
+                    missing=len(check.missing),
+                    extra=len(check.extra),
+                    refused=len(check.refused),
+                )
             )
         if not check.ok:
             raise typer.Exit(1)
@@ -173,12 +298,15 @@ def hash_cmd(
             emit_json({**body, "written": str(out_file)})
         else:
             out.print(
-                f"{len(tree.files)} files, {tree.total_bytes:,} bytes -> {out_file}", markup=False
+                _("{n} files, {bytes} bytes -> {path}", lang).format(
+                    n=len(tree.files), bytes=_num(tree.total_bytes, lang), path=out_file
+                ),
+                markup=False,
             )
     else:
         print(text, end="")
     if not as_json:
-        _print_skipped(body["skipped"])
+        _print_skipped(body["skipped"], lang)
 
 
 def manifest_create(
@@ -209,14 +337,25 @@ def manifest_create(
     if as_json:
         emit_json({"manifest": str(target), **manifest.model_dump(by_alias=True)})
         return
+    lang = _lang()
+    exported = manifest.optimizer_state_exported
     out.print(
-        f"manifest: {target} ({len(manifest.files)} files, {tree.total_bytes:,} bytes; "
-        f"format {manifest.checkpoint_format}, precision {manifest.precision}, optimizer state "
-        f"{'yes' if manifest.optimizer_state_exported else 'no'})",
+        _(
+            "manifest: {path} ({n} files, {bytes} bytes; format {format}, precision {precision}, "
+            "optimizer state {exported})",
+            lang,
+        ).format(
+            path=target,
+            n=len(manifest.files),
+            bytes=_num(tree.total_bytes, lang),
+            format=manifest.checkpoint_format,
+            precision=manifest.precision,
+            exported=_("yes", lang) if exported else _("no", lang),
+        ),
         markup=False,
     )
-    _print_skipped(manifest.skipped)
-    out.print(f"next: gpudecide manifest lint {target}", markup=False)
+    _print_skipped(manifest.skipped, lang)
+    out.print(_("next: {command}", lang).format(command=f"gpudecide manifest lint {target}"))
 
 
 def manifest_lint(
@@ -246,10 +385,19 @@ def manifest_lint(
             }
         )
     else:
+        lang = _lang(workspace_dir)
         for f in findings:
             where = f"{manifest_path}:{f.line}" if f.line else str(manifest_path)
-            out.print(f"{where}: {f.severity}: {f.field}: {f.message} [{f.rule}]", markup=False)
-        out.print(f"{len(errors)} error(s), {len(findings) - len(errors)} warning(s)")
+            severity = _word(SEVERITIES, f.severity, lang)
+            message = _english(f.message, lang)
+            out.print(
+                f"{where}: {severity}: {f.field}: {message} [{_rule(f.rule, lang)}]", markup=False
+            )
+        out.print(
+            _("{errors} error(s), {warnings} warning(s)", lang).format(
+                errors=len(errors), warnings=len(findings) - len(errors)
+            )
+        )
     if errors:
         raise typer.Exit(1)
 
@@ -268,9 +416,15 @@ def manifest_verify(
     if as_json:
         emit_json({"directory": str(directory), "manifest": str(manifest_path), **check.as_dict()})
     else:
-        _print_check(check, extra="EXTRA")
-        verdict = "verified" if check.ok else "DOES NOT MATCH"
-        out.print(f"{verdict}: {check.matched} file(s) match {manifest_path}", markup=False)
+        lang = _lang()
+        _print_check(check, extra=N_("EXTRA"), lang=lang)
+        verdict = _("verified", lang) if check.ok else _("DOES NOT MATCH", lang)
+        out.print(
+            _("{verdict}: {n} file(s) match {path}", lang).format(
+                verdict=verdict, n=check.matched, path=manifest_path
+            ),
+            markup=False,
+        )
     if not check.ok:
         raise typer.Exit(1)
 
@@ -296,39 +450,77 @@ def manifest_provenance(
     elif as_json:
         emit_json({"written": str(out_file), "subjects": len(statement["subject"])})
     else:
-        out.print(f"statement: {out_file} ({len(statement['subject'])} subjects)", markup=False)
-
-
-def _print_audit(f: dict[str, Any]) -> None:
-    from rich.table import Table
-
-    out.print(f["summary"], markup=False)
-    table = Table("layer", "item", "status", "proof", box=None)
-    for layer, items in f["layers"].items():
-        for item in items:
-            table.add_row(layer, item["name"], item["status"], item["path"] or item["detail"] or "")
-    out.print(table)
-    for u in f["units"]:
         out.print(
-            f"unit {u['path']} ({u['kind']}): {'resumable' if u['resumable'] else 'not resumable'}"
-            f"{'' if u['step'] is None else ', step ' + str(u['step'])}",
+            _("statement: {path} ({n} subjects)", _lang()).format(
+                path=out_file, n=len(statement["subject"])
+            ),
             markup=False,
+        )
+
+
+def _audit_lines(f: dict[str, Any], lang: str) -> list[str]:
+    """Checkpoints, hazards, egress and open A8 questions, one line each (A2, E5, A8)."""
+    lines = []
+    for u in f["units"]:
+        resumable = _("resumable", lang) if u["resumable"] else _("not resumable", lang)
+        step = "" if u["step"] is None else _(", step {step}", lang).format(step=u["step"])
+        lines.append(
+            _("unit {path} ({kind}): {resumable}{step}", lang).format(
+                path=u["path"], kind=u["kind"], resumable=resumable, step=step
+            )
         )
     for h in f["hazards"]:
-        out.print(f"HAZARD {h['id']}: {h['path']}: {h['detail']}", markup=False)
+        lines.append(
+            _("HAZARD {id}: {path}: {detail}", lang).format(
+                id=h["id"], path=h["path"], detail=_english(h["detail"], lang)
+            )
+        )
     eg = f.get("egress")
     if eg:
-        out.print(
-            f"egress: {eg['throughput_mb_s']} MB/s over {eg['bytes']:,} bytes; moving "
-            f"{eg['run_bytes']:,} bytes ({eg['extrapolated_from']}) takes "
-            f"{eg['migration_window_hours']} h",
-            markup=False,
+        lines.append(
+            _(
+                "egress: {speed} MB/s over {bytes} bytes; moving {run_bytes} bytes ({basis}) "
+                "takes {hours} h",
+                lang,
+            ).format(
+                speed=localize_digits(str(eg["throughput_mb_s"]), lang),
+                bytes=_num(eg["bytes"], lang),
+                run_bytes=_num(eg["run_bytes"], lang),
+                basis=_english(str(eg["extrapolated_from"]), lang),
+                hours=localize_digits(str(eg["migration_window_hours"]), lang),
+            )
         )
-    open_q = [q for q in f["retention"]["questions"] if q["status"] == "open"]
-    for q in open_q:
-        out.print(f"open (A8): {q['question']}", markup=False)
-    for note in f.get("notes", []):
-        out.print(f"note: {note}", markup=False)
+    for q in f["retention"]["questions"]:
+        if q["status"] == "open":
+            text = _english(q["question"], lang)
+            lines.append(_("open (A8): {question}", lang).format(question=text))
+    return lines
+
+
+def _print_audit(result: Any, lang: str) -> None:
+    from rich.table import Table
+
+    f = result.figures
+    out.print(summary_of(result.record, lang), markup=False)
+    table = Table(_("layer", lang), _("item", lang), _("status", lang), _("proof", lang), box=None)
+    for layer, items in f["layers"].items():
+        for item in items:
+            proof = item["path"] or _english(item["detail"] or "", lang)
+            table.add_row(
+                _word(LAYERS, layer, lang),
+                _word(ITEMS, item["name"], lang),
+                _word(STATUSES, item["status"], lang),
+                proof,
+            )
+    out.print(table)
+    for line in _audit_lines(f, lang):
+        out.print(line, markup=False)
+    if len(result.record.notes) == len(f.get("notes", [])):
+        notes = notes_of(result.record, lang)
+    else:
+        notes = [_english(n, lang) for n in f.get("notes", [])]
+    for note in notes:
+        out.print(_("note: {text}", lang).format(text=note), markup=False)
 
 
 def audit_cmd(
@@ -393,7 +585,8 @@ def audit_cmd(
     if as_json:
         emit_json({**result.figures, "option": option, "evidence": str(written)})
     else:
-        _print_audit(result.figures)
-        out.print(f"evidence: {written}", markup=False)
+        lang = language(ws)
+        _print_audit(result, lang)
+        out.print(_("evidence: {path}", lang).format(path=written), markup=False)
     if result.stop:
         raise typer.Exit(1)

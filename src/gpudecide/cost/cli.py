@@ -18,13 +18,18 @@ from rich.table import Table
 
 from gpudecide import evidence as ev
 from gpudecide import workspace
-from gpudecide.console import emit_json, guard, out
+from gpudecide.console import emit_json, guard, language, out
 from gpudecide.cost import analysis, schema
+from gpudecide.cost.analysis import REGIME_MONTHS
 from gpudecide.cost.fmt import money
 from gpudecide.errors import InputError
+from gpudecide.i18n import translator
 from gpudecide.inputs import node_line, yaml_root
 from gpudecide.options import OptionDecl, require_known
-from gpudecide.report.fmt import pct
+from gpudecide.report.fmt import localize_digits, pct
+from gpudecide.report.i18n import N_, localize, notes_of, render_message, summary_of
+
+_ = translator("cost")
 
 
 @dataclass
@@ -202,48 +207,121 @@ def check_declared(cfg: schema.CostsConfig, options: list[OptionDecl], path: Pat
                 )
 
 
-def print_summary(figures: dict[str, Any], console: Any) -> None:
-    """The human form: one row per option, then break-evens, findings and notes."""
+# Option kinds as a person reads them in the table's "type" column.
+_TYPES = {
+    "owned": N_("owned"),
+    "rented": N_("rented"),
+    "managed": N_("managed"),
+    "hybrid": N_("hybrid"),
+}
+_CHEAPER = {
+    "above": N_("above"),
+    "below": N_("below"),
+    "never": N_("never"),
+    "always": N_("always"),
+}
+
+
+def _word(table: dict[str, str], key: str, lang: str) -> str:
+    """A known id's name in `lang` (English keeps the id itself, as before)."""
+    if lang == "en" or key not in table:
+        return key
+    return _(table[key], lang)
+
+
+def _english(text: str, lang: str) -> str:
+    """English the analysis wrote without a message id, in `lang` by the catalogue patterns."""
+    return text if lang == "en" else localize(text, lang, ("cost", "report"))
+
+
+def _findings(figures: dict[str, Any], lang: str) -> list[str]:
+    """The findings: their stored messages in `lang`, else their English by pattern."""
+    msgs = figures.get("finding_messages")
+    if lang != "en" and isinstance(msgs, list) and len(msgs) == len(figures["findings"]):
+        return [render_message(m, lang) for m in msgs]
+    return [_english(text, lang) for text in figures["findings"]]
+
+
+def _table(figures: dict[str, Any], lang: str) -> Table:
+    """One row per option: the three months, cost per useful GPU-hour, useful utilisation."""
     cur = figures["currency"]
-    console.print(analysis.summary_line(figures), markup=False)
     table = Table(
-        "option",
-        "type",
-        f"normal ({cur})",
-        f"peak ({cur})",
-        f"empty ({cur})",
-        f"per useful GPU-h ({cur})",
-        "useful util.",
+        _("option", lang),
+        _("type", lang),
+        _("normal ({cur})", lang).format(cur=cur),
+        _("peak ({cur})", lang).format(cur=cur),
+        _("empty ({cur})", lang).format(cur=cur),
+        _("per useful GPU-h ({cur})", lang).format(cur=cur),
+        _("useful util.", lang),
         box=None,
     )
     for o in figures["options"]:
         r = o["regimes"]
         table.add_row(
             o["id"],
-            o["type"],
-            money(r["normal"]["total"]),
-            money(r["peak"]["total"]),
-            money(r["empty"]["total"]),
-            money(r["normal"]["cost_per_useful_gpu_hour"], 2),
-            pct(r["normal"]["useful_utilisation"]),
+            _word(_TYPES, o["type"], lang),
+            money(r["normal"]["total"], 0, lang),
+            money(r["peak"]["total"], 0, lang),
+            money(r["empty"]["total"], 0, lang),
+            money(r["normal"]["cost_per_useful_gpu_hour"], 2, lang),
+            pct(r["normal"]["useful_utilisation"], lang),
         )
-    console.print(table)
+    return table
+
+
+def _month_lines(figures: dict[str, Any], lang: str) -> list[str]:
+    """Each month's workload and how it was chosen, then the break-evens (C8)."""
+    lines = []
     for regime, w in figures["regimes"].items():
-        console.print(
-            f"{regime} month: {w['gpu_hours']} GPU-hours, {w['attempts']} attempts; {w['basis']}",
-            markup=False,
+        lines.append(
+            _("{month}: {gpu_hours} GPU-hours, {attempts} attempts; {basis}", lang).format(
+                month=f"{regime} month" if lang == "en" else _(REGIME_MONTHS[regime], lang),
+                gpu_hours=localize_digits(str(w["gpu_hours"]), lang),
+                attempts=localize_digits(str(w["attempts"]), lang),
+                basis=_english(w["basis"], lang),
+            )
         )
     for p in figures["break_even"]:
         u = p["break_even_useful_utilisation"]
-        console.print(
-            f"break-even {p['dedicated']} vs {p['managed']}: "
-            f"{pct(u) if u is not None else 'none'} useful utilisation "
-            f"(dedicated cheaper: {p['dedicated_cheaper']}; observed "
-            f"{pct(p['observed_normal'])})",
-            markup=False,
+        lines.append(
+            _(
+                "break-even {dedicated} vs {managed}: {u} useful utilisation (dedicated cheaper: "
+                "{cheaper}; observed {observed})",
+                lang,
+            ).format(
+                dedicated=p["dedicated"],
+                managed=p["managed"],
+                u=pct(u, lang) if u is not None else _("none", lang),
+                cheaper=_word(_CHEAPER, str(p["dedicated_cheaper"]), lang),
+                observed=pct(p["observed_normal"], lang),
+            )
         )
-    for finding in figures["findings"]:
-        console.print(f"finding: {finding}", markup=False)
+    return lines
+
+
+def print_summary(figures: dict[str, Any], console: Any, lang: str = "en") -> None:
+    """The human form: one row per option, then break-evens, findings and notes."""
+    record = ev.Evidence(
+        kind="cost",
+        title="",
+        spec_ids=[],
+        verdict="info",
+        summary=analysis.summary_line(figures),
+        figures=figures,
+    )
+    console.print(summary_of(record, lang), markup=False)
+    console.print(_table(figures, lang))
+    for line in _month_lines(figures, lang):
+        console.print(line, markup=False)
+    finding = _("finding: {text}", lang)
+    for text in _findings(figures, lang):
+        console.print(finding.format(text=text), markup=False)
+
+
+def _workspace_of(run: CostRun) -> workspace.Workspace | None:
+    """The workspace the costs file is in (its report.language), if any."""
+    root = workspace.find_root(run.costs_path.parent)
+    return workspace.load(root) if root is not None else None
 
 
 def register(app: typer.Typer) -> None:
@@ -294,6 +372,7 @@ def register(app: typer.Typer) -> None:
             run = run_cost(
                 target or workspace_dir, profile=profile, replays=replay, evidence_dir=evidence_dir
             )
+            lang = language(_workspace_of(run)) if not as_json else "en"
         figures = run.result.figures
         if as_json:
             emit_json(
@@ -306,8 +385,9 @@ def register(app: typer.Typer) -> None:
                 }
             )
             return
-        print_summary(figures, out)
-        for note in run.result.notes:
-            out.print(f"note: {note}", markup=False)
+        print_summary(figures, out, lang)
+        record = analysis.to_evidence(run.result, [])
+        for note in notes_of(record, lang):
+            out.print(_("note: {text}", lang).format(text=note), markup=False)
         if run.written:
-            out.print(f"evidence: {run.written}")
+            out.print(_("evidence: {path}", lang).format(path=run.written), markup=False)

@@ -15,15 +15,30 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+import gpudecide.jobs.report  # noqa: F401  (registers the profile's summary in ru and kk)
 from gpudecide import evidence as ev
 from gpudecide import workspace
-from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, guard, open_workspace, out, progress
+from gpudecide.console import (
+    JsonOpt,
+    WorkspaceOpt,
+    emit_json,
+    guard,
+    language,
+    open_workspace,
+    out,
+    progress,
+)
 from gpudecide.errors import InputError
+from gpudecide.i18n import translator
 from gpudecide.jobs import bounds
 from gpudecide.jobs import profile as prof
 from gpudecide.jobs.figures import reconciliation_line
 from gpudecide.jobs.load import FORMATS, JobLog, LogSpec, load_logs
-from gpudecide.jobs.schema import CANONICAL_COLUMNS
+from gpudecide.jobs.schema import CANONICAL_COLUMNS, KINDS, STATES
+from gpudecide.report.fmt import localize_digits, not_available
+from gpudecide.report.i18n import localize, moment, notes_of, summary_of
+
+_ = translator("jobs")
 
 
 def _parse_until(value: str | None) -> datetime | None:
@@ -185,48 +200,143 @@ def run_profile(
     return result, loaded.write(prof.to_evidence(result, []))
 
 
-def _print_profile(f: dict[str, Any]) -> None:
-    out.print(prof.summary_line(f))
-    table = Table("kind", "jobs", "GPU-hours", box=None)
-    for k, n in f["jobs_by_kind"].items():
-        table.add_row(k, str(n), f"{f['gpu_hours_by_kind'][k]:.1f}")
-    out.print(table)
+def _n(value: Any, lang: str) -> str:
+    """A figure as the analysis wrote it (English), or with `lang`'s number signs."""
+    if value is None and lang != "en":
+        return not_available(lang)
+    return localize_digits(str(value), lang)
+
+
+def reconciliation_text(r: dict[str, int], lang: str) -> str:
+    """Every job of the log in one sentence (F1, Q1), in `lang` (`profile` and `queue`)."""
+    if lang == "en":
+        return reconciliation_line(r)
+    return _(
+        "{total} jobs in the log: {gpu} GPU jobs, {cpu} CPU-only, {unknown} without GPU "
+        "information, {never} never started, {pending} pending (array tasks counted one by one)",
+        lang,
+    ).format(
+        total=_n(r["total"], lang),
+        gpu=_n(r["gpu_jobs"], lang),
+        cpu=_n(r["cpu_only"], lang),
+        unknown=_n(r["no_gpu_information"], lang),
+        never=_n(r["never_started"], lang),
+        pending=_n(r["pending"], lang),
+    )
+
+
+def evidence_line(path: Path, lang: str) -> str:
+    """Where the command wrote its evidence record."""
+    return _("evidence: {path}", lang).format(path=path)
+
+
+def skipped_lines(f: dict[str, Any], lang: str) -> list[str]:
+    """The malformed rows a log command skipped (--skip-bad-rows), ten at most."""
+    if not f["skipped_rows"]:
+        return []
+    lines = [_("{n} malformed row(s) skipped:", lang).format(n=_n(f["skipped_rows"], lang))]
+    for b in f["skipped"][:10]:
+        reason = b["reason"] if lang == "en" else localize(b["reason"], lang, ("jobs", "report"))
+        lines.append(f"  {b['path']}:{b['line']}: {b['field'] or ''} {reason}")
+    return lines
+
+
+def _word(text: str, lang: str) -> str:
+    """A verdict or shape the profile wrote in English, in `lang` (English: as written)."""
+    return text if lang == "en" else localize(text, lang, ("jobs", "report"))
+
+
+def _profile_lines(f: dict[str, Any], lang: str) -> list[str]:
+    """The profile's figures after its table, one sentence each (F1-F3, C2)."""
     burst, pred = f["burstiness"], f["predictability"]
-    out.print(reconciliation_line(f["reconciliation"]), markup=False)
-    sources = ", ".join(f"{n} from {src}" for src, n in f["gpu_count_sources"].items())
-    out.print(f"GPU counts of started attempts: {sources or 'none'}", markup=False)
-    out.print(
-        f"window {f['window']['start']} .. {f['window']['end']} ({f['window']['weeks']} weeks); "
-        f"attempts {f['attempts_total']}, restarts {f['restarts']}, never started "
-        f"{f['never_started']}, unsuccessful {f['unsuccessful_share']}"
+    sources = ", ".join(
+        _("{n} from {source}", lang).format(n=_n(n, lang), source=src)
+        for src, n in f["gpu_count_sources"].items()
     )
-    out.print(
-        f"peak concurrent GPUs {f['peak_concurrent_gpus']}; jobs/week {f['jobs_per_week_mean']}; "
-        f"duration p50 {f['duration_hours']['p50']} h, p90 {f['duration_hours']['p90']} h"
-    )
-    out.print(
-        f"shape: {burst['shape']} (weekly GPU-hours CV {burst['weekly_gpu_hours_cv']}, "
-        f"bursty at >= {burst['thresholds']['bursty_cv_min']}; top "
-        f"{burst['top_jobs_fraction']:.0%} of jobs hold {burst['top_jobs_gpu_hours_share']} of "
-        f"GPU-hours, bursty at >= {burst['thresholds']['bursty_top_share_min']})"
-    )
-    out.print(
-        f"predictability: {pred['verdict']} (WAPE {pred['wape']}; predictable <= "
-        f"{pred['thresholds']['predictable_wape_max']}, partly <= "
-        f"{pred['thresholds']['partly_predictable_wape_max']}): {pred['meaning']}; lead-time "
-        f"share {pred['lead_time_share']}"
-    )
+    w, d = f["window"], f["duration_hours"]
+    lines = [
+        reconciliation_text(f["reconciliation"], lang),
+        _("GPU counts of started attempts: {sources}", lang).format(
+            sources=sources or _("none", lang)
+        ),
+        _(
+            "window {start} .. {end} ({weeks} weeks); attempts {attempts}, restarts {restarts}, "
+            "never started {never}, unsuccessful {unsuccessful}",
+            lang,
+        ).format(
+            start=moment(w["start"], lang),
+            end=moment(w["end"], lang),
+            weeks=_n(w["weeks"], lang),
+            attempts=_n(f["attempts_total"], lang),
+            restarts=_n(f["restarts"], lang),
+            never=_n(f["never_started"], lang),
+            unsuccessful=_n(f["unsuccessful_share"], lang),
+        ),
+        _(
+            "peak concurrent GPUs {peak}; jobs/week {per_week}; duration p50 {p50} h, p90 {p90} h",
+            lang,
+        ).format(
+            peak=_n(f["peak_concurrent_gpus"], lang),
+            per_week=_n(f["jobs_per_week_mean"], lang),
+            p50=_n(d["p50"], lang),
+            p90=_n(d["p90"], lang),
+        ),
+        _(
+            "shape: {shape} (weekly GPU-hours CV {cv}, bursty at >= {cv_min}; top {top} of jobs "
+            "hold {share} of GPU-hours, bursty at >= {share_min})",
+            lang,
+        ).format(
+            shape=_word(burst["shape"], lang),
+            cv=_n(burst["weekly_gpu_hours_cv"], lang),
+            cv_min=_n(burst["thresholds"]["bursty_cv_min"], lang),
+            top=localize_digits(f"{burst['top_jobs_fraction']:.0%}", lang),
+            share=_n(burst["top_jobs_gpu_hours_share"], lang),
+            share_min=_n(burst["thresholds"]["bursty_top_share_min"], lang),
+        ),
+        _(
+            "predictability: {verdict} (WAPE {wape}; predictable <= {max}, partly <= {partly}): "
+            "{meaning}; lead-time share {lead}",
+            lang,
+        ).format(
+            verdict=_word(pred["verdict"], lang),
+            wape=_n(pred["wape"], lang),
+            max=_n(pred["thresholds"]["predictable_wape_max"], lang),
+            partly=_n(pred["thresholds"]["partly_predictable_wape_max"], lang),
+            meaning=_word(pred["meaning"], lang),
+            lead=_n(pred["lead_time_share"], lang),
+        ),
+    ]
     if f["pool_gpus"]:
-        out.print(
-            f"busy share of a {f['pool_gpus']}-GPU pool: {f['busy_share']} useful, "
-            f"{f['occupied_share']} occupied (of {f['available_gpu_hours']} GPU-hours)"
+        lines.append(
+            _(
+                "busy share of a {gpus}-GPU pool: {useful} useful, {occupied} occupied "
+                "(of {hours} GPU-hours)",
+                lang,
+            ).format(
+                gpus=f["pool_gpus"],
+                useful=_n(f["busy_share"], lang),
+                occupied=_n(f["occupied_share"], lang),
+                hours=_n(f["available_gpu_hours"], lang),
+            )
         )
-    if f["skipped_rows"]:
-        out.print(f"{f['skipped_rows']} malformed row(s) skipped:", style="yellow")
-        for b in f["skipped"][:10]:
-            out.print(f"  {b['path']}:{b['line']}: {b['field'] or ''} {b['reason']}", markup=False)
-    for note in f["notes"]:
-        out.print(f"note: {note}", markup=False)
+    return lines
+
+
+def _print_profile(result: prof.ProfileResult, lang: str) -> None:
+    f = result.figures
+    record = prof.to_evidence(result, [])
+    record.notes = list(f["notes"])  # the skipped rows are printed on their own
+    out.print(summary_of(record, lang))
+    table = Table(_("kind", lang), _("jobs", lang), _("GPU-hours", lang), box=None)
+    for k, n in f["jobs_by_kind"].items():
+        table.add_row(k, _n(n, lang), localize_digits(f"{f['gpu_hours_by_kind'][k]:.1f}", lang))
+    out.print(table)
+    for line in _profile_lines(f, lang):
+        out.print(line, markup=False)
+    for i, line in enumerate(skipped_lines(f, lang)):
+        out.print(line, style="yellow" if i == 0 else None, markup=False)
+    for note in notes_of(record, lang):
+        out.print(_("note: {text}", lang).format(text=note), markup=False)
 
 
 def profile(
@@ -262,14 +372,31 @@ def profile(
         _check_weeks(weeks)
         end = _parse_until(until)
         result, written = run_profile(command.load(), weeks=weeks, pool_gpus=pool_gpus, until=end)
+        lang = language(command.workspace())
     if as_json:
         body = dict(result.figures)
         body["evidence"] = str(written) if written else None
         emit_json(body)
         return
-    _print_profile(result.figures)
+    _print_profile(result, lang)
     if written:
-        out.print(f"evidence: {written}")
+        out.print(evidence_line(written, lang))
+
+
+def _column_doc(name: str, doc: str, lang: str) -> str:
+    """What a canonical column holds, in `lang`; listed values stay as written, in backticks."""
+    if lang == "en":
+        return doc
+    if name == "kind":
+        kinds = ", ".join(f"`{k}`" for k in KINDS)
+        return _("explicit kind, wins over rules: {kinds}.", lang).format(kinds=kinds)
+    if name == "state":
+        states = ", ".join(f"`{s}`" for s in STATES)
+        return _("required. One of {states} (Slurm state words are accepted too).", lang).format(
+            states=states
+        )
+    # The other descriptions are fixed English sentences of jobs/schema.py, each a msgid.
+    return _(doc, lang)
 
 
 def columns(as_json: JsonOpt = False) -> None:
@@ -277,10 +404,22 @@ def columns(as_json: JsonOpt = False) -> None:
     if as_json:
         emit_json(CANONICAL_COLUMNS)
         return
-    table = Table("column", "meaning", box=None)
+    lang = _columns_language()
+    table = Table(_("column", lang), _("meaning", lang), box=None)
     for name, doc in CANONICAL_COLUMNS.items():
-        table.add_row(name, doc)
+        # Outside English the column names stand out as what they are: names to type as is.
+        shown = name if lang == "en" else f"`{name}`"
+        table.add_row(shown, _column_doc(name, doc, lang))
     out.print(table)
+
+
+def _columns_language() -> str:
+    """`--lang`, $GPUDECIDE_LANG, else the language of the workspace found from here up
+    (none needed, and a broken one is no reason to refuse a list of columns: English)."""
+    try:
+        return language(open_workspace(None, required=False))
+    except (InputError, OSError):
+        return language(None)
 
 
 def register(app: typer.Typer) -> None:

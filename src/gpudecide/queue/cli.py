@@ -11,8 +11,9 @@ from rich.table import Table
 
 from gpudecide import evidence as ev
 from gpudecide import workspace
-from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, guard, out
+from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, guard, language, out
 from gpudecide.errors import InputError
+from gpudecide.i18n import translator
 from gpudecide.inputs import node_line, yaml_root
 from gpudecide.jobs.classify import ClassifyConfig
 from gpudecide.jobs.cli import (
@@ -24,8 +25,10 @@ from gpudecide.jobs.cli import (
     SacctFormatOpt,
     SkipBadOpt,
     TzOpt,
+    evidence_line,
+    reconciliation_text,
+    skipped_lines,
 )
-from gpudecide.jobs.figures import reconciliation_line
 from gpudecide.queue import slo as slo_mod
 from gpudecide.queue.analysis import (
     QueueOptions,
@@ -38,8 +41,13 @@ from gpudecide.queue.analysis import (
     run_replay,
 )
 from gpudecide.queue.replay import POLICIES, Policy, parse_sizes
+from gpudecide.queue.report import CATEGORIES, LOST_BY, PHASES, VERDICTS
 from gpudecide.queue.slo import SLO, SLOFile
+from gpudecide.report.fmt import localize_digits, not_available
+from gpudecide.report.i18n import N_, localize, notes_of, summary_of, verdict_label
 from gpudecide.workspace import ReplayConfig
+
+_ = translator("queue")
 
 
 def slo_path_of(path: Path | None, ws: workspace.Workspace | None) -> Path | None:
@@ -114,9 +122,10 @@ def queue(
     if as_json:
         emit_json({**figures, "evidence": str(written) if written else None})
     else:
-        _print_queue(figures)
+        lang = language(command.workspace())
+        _print_queue(figures, lang)
         if written:
-            out.print(f"evidence: {written}")
+            out.print(evidence_line(written, lang), markup=False)
     if "fail" in figures["summary"]["slo_verdicts"].values():
         raise typer.Exit(1)
 
@@ -135,87 +144,224 @@ def run_queue(
     return figures, loaded.write(record)
 
 
-def _duration(seconds: float) -> str:
+_UNITS = {"s": N_("{n}s"), "m": N_("{n}m"), "h": N_("{n}h"), "d": N_("{n}d")}
+
+
+def _duration(seconds: float, lang: str = "en") -> str:
+    """A wait or run time in the unit that reads best: 45s, 12m, 3.5h, 2.5d."""
     if seconds < 120:
-        return f"{seconds:.0f}s"
-    if seconds < 7200:
-        return f"{seconds / 60:.0f}m"
-    if seconds < 172800:
-        return f"{seconds / 3600:.1f}h"
-    return f"{seconds / 86400:.1f}d"
+        n, unit = f"{seconds:.0f}", "s"
+    elif seconds < 7200:
+        n, unit = f"{seconds / 60:.0f}", "m"
+    elif seconds < 172800:
+        n, unit = f"{seconds / 3600:.1f}", "h"
+    else:
+        n, unit = f"{seconds / 86400:.1f}", "d"
+    return _(_UNITS[unit], lang).format(n=localize_digits(n, lang))
 
 
-def _print_slo(s: dict[str, Any]) -> None:
-    share = "n/a" if s["violation_share"] is None else f"{s['violation_share']:.1%}"
-    ci = "" if not s["ci95"] else f" (95% CI {s['ci95'][0]:.1%}-{s['ci95'][1]:.1%})"
-    out.print(
-        f"SLO {s['name']}: {s['verdict']}: {s['violations']}/{s['measured']} over "
-        f"{s['threshold_minutes']:g} min {s['measure']} = {share}{ci}, allowed "
-        f"{s['allowed_violation_share']:.0%}",
-        markup=False,
+def _pct(value: float, places: int, lang: str) -> str:
+    return localize_digits(f"{value:.{places}%}", lang)
+
+
+def _verdict_word(verdict: str, lang: str) -> str:
+    """An SLO verdict (pass, fail, inconclusive, not measurable) in `lang`."""
+    if lang == "en":
+        return verdict
+    if verdict in VERDICTS:
+        return _(VERDICTS[verdict], lang)
+    return verdict_label(verdict, lang)
+
+
+def _category(key: str, lang: str) -> str:
+    """A wait-reason category or violation cause in `lang` (English: as the analysis wrote it)."""
+    if lang == "en" or key not in CATEGORIES:
+        return key
+    return _(CATEGORIES[key], lang)
+
+
+def _slo_lines(s: dict[str, Any], lang: str) -> list[str]:
+    """One SLO's verdict, and for an inconclusive one what would settle it (Q3)."""
+    share = (
+        not_available(lang) if s["violation_share"] is None else _pct(s["violation_share"], 1, lang)
     )
+    args = {
+        "name": s["name"],
+        "verdict": _verdict_word(str(s["verdict"]), lang),
+        "violations": localize_digits(str(s["violations"]), lang),
+        "measured": localize_digits(str(s["measured"]), lang),
+        "threshold": localize_digits(f"{s['threshold_minutes']:g}", lang),
+        "measure": s["measure"],
+        "share": share,
+        "allowed": _pct(s["allowed_violation_share"], 0, lang),
+    }
+    if s["ci95"]:
+        line = _(
+            "SLO {name}: {verdict}: {violations}/{measured} over {threshold} min {measure} = "
+            "{share} (95% CI {lo}-{hi}), allowed {allowed}",
+            lang,
+        ).format(**args, lo=_pct(s["ci95"][0], 1, lang), hi=_pct(s["ci95"][1], 1, lang))
+    else:
+        line = _(
+            "SLO {name}: {verdict}: {violations}/{measured} over {threshold} min {measure} = "
+            "{share}, allowed {allowed}",
+            lang,
+        ).format(**args)
+    lines = [line]
     if s["verdict"] == "inconclusive":
         more = s.get("more_jobs_to_settle")
-        out.print(
-            f"  the interval holds the allowed share: point estimate {s['point_estimate']}; "
-            + (f"about {more} more jobs would settle it" if more else "no sample settles it"),
-            markup=False,
-        )
+        point = _verdict_word(str(s["point_estimate"]), lang)
+        if more:
+            lines.append(
+                "  "
+                + _(
+                    "the interval holds the allowed share: point estimate {point}; about {more} "
+                    "more jobs would settle it",
+                    lang,
+                ).format(point=point, more=localize_digits(str(more), lang))
+            )
+        else:
+            lines.append(
+                "  "
+                + _(
+                    "the interval holds the allowed share: point estimate {point}; no sample "
+                    "settles it",
+                    lang,
+                ).format(point=point)
+            )
     causes = s.get("violations_by_cause") or {}
     if s["violations"]:
-        out.print(
-            "  violations by cause: "
-            + ", ".join(f"{n} {cause.replace('_', ' ')}" for cause, n in causes.items() if n),
-            markup=False,
+        named = ", ".join(
+            f"{localize_digits(str(n), lang)} {_cause(cause, lang)}"
+            for cause, n in causes.items()
+            if n
         )
+        lines.append("  " + _("violations by cause: {causes}", lang).format(causes=named))
+    return lines
 
 
-def _print_skipped(f: dict[str, Any]) -> None:
-    if not f["skipped_rows"]:
-        return
-    out.print(f"{f['skipped_rows']} malformed row(s) skipped:", markup=False)
-    for b in f["skipped"][:10]:
-        out.print(f"  {b['path']}:{b['line']}: {b['field'] or ''} {b['reason']}", markup=False)
+_CAUSES = {
+    "capacity": N_("capacity"),
+    "own_limits": N_("own limits"),
+    "team_choice": N_("team choice"),
+    "other": N_("other"),
+}
 
 
-def _print_queue(f: dict[str, Any]) -> None:
-    out.print(queue_summary_line(f), markup=False)
-    out.print(reconciliation_line(f["summary"]["reconciliation"]), markup=False)
-    table = Table("phase", "n", "p50", "p90", "p99", "max", "unmeasured", box=None)
+def _cause(cause: str, lang: str) -> str:
+    """A cause of SLO violations (capacity, the team's own limits, ...) in `lang`."""
+    if lang == "en" or cause not in _CAUSES:
+        return cause.replace("_", " ")
+    return _(_CAUSES[cause], lang)
+
+
+def _restart_findings(f: dict[str, Any], lang: str) -> list[str]:
+    """The runs restarted from zero (G1): the analysis's English, or rebuilt in `lang`."""
+    found = f["restarts_from_zero"]
+    if lang == "en":
+        return list(found["findings"])
+    zero = [e for e in found.get("restarts", []) if e["verdict"] == "restarted_from_zero"]
+    if len(zero) != len(found["findings"]):
+        return [localize(x, lang, _DOMAINS) for x in found["findings"]]
+    lost_by = {k: _(v, lang) for k, v in LOST_BY.items()}
+    return [
+        _(
+            "{job} ({name}) lost its run after {hours} h ({state}) and restarted from zero: "
+            "{gpu_hours} GPU-hours lost; checkpoint time known: {known}",
+            lang,
+        ).format(
+            job=e["job_id"],
+            name=e["name"],
+            hours=localize_digits(f"{e['lost_attempt_s'] / 3600:.1f}", lang),
+            state=lost_by.get(str(e["state"]), str(e["state"])),
+            gpu_hours=localize_digits(f"{e['gpu_hours_lost'] or 0.0:.1f}", lang),
+            known=_("yes", lang) if e["checkpoint_known"] else _("no", lang),
+        )
+        for e in zero
+    ]
+
+
+# Where the English the analyses wrote (findings, notes) is looked up for ru and kk.
+_DOMAINS = ("queue", "jobs", "report")
+
+
+def _english(text: str, lang: str) -> str:
+    return text if lang == "en" else localize(text, lang, _DOMAINS)
+
+
+def _queue_tail(f: dict[str, Any], lang: str) -> list[str]:
+    """Preemption, findings, skipped rows, notes and chains, one line each (Q4, Q5)."""
+    p = f["preemption"]
+    lines = [
+        _(
+            "preemption: {stops} stop(s); {minutes} GPU-minutes lost since measured checkpoints",
+            lang,
+        ).format(
+            stops=localize_digits(str(p["stops"]), lang),
+            minutes=localize_digits(str(p["gpu_minutes_lost_since_checkpoint"]), lang),
+        )
+    ]
+    finding = "  " + _("finding: {text}", lang)
+    lines += [finding.format(text=_english(x, lang)) for x in p["findings"]]
+    lines += [finding.format(text=x) for x in _restart_findings(f, lang)]
+    lines += skipped_lines(f, lang)
+    note = _("note: {text}", lang)
+    lines += [note.format(text=_english(x, lang)) for x in f["summary"]["source_notes"]]
+    for c in f["chains"]:
+        seconds = c["end_to_end_s"]
+        e2e = _("unfinished", lang) if seconds is None else _duration(seconds, lang)
+        lines.append(
+            _(
+                "chain {chain}: {jobs} jobs, {e2e} to {last}; longest wait in {stage}", lang
+            ).format(
+                chain=c["chain"],
+                jobs=localize_digits(str(c["jobs"]), lang),
+                e2e=e2e,
+                last=c["last_stage"],
+                stage=c["longest_waiting_stage"],
+            )
+        )
+    return lines
+
+
+def _summary(kind: str, english: str, f: dict[str, Any], lang: str) -> str:
+    """A record's summary line in `lang` (the analysis's English line as it is in English)."""
+    record = ev.Evidence(
+        kind=kind, title="", spec_ids=[], verdict="info", summary=english, figures=f
+    )
+    return summary_of(record, lang)
+
+
+def _print_queue(f: dict[str, Any], lang: str) -> None:
+    out.print(_summary("queue", queue_summary_line(f), f, lang), markup=False)
+    out.print(reconciliation_text(f["summary"]["reconciliation"], lang), markup=False)
+    headers = [_("phase", lang), "n", "p50", "p90", "p99", _("max", lang), _("unmeasured", lang)]
+    table = Table(*headers, box=None)
     for phase, q in f["phases"].items():
-        cells = ["" if q[k] is None else _duration(q[k]) for k in ("p50", "p90", "p99", "max")]
-        table.add_row(phase, str(q["n"]), *cells, str(q["unmeasured"]))
+        cells = [
+            "" if q[k] is None else _duration(q[k], lang) for k in ("p50", "p90", "p99", "max")
+        ]
+        name = phase if lang == "en" else _(PHASES.get(phase, phase), lang)
+        n, unmeasured = (localize_digits(str(q[k]), lang) for k in ("n", "unmeasured"))
+        table.add_row(name, n, *cells, unmeasured)
     out.print(table)
     if f["wait_reasons"]:
-        out.print("wait reasons by total wait:")
+        out.print(_("wait reasons by total wait:", lang))
         for r in f["wait_reasons"][:8]:
-            out.print(
-                f"  {_duration(r['total_wait_s']):>8}  {r['reason']} ({r['category']}, "
-                f"{r['jobs']} jobs)",
-                markup=False,
+            reason = str(r["reason"])
+            if lang != "en" and reason == "(none given)":
+                reason = _("(none given)", lang)
+            text = _("{reason} ({category}, {n} jobs)", lang).format(
+                reason=reason,
+                category=_category(str(r["category"]), lang),
+                n=localize_digits(str(r["jobs"]), lang),
             )
+            out.print(f"  {_duration(r['total_wait_s'], lang):>8}  {text}", markup=False)
     for s in f["slo"]:
-        _print_slo(s)
-    p = f["preemption"]
-    out.print(
-        f"preemption: {p['stops']} stop(s); {p['gpu_minutes_lost_since_checkpoint']} "
-        "GPU-minutes lost since measured checkpoints",
-        markup=False,
-    )
-    for finding in p["findings"]:
-        out.print(f"  finding: {finding}", markup=False)
-    for finding in f["restarts_from_zero"]["findings"]:
-        out.print(f"  finding: {finding}", markup=False)
-    _print_skipped(f)
-    for note in f["summary"]["source_notes"]:
-        out.print(f"note: {note}", markup=False)
-    for c in f["chains"]:
-        e2e = "unfinished" if c["end_to_end_s"] is None else _duration(c["end_to_end_s"])
-        out.print(
-            f"chain {c['chain']}: {c['jobs']} jobs, {e2e} to {c['last_stage']}; longest "
-            f"wait in {c['longest_waiting_stage']}",
-            markup=False,
-        )
+        for line in _slo_lines(s, lang):
+            out.print(line, markup=False)
+    for line in _queue_tail(f, lang):
+        out.print(line, markup=False)
 
 
 def replay(
@@ -293,9 +439,10 @@ def replay(
     if as_json:
         emit_json({**figures, "evidence": str(written) if written else None})
     else:
-        _print_replay(figures)
+        lang = language(command.workspace())
+        _print_replay(figures, lang)
         if written:
-            out.print(f"evidence: {written}")
+            out.print(evidence_line(written, lang), markup=False)
     if figures["slo"] and figures["recommended_gpus"] is None:
         raise typer.Exit(1)
 
@@ -320,36 +467,47 @@ def run_replay_for(
     return figures, loaded.write(record)
 
 
-def _print_replay(figures: dict[str, Any]) -> None:
-    out.print(replay_summary_line(figures), markup=False)
+def _print_replay(figures: dict[str, Any], lang: str) -> None:
+    english = replay_summary_line(figures)
+    out.print(_summary("replay", english, figures, lang), markup=False)
     table = Table(
         "GPUs",
-        "jobs",
+        _("jobs", lang),
         "p50",
         "p95",
         "p99",
-        "max",
-        "SLO viol.",
-        "util.",
-        "longest queue",
+        _("max", lang),
+        _("SLO viol.", lang),
+        _("util.", lang),
+        _("longest queue", lang),
         box=None,
     )
     for p in figures["pools"]:
         waits = [
-            _duration(p[k] or 0.0) for k in ("wait_p50_s", "wait_p95_s", "wait_p99_s", "wait_max_s")
+            _duration(p[k] or 0.0, lang)
+            for k in ("wait_p50_s", "wait_p95_s", "wait_p99_s", "wait_max_s")
         ]
         share = p["slo_violation_share"]
         table.add_row(
             str(p["gpus"]),
-            str(p["jobs"]),
+            localize_digits(str(p["jobs"]), lang),
             *waits,
-            "n/a" if share is None else f"{share:.1%}",
-            f"{(p['utilisation'] or 0):.0%}",
-            str(p["longest_queue"]),
+            not_available(lang) if share is None else _pct(share, 1, lang),
+            _pct(p["utilisation"] or 0, 0, lang),
+            localize_digits(str(p["longest_queue"]), lang),
         )
     out.print(table)
-    for note in figures["notes"]:
-        out.print(f"note: {note}", markup=False)
+    record = ev.Evidence(
+        kind="replay",
+        title="",
+        spec_ids=[],
+        verdict="info",
+        summary=english,
+        figures=figures,
+        notes=list(figures["notes"]),
+    )
+    for note in notes_of(record, lang):
+        out.print(_("note: {text}", lang).format(text=note), markup=False)
 
 
 def register(app: typer.Typer) -> None:
