@@ -253,6 +253,8 @@ def _compiled(domain: str, lang: str, _marked: int) -> list[tuple[re.Pattern[str
                 seen.add(part)
                 regex += f"(?P<{part}>(?:(?!; ).)+?)"
         literal = sum(len(p) for p in parts[::2])
+        if literal == 0:
+            continue  # "{text}" alone matches every sentence and would translate nothing
         try:
             out.append((re.compile(f"^{regex}$", re.DOTALL), literal, translated))
         except re.error:
