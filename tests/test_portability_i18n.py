@@ -1,0 +1,276 @@
+"""The export acceptance test in Russian and Kazakh (issue 10).
+
+What `gpudecide export-test` prints, the report's export_test section and the decision
+rules' texts speak the reader's language: every sentence the test writes is stored as a
+message beside its English, numbers are formatted per locale, identifiers (option ids,
+paths, metric names) stay as they are. English stays as it was.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpudecide import evidence as ev
+from gpudecide.decision.model import StopFactor, Suggestion
+from gpudecide.portability import rules as prules
+from gpudecide.portability.report import export_test_section
+from gpudecide.portability.texts import figure, tolerance
+from gpudecide.portability.trainer import CheckpointError, verify_checkpoint
+from gpudecide.report.i18n import render_message, say
+from gpudecide.report.model import Section
+from tests.conftest import run_cli
+from tests.english import english_lines, english_runs, team_words
+
+NBSP = "\u00a0"
+
+
+def _records(root: Path) -> dict[str, ev.Evidence]:
+    """The demo's export test records by option (kz-local passes, managed-ft fails)."""
+    found = [r for r in ev.load_all(root / "evidence") if r.kind == "export_test"]
+    found.sort(key=lambda r: r.created_at_utc)  # the newest of an option last, so it wins
+    return {str(r.figures["option"]): r for r in found}
+
+
+def _visible(section: Section) -> list[str]:
+    """Every text of a built section a reader sees, verbatim columns left out."""
+    texts = [section.title]
+    for table in section.tables:
+        texts += [table.caption, *table.headers]
+        for row in table.rows:
+            texts += [c for i, c in enumerate(row) if i not in table.verbatim]
+    return [t for t in texts if t]
+
+
+# --- the command ---
+
+
+@pytest.mark.parametrize(
+    ("lang", "phrase", "verdict"),
+    [
+        ("ru", "восстановлено в пустую папку, хеши проверены", "С ЗАМЕЧАНИЯМИ"),
+        ("kk", "бос қалтаға қалпына келтірілді, хештер тексерілді", "ЕСКЕРТПЕЛЕРМЕН"),
+    ],
+)
+def test_export_test_speaks_the_language(
+    demo_copy: Path, lang: str, phrase: str, verdict: str
+) -> None:
+    """`--lang ru|kk export-test` on one option: no English line, the steps in the language,
+    numbers with the locale's signs, paths and ids as they are."""
+    res = run_cli(
+        "--lang", lang, "export-test", "--plan", "export-test-managed-ft.yaml", cwd=demo_copy
+    )
+    assert res.returncode == 0, res.stderr  # manual actions recorded: passes with warnings
+    out = res.stdout
+    assert english_lines(out, demo_copy) == []
+    assert phrase in " ".join(out.split())  # a long detail may wrap in the terminal table
+    assert f"{verdict}: " in out  # the verdict word, then the summary in the language
+    assert "managed-ft" in out and "evidence/export_test-" in out  # ids and paths kept
+    assert f"134{NBSP}912" in out  # the model's parameters, grouped as the locale does
+    written = _records(demo_copy)["managed-ft"]
+    assert written.verdict == "warn"
+    assert written.figures["messages"]["summary"]["msgid"].startswith("option {option}")
+
+
+def test_export_test_english_output_is_unchanged(demo_copy: Path) -> None:
+    """Without --lang (the demo's report.language is en) the lines read as before."""
+    res = run_cli("export-test", "--plan", "export-test-kz-local.yaml", cwd=demo_copy)
+    assert res.returncode == 0, res.stderr
+    out = " ".join(res.stdout.split())  # a long detail may wrap in the terminal table
+    assert "PASS: option kz-local: trained, exported, deleted, restored and resumed at step 4;" in (
+        out
+    )
+    assert "restored into an empty folder, hashes verified, resumed at step 4 on cpu" in out
+    assert "evidence: " in out and "причина" not in out
+    assert "134,912 parameters" in out
+
+
+# --- the report section ---
+
+
+@pytest.mark.parametrize("lang", ["ru", "kk"])
+@pytest.mark.parametrize("option", ["kz-local", "managed-ft"])
+def test_section_has_no_english(demo_workspace: Path, lang: str, option: str) -> None:
+    """The demo's passing and failing records: every cell, caption and title, the summary
+    and the notes read in the language (the team's own words and identifiers aside)."""
+    record = _records(demo_workspace)[option]
+    section = Section("export_test", "", record, "fresh", "fresh", [])
+    export_test_section(section, lang)  # type: ignore[arg-type]
+    from gpudecide.report.i18n import notes_of, summary_of
+
+    texts = [*_visible(section), summary_of(record, lang), *notes_of(record, lang)]
+    quoted = team_words(demo_workspace)
+    english = [(t, runs) for t in texts if (runs := english_runs(t, quoted))]
+    assert english == []
+    metrics = next(t for t in section.tables if 0 in t.verbatim)
+    assert [r[0] for r in metrics.rows][:1] in (["loss"], ["-"])  # metric ids verbatim
+
+
+def test_failed_section_says_why_in_russian(demo_workspace: Path) -> None:
+    """The failing option: the reason names the missing optimizer state in Russian, keeps the
+    reason id and the checkpoint's path, and the throughput note is Russian too."""
+    record = _records(demo_workspace)["managed-ft"]
+    section = Section("export_test", "", record, "fresh", "fresh", [])
+    export_test_section(section, "ru")
+    why = next(t for t in section.tables if t.caption == "Почему тест не пройден")
+    resume = next(r[0] for r in why.rows if r[0].startswith("продолжение обучения: "))
+    assert "продолжить обучение нельзя: optimizer_state_missing: " in resume
+    assert "продолжить с ожидаемого шага 4 нельзя: в чекпойнте нет optimizer.pt" in resume
+    assert "/restore/export/checkpoint-4" in resume
+    export = next(r[0] for r in why.rows if r[0].startswith("экспорт: "))
+    assert "заявленного артефакта 'checkpoint-*/optimizer.pt' нет" in export
+    assert "слой E2 «обучение»: нет элемента «состояние оптимизатора»" in export
+    steps = section.tables[0]
+    assert [r[0] for r in steps.rows] == [
+        "план",
+        "обучение",
+        "экспорт",
+        "удаление",
+        "продолжение обучения",
+        "запись итогов",
+    ]
+    assert steps.rows[5][4] == (
+        "ручных действий: 1, закрытых форматов: 1, полей, восстановленных вручную: 1"
+    )
+
+
+def test_section_of_an_older_record_keeps_its_english(demo_workspace: Path) -> None:
+    """Boundary: a record written before the messages (no `*_message` fields) still renders;
+    English is the record's own text, word for word."""
+    record = _records(demo_workspace)["kz-local"]
+    figures = dict(record.figures)
+    figures["steps"] = [
+        {k: v for k, v in s.items() if k != "detail_message"} for s in figures["steps"]
+    ]
+    figures.pop("messages")
+    older = ev.Evidence(
+        kind=record.kind,
+        title=record.title,
+        spec_ids=record.spec_ids,
+        verdict=record.verdict,
+        summary=record.summary,
+        figures=figures,
+        notes=record.notes,
+        inputs=record.inputs,
+    )
+    en = Section("export_test", "", older, "fresh", "fresh", [])
+    export_test_section(en, "en")
+    assert [r[4] for r in en.tables[0].rows] == [s["detail"] for s in figures["steps"]]
+    ru = Section("export_test", "", older, "fresh", "fresh", [])
+    export_test_section(ru, "ru")
+    assert ru.tables[0].rows[0][0] == "план"
+
+
+# --- the decision rules ---
+
+
+def _with(record: ev.Evidence, verdict: ev.Verdict) -> ev.Evidence:
+    return ev.Evidence(
+        kind=record.kind,
+        title=record.title,
+        spec_ids=record.spec_ids,
+        verdict=verdict,
+        summary=record.summary,
+        figures=record.figures,
+        notes=record.notes,
+        inputs=record.inputs,
+    )
+
+
+def test_stop_factor_speaks_every_language(demo_workspace: Path) -> None:
+    """A failed test's stop factor: its rule and what clears it in ru and kk; the English
+    message reads as the English rule does (before the 300-character cut)."""
+    record = _records(demo_workspace)["managed-ft"]
+    (stop,) = prules.rules(record)
+    assert isinstance(stop, StopFactor) and stop.rule_message and stop.clear_message
+    assert render_message(stop.rule_message, "en")[:300] == stop.rule
+    assert render_message(stop.clear_message, "en") == stop.clear
+    ru = render_message(stop.rule_message, "ru")
+    assert ru.startswith("тест экспорта не пройден: экспорт: файлов: 9, байт: ")
+    kk = render_message(stop.clear_message, "kk")
+    assert "экспорт тесті" in kk
+    quoted = team_words(demo_workspace)
+    for lang in ("ru", "kk"):
+        for msg in (stop.rule_message, stop.clear_message):
+            assert english_runs(render_message(msg, lang), quoted) == []
+
+
+def test_score_rules_speak_every_language(demo_workspace: Path) -> None:
+    """The pass (5) and pass-with-warnings (4) suggestions carry their message; the step
+    names of a warning are named in the language."""
+    record = _records(demo_workspace)["kz-local"]
+    (five,) = prules.rules(record)
+    assert isinstance(five, Suggestion) and five.score == 5 and five.rule_message
+    assert render_message(five.rule_message, "en") == five.rule
+    assert render_message(five.rule_message, "ru") == (
+        "тест экспорта пройден: восстановлено в другом месте, обучение продолжено с шага 4, "
+        "итоговые метрики в пределах допуска плана (5)"
+    )
+    warned = _with(_records(demo_workspace)["managed-ft"], "warn")
+    (four,) = prules.rules(warned)
+    assert isinstance(four, Suggestion) and four.score == 4 and four.rule_message
+    assert four.rule == "export test passed with warnings in record (4)"
+    assert render_message(four.rule_message, "kk") == (
+        "экспорт тесті ескертпелермен өтті (қадамдар: нәтижелерді жазу) (4)"
+    )
+
+
+def test_rules_of_an_older_record_fall_back_to_its_english(demo_workspace: Path) -> None:
+    """Negative case: without reason messages the stop factor still has a message, the
+    English reason as written inside the translated frame."""
+    record = _records(demo_workspace)["managed-ft"]
+    figures = {k: v for k, v in record.figures.items() if k != "reason_messages"}
+    older = ev.Evidence(
+        kind=record.kind,
+        title=record.title,
+        spec_ids=record.spec_ids,
+        verdict="fail",
+        summary=record.summary,
+        figures=figures,
+        notes=record.notes,
+        inputs=record.inputs,
+    )
+    (stop,) = prules.rules(older)
+    assert isinstance(stop, StopFactor) and stop.rule_message
+    ru = render_message(stop.rule_message, "ru")
+    assert ru.startswith("тест экспорта не пройден: export: 9 files")
+
+
+# --- the pieces ---
+
+
+def test_a_refused_checkpoint_says_why_in_the_language(tmp_path: Path) -> None:
+    """A real refusal (no SHA256SUMS): the error's English is as before, its message reads in
+    Russian and Kazakh with the path kept."""
+    folder = tmp_path / "checkpoint-4"
+    folder.mkdir()
+    with pytest.raises(CheckpointError) as info:
+        verify_checkpoint(folder)
+    exc = info.value
+    assert exc.reason == "missing_sums"
+    assert str(exc) == f"{folder}: no SHA256SUMS: integrity cannot be checked"
+    msg = exc.as_message()
+    assert render_message(msg, "en") == str(exc)
+    assert render_message(msg, "ru") == f"{folder}: нет SHA256SUMS: целостность проверить нельзя"
+    assert render_message(msg, "kk") == f"{folder}: SHA256SUMS жоқ: тұтастықты тексеру мүмкін емес"
+
+
+def test_tolerance_and_figures_per_locale() -> None:
+    """Locale signs for the plan's tolerance; a value finer than three decimals is never
+    shown as 0 (boundary), and English keeps its historic form."""
+    assert render_message(tolerance(0.02, None), "en") == "0.02 relative"
+    assert render_message(tolerance(0.02, None), "ru") == "0,02 относительный"
+    both = tolerance(0.02, 0.5)
+    assert render_message(both, "kk") == "0,02 салыстырмалы немесе 0,5 абсолютті"
+    assert render_message(tolerance(1e-5, None), "ru") == "1e-05 относительный"
+    assert figure(0.0001234, 3) == "0.000123" and figure(0.125, 3) == 0.125
+    assert figure(0.0, 3) == 0.0
+
+
+def test_text_without_a_message_is_shown_as_written() -> None:
+    """Negative case: an English detail with no message (a child process's own words) is
+    not half-translated by catalogue patterns."""
+    text = "job wrote no result (exit -9): Killed"
+    assert say(text, None, "ru", ("portability",)) == text
+    assert say("d", None, "kk", ("portability",)) == "d"
