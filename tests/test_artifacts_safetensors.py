@@ -482,3 +482,21 @@ def test_every_early_refusal_keeps_the_sizes_it_read() -> None:
     assert (exact.header_len, exact.file_size, exact.problems) == (2, 10, [])
     checked = sth.check_header(b"{}", 10, 2)
     assert (checked.header_len, checked.file_size, checked.ok) == (2, 10, True)
+
+
+def test_bytes_of_one_dtype_are_added_over_tensors() -> None:
+    header = {
+        "a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]},
+        "b": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]},
+        "c": {"dtype": "U8", "shape": [3], "data_offsets": [12, 15]},
+    }
+    info = sth.inspect_bytes(_join(header, b"\x00" * 15))
+    assert info.ok and info.bytes_by_dtype() == {"F32": 12, "U8": 3}
+
+
+def test_sniffing_needs_nine_bytes_of_head() -> None:
+    # Exactly the length and the opening brace: enough to recognise the file.
+    assert sth.looks_like_safetensors(struct.pack("<Q", 2) + b"{", 10)
+    # Fewer than 8 bytes cannot even hold the length: no, and no exception.
+    assert not sth.looks_like_safetensors(b"\x02\x00", 100)
+    assert not sth.looks_like_safetensors(b"", 100)

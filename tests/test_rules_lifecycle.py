@@ -302,3 +302,13 @@ def test_phase_medians_of_a_log_without_kinds() -> None:
 )
 def test_reason_patterns_at_their_ends(reason: str, category: str | None) -> None:
     assert lifecycle.reason_category(reason) == category
+
+
+def test_integer_phase_columns_with_gaps_are_read_as_seconds() -> None:
+    # A table whose phases are whole seconds (int64) with a missing value: the gap is
+    # unmeasured, not a crash.
+    lc = pa.table({c: pa.array([60, None, 120], pa.int64()) for c in PHASE_COLUMNS})
+    run = lifecycle.phase_summary(lc)["run"]
+    assert (run["n"], run["p50"], run["max"], run["unmeasured"]) == (2, 90.0, 120.0, 1)
+    kinds = lc.append_column("kind", pa.array(["a", "a", "b"], pa.string()))
+    assert lifecycle.phases_by_kind(kinds)["a"]["run"] == 60.0
