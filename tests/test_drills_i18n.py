@@ -260,3 +260,32 @@ def test_a_teams_own_xid_meaning_is_shown_as_written(tmp_path: Path) -> None:
     assert xid79 and xid79[0].said is not None
     ru = render_message(xid79[0].said, "ru")
     assert ru == "XID 79 ×1: Xid 79 on our racks: call the vendor"
+
+
+def test_a_storage_denial_is_named_by_the_storages_own_code() -> None:
+    """The storage-revoked status names the denial by its code (EACCES, AccessDenied), so
+    ru/kk readers get no English system text; the journal keeps the whole error."""
+    from gpudecide.drills.job import denial_code
+    from gpudecide.errors import InputError
+
+    def raised(cause: BaseException) -> InputError:
+        try:
+            try:
+                raise cause
+            except BaseException:
+                raise InputError("access denied") from None
+        except InputError as exc:
+            return exc
+
+    class ClientError(Exception):
+        response = {"Error": {"Code": "AccessDenied"}}  # noqa: RUF012 (botocore's shape)
+
+    assert denial_code(raised(PermissionError(13, "Permission denied"))) == "EACCES"
+    assert denial_code(raised(ClientError("403"))) == "AccessDenied"
+    assert denial_code(raised(RuntimeError("?"))) == "RuntimeError"
+    assert denial_code(InputError("no cause")) is None
+    said = {"domain": "drills", "msgid": "access denied at {target} ({code})",
+            "args": {"target": "s3://b/run/checkpoint-8", "code": "AccessDenied"}}  # fmt: skip
+    ru = render_message(said, "ru")
+    assert ru == "доступ запрещён: s3://b/run/checkpoint-8 (AccessDenied)"
+    assert english_runs(ru, []) == []

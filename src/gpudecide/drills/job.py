@@ -163,6 +163,19 @@ def _restore(spec: JobSpec, store: storage_mod.Storage | None, ev: Events) -> Pa
     return None
 
 
+def denial_code(exc: BaseException) -> str | None:
+    """The storage's own name for a denial: the errno (EACCES), S3's error code
+    (AccessDenied), else the exception's type; None when nothing says more."""
+    cause = exc.__cause__ or exc.__context__
+    if cause is None:
+        return None
+    if isinstance(cause, OSError) and cause.errno is not None and cause.errno in errno.errorcode:
+        return errno.errorcode[cause.errno]
+    response = getattr(cause, "response", None)
+    code = response.get("Error", {}).get("Code") if isinstance(response, dict) else None
+    return str(code) if code else type(cause).__name__
+
+
 def _uploader(spec: JobSpec, store: storage_mod.Storage, ev: Events) -> Any:
     def upload(info: CheckpointInfo) -> None:
         name = f"{spec.run_name}/checkpoint-{info.step}"
@@ -177,6 +190,8 @@ def _uploader(spec: JobSpec, store: storage_mod.Storage, ev: Events) -> Any:
                     attempt=attempt + 1,
                     error=exc.one_line(),
                     retry_in_s=wait if attempt < spec.retries else None,
+                    target=store.child_url(name),
+                    code=denial_code(exc),
                 )
                 if attempt < spec.retries:
                     time.sleep(wait)

@@ -185,8 +185,8 @@ def _judge(
         "storage refused checkpoint uploads ({n} attempts, back-off {backoff} s): {error}; "
         "stopped at step {step}; resumed from checkpoint-{good}",
         n=len(denied),
-        backoff=", ".join(f"{w:g}" for w in waits) if waits else message("drills", "none"),
-        error=error,
+        backoff=[_number(w) for w in waits] or message("drills", "none"),
+        error=_denial(denied[0]) if denied else "-",
         step=step_at_stop,
         good=from_step,
     )
@@ -210,3 +210,19 @@ def _judge(
             "storage_kind": "s3" if access.s3 else "local folder",
         },
     )
+
+
+def _denial(event: dict[str, Any]) -> runner.Message | str:
+    """The first denial as a message: where and the storage's own code (EACCES,
+    AccessDenied); an event without them (an older job) as the job wrote it."""
+    if event.get("target") and event.get("code"):
+        return message(
+            "drills", "access denied at {target} ({code})", target=event["target"],
+            code=event["code"],
+        )  # fmt: skip
+    return str(event["error"])
+
+
+def _number(value: float) -> runner.Message:
+    """A number in the reader's digits (a list of them is joined with "; ")."""
+    return message("drills", "{v:num}", v=value)
