@@ -73,6 +73,34 @@ def test_export_test_speaks_the_language(
     assert written.figures["messages"]["summary"]["msgid"].startswith("option {option}")
 
 
+@pytest.mark.parametrize(
+    ("lang", "valid", "local"),
+    [("ru", "корректен", "локальная папка"), ("kk", "жарамды", "жергілікті қалта")],
+)
+def test_k8s_dry_run_speaks_the_language(
+    demo_copy: Path, lang: str, valid: str, local: str
+) -> None:
+    """The Kubernetes dry run's lines (manifests written, each Job valid, the local-storage
+    note) in the language; Job names and paths as they are."""
+    res = run_cli(
+        "--lang",
+        lang,
+        "export-test",
+        "--plan",
+        "export-test-kz-local.yaml",
+        "--executor",
+        "k8s",
+        "--dry-run",
+        "--out",
+        str(demo_copy.parent / "jobs.yaml"),  # outside the workspace: its YAML is the team's
+        cwd=demo_copy,
+    )
+    assert res.returncode == 0, res.stderr
+    assert english_lines(res.stdout, demo_copy) == []
+    assert f"gpudecide-kz-local-export-test-train: {valid}" in res.stdout
+    assert local in res.stdout and ": 2 -> " in res.stdout  # two Job manifests written
+
+
 def test_export_test_english_output_is_unchanged(demo_copy: Path) -> None:
     """Without --lang (the demo's report.language is en) the lines read as before."""
     res = run_cli("export-test", "--plan", "export-test-kz-local.yaml", cwd=demo_copy)
