@@ -223,7 +223,7 @@ def test_phase_medians_per_kind() -> None:
             "dependency_wait_s": pa.array([0.0, 5.0, 10.0, 99.0, 99.0, None], pa.float64()),
             "queue_wait_s": pa.array([1.0, None, 3.0, 99.0, 99.0, 8.0], pa.float64()),
             "startup_s": pa.array([None, None, None, 99.0, 99.0, None], pa.float64()),
-            "run_s": pa.array([60.0, 30.04, 120.0, 99.0, 99.0, 600.0], pa.float64()),
+            "run_s": pa.array([60.0, 30.14, 120.0, 99.0, 99.0, 600.0], pa.float64()),
         }
     )
     assert lifecycle.phases_by_kind(lc) == {
@@ -231,7 +231,7 @@ def test_phase_medians_per_kind() -> None:
             "not_eligible": 5.0,
             "queue_wait": None,
             "startup": None,
-            "run": 30.0,
+            "run": 30.1,
             "jobs": 1.0,
         },
         "train": {
