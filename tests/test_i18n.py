@@ -192,8 +192,6 @@ def test_renderer_installs_the_translator() -> None:
 # as soon as one passes, so that its kind is taken off this list).
 _NOT_YET = {
     "export_test",
-    "drill",
-    "cordon",
 }
 
 
