@@ -150,3 +150,17 @@ def test_language_comes_from_the_environment_then_the_workspace(demo_copy: Path)
     cost = {lang: run_cli("--lang", lang, "cost", "--json", cwd=root).stdout for lang in
             ("en", "kk")}  # fmt: skip
     assert cost["en"] == cost["kk"] and '"summary": "cheapest normal month' in cost["en"]
+
+
+def test_skipped_rows_are_named_in_the_language(demo_workspace: Path, tmp_path: Path) -> None:
+    """A malformed row (--skip-bad-rows) is counted and explained in Kazakh; the log's
+    column names stay as the log writes them."""
+    root = demo_workspace
+    log = tmp_path / "sacct.txt"
+    log.write_text((root / "logs" / "sacct-8w.txt").read_text() + "garbage|row|x\n")
+    result = run_cli(
+        "--lang", "kk", "profile", str(log), "--skip-bad-rows",
+        "--evidence-dir", str(tmp_path / "evidence"), cwd=root,
+    )  # fmt: skip
+    out = _speaks(result, root, "өткізілген бүлінген жолдар: 18:", 0)
+    assert "`User` өрістер тақырыптағы 21 санынан аз" in out

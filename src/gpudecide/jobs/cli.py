@@ -36,7 +36,7 @@ from gpudecide.jobs.figures import reconciliation_line
 from gpudecide.jobs.load import FORMATS, JobLog, LogSpec, load_logs
 from gpudecide.jobs.schema import CANONICAL_COLUMNS, KINDS, STATES
 from gpudecide.report.fmt import localize_digits, not_available
-from gpudecide.report.i18n import localize, moment, notes_of, summary_of
+from gpudecide.report.i18n import P_, localize, moment, notes_of, summary_of
 
 _ = translator("jobs")
 
@@ -200,6 +200,28 @@ def run_profile(
     return result, loaded.write(prof.to_evidence(result, []))
 
 
+# Why the loaders skipped a row (--skip-bad-rows), as they write it in English; translated
+# for ru and kk by pattern (`gpudecide.report.i18n.localize`).
+SKIP_REASONS = (
+    P_("fewer fields than the {n} in the header"),
+    P_("fewer fields than the {n} of --sacct-format"),
+    P_("more fields than the {n} in the header (a '|' inside a job name or comment?)"),
+    P_("more fields than the {n} of --sacct-format (a '|' inside a job name or comment?)"),
+    P_("not UTF-8 text"),
+    P_("not a JSON object"),
+    P_("column given twice in one object"),
+    P_("CSV syntax: {error}"),
+    P_("job id {value} is not a Slurm job id (123, 123_4, 123_[5-9], 123.batch)"),
+    P_("end {value} is before start"),
+    P_("end {value} is more than {days} days after start"),
+    P_("duration {value} is not [DD-[HH:]]MM:SS"),
+    P_("time limit {value} is not a Slurm duration"),
+    P_("priority {value} is not an integer"),
+    P_("kind label in {value} is not one of {kinds}"),
+    P_("value {value} is not what sacct prints here"),
+)
+
+
 def _n(value: Any, lang: str) -> str:
     """A figure as the analysis wrote it (English), or with `lang`'s number signs."""
     if value is None and lang != "en":
@@ -236,8 +258,13 @@ def skipped_lines(f: dict[str, Any], lang: str) -> list[str]:
         return []
     lines = [_("{n} malformed row(s) skipped:", lang).format(n=_n(f["skipped_rows"], lang))]
     for b in f["skipped"][:10]:
-        reason = b["reason"] if lang == "en" else localize(b["reason"], lang, ("jobs", "report"))
-        lines.append(f"  {b['path']}:{b['line']}: {b['field'] or ''} {reason}")
+        if lang == "en":
+            lines.append(f"  {b['path']}:{b['line']}: {b['field'] or ''} {b['reason']}")
+            continue
+        # The log's own column name stands out as what it is (a name, not a word).
+        column = f"`{b['field']}`" if b["field"] else ""
+        reason = localize(b["reason"], lang, ("jobs", "report"))
+        lines.append(f"  {b['path']}:{b['line']}: {column} {reason}")
     return lines
 
 

@@ -471,7 +471,7 @@ def _print_replay(figures: dict[str, Any], lang: str) -> None:
     english = replay_summary_line(figures)
     out.print(_summary("replay", english, figures, lang), markup=False)
     table = Table(
-        "GPUs",
+        _("GPUs", lang),
         _("jobs", lang),
         "p50",
         "p95",
