@@ -164,3 +164,28 @@ def test_skipped_rows_are_named_in_the_language(demo_workspace: Path, tmp_path: 
     )  # fmt: skip
     out = _speaks(result, root, "өткізілген бүлінген жолдар: 18:", 0)
     assert "`User` өрістер тақырыптағы 21 санынан аз" in out
+
+
+def test_audit_egress_line_in_the_language(tmp_path: Path) -> None:
+    """The measured egress and migration window (E5, V1) of `audit --source`, in ru / kk;
+    an absent throughput is "n/a" in the language, never Python's None."""
+    from gpudecide.artifacts.cli import _audit_lines
+
+    egress = {
+        "throughput_mb_s": 12.5,
+        "bytes": 1048576,
+        "run_bytes": 52_428_800_000,
+        "extrapolated_from": "export size (no run_size_gb in the plan)",
+        "migration_window_hours": 1.165,
+    }
+    f = {"units": [], "hazards": [], "retention": {"questions": []}, "egress": egress}
+    assert _audit_lines(f, "en") == [
+        "egress: 12.5 MB/s over 1,048,576 bytes; moving 52,428,800,000 bytes (export size (no "
+        "run_size_gb in the plan)) takes 1.165 h"
+    ]
+    (ru,) = _audit_lines(f, "ru")
+    assert ru.startswith("выгрузка: 12,5 МБ/с на 1\u00a0048\u00a0576 байт")
+    assert "(размер экспорта (в плане нет run_size_gb)) займёт 1,165 ч" in ru
+    (kk,) = _audit_lines({**f, "egress": {**egress, "throughput_mb_s": None}}, "kk")
+    assert kk.startswith("шығару: 1\u00a0048\u00a0576 байтта ж/ж МБ/с")
+    assert english_lines(f"{ru}\n{kk}", tmp_path) == []

@@ -29,7 +29,7 @@ from gpudecide.errors import InputError
 from gpudecide.i18n import translator
 from gpudecide.inputs import read_input_text
 from gpudecide.options import require_known
-from gpudecide.report.fmt import localize_digits
+from gpudecide.report.fmt import localize_digits, not_available
 from gpudecide.report.i18n import N_, P_, localize, notes_of, summary_of
 from gpudecide.workspace import CONFIG_NAME
 
@@ -95,6 +95,7 @@ GENERATED = (
     P_("no library versions recorded (torch, transformers, ...)"),
     P_("no evaluation metrics recorded"),
     P_("no run_id given"),
+    P_("export size (no run_size_gb in the plan)"),
 )
 # The words of the lint rules ("A6 commit") and severities, as a person reads them.
 RULE_WORDS = {
@@ -130,6 +131,13 @@ def _rule(rule: str, lang: str) -> str:
     """A lint rule ("A6 commit") in `lang`: the SPEC id kept, the word translated."""
     spec, _sep, word = rule.partition(" ")
     return rule if lang == "en" or not word else f"{spec} {_word(RULE_WORDS, word, lang)}"
+
+
+def _figure(value: Any, lang: str) -> str:
+    """A figure as the audit wrote it (English), else with `lang`'s signs; n/a when absent."""
+    if value is None and lang != "en":
+        return not_available(lang)
+    return localize_digits(str(value), lang)
 
 
 def _num(value: int, lang: str) -> str:
@@ -483,11 +491,11 @@ def _audit_lines(f: dict[str, Any], lang: str) -> list[str]:
                 "takes {hours} h",
                 lang,
             ).format(
-                speed=localize_digits(str(eg["throughput_mb_s"]), lang),
+                speed=_figure(eg["throughput_mb_s"], lang),
                 bytes=_num(eg["bytes"], lang),
                 run_bytes=_num(eg["run_bytes"], lang),
                 basis=_english(str(eg["extrapolated_from"]), lang),
-                hours=localize_digits(str(eg["migration_window_hours"]), lang),
+                hours=_figure(eg["migration_window_hours"], lang),
             )
         )
     for q in f["retention"]["questions"]:
