@@ -188,26 +188,11 @@ def test_renderer_installs_the_translator() -> None:
     assert "tr" in fresh._ENV.globals
 
 
-# Sections whose builders or analyses still show English in ru/kk (strict: the test fails
-# as soon as one passes, so that its kind is taken off this list).
-_NOT_YET = {
-    "export_test",
-}
-
-
-def _sections() -> list[object]:
+def _sections() -> list[str]:
     """Every section of the report (the index and header first), by evidence kind."""
     from gpudecide.sections import SECTIONS
 
-    out: list[object] = []
-    for kind in ("head", *SECTIONS):
-        marks = (
-            [pytest.mark.xfail(strict=True, reason=f"{kind} section not all translated yet")]
-            if kind in _NOT_YET
-            else []
-        )
-        out.append(pytest.param(kind, marks=marks))
-    return out
+    return ["head", *SECTIONS]
 
 
 @pytest.mark.parametrize("lang", TRANSLATED)
