@@ -189,3 +189,22 @@ def test_audit_egress_line_in_the_language(tmp_path: Path) -> None:
     (kk,) = _audit_lines({**f, "egress": {**egress, "throughput_mb_s": None}}, "kk")
     assert kk.startswith("шығару: 1\u00a0048\u00a0576 байтта ж/ж МБ/с")
     assert english_lines(f"{ru}\n{kk}", tmp_path) == []
+
+
+def test_manifest_lint_errors_in_the_language(demo_workspace: Path, tmp_path: Path) -> None:
+    """Negative case: a manifest naming a tag instead of a digest, a short commit and a date
+    without a time fails the lint (exit 1); each finding, severity and rule word in Russian."""
+    import json
+
+    root = demo_workspace
+    manifest = json.loads((_kz_local_export(root) / "run-manifest.json").read_text())
+    manifest.update(
+        base_model="meta/llama:v1", code_commit="abc12", created_at_utc="2026-01-01"
+    )
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(manifest, indent=1))
+    result = run_cli("--lang", "ru", "manifest", "lint", str(path), cwd=root)
+    out = _speaks(result, root, "ошибок: 3, предупреждений: 2", 1)
+    assert "ошибка: code_commit: 'abc12' слишком короткий, чтобы назвать коммит [A6 коммит]" in out
+    assert "у 'meta/llama:v1' тег вместо дайджеста: закрепите как name@sha256:" in out
+    assert "ошибка: created_at_utc: в '2026-01-01' нет времени суток [A6 время]" in out
