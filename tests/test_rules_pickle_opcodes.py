@@ -6,6 +6,7 @@ that the expected report is read off its bytes."""
 
 from __future__ import annotations
 
+import io
 import pickle
 import struct
 
@@ -69,8 +70,6 @@ def test_python2_names_are_mapped_below_protocol_3_only(data: bytes, dotted: str
                     module = _compat_pickle.IMPORT_MAPPING[module]
             seen.append(f"{module}.{name}")
             return None
-
-    import io
 
     Recorder(io.BytesIO(data)).load()
     assert seen == [dotted]
@@ -305,8 +304,16 @@ def test_frame_claiming_more_than_the_stream_is_a_problem_and_scanned_on() -> No
     report = _scan(data)
     assert report.problems == ["FRAME at offset 2 claims 100 bytes past the end"]
     assert [g.dotted for g in report.globals] == ["os.system"]
-    exact = b"\x80\x04\x95" + struct.pack("<Q", 13) + b"\x8c\x02os\x8c\x06system\x93."
+    body = b"\x8c\x02os\x8c\x06system\x93."  # 14 bytes
+    exact = b"\x80\x04\x95" + struct.pack("<Q", 14) + body
     assert _scan(exact).problems == [] and _scan(exact).frame_issues == []
+    one_more = b"\x80\x04\x95" + struct.pack("<Q", 15) + body
+    assert _scan(one_more).problems == ["FRAME at offset 2 claims 15 bytes past the end"]
+    # A length with its top bit set is a huge unsigned count, not a negative one.
+    top = b"\x80\x04\x95" + struct.pack("<Q", 2**63) + body
+    assert _scan(top).problems == [
+        "FRAME at offset 2 claims 9223372036854775808 bytes past the end"
+    ]
 
 
 def test_opcode_limit_is_inclusive() -> None:
@@ -376,3 +383,142 @@ def test_value_after_a_key() -> None:
     assert r.value_after("step") == 7 and r.value_after("a") == 1
     assert r.value_after("last") is None and r.value_after("missing") is None
     assert pickle_scan.PickleReport(constants=[7, 8]).value_after("7") is None
+
+
+def test_a_frame_ending_inside_a_string_is_read_on_contiguously() -> None:
+    # The frame (offsets 11-18) ends two bytes into 'system': pickle.loads reads the string on
+    # and imports os.system; the file reader that drops the frame's rest reads 'stem...'.
+    data = b"\x80\x04\x95" + struct.pack("<Q", 8) + b"\x8c\x02os\x8c\x06sy" + b"stem\x93."
+    report = _scan(data)
+    assert [g.dotted for g in report.globals] == ["os.system"]
+    assert report.frame_issues == ["the opcode at offset 15 runs past the frame ending at 19"]
+    assert (report.pickles, report.problems) == (1, [])
+
+
+def test_a_length_crossing_the_frame_end_is_one_issue() -> None:
+    # BINBYTES at offset 11: its 4-byte length straddles the frame's end at 14; the 2-byte
+    # payload after it lies outside any frame, so it is no second issue.
+    data = b"\x80\x04\x95" + struct.pack("<Q", 3) + b"B\x02\x00" + b"\x00\x00ab."
+    report = _scan(data)
+    assert report.frame_issues == ["the opcode at offset 11 runs past the frame ending at 14"]
+    assert (report.pickles, report.opcodes, report.problems) == (1, 4, [])
+
+
+def test_a_frame_opened_where_the_previous_one_ends_is_fine() -> None:
+    # The outer frame (10 bytes) ends exactly after the inner FRAME's length field.
+    data = b"\x80\x04\x95" + struct.pack("<Q", 10) + b"N\x95" + struct.pack("<Q", 1) + b"."
+    report = _scan(data)
+    assert (report.frame_issues, report.problems, report.pickles) == ([], [], 1)
+    assert pickle.loads(data) is None
+    # Two bytes later: the inner frame begins 2 bytes before the outer one ends.
+    inside = b"\x80\x04\x95" + struct.pack("<Q", 12) + b"N\x95" + struct.pack("<Q", 2) + b"N."
+    assert _scan(inside).frame_issues == [
+        "FRAME at offset 12 begins 2 byte(s) before the frame it is in ends"
+    ]
+
+
+def test_dup_copies_the_top_value() -> None:
+    # 'os', DUP, STACK_GLOBAL: module and name are both the string 'os'.
+    assert _imports(b"\x80\x04\x8c\x02os2\x93.") == [("os.os", "dangerous")]
+
+
+def test_appends_need_a_target_and_pop_mark_does_not() -> None:
+    assert _scan(b"(eN.").problems == ["unpickling stack underflow"]
+    assert _scan(b"(uN.").problems == ["unpickling stack underflow"]
+    pop_mark = _scan(b"(1N.")
+    assert (pop_mark.problems, pop_mark.pickles) == ([], 1)
+
+
+def test_a_long_past_the_string_bound_is_skipped_as_zero() -> None:
+    n = pickle_scan.MAX_STRING + 1
+    data = b"\x80\x02\x8b" + struct.pack("<i", n) + b"\x01" * n + b"."
+    report = _scan(data)
+    assert (report.problems, report.pickles, report.constants) == ([], 1, [0])
+
+
+def test_text_string_decode_errors_are_named() -> None:
+    assert _scan(b"S'\\x'\n.").problems == [
+        "a text string does not decode: invalid \\x escape at position 0"
+    ]
+    assert _scan(b"V\\u12\n.").problems == [
+        "a text string does not decode: 'rawunicodeescape' codec can't decode bytes in "
+        "position 0-3: truncated \\uXXXX es"
+    ]
+
+
+def test_memo_bitmap_keeps_each_key_apart() -> None:
+    # Opaque values memoised at keys 0 and 1; key 0 then overwritten by 'os'. Key 1 is still
+    # an opaque value, key 3 was never stored.
+    head = b"\x80\x04N\x940N\x940\x8c\x02osq\x000"
+    assert _scan(head + b"h\x01.").problems == []
+    assert _scan(head + b"h\x03.").problems == ["memo key 3 used before it was stored"]
+    assert _scan(b"\x80\x04N\x940h\x03.").problems == ["memo key 3 used before it was stored"]
+    # Keys count once: 'x' goes to key 2 and 'system' to key 3 after the overwrite.
+    program = head + b"\x8c\x01x\x940\x8c\x06system\x940h\x00h\x03\x93."
+    assert _imports(program) == [("os.system", "dangerous")]
+
+
+def test_long_memo_keys_are_unsigned() -> None:
+    # LONG_BINPUT / LONG_BINGET with key 2**31: one key, not a negative one.
+    data = (
+        b"\x80\x04\x8c\x02osr\x00\x00\x00\x800j\x00\x00\x00\x80\x8c\x06system\x93."
+    )
+    assert _imports(data) == [("os.system", "dangerous")]
+    opaque = b"\x80\x04Nr\x00\x00\x00\x800j\x00\x00\x00\x80."
+    assert (_scan(opaque).problems, _scan(opaque).pickles) == ([], 1)
+
+
+def test_following_pickles_carry_their_findings_issues_and_limits() -> None:
+    plain = b"\x80\x04N."
+    ext = _scan(plain + b"\x80\x02\x82\x07.")
+    assert ext.findings == [
+        {
+            "what": "EXT1 extension code 7",
+            "detail": "imports a name from the copyreg extension registry, unknown here",
+        }
+    ]
+    framed = b"\x80\x04\x95" + struct.pack("<Q", 12) + b"N\x95" + struct.pack("<Q", 2) + b"N."
+    after = _scan(plain + framed)
+    # Offsets count from the start of the pickle the issue is in.
+    assert after.frame_issues == [
+        "FRAME at offset 12 begins 2 byte(s) before the frame it is in ends"
+    ]
+    assert (after.pickles, after.opcodes) == (2, 3 + 6)
+    assert _scan(plain + plain + plain).opcodes == 9
+    # The opcode limit holds for the pickles that follow too.
+    limited = _scan(plain + b"NNNNN0000.", max_ops=6)
+    assert limited.too_large == "more than 6 opcodes: not scanned to the end"
+    assert (limited.pickles, limited.problems) == (1, [])
+    # One byte after the first pickle is still looked at.
+    assert _scan(plain + b".").problems == [
+        "bytes after the first pickle are not a complete pickle"
+    ]
+
+
+def test_scan_all_reads_64_pickles_by_default() -> None:
+    many = b"\x80\x04N." * 65
+    assert pickle_scan.scan_all(io.BytesIO(many), len(many)).pickles == 64
+
+
+def test_report_bounds_and_duplicates() -> None:
+    r = pickle_scan.PickleReport()
+    r.add_finding("w", "d")
+    r.add_finding("w", "d")
+    r.add_frame_issue("f")
+    r.add_frame_issue("f")
+    assert (r.findings, r.frame_issues) == ([{"what": "w", "detail": "d"}], ["f"])
+    for i in range(30):
+        r.add_finding(f"w{i}", "d")
+        r.add_problem(f"p{i}")
+        r.add_frame_issue(f"f{i}")
+    assert len(r.findings) == len(r.problems) == len(r.frame_issues) == pickle_scan.MAX_PROBLEMS
+    assert r.problems[-1] == "p19" and r.frame_issues[-1] == "f18"
+
+
+def test_merge_keeps_constants_within_the_bound_and_the_first_limit_hit() -> None:
+    full = pickle_scan.PickleReport(constants=[0] * (pickle_scan.MAX_CONSTANTS - 1))
+    full.merge(pickle_scan.PickleReport(constants=[1, 2], too_large="stopped"))
+    assert len(full.constants) == pickle_scan.MAX_CONSTANTS and full.constants[-1] == 1
+    assert full.too_large == "stopped"
+    full.merge(pickle_scan.PickleReport(constants=[3], too_large="later"))
+    assert len(full.constants) == pickle_scan.MAX_CONSTANTS and full.too_large == "stopped"
