@@ -522,3 +522,23 @@ def test_merge_keeps_constants_within_the_bound_and_the_first_limit_hit() -> Non
     assert full.too_large == "stopped"
     full.merge(pickle_scan.PickleReport(constants=[3], too_large="later"))
     assert len(full.constants) == pickle_scan.MAX_CONSTANTS and full.too_large == "stopped"
+
+
+def test_a_frame_inside_a_frame_read_the_way_a_file_reader_reads_it() -> None:
+    # The inner FRAME (offset 12) begins 2 bytes before the outer frame ends. Longer than
+    # those 2 bytes, the file reader drops them and reads the inner frame from the outer
+    # one's end: "N0." there, a whole pickle both ways.
+    longer = b"\x80\x04\x95" + struct.pack("<Q", 12) + b"N\x95" + struct.pack("<Q", 3)
+    report = _scan(longer + b"N0" + b"N0.")
+    assert (report.pickles, report.problems) == (1, [])
+    assert report.frame_issues == [
+        "FRAME at offset 12 begins 2 byte(s) before the frame it is in ends"
+    ]
+    # Exactly those 2 bytes long, the inner frame is served from the outer one's buffer:
+    # both readers read SHORT_BINUNICODE and then 13 bytes that are no UTF-8, so neither
+    # imports the os.system those bytes would spell as opcodes.
+    hidden = b"\x8c\x02os\x8c\x06system\x93"
+    exact = b"\x80\x04\x95" + struct.pack("<Q", 12) + b"N\x95" + struct.pack("<Q", 2)
+    report = _scan(exact + b"\x8c" + bytes([len(hidden)]) + hidden + b".")
+    assert report.globals == [] and report.pickles == 0
+    assert report.problems == ["invalid UTF-8 in a string: invalid start byte"]
