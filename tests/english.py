@@ -85,7 +85,8 @@ def english_runs(text: str, quoted: list[str]) -> list[str]:
     """
     for q in sorted(quoted, key=len, reverse=True):
         if q in text:  # whole words only: "month" in "price_per_month" is not a quote
-            text = re.sub(rf"(?<![\w.]){re.escape(q)}(?!\w)", " ", text)
+            # ...and never a part of a path or file name ("new/export-test.yaml" stays whole).
+            text = re.sub(rf"(?<![\w./-]){re.escape(q)}(?![\w/-]|\.\w)", " ", text)
     tokens = re.split(r"[\s,;:()!?\"«»—–]+", text)
     words = [t.strip(".'") for t in tokens]
     # Acronyms (GPU, SLO, KZT, PUE) are shared; lowercase words are English prose.

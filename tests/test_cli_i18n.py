@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from gpudecide.sections import SECTIONS
 from tests.conftest import run_cli
 from tests.english import english_lines
 
 # Evidence kinds are identifiers (the `kind` of a record, as `--json` and the files name them).
-_KINDS = ("profile", "queue", "replay", "cost", "audit", "decision", "hybrid", "drill", "cordon")
+_KINDS = frozenset({*SECTIONS, "decision"})
 
 
 def _english(output: str, root: Path) -> list[tuple[str, list[str]]]:

@@ -389,3 +389,10 @@ def test_a_bare_field_msgid_is_never_a_pattern() -> None:
     assert localize("something nobody translated", "ru", ("drills",)) == (
         "something nobody translated"
     )
+
+
+def test_a_quoted_word_inside_a_path_leaves_the_path_whole() -> None:
+    """The team's word `export-test` inside `new/export-test.yaml` does not leave "yaml"."""
+    assert english_runs("/tmp/new/export-test.yaml", ["export-test"]) == []
+    assert english_runs("export-test.yaml создан", ["export-test"]) == []
+    assert english_runs("export-test failed", ["export-test"]) == ["failed"]
