@@ -26,7 +26,7 @@ from gpudecide.drills import (
     runner,
     storage_revoked,
 )
-from gpudecide.drills.launch import Zygote
+from gpudecide.drills.launch import drill_zygote
 from gpudecide.drills.names import DRILLS
 from gpudecide.drills.restarts import restarts_from_zero
 from gpudecide.drills.runner import DrillContext, DrillResult
@@ -127,7 +127,7 @@ def run_drills(
     results: list[DrillResult] = []
     written = []
     # Local jobs fork from one warm process: torch is imported once per game day, not per job.
-    ctx.zygote = Zygote() if ctx.executor == "local" else None
+    ctx.zygote = drill_zygote() if ctx.executor == "local" else None
     try:
         for name in todo:
             result = RUNNERS[name](ctx)

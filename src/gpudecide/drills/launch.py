@@ -12,9 +12,7 @@ its exit code or the signal that ended it).
 
 from __future__ import annotations
 
-import json
 import os
-import queue
 import shlex
 import signal
 import subprocess
@@ -27,6 +25,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from gpudecide.drills.job import OPTIONS_ENV, now_iso
+from gpudecide.portability.zygote import Zygote
 
 State = Literal["pending", "running", "ended"]
 # Capabilities that let root ignore file permissions; dropped to make a denial real.
@@ -72,58 +71,9 @@ def job_command(spec: Path) -> list[str]:
     return [sys.executable, "-m", "gpudecide.drills.job", str(spec)]
 
 
-class Zygote:
-    """Client of `gpudecide.portability.zygote` serving the drills' job: forks warm training
-    processes on request."""
-
-    def __init__(self, env: dict[str, str] | None = None) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gpudecide.portability.zygote", "gpudecide.drills.job"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            env=env or _job_env("{}"),
-        )
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self._stdin, self._stdout = self.proc.stdin, self.proc.stdout
-        if self._stdout.readline().strip() != "ready":
-            self.close()
-            raise RuntimeError("the drill zygote did not start")
-        self._codes: dict[int, int] = {}
-        self._pids: queue.Queue[int] = queue.Queue()
-        self._lock = threading.Lock()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        for line in self._stdout:
-            msg = json.loads(line)
-            if "code" in msg:
-                self._codes[int(msg["pid"])] = int(msg["code"])
-            else:
-                self._pids.put(int(msg["pid"]))
-
-    def fork(self, spec: Path, log: Path, env: dict[str, str]) -> int:
-        """Start one job; its pid (the zygote runs one job at a time, in order)."""
-        with self._lock:
-            req = {"spec": str(spec), "log": str(log), "env": env, "append": True}
-            self._stdin.write(json.dumps(req) + "\n")
-            self._stdin.flush()
-            return self._pids.get(timeout=60)
-
-    def code(self, pid: int) -> int | None:
-        """The exit code of a job once it ended (negative: the signal), else None."""
-        return self._codes.get(pid)
-
-    def close(self) -> str:
-        """Stop the zygote (a rollback: safe to call twice)."""
-        if self.proc.poll() is None:
-            self._stdin.close()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-        return "zygote stopped"
+def drill_zygote() -> Zygote:
+    """The warm process the drills' local jobs fork from (their job module, imported once)."""
+    return Zygote("gpudecide.drills.job", env=_job_env("{}"))
 
 
 def _job_env(storage_options: str) -> dict[str, str]:

@@ -21,11 +21,12 @@ from typing import Any, Literal
 from gpudecide import evidence as ev
 from gpudecide.drills.job import JobSpec, now_iso, read_events
 from gpudecide.drills.journal import Journal, Probe
-from gpudecide.drills.launch import LocalExecutor, SlurmExecutor, SlurmJob, Zygote
+from gpudecide.drills.launch import LocalExecutor, SlurmExecutor, SlurmJob
 from gpudecide.drills.names import NODE_LOCAL, SPEC_IDS
 from gpudecide.fsutil import relative_or_given
 from gpudecide.portability.storage import Storage, open_storage
 from gpudecide.portability.trainer import CheckpointError, verify_checkpoint
+from gpudecide.portability.zygote import Zygote
 from gpudecide.report.i18n import message
 
 Message = dict[str, Any]

@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import select
 import shutil
 import signal
 import subprocess
@@ -34,6 +33,7 @@ from typing import Any, Protocol
 
 from gpudecide.errors import InputError
 from gpudecide.fsutil import atomic_write_text
+from gpudecide.portability.zygote import Zygote
 
 WORKER = ("-m", "gpudecide.portability.worker")
 # Variables a job may inherit: locale, home, temp, CUDA device choice, S3 credentials. The
@@ -117,40 +117,6 @@ def clean_env() -> dict[str, str]:
     return env
 
 
-class _Zygote:
-    """Client of `gpudecide.portability.zygote`: one warm process, one forked child per job."""
-
-    def __init__(self) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gpudecide.portability.zygote"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=clean_env(),
-            text=True,
-        )
-        assert self.proc.stdout is not None
-        if self.proc.stdout.readline().strip() != "ready":
-            raise RuntimeError("the warm job server did not start")
-
-    def run(self, spec: Path, cwd: Path, log: Path, timeout: float) -> int:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        req = {"spec": str(spec), "cwd": str(cwd), "env": clean_env(), "log": str(log)}
-        self.proc.stdin.write(json.dumps(req) + "\n")
-        self.proc.stdin.flush()
-        pid = json.loads(self.proc.stdout.readline())["pid"]
-        ready, _w, _x = select.select([self.proc.stdout], [], [], timeout)
-        if not ready:
-            os.kill(pid, signal.SIGKILL)
-        line = self.proc.stdout.readline()
-        return int(json.loads(line)["code"]) if line else -9
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            assert self.proc.stdin is not None
-            self.proc.stdin.close()
-            self.proc.wait(timeout=30)
-
-
 class LocalExecutor:
     """A fresh Python process per job (the embedded default).
 
@@ -166,7 +132,7 @@ class LocalExecutor:
     def __init__(self, timeout: float = 3600, warm: bool = False) -> None:
         self.timeout = timeout
         self.warm = warm
-        self._zygote: _Zygote | None = None
+        self._zygote: Zygote | None = None
 
     def close(self) -> None:
         """Stop the warm process, if one was started."""
@@ -176,10 +142,15 @@ class LocalExecutor:
 
     def _submit_warm(self, spec_path: Path, control: Path, name: str, cwd: Path) -> JobOutcome:
         if self._zygote is None:
-            self._zygote = _Zygote()
+            self._zygote = Zygote(env=clean_env())
         log = control / f"{name}.log"
         started = time.perf_counter()
-        code = self._zygote.run(spec_path, cwd, log, self.timeout)
+        pid = self._zygote.fork(spec_path, log, clean_env(), cwd=cwd, append=False)
+        code = self._zygote.wait(pid, self.timeout)
+        if code is None:  # past the timeout: end it as a scheduler would
+            os.kill(pid, signal.SIGKILL)
+            code = self._zygote.wait(pid, 30)
+        code = -9 if code is None else code
         text = log.read_text(errors="replace") if log.is_file() else ""
         return JobOutcome(
             executor=self.name,

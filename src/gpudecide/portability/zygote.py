@@ -10,6 +10,8 @@ the zygote answers {"pid": N} at once and {"pid": N, "code": C} when the child e
 the signal that ended it). The zygote never trains or loads anything itself, so each child
 is a fresh training process (one SIGKILL really ends) without the seconds an interpreter and
 torch take to start.
+
+`Zygote` is the one client of it: the export test's local executor and the drills use it.
 """
 
 from __future__ import annotations
@@ -17,10 +19,96 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import queue
+import subprocess
 import sys
+import threading
+from pathlib import Path
 from types import ModuleType
 
 DEFAULT_ENTRY = "gpudecide.portability.worker"
+
+
+class Zygote:
+    """A started zygote: forks one job at a time and collects each job's exit code.
+
+    A reader thread takes the zygote's answers as they come, so a caller can poll a running
+    job (`code`), wait for it with a timeout (`wait`) or kill it by its pid meanwhile.
+    """
+
+    def __init__(self, entry: str = DEFAULT_ENTRY, env: dict[str, str] | None = None) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "gpudecide.portability.zygote", entry],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self._stdin, self._stdout = self.proc.stdin, self.proc.stdout
+        if self._stdout.readline().strip() != "ready":
+            self.close()
+            raise RuntimeError(f"the warm job server for {entry} did not start")
+        self._codes: dict[int, int] = {}
+        self._ended = threading.Condition()
+        self._pids: queue.Queue[int] = queue.Queue()
+        self._lock = threading.Lock()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self._stdout:
+            msg = json.loads(line)
+            if "code" in msg:
+                with self._ended:
+                    self._codes[int(msg["pid"])] = int(msg["code"])
+                    self._ended.notify_all()
+            else:
+                self._pids.put(int(msg["pid"]))
+        with self._ended:  # the zygote is gone: nobody waits for a code that cannot come
+            self._ended.notify_all()
+
+    def fork(
+        self,
+        spec: Path,
+        log: Path,
+        env: dict[str, str],
+        *,
+        cwd: Path | None = None,
+        append: bool = True,
+    ) -> int:
+        """Start one job; its pid (the zygote runs one job at a time, in order)."""
+        req: dict[str, object] = {"spec": str(spec), "log": str(log), "env": env}
+        req["append"] = append
+        if cwd is not None:
+            req["cwd"] = str(cwd)
+        with self._lock:
+            self._stdin.write(json.dumps(req) + "\n")
+            self._stdin.flush()
+            return self._pids.get(timeout=60)
+
+    def code(self, pid: int) -> int | None:
+        """The exit code of a job once it ended (negative: the signal), else None."""
+        with self._ended:
+            return self._codes.get(pid)
+
+    def wait(self, pid: int, timeout: float) -> int | None:
+        """The job's exit code, waiting up to `timeout` seconds; None if it still runs."""
+        with self._ended:
+            self._ended.wait_for(
+                lambda: pid in self._codes or self.proc.poll() is not None, timeout
+            )
+            return self._codes.get(pid)
+
+    def close(self) -> str:
+        """Stop the zygote (a rollback: safe to call twice)."""
+        if self.proc.poll() is None:
+            self._stdin.close()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        return "zygote stopped"
 
 
 def _child(entry: ModuleType, req: dict[str, object]) -> int:
