@@ -94,7 +94,7 @@ def english_runs(text: str, quoted: list[str]) -> list[str]:
 
 
 # Words that read the same in the report's ru/kk text: product and vendor names and ids.
-_ALLOWED = {"gpudecide", "sha", "fifo", "Slurm", "Hugging", "Face"}
+_ALLOWED = {"gpudecide", "sha", "fifo", "Slurm", "Hugging", "Face", "Kubernetes"}
 
 
 def english_lines(output: str, ws_root: Path) -> list[tuple[str, list[str]]]:
