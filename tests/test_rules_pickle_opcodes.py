@@ -178,6 +178,8 @@ def test_protocol_is_the_first_one_and_at_most_5() -> None:
         (b"(.", "unpickling stack underflow"),
         (b")\x81.", "unpickling stack underflow"),
         (b"(o.", "OBJ without a class"),
+        (b"NNs.", "unpickling stack underflow"),  # SETITEM takes key and value
+        (b"Q.", "unpickling stack underflow"),  # BINPERSID takes the id
         (b"Na.", "unpickling stack underflow"),
         (b"(a.", "unpickling stack underflow"),
         (b"(e.", "unpickling stack underflow"),
