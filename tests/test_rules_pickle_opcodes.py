@@ -601,3 +601,16 @@ def test_bounded_reader_skips_within_its_limit(seekable: bool) -> None:
     assert (reader.left, reader.tell(), reader.read(1)) == (0, 3 * chunk - 5, b"")
     short = pickle_scan.BoundedReader(_NoSeek(b"x" * 10), 100)
     assert (short.skip(50), short.left, short.tell()) == (10, 90, 10)
+
+
+def test_a_payload_crossing_the_frame_end_is_named_and_one_ending_on_it_is_not() -> None:
+    # BINBYTES at offset 11 with a 2-byte payload; the frame ends after its first byte (17)
+    # or exactly after it (18). The pure-Python unpickler refuses the first.
+    head = b"\x80\x04\x95"
+    crossing = _scan(head + struct.pack("<Q", 6) + b"B\x02\x00\x00\x00a" + b"b.")
+    assert crossing.frame_issues == [
+        "the payload of the opcode at offset 11 runs past the frame ending at 17"
+    ]
+    assert (crossing.pickles, crossing.problems) == (1, [])
+    ending = _scan(head + struct.pack("<Q", 7) + b"B\x02\x00\x00\x00ab" + b".")
+    assert (ending.frame_issues, ending.pickles) == ([], 1)
