@@ -184,6 +184,7 @@ def test_protocol_is_the_first_one_and_at_most_5() -> None:
         (b"(a.", "unpickling stack underflow"),
         (b"(e.", "unpickling stack underflow"),
         (b"Nt.", "could not find MARK"),
+        (b"t.", "could not find MARK"),
         (b"Iabc\n.", "a text opcode's number is not a number"),
         (b"Fx\n.", "a text opcode's number is not a number"),
         (b"Sab\n.", "the STRING opcode argument must be quoted"),
@@ -225,6 +226,8 @@ def test_malformed_programs_are_refused_for_their_reason(data: bytes, problem: s
         (b'S"ab"\n.', ["ab"]),
         (b"S'a\\nb'\n.", ["a\nb"]),
         (b"Vcaf\\u00e9\n.", ["caf\u00e9"]),
+        (b"S''\n.", [""]),
+        (b"X\x03\x00\x00\x00\xed\xa0\x80.", ["\ud800"]),  # a lone surrogate, as CPython reads it
         (b"U\x02\xe9a.", ["\u00e9a"]),
         (b"T\x02\x00\x00\x00\xe9a.", ["\u00e9a"]),
         (b"X\x03\x00\x00\x00\xe2\x82\xac.", ["\u20ac"]),
@@ -245,6 +248,7 @@ def test_constants_read_from_each_opcode(data: bytes, constants: list[object]) -
     report = _scan(data)
     assert report.problems == [] and report.pickles == 1
     assert report.constants == constants
+    assert [type(c) for c in report.constants] == [type(c) for c in constants]  # 42, not 42.0
     if constants:
         assert pickle.loads(data, encoding="latin-1") == constants[0]
 
@@ -500,6 +504,7 @@ def test_following_pickles_carry_their_findings_issues_and_limits() -> None:
 def test_scan_all_reads_64_pickles_by_default() -> None:
     many = b"\x80\x04N." * 65
     assert pickle_scan.scan_all(io.BytesIO(many), len(many)).pickles == 64
+    assert pickle_scan.scan_bytes(many).pickles == 64
 
 
 def test_report_bounds_and_duplicates() -> None:
@@ -614,3 +619,26 @@ def test_a_payload_crossing_the_frame_end_is_named_and_one_ending_on_it_is_not()
     assert (crossing.pickles, crossing.problems) == (1, [])
     ending = _scan(head + struct.pack("<Q", 7) + b"B\x02\x00\x00\x00ab" + b".")
     assert (ending.frame_issues, ending.pickles) == ([], 1)
+
+
+def test_frames_past_the_first_read_window() -> None:
+    # A 2 MiB payload first, so the frame lies in a later read window: its end is still
+    # where the frame says, and 'system' straddling it is still named.
+    n = 2 * pickle_scan.CHUNK
+    payload = b"\x80\x04\x8e" + struct.pack("<Q", n) + b"x" * n + b"0N"
+    framed = b"\x95" + struct.pack("<Q", 8) + b"\x8c\x02os\x8c\x06sy" + b"stem\x93."
+    report = _scan(payload + framed + b"\x80\x04N." * 3)
+    assert report.frame_issues == [
+        f"the opcode at offset {n + 26} runs past the frame ending at {n + 30}"
+    ]
+    assert [g.dotted for g in report.globals] == ["os.system"] and report.pickles == 4
+    # A frame longer than one read window is read window by window.
+    k = pickle_scan.CHUNK + 100
+    long_frame = b"\x80\x04\x95" + struct.pack("<Q", k + 1) + b"N" * k + b"."
+    report = _scan(long_frame)
+    assert (report.pickles, report.opcodes, report.problems, report.frame_issues) == (
+        1,
+        k + 3,
+        [],
+        [],
+    )
