@@ -642,3 +642,15 @@ def test_frames_past_the_first_read_window() -> None:
         [],
         [],
     )
+
+
+def test_pickles_after_a_large_one_on_a_stream_that_cannot_rewind() -> None:
+    # The bytes read ahead after the first pickle are less than what follows: the rest comes
+    # from the stream behind them, by reads and by text lines.
+    n = 2 * pickle_scan.CHUNK
+    big = b"\x80\x04\x8e" + struct.pack("<Q", n) + b"x" * n + b"."
+    data = b"\x80\x04N." + big + b"cos\nsystem\n." + b"\x80\x04N."
+    report = pickle_scan.scan_all(_NoSeek(data), len(data))
+    assert (report.pickles, report.opcodes, report.problems) == (4, 3 + 3 + 2 + 3, [])
+    assert [g.dotted for g in report.globals] == ["os.system"]
+    assert report.summary() == pickle_scan.scan_bytes(data).summary()
