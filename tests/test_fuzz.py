@@ -42,7 +42,9 @@ def _check(
 ) -> str:
     """Hold a reader to the promise; `lines`/`fields`: where a row error may point, when
     the test knows which lines it damaged. Returns what happened, for the statistics."""
-    n_lines = path.read_bytes().count(b"\n") + 1
+    # Lines as an editor and the readers count them: "\r\n", "\n" and a lone "\r" end one.
+    raw = path.read_bytes()
+    n_lines = raw.count(b"\n") + raw.replace(b"\r\n", b"").count(b"\r") + 1
     try:
         result = call(path)
     except InputError as exc:

@@ -38,6 +38,11 @@ def _corrupt(tmp_path: Path, line_no: int, field: str, value: str) -> Path:
         (1, "Timelimit", "forever", "not a Slurm duration"),
         (0, "Priority", "high", "not an integer"),
         (0, "JobID", "job-two", "not a Slurm job id"),
+        # Blank and padded values still name their line (found by the fuzzer: the line scan
+        # compared a stripped field with an unstripped value; \f is stripped by Python only).
+        (0, "JobID", " ", "not a Slurm job id"),
+        (1, "JobID", "\x0c", "not a Slurm job id"),
+        (2, "JobID", " job-two ", "not a Slurm job id"),
         (0, "Comment", "kind=training chain=x", "not one of train"),
         (0, "AllocTRES", "lots of gpus", "AllocTRES"),
     ],

@@ -765,12 +765,14 @@ def _locate_lines(
                 continue
             raw_id = parts[id_col].strip()
             for (rid, fld), val in wanted.items():
-                if rid == raw_id and (rid, fld) not in found:
+                # Both sides stripped alike: Python's strip() also removes \f and \v, which
+                # the SQL side keeps in the flagged value.
+                if rid.strip() == raw_id and (rid, fld) not in found:
                     col = idx.get(fld.split(":")[0].lower())
                     if (
                         col is None
                         or val is None
-                        or parts[col].strip().replace(" ", "T") == (val.replace(" ", "T"))
+                        or parts[col].strip().replace(" ", "T") == val.strip().replace(" ", "T")
                     ):
                         found[(rid, fld)] = lineno
                         if text.count("|") >= len(names):
