@@ -27,6 +27,7 @@ from gpudecide.console import (
     language,
     open_workspace,
     out,
+    print_written,
     run_app,
 )
 from gpudecide.cost import analysis as cost_analysis
@@ -261,7 +262,7 @@ def assess(
     else:
         lang = language(ws)
         print_assessment(result, lang)
-        out.print(_("evidence: {path}", lang).format(path=written), markup=False)
+        print_written(written, lang)
     if result.status == "no_option_passes":
         raise typer.Exit(1)
 

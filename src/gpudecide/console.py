@@ -20,7 +20,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 
 from gpudecide import workspace
 from gpudecide.errors import InputError, from_os_error
-from gpudecide.i18n import LANGUAGES, Language
+from gpudecide.i18n import LANGUAGES, Language, translator
 from gpudecide.jsonio import check_finite
 
 # markup=False, emoji=False: every line may hold user text (a path, a job name, a field
@@ -62,6 +62,14 @@ def language(ws: workspace.Workspace | None = None) -> Language:
     if ws is not None:
         return ws.config.report.language
     return "en"
+
+
+_ = translator("report")
+
+
+def print_written(path: Path | str, lang: Language) -> None:
+    """The line a command ends with: where the evidence record it wrote went."""
+    out.print(_("evidence: {path}", lang).format(path=path), markup=False)
 
 
 def fail(error: InputError, as_json: bool) -> NoReturn:

@@ -24,6 +24,7 @@ from gpudecide.console import (
     language,
     open_workspace,
     out,
+    print_written,
 )
 from gpudecide.errors import InputError
 from gpudecide.i18n import translator
@@ -595,6 +596,6 @@ def audit_cmd(
     else:
         lang = language(ws)
         _print_audit(result, lang)
-        out.print(_("evidence: {path}", lang).format(path=written), markup=False)
+        print_written(written, lang)
     if result.stop:
         raise typer.Exit(1)

@@ -18,7 +18,7 @@ from rich.table import Table
 
 from gpudecide import evidence as ev
 from gpudecide import workspace
-from gpudecide.console import emit_json, guard, language, out
+from gpudecide.console import emit_json, guard, language, out, print_written
 from gpudecide.cost import analysis, schema
 from gpudecide.cost.analysis import REGIME_MONTHS
 from gpudecide.cost.fmt import money
@@ -390,4 +390,4 @@ def register(app: typer.Typer) -> None:
         for note in notes_of(record, lang):
             out.print(_("note: {text}", lang).format(text=note), markup=False)
         if run.written:
-            out.print(_("evidence: {path}", lang).format(path=run.written), markup=False)
+            print_written(run.written, lang)

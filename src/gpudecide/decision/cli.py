@@ -24,6 +24,7 @@ from gpudecide.console import (
     language,
     open_workspace,
     out,
+    print_written,
 )
 from gpudecide.decision import hybrid
 from gpudecide.decision.assess import Assessment, assess, evidence_record
@@ -107,7 +108,7 @@ def check_hybrid(
             for f in h["findings"]:
                 detail = render_message(f["message"], lang) if "message" in f else f["detail"]
                 out.print(f"  {h['option']}: {f['id']}: {detail}", markup=False)
-        out.print(_("evidence: {path}", lang).format(path=written), markup=False)
+        print_written(written, lang)
     if record.verdict != "pass":
         raise typer.Exit(1)
 

@@ -25,6 +25,7 @@ from gpudecide.console import (
     language,
     open_workspace,
     out,
+    print_written,
 )
 from gpudecide.drills import cordon_run, report
 from gpudecide.i18n import Language, translator
@@ -62,7 +63,7 @@ def _print_cordon(run: cordon_run.CordonRun, lang: Language) -> None:
         text = say(note, said[i] if len(said) == len(run.result.notes) else None, lang)
         out.print(_("note: {text}", lang).format(text=text), markup=False)
     if run.written:
-        out.print(_("evidence: {path}", lang).format(path=run.written), markup=False)
+        print_written(run.written, lang)
 
 
 def _print_node(n: dict[str, Any], applied: bool, lang: Language) -> None:
@@ -121,7 +122,7 @@ def _print_drills(run: drill_run.DrillRun, lang: Language) -> None:
             _("note: no option named (--option or drills.yaml): the evidence counts for none", lang)
         )
     for p in run.evidence:
-        out.print(_("evidence: {path}", lang).format(path=p), markup=False)
+        print_written(p, lang)
 
 
 def _seconds(value: float, lang: Language) -> str:

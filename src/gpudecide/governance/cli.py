@@ -26,6 +26,7 @@ from gpudecide.console import (
     language,
     open_workspace,
     out,
+    print_written,
 )
 from gpudecide.governance import checks, messages
 from gpudecide.governance.checks import CheckRun
@@ -84,7 +85,7 @@ def _print(run: CheckRun, lang: Language) -> None:
     for note in notes_of(record, lang):
         out.print(_("note: {text}", lang).format(text=note), markup=False)
     if run.written:
-        out.print(_("evidence: {path}", lang).format(path=run.written), markup=False)
+        print_written(run.written, lang)
     for name, p in run.extra.items():
         label = _(EXTRA_LABELS[name], lang) if name in EXTRA_LABELS else f"{name}: {{path}}"
         out.print(label.format(path=p), markup=False)

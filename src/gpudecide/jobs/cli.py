@@ -26,6 +26,7 @@ from gpudecide.console import (
     language,
     open_workspace,
     out,
+    print_written,
     progress,
 )
 from gpudecide.errors import InputError
@@ -247,11 +248,6 @@ def reconciliation_text(r: dict[str, int], lang: str) -> str:
     )
 
 
-def evidence_line(path: Path, lang: str) -> str:
-    """Where the command wrote its evidence record."""
-    return _("evidence: {path}", lang).format(path=path)
-
-
 def skipped_lines(f: dict[str, Any], lang: str) -> list[str]:
     """The malformed rows a log command skipped (--skip-bad-rows), ten at most."""
     if not f["skipped_rows"]:
@@ -407,7 +403,7 @@ def profile(
         return
     _print_profile(result, lang)
     if written:
-        out.print(evidence_line(written, lang))
+        print_written(written, lang)
 
 
 def _column_doc(name: str, doc: str, lang: str) -> str:

@@ -27,6 +27,7 @@ from gpudecide.console import (
     language,
     open_workspace,
     out,
+    print_written,
 )
 from gpudecide.errors import InputError
 from gpudecide.i18n import Language, translator
@@ -209,7 +210,7 @@ def _print(record: ev.Evidence, written: Path, as_json: bool, lang: Language) ->
     out.print(f"{verdict.upper()}: {summary}", markup=False)
     for reason in reasons_in(figures, lang):
         out.print(_("reason: {text}", lang).format(text=reason), markup=False)
-    out.print(_("evidence: {path}", lang).format(path=written), markup=False)
+    print_written(written, lang)
 
 
 def _k8s(

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from gpudecide import evidence as ev
 from gpudecide import workspace
-from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, guard, language, out
+from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, guard, language, out, print_written
 from gpudecide.errors import InputError
 from gpudecide.i18n import translator
 from gpudecide.inputs import node_line, yaml_root
@@ -25,7 +25,6 @@ from gpudecide.jobs.cli import (
     SacctFormatOpt,
     SkipBadOpt,
     TzOpt,
-    evidence_line,
     reconciliation_text,
     skipped_lines,
 )
@@ -125,7 +124,7 @@ def queue(
         lang = language(command.workspace())
         _print_queue(figures, lang)
         if written:
-            out.print(evidence_line(written, lang), markup=False)
+            print_written(written, lang)
     if "fail" in figures["summary"]["slo_verdicts"].values():
         raise typer.Exit(1)
 
@@ -442,7 +441,7 @@ def replay(
         lang = language(command.workspace())
         _print_replay(figures, lang)
         if written:
-            out.print(evidence_line(written, lang), markup=False)
+            print_written(written, lang)
     if figures["slo"] and figures["recommended_gpus"] is None:
         raise typer.Exit(1)
 
