@@ -654,3 +654,18 @@ def test_pickles_after_a_large_one_on_a_stream_that_cannot_rewind() -> None:
     assert (report.pickles, report.opcodes, report.problems) == (4, 3 + 3 + 2 + 3, [])
     assert [g.dotted for g in report.globals] == ["os.system"]
     assert report.summary() == pickle_scan.scan_bytes(data).summary()
+
+
+def test_constants_of_a_real_pickle_read_on_the_fast_path() -> None:
+    # Long enough that the frequent opcodes are decoded inline (BININT1/2/4, BINFLOAT,
+    # SHORT_BINUNICODE, MEMOIZE): every constant comes back in order, with its type.
+    values = [255, 513, -2, 70000, 1.5, "caf\u00e9", "\ud800", "xxx", True, None, 2**40]
+    report = _scan(pickle.dumps(values, protocol=4))
+    expected = [255, 513, -2, 70000, 1.5, "caf\u00e9", "\ud800", "xxx", 2**40]
+    assert report.constants == expected and report.problems == []
+    assert [type(c) for c in report.constants] == [type(c) for c in expected]
+    # MEMOIZE right after MARK, with more opcodes behind it: refused on the fast path too.
+    marked = b"\x80\x04(\x94" + b"N" * 10 + b"."
+    assert _scan(marked).problems == ["memo store with an empty stack"]
+    with pytest.raises(pickle.UnpicklingError):
+        pickle.loads(marked)
