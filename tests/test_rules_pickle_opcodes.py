@@ -179,6 +179,12 @@ def test_protocol_is_the_first_one_and_at_most_5() -> None:
         (b")\x81.", "unpickling stack underflow"),
         (b"(o.", "OBJ without a class"),
         (b"NNs.", "unpickling stack underflow"),  # SETITEM takes key and value
+        # ...and the target they change, on the short-pickle path too (it took 2 / 1 / 1).
+        (b"NNsN.", "unpickling stack underflow"),
+        (b"NaN.", "unpickling stack underflow"),
+        (b"NbN.", "unpickling stack underflow"),
+        (b"(NNsN.", "unpickling stack underflow"),  # the target must be above the mark
+        (b"N(NbN.", "unpickling stack underflow"),
         (b"Q.", "unpickling stack underflow"),  # BINPERSID takes the id
         (b"Na.", "unpickling stack underflow"),
         (b"(a.", "unpickling stack underflow"),

@@ -668,7 +668,12 @@ class _Interpreter:
             if code != 0x31 and not stack:  # APPENDS/SETITEMS need their target
                 raise _Malformed("unpickling stack underflow")
         elif group == _G_POP_PUSH:
-            for _ in range(entry[1]):
+            pops = entry[1]
+            # SETITEM, APPEND and BUILD also need the object they change, above the mark (as
+            # the fast path and CPython's unpickler check).
+            if code in (0x73, 0x61, 0x62) and (len(stack) <= pops or MARK in stack[-pops - 1 :]):
+                raise _Malformed("unpickling stack underflow")
+            for _ in range(pops):
                 self.pop()
             if entry[2]:
                 stack.append(OPAQUE)
