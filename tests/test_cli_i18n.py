@@ -49,6 +49,10 @@ def test_root_commands_speak_the_language(
     assert written.returncode == 0, written.stderr
     assert f"{html}: {demo_copy / 'report' / 'index.html'}" in written.stdout
     assert not _english(written.stdout, demo_copy)
+    # The report itself is in the run's language, whatever gpudecide.yaml says (en).
+    page = (demo_copy / "report" / "index.html").read_text(encoding="utf-8")
+    assert f'<html lang="{lang}">' in page
+    assert "language: en" in (demo_copy / "gpudecide.yaml").read_text(encoding="utf-8")
 
 
 def test_stale_records_are_explained_in_the_language(demo_copy: Path) -> None:

@@ -140,7 +140,7 @@ def report(
     with guard(as_json):
         ws = open_workspace(workspace_dir, required=True)
         assert ws is not None
-        paths = build_report(ws, out_dir)
+        paths = build_report(ws, out_dir, language(ws))
     if as_json:
         emit_json({k: str(v) for k, v in paths.items()})
         return
@@ -281,7 +281,7 @@ def demo(
         ws = demo_mod.create(out_dir, force=force)
         result = demo_mod.run(ws)
         decision = result.decision
-        paths = build_report(ws)
+        paths = build_report(ws, language=language(ws))
     audit_summary = ev.load(result.audit).summary
     if as_json:
         emit_json(

@@ -15,6 +15,7 @@ from gpudecide.cost.report import cost_section
 from gpudecide.decision.report import decision_section, hybrid_section
 from gpudecide.drills.report import cordon_section, drills_section
 from gpudecide.governance.report import governance_section
+from gpudecide.i18n import Language
 from gpudecide.jobs.report import profile_section
 from gpudecide.portability.report import export_test_section
 from gpudecide.queue.report import queue_section, replay_section
@@ -41,9 +42,12 @@ SECTIONS: dict[str, SectionBuilder] = {
 }
 
 
-def build_report(ws: Workspace, out_dir: Path | None = None) -> dict[str, Path]:
-    """Render the workspace's evidence into report/ (HTML, Markdown, JSON); damaged record
-    files are listed in the report and the rest still render."""
+def build_report(
+    ws: Workspace, out_dir: Path | None = None, language: Language | None = None
+) -> dict[str, Path]:
+    """Render the workspace's evidence into report/ (HTML, Markdown, JSON) in `language`
+    (default: the workspace's report.language); damaged record files are listed in the
+    report and the rest still render."""
     records, damaged = ev.scan(ws.evidence_dir)
     report = render.build(
         records,
@@ -51,7 +55,7 @@ def build_report(ws: Workspace, out_dir: Path | None = None) -> dict[str, Path]:
         SECTIONS,
         team=ws.config.team,
         decision=ws.config.decision,
-        language=ws.config.report.language,
+        language=language or ws.config.report.language,
         damaged=damaged,
     )
     return render.write(report, out_dir or ws.report_dir)

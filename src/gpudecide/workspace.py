@@ -87,7 +87,9 @@ class ReportConfig(_Strict):
     """How the report is written."""
 
     language: Literal["en", "ru", "kk"] = Field(
-        default="en", description="Language of the report's headings: en, ru or kk."
+        default="en",
+        description="Language of the report and of what commands print: en, ru or kk "
+        "(--lang or GPUDECIDE_LANG override it).",
     )
 
 
