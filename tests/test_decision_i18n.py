@@ -395,3 +395,19 @@ def test_conditions_keep_the_records_figures_in_english(tmp_path: Path) -> None:
         "характер нагрузки: со всплесками, доля занятости 5,2% (нужны равномерность и >= 40 %)"
     )
     assert reversibility.for_option(ctx, "own")["move_out"]["basis"].startswith("not measured")
+
+
+def test_an_export_hazard_says_what_it_means() -> None:
+    """An export hazard's stop factor names its id, what it means (the audit section's
+    words, in the reader's language) and its file; an id the audit section does not know is
+    shown as it is."""
+    known = b._hazard_message({"id": "unknown_format", "path": "vendor_state.vpk"})
+    assert render_message(known, "en") == (
+        "unknown_format (a file in a format no open tool reads): vendor_state.vpk"
+    )
+    ru = render_message(known, "ru")
+    assert ru.startswith("unknown_format (файл") and ru.endswith("): vendor_state.vpk")
+    assert "открытый инструмент" in ru
+    assert "ашық құрал" in render_message(known, "kk")
+    other = b._hazard_message({"id": "new_hazard_kind", "path": "x.bin"})
+    assert render_message(other, "ru") == "new_hazard_kind: x.bin"

@@ -13,6 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpudecide import evidence as ev
+from gpudecide.artifacts.report import HAZARDS
 from gpudecide.decision.context import RuleContext
 from gpudecide.decision.model import Message, StopFactor, Suggestion
 from gpudecide.report.i18n import N_, message, render_message
@@ -312,6 +313,20 @@ def cost_rules(record: ev.Evidence, ctx: RuleContext) -> list[Finding]:
     return out
 
 
+def _hazard_message(h: dict[str, Any]) -> Message:
+    """The hazard's id, what it means (the audit section's words) and the file it concerns."""
+    meaning = HAZARDS.get(str(h["id"]))
+    if meaning is None:
+        return message("decision", "{hazard}: {path}", hazard=h["id"], path=h.get("path", ""))
+    return message(
+        "decision",
+        "{hazard} ({meaning}): {path}",
+        hazard=h["id"],
+        meaning=message("artifacts", meaning),
+        path=h.get("path", ""),
+    )
+
+
 def audit_rules(record: ev.Evidence, ctx: RuleContext) -> list[Finding]:
     """An export audit with a lock-in hazard stops its option (E5); a clean one scores 4."""
     option = record.figures.get("option")
@@ -321,13 +336,7 @@ def audit_rules(record: ev.Evidence, ctx: RuleContext) -> list[Finding]:
     if hazards:
         clear = message("decision", "an export without this hazard, audited again")
         return [
-            _stop(
-                option,
-                "export_hazard",
-                message("decision", "{hazard}: {path}", hazard=h["id"], path=h.get("path", "")),
-                (record.id,),
-                clear,
-            )
+            _stop(option, "export_hazard", _hazard_message(h), (record.id,), clear)
             for h in hazards
         ]
     if record.figures.get("resumable"):
