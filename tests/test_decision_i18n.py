@@ -140,7 +140,7 @@ def test_every_rule_keeps_its_english_and_carries_a_message(tmp_path: Path) -> N
         "replay of 8 GPUs (peak window): SLO urgent violated by 0.0% <= half the allowed 10.0%"
         in rules
     )
-    assert "hard SLO urgent violated by 40.0% (95 % CI [0.3, 0.5]), allowed 5.0%" in rules
+    assert "hard SLO urgent violated by 40.0% (95 % CI 30.0%-50.0%), allowed 5.0%" in rules
 
 
 @pytest.mark.parametrize("lang", LANGS)

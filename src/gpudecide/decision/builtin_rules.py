@@ -253,10 +253,12 @@ def queue_rules(record: ev.Evidence, ctx: RuleContext) -> list[Finding]:
             if s["name"] in ctx.matrix.slo.hard:
                 stop = message(
                     "decision",
-                    "hard SLO {slo} violated by {share:pct} (95 % CI {ci}), allowed {allowed:pct}",
+                    "hard SLO {slo} violated by {share:pct} (95 % CI {low:pct}-{high:pct}), "
+                    "allowed {allowed:pct}",
                     slo=s["name"],
                     share=s.get("violation_share"),
-                    ci=str(s.get("ci95")),
+                    low=(s.get("ci95") or [None, None])[0],
+                    high=(s.get("ci95") or [None, None])[1],
                     allowed=s.get("allowed_violation_share"),
                 )
                 clear = message("decision", "a conclusive pass of the SLO on this option")
