@@ -158,22 +158,24 @@ def test_catalogues_follow_the_glossary(lang: str) -> None:
 # --- the report in ru and kk ---
 
 @pytest.fixture(scope="module")
-def demo_reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, Path]]:
-    """The demo workspace's report in ru and kk (HTML) and the workspace root."""
-    from gpudecide import demo, sections
+def demo_reports(
+    demo_workspace: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, tuple[str, Path]]:
+    """The demo workspace's report in ru and kk (HTML) and the workspace root (a copy of the
+    session's demo workspace)."""
+    import shutil
+
+    from gpudecide import sections
     from gpudecide import workspace as wsmod
     from gpudecide.report import i18n, render
 
     # The renderer's templates take `tr` & co. from i18n.install (idempotent; see below).
     i18n.install(render._ENV)
     root = tmp_path_factory.mktemp("demo") / "ws"
-    ws = demo.create(root)
-    demo.run(ws)
+    shutil.copytree(demo_workspace, root, symlinks=True)
     out: dict[str, tuple[str, Path]] = {}
     for lang in TRANSLATED:
-        ws = wsmod.load(root)
-        ws.config.report.language = lang  # type: ignore[assignment]
-        paths = sections.build_report(ws, root / f"report-{lang}")
+        paths = sections.build_report(wsmod.load(root), root / f"report-{lang}", lang)
         out[lang] = (paths["html"].read_text(encoding="utf-8"), root)
     return out
 
