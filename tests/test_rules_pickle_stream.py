@@ -215,6 +215,14 @@ def test_what_each_inline_opcode_leaves_on_the_stack(body: bytes, pops: int) -> 
         pickle.loads(head + b"0" * (pops + 1) + b".")
 
 
+@pytest.mark.parametrize(("data", "value"), [(b"(}NNsl.", [{None: None}]), (b"(]Nal.", [[None]])])
+def test_a_mark_below_the_target_of_setitem_and_append(data: bytes, value: Any) -> None:
+    # Short programs (the slow path): the target sits right above the mark, which is fine.
+    report = pickle_scan.scan_bytes(data)
+    assert (report.problems, report.pickles) == ([], 1)
+    assert pickle.loads(data) == value
+
+
 def test_constants_stop_at_their_bound_on_both_paths(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pickle_scan, "MAX_CONSTANTS", 5)
     ints = b"\x80\x04" + b"K\x01M\x02\x01J\x03\x00\x00\x00K\x04K\x05K\x06" + PAD + b"."
@@ -226,6 +234,9 @@ def test_constants_stop_at_their_bound_on_both_paths(monkeypatch: pytest.MonkeyP
     # Four read inline, then one on the slow path (the short tail), then none.
     mixed = b"\x80\x04" + b"K\x01" * 4 + PAD + b"I7\nI8\n."
     assert pickle_scan.scan_bytes(mixed).constants == [1, 1, 1, 1, 7]
+    # One constant kept on the slow path before the inline decoder starts: four more.
+    later = b"\x80\x04I1\n" + b"K\x02" * 8 + PAD + b"."
+    assert pickle_scan.scan_bytes(later).constants == [1, 2, 2, 2, 2]
     monkeypatch.setattr(pickle_scan, "MAX_CONSTANTS", 1)
     one = b"\x80\x04" + b"K\x09" * 8 + PAD + b"."
     assert pickle_scan.scan_bytes(one).constants == [9]
@@ -291,11 +302,26 @@ def test_opcodes_at_and_across_the_read_window_edge(
     assert loaded == (constants[0] if constants else b"x" * (at - 11))
 
 
+def test_offsets_after_two_payloads_larger_than_the_window() -> None:
+    n = CHUNK + 5
+    payload = b"\x8e" + _q(n) + b"x" * n + b"0"
+    framed = b"\x95" + _q(8) + b"\x8c\x02os\x8c\x06sy" + b"stem\x93."
+    data = b"\x80\x04" + payload * 2 + framed
+    at = 2 + 2 * len(payload)  # the FRAME opcode
+    report = pickle_scan.scan_bytes(data)
+    assert report.frame_issues == [
+        f"the opcode at offset {at + 13} runs past the frame ending at {at + 17}"
+    ]
+    assert [g.dotted for g in report.globals] == ["os.system"] and report.pickles == 1
+    assert _pure_python_refuses(data)
+
+
 def test_a_truncated_argument_at_the_window_edge_is_refused() -> None:
     for tail, problem in (
         (b"J\x01\x02", "pickle data was truncated"),
         (b"V\x01\x02", "pickle data was truncated inside a text line"),
         (b"", "pickle ended without STOP (truncated?)"),
+        (b"V\n", "pickle ended without STOP (truncated?)"),  # the newline is the last byte
     ):
         data = _up_to(CHUNK - 1) + tail
         assert pickle_scan.scan_bytes(data).problems == [problem]
@@ -351,6 +377,8 @@ def _pure_python_refuses(data: bytes) -> bool:
         (b"I12\n" + b".", 3, "the opcode at offset 11 runs past the frame ending at 14", [12]),
         (b"I12\n" + b".", 2, "the opcode at offset 11 runs past the frame ending at 13", [12]),
         (b"I12\n" + b".", 1, None, [12]),
+        # A newline earlier in the buffer is not this line's.
+        (b"I1\nI12\n.", 6, "the opcode at offset 14 runs past the frame ending at 17", [1, 12]),
         (b"N" * 12 + b"Vab\n" + b"N" * 12 + b".", 12 + 4 + 13, None, ["ab"]),
         (b"N" * 12 + b"Vab\n" + b"N" * 12 + b".", 12 + 3,
          "the opcode at offset 23 runs past the frame ending at 26", ["ab"]),
@@ -519,6 +547,27 @@ def test_a_stream_that_cannot_rewind_says_so() -> None:
     assert report.frame_issues and report.globals == [] and report.pickles == 1
 
 
+def test_a_stream_that_cannot_tell_is_walked_once() -> None:
+    # With no position to come back to, the disagreement is named and the pickle is read
+    # once, contiguously.
+    data = _hidden_behind(len(HIDDEN_IMPORT)) + HIDDEN_IMPORT
+    report = pickle_scan.scan_stream(cast(IO[bytes], _NoSeek(data)), len(data))
+    assert report.frame_issues == ["the opcode at offset 11 runs past the frame ending at 13"]
+    assert (report.pickles, report.opcodes, report.globals) == (1, 5, [])
+    assert report.hostile_anywhere()
+
+
+@pytest.mark.parametrize(
+    ("data", "whole"),
+    [(b"NNN00.", True), (b"NNN0t.", False), (b"NNN\xff.", False), (b"N" * 9 + b".", False)],
+)
+def test_scan_one_says_whether_the_pickle_ended_with_stop(data: bytes, whole: bool) -> None:
+    report = pickle_scan.PickleReport()
+    stream = pickle_scan.BoundedReader(io.BytesIO(data + b"\x80\x02\x82\x01."), 100)
+    assert pickle_scan.scan_one(stream, report, max_ops=8) is whole
+    assert report.pickles == int(whole) and report.findings == []
+
+
 def test_scan_one_leaves_the_stream_at_the_pickle_end() -> None:
     first, second = b"\x80\x04" + b"N" * 20 + b".", b"\x80\x02K\x05."
     for raw in (io.BytesIO(first + second), _NoSeek(first + second)):
@@ -542,7 +591,12 @@ def test_scan_stream_reads_up_to_its_count_and_stops_at_the_end_or_a_failure() -
     exact = pickle_scan.scan_stream(io.BytesIO(two), len(two), max_pickles=5)
     assert (exact.pickles, exact.opcodes, exact.problems) == (2, 6, [])
     assert pickle_scan.scan_stream(io.BytesIO(two), len(two)).pickles == 1
+    # Nothing left after the last pickle: no attempt at another.
+    one = pickle_scan.scan_stream(io.BytesIO(two[:4]), 4, max_pickles=2)
+    assert (one.pickles, one.problems) == (1, [])
     assert pickle_scan.scan_stream(io.BytesIO(two), len(two), max_pickles=2).pickles == 2
+    limited = pickle_scan.scan_stream(io.BytesIO(b"NNN00."), 6, max_ops=5)
+    assert limited.too_large == "more than 5 opcodes: not scanned to the end"
     # A failure stops the scan: one problem, the pickle after it is not read.
     broken = b"\x80\x04N." + b"\xff" + b"\x80\x02\x82\x01."
     stopped = pickle_scan.scan_stream(io.BytesIO(broken), len(broken), max_pickles=5)
