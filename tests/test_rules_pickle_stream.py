@@ -635,7 +635,7 @@ def test_bounded_reader_reads_and_lines_within_its_limit() -> None:
     assert len(r.readline()) == MAX_LINE and r.tell() == MAX_LINE
 
 
-@pytest.mark.parametrize("head", [b"", b"ab", b"ab\ncd", b"\n", b"abc\n"])
+@pytest.mark.parametrize("head", [b"", b"ab", b"ab\ncd", b"\n", b"abc\n", b"a\nb\ncd"])
 def test_pushed_back_bytes_read_like_one_stream(head: bytes) -> None:
     tail = b"ef\ngh\nij"
     plan: list[tuple[str, int]] = [
@@ -654,3 +654,14 @@ def test_pushed_back_bytes_read_like_one_stream(head: bytes) -> None:
     assert b"".join(iter(lines.readline, b"")) == head + tail
     whole = pickle_scan._Prefixed(head, io.BytesIO(tail))
     assert whole.read(None) == head + tail  # type: ignore[arg-type]
+    assert (whole.read(2), whole.readline()) == (b"", b"")
+    rest = pickle_scan._Prefixed(head, io.BytesIO(tail))
+    assert (rest.read(-1), rest.read(2), rest.readline()) == (head + tail, b"", b"")
+
+
+def test_a_bounded_line_from_a_stream_behind_pushed_back_bytes() -> None:
+    # Once the pushed-back bytes are read, a line read through the bounded reader still
+    # stops at its limit.
+    pushed = pickle_scan._Prefixed(b"", io.BytesIO(b"abcdef\ngh"))
+    reader = pickle_scan.BoundedReader(pushed, 3)
+    assert (reader.readline(), reader.left, reader.readline()) == (b"abc", 0, b"")
