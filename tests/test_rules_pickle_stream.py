@@ -182,6 +182,10 @@ def test_memo_keys_written_and_read_inline(data: bytes, dotted: str) -> None:
         (b"\x80\x04\x8c\x03a\xc3(" + PAD + b".",
          "invalid UTF-8 in a string: invalid continuation byte"),
         (b"\x80\x04\x00" + PAD + b".", "invalid load key 0x00 at offset 2"),
+        # Bytes next to inline opcodes in the table that are no opcodes at all.
+        (b"\x80\x04H" + b"\x00" * 8 + PAD + b".", "invalid load key 0x48 at offset 2"),
+        (b"\x80\x04}(NNv" + PAD + b".", "invalid load key 0x76 at offset 6"),
+        (b"\x80\x04](Nf" + PAD + b".", "invalid load key 0x66 at offset 5"),
     ],
 )  # fmt: skip
 def test_refusals_on_the_inline_path(data: bytes, problem: str) -> None:
