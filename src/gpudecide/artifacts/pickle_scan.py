@@ -334,7 +334,9 @@ class _Window:
             else:
                 look = min(end - pos, MAX_LINE + 1)
                 self._fill(look)
-                if self.buf.find(b"\n", self.i, self.i + look) < 0 and look == end - pos:
+                if self.buf.find(b"\n", self.i, self.i + look) < 0:
+                    # No newline in the frame's rest, or none within the longest line read
+                    # (then the file reader may find it elsewhere): a disagreement either way.
                     self._frame_check(end - pos + 1)
         while True:
             stop = self.buf.find(b"\n", self.i)
@@ -730,6 +732,8 @@ class _Interpreter:
             key = self.memo.count
         else:
             key = self.int_line(w.readline())
+            if key < 0:  # only a text key can be negative; CPython refuses it
+                raise _Malformed("negative PUT argument")
         if not self.stack or self.stack[-1] is MARK:
             raise _Malformed("memo store with an empty stack")
         self.memo.put(key, self.stack[-1])
@@ -742,6 +746,8 @@ class _Interpreter:
             key = struct.unpack("<I", w.read(4))[0]
         else:
             key = self.int_line(w.readline())
+            if key < 0:
+                raise _Malformed(f"memo key {key!r} used before it was stored")
         self.stack.append(self.memo.get(key))
 
     @staticmethod
@@ -926,9 +932,11 @@ def scan_one(stream: BoundedReader, report: PickleReport, max_ops: int | None = 
     limit = MAX_OPS if max_ops is None else max_ops  # read at call time (tests lower it)
     start = _tell(stream)
     ok = _walk(stream, report, discard=False, max_ops=limit)
-    if report.frame_issues and start is not None:
+    if report.frame_issues:
         end = _tell(stream)
         try:
+            if start is None:
+                raise OSError("the stream cannot tell its position")
             stream._raw.seek(start[0])
         except (AttributeError, OSError, ValueError):
             report.add_problem("frames disagree with opcodes; the stream cannot be re-read")
@@ -1028,12 +1036,15 @@ class _Prefixed:
 
     def readline(self, size: int = -1) -> bytes:
         if self._head:
-            if b"\n" in self._head:
-                idx = self._head.index(b"\n") + 1
-                data, self._head = self._head[:idx], self._head[idx:]
-                return data
-            data, self._head = self._head, b""
-            return data + bytes(self._tail.readline(size))
+            whole = size is None or size < 0
+            cut = len(self._head) if whole else min(size, len(self._head))
+            end = self._head.find(b"\n", 0, cut)
+            if end >= 0:
+                cut = end + 1
+            data, self._head = self._head[:cut], self._head[cut:]
+            if end >= 0 or self._head or (not whole and len(data) >= size):
+                return bytes(data)
+            return bytes(data) + bytes(self._tail.readline(-1 if whole else size - len(data)))
         return bytes(self._tail.readline(size))
 
     def seekable(self) -> bool:
