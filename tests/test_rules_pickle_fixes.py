@@ -88,3 +88,35 @@ def test_pushed_back_bytes_honour_a_line_size(head: bytes, size: int) -> None:
     for _ in range(4):
         assert pushed.readline(size) == oracle.readline(size)
     assert pushed.read(-1) == oracle.read(-1)
+
+
+@pytest.mark.parametrize("size", [-1, None, 0, 1])
+@pytest.mark.parametrize("head", [b"\n", b"\nab", b"a\n", b"ab"])
+def test_pushed_back_lines_read_as_one_stream_reads_them(head: bytes, size: int | None) -> None:
+    """A newline first in the pushed-back bytes, a size of 0, `None` (boundaries of the
+    rewritten `_Prefixed.readline`): the same lines as one `BytesIO` of both parts."""
+    tail = b"cd\nef"
+    pushed = pickle_scan._Prefixed(head, io.BytesIO(tail))
+    oracle = io.BytesIO(head + tail)
+    for _ in range(4):
+        assert pushed.readline(size) == oracle.readline(size)  # type: ignore[arg-type]
+
+
+def test_text_memo_key_zero_is_a_key() -> None:
+    """Key 0 stored and read by text opcodes (the boundary of the negative-key refusal)."""
+    data = b"Np0\n0g0\n."
+    assert pickle.loads(data) is None
+    report = pickle_scan.scan_bytes(data)
+    assert (report.problems, report.pickles) == ([], 1)
+
+
+def test_a_text_line_of_the_longest_length_inside_a_frame_is_no_frame_issue() -> None:
+    """A GLOBAL line of exactly MAX_LINE bytes (newline included) wholly inside its frame:
+    the newline is in reach, so the frame and the opcodes agree."""
+    line = b"a" * (pickle_scan.MAX_LINE - 1) + b"\n"
+    body = b"c" + line + b"b\n."
+    data = b"\x80\x04\x95" + struct.pack("<Q", len(body)) + body
+    report = pickle_scan.scan_bytes(data)
+    assert report.frame_issues == []
+    assert report.problems == []
+    assert [g.dotted for g in report.globals] == ["a" * (pickle_scan.MAX_LINE - 1) + ".b"]
