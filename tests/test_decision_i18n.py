@@ -218,7 +218,6 @@ def test_a_contour_stop_without_a_message_falls_back_to_the_pattern(tmp_path: Pa
     stores English only) has none on the hybrid either; the report's pattern still says
     "through its contour" in the language."""
     from gpudecide.decision.assess import _through
-    from gpudecide.decision.report import FALLBACK
     from gpudecide.report.i18n import say
 
     bare = StopFactor("man", "export_hazard", "unknown_format: v.bin", ("a",), "again")
@@ -227,7 +226,7 @@ def test_a_contour_stop_without_a_message_falls_back_to_the_pattern(tmp_path: Pa
         raised.rule_message is None
         and raised.rule == "through its contour man: unknown_format: v.bin"
     )
-    assert say(raised.rule, None, "ru", FALLBACK).startswith("через свой контур man: ")
+    assert say(raised.rule, None, "ru").startswith("через свой контур man: ")
 
 
 def test_robustness_verdict_names_the_criterion_in_the_language() -> None:

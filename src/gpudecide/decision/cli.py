@@ -28,7 +28,6 @@ from gpudecide.console import (
 )
 from gpudecide.decision import hybrid
 from gpudecide.decision.assess import Assessment, assess, evidence_record
-from gpudecide.decision.report import FALLBACK
 from gpudecide.i18n import Language, translator
 from gpudecide.report.i18n import render_message, say, summary_of
 from gpudecide.workspace import Workspace
@@ -44,7 +43,7 @@ def run_assess(ws: Workspace) -> tuple[Assessment, Path]:
 
 def summary_text(result: Assessment, lang: Language) -> str:
     """The decision's summary in `lang` (English: the record's own summary)."""
-    return say(result.summary, result.summary_message, lang, FALLBACK)
+    return say(result.summary, result.summary_message, lang)
 
 
 def print_assessment(result: Assessment, lang: Language | None = None) -> None:
@@ -55,7 +54,7 @@ def print_assessment(result: Assessment, lang: Language | None = None) -> None:
     )
     for option in result.options:
         for stop in option["stop_factors"]:
-            rule = say(stop["rule"], stop.get("rule_message"), lang, FALLBACK)
+            rule = say(stop["rule"], stop.get("rule_message"), lang)
             line = _("stop {option}: {id}: {rule}", lang).format(
                 option=option["id"], id=stop["id"], rule=rule
             )
@@ -80,7 +79,7 @@ def print_assessment(result: Assessment, lang: Language | None = None) -> None:
         )
     out.print(table)
     r = result.robustness
-    verdict = say(r["verdict"], r.get("verdict_message"), lang, FALLBACK)
+    verdict = say(r["verdict"], r.get("verdict_message"), lang)
     out.print(_("robustness: {verdict}", lang).format(verdict=verdict), markup=False)
 
 

@@ -43,10 +43,6 @@ KINDS = {
 ROLES = {"storage": N_("storage"), "processing": N_("processing"), "backup": N_("backup")}
 # A contour's stop factor on its hybrid, for records whose contour text has no message.
 PATTERNS = (P_("through its contour {contour}: {rule}"),)
-# Where a rule text stored without a message (an older record) is looked up: the catalogues
-# of the analyses whose rules feed the decision. The drills store every text as a message,
-# and their catalogue's bare "{text}" would match any sentence.
-FALLBACK = ("decision", "portability", "governance", "artifacts", "cost", "queue", "jobs", "report")
 
 
 def mark(source: str, lang: Language) -> str:
@@ -71,7 +67,7 @@ def criterion(cid: str, lang: Language) -> str:
 def _say(holder: Mapping[str, Any], key: str, lang: Language) -> str:
     """`holder[key]` (English) in `lang` via `holder[key + "_message"]` when stored."""
     text = holder.get(key) or ""
-    return say(str(text), holder.get(f"{key}_message"), lang, FALLBACK) if text else ""
+    return say(str(text), holder.get(f"{key}_message"), lang) if text else ""
 
 
 def rule_text(cell: Mapping[str, Any], lang: Language) -> str:
@@ -80,8 +76,8 @@ def rule_text(cell: Mapping[str, Any], lang: Language) -> str:
         return str(cell["justification"])
     parts = cell.get("rule_parts") or []
     if parts:
-        return "; ".join(say(str(p["text"]), p.get("message"), lang, FALLBACK) for p in parts)
-    return say(str(cell.get("rule") or ""), None, lang, FALLBACK)
+        return "; ".join(say(str(p["text"]), p.get("message"), lang) for p in parts)
+    return say(str(cell.get("rule") or ""), None, lang)
 
 
 def decision_section(section: Section, lang: Language) -> None:
