@@ -76,6 +76,16 @@ class TimeOfDay(_Strict):
             raise ValueError(f"{value!r} is not HH:MM") from None
         return value
 
+    @model_validator(mode="after")
+    def _not_empty(self) -> TimeOfDay:
+        # start == end reads as "all day" to some and "never" to others: neither is guessed.
+        if time.fromisoformat(self.start) == time.fromisoformat(self.end):
+            raise ValueError(
+                "start equals end, so the window is empty; leave time_of_day out to select "
+                "every time of day"
+            )
+        return self
+
     def contains(self, stamps: list[datetime | None]) -> np.ndarray:
         """Mask of times inside the window (None is outside)."""
         zone = ZoneInfo(self.timezone)
@@ -175,8 +185,10 @@ def load(path: Path) -> SLOFile:
     return load_yaml_model(path, SLOFile)
 
 
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """95 % Wilson score interval of a proportion k/n (sensible for small n and 0 or n)."""
+def wilson(k: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95 % Wilson score interval of a proportion k/n (sensible for small n and 0 or n).
+
+    k may be fractional: `jobs_to_settle` asks about a sample at exactly today's share."""
     if n == 0:
         return (0.0, 1.0)
     p = k / n
@@ -200,20 +212,26 @@ CAUSES: dict[str, str] = {
 SETTLE_MAX_JOBS = 10_000_000
 
 
-def _conclusive(k: int, n: int, allowed: float) -> bool:
+def _conclusive(k: float, n: int, allowed: float) -> bool:
+    """The whole interval on one side of the allowed share (Q3): at or under it, or above."""
     lo, hi = wilson(k, n)
     return hi <= allowed or lo > allowed
 
 
 def jobs_to_settle(k: int, n: int, allowed: float) -> int | None:
     """How many more jobs, violating at today's share, would make the interval exclude the
-    allowed share (None: never, e.g. when the share equals the allowed one)."""
+    allowed share (None: never, e.g. when the share equals the allowed one).
+
+    The sample of `total` jobs keeps today's share exactly (a fractional count): rounding the
+    count would move the share with every total and make the answer jump back and forth; at
+    a fixed share the interval only narrows as the sample grows, so a bisection finds the
+    smallest total."""
     if n == 0 or _conclusive(k, n, allowed):
         return 0 if n else None
     share = k / n
 
     def settles(total: int) -> bool:
-        return _conclusive(round(share * total), total, allowed)
+        return _conclusive(share * total, total, allowed)
 
     hi = 2 * n
     while not settles(hi):
@@ -240,7 +258,7 @@ def _verdict(out: dict[str, Any], k: int, n: int, allowed: float) -> None:
     share = k / n
     lo, hi = wilson(k, n)
     point = "pass" if share <= allowed else "fail"
-    conclusive = bool(hi <= allowed or lo > allowed)
+    conclusive = _conclusive(k, n, allowed)
     out["point_estimate"] = point
     out["conclusive"] = conclusive
     out["verdict"] = point if conclusive else "inconclusive"
