@@ -137,6 +137,11 @@ def test_glossary_has_the_domain_terms() -> None:
     assert all(ru and kk for _en, ru, kk in glossary())
 
 
+# Msgids where a glossary word means something else: typer's "Options" panel lists
+# command-line options, not the deployment options the glossary names.
+_NOT_THE_TERM = {("cli", "Options")}
+
+
 @pytest.mark.parametrize("lang", TRANSLATED)
 def test_catalogues_follow_the_glossary(lang: str) -> None:
     """A msgid that uses a glossary term is translated with the glossary's term (its stem)."""
@@ -147,8 +152,10 @@ def test_catalogues_follow_the_glossary(lang: str) -> None:
         # The term and its plural, not inside a longer word ("SLO" is not "slow").
         pattern = re.compile(rf"(?<![\w-]){re.escape(en)}(?:s|\(s\))?(?![\w-]|\.\w)", re.IGNORECASE)
         stems = [s.strip().lower() for s in stem.split("/")]
-        for domain in ("report", "cost", "artifacts", "jobs", "queue"):
+        for domain in ("report", "cost", "artifacts", "jobs", "queue", "cli"):
             for msgid, text in catalogue(domain, lang).items():
+                if (domain, msgid) in _NOT_THE_TERM:
+                    continue
                 prose = _FIELD.sub(" ", msgid)  # {option} is a field, not the word
                 if pattern.search(prose) and not any(s in text.lower() for s in stems):
                     misses.append(f"{domain}: {msgid!r} -> {text!r} lacks {stem!r}")

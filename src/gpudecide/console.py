@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any, NoReturn, cast
 
 import typer
 from rich.console import Console
@@ -20,6 +20,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 
 from gpudecide import workspace
 from gpudecide.errors import InputError, from_os_error
+from gpudecide.help_text import localize_help, shows_help
 from gpudecide.i18n import LANGUAGES, Language, translator
 from gpudecide.jsonio import check_finite
 
@@ -62,6 +63,24 @@ def language(ws: workspace.Workspace | None = None) -> Language:
     if ws is not None:
         return ws.config.report.language
     return "en"
+
+
+def help_language(argv: list[str]) -> Language:
+    """The language of `--help`, known before click parses the command line (it answers
+    `--help` while parsing): `--lang` among the arguments, else as `language` decides with
+    the workspace found from here up. A workspace that cannot be read gives English here;
+    the command itself reports it."""
+    args = argv[: argv.index("--")] if "--" in argv else argv
+    for i, arg in enumerate(args):
+        value = args[i + 1] if arg == "--lang" and i + 1 < len(args) else None
+        if arg.startswith("--lang="):
+            value = arg.split("=", 1)[1]
+        if value is not None and value.strip().lower() in LANGUAGES:
+            return cast(Language, value.strip().lower())
+    try:
+        return language(open_workspace(None, required=False))
+    except (InputError, OSError):
+        return language()
 
 
 _ = translator("report")
@@ -132,8 +151,12 @@ def run_app(app: typer.Typer) -> None:
     `cli.main` calls this. Click's standalone mode would print a multi-line box for a usage
     error and a traceback for stdout on a full disk (`> /dev/full`).
     """
+    command = typer.main.get_command(app)
+    args = sys.argv[1:]
+    args = args[: args.index("--")] if "--" in args else args
+    localize_help(command, help_language(args) if shows_help(command, args) else "en")
     try:
-        code = app(standalone_mode=False)
+        code = command.main(standalone_mode=False)
     except UsageError as exc:
         err.print(_one_line_usage(exc))
         sys.exit(2)
