@@ -223,9 +223,9 @@ def jobs_to_settle(k: int, n: int, allowed: float) -> int | None:
     allowed share (None: never, e.g. when the share equals the allowed one).
 
     The sample of `total` jobs keeps today's share exactly (a fractional count): rounding the
-    count would move the share with every total and make the answer jump back and forth; at
-    a fixed share the interval only narrows as the sample grows, so a bisection finds the
-    smallest total."""
+    count would move the share with every total and make the answer jump back and forth. At
+    a fixed share the interval closes in on it as the sample grows, so once a size settles
+    it every larger one does, and a bisection finds the smallest."""
     if n == 0 or _conclusive(k, n, allowed):
         return 0 if n else None
     share = k / n
