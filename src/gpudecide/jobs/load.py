@@ -13,14 +13,25 @@ from pydantic import AfterValidator
 
 from gpudecide.errors import InputError
 from gpudecide.fsutil import open_regular, require_regular_file
-from gpudecide.jobs import kubernetes, managed, sql
+from gpudecide.jobs import kubernetes, managed, slurm_json, sql
 from gpudecide.jobs.sacct import BadRow, ParseResult, read_sacct
 from gpudecide.jobs.schema import ATTEMPTS_SCHEMA
 from gpudecide.jobs.tabular import read_tabular
 from gpudecide.jsonio import read_json
 
-LogFormat = Literal["auto", "sacct", "csv", "jsonl", "kubernetes", "sagemaker", "openai"]
-FORMATS: tuple[str, ...] = ("auto", "sacct", "csv", "jsonl", "kubernetes", "sagemaker", "openai")
+LogFormat = Literal[
+    "auto", "sacct", "slurm-json", "csv", "jsonl", "kubernetes", "sagemaker", "openai"
+]
+FORMATS: tuple[str, ...] = (
+    "auto",
+    "sacct",
+    "slurm-json",
+    "csv",
+    "jsonl",
+    "kubernetes",
+    "sagemaker",
+    "openai",
+)
 
 
 @dataclass(frozen=True)
@@ -72,6 +83,7 @@ IanaZone = Annotated[str, AfterValidator(_zone_field)]
 
 Detected = Literal[
     "sacct",
+    "slurm-json",
     "csv",
     "jsonl",
     "kubernetes",
@@ -84,6 +96,8 @@ Detected = Literal[
 
 def _detect_json(path: Path) -> Detected:
     doc = read_json(path)
+    if slurm_json.is_slurm_json(doc):
+        return "slurm-json"
     kind = kubernetes.list_kind(doc)
     if kind == "pods":
         return "kubernetes"
@@ -98,8 +112,8 @@ def _detect_json(path: Path) -> Detected:
     raise InputError(
         "JSON of no known job source",
         path=path,
-        hint="expected kubectl get pods/events -o json, SageMaker DescribeTrainingJob, "
-        "or OpenAI fine_tuning.job objects",
+        hint="expected sacct --json, kubectl get pods/events -o json, SageMaker "
+        "DescribeTrainingJob, or OpenAI fine_tuning.job objects",
     )
 
 
@@ -118,6 +132,10 @@ def detect_format(path: Path) -> Detected:
         except OSError as exc:
             raise InputError(f"cannot read: {exc.strerror}", path=path) from None
     first = next((ln.strip() for ln in head.splitlines() if ln.strip()), b"")
+    if first == b"{":
+        # a lone brace opens one indented JSON document (sacct --json saved under any
+        # name); a JSON Lines record holds a whole object on its line
+        return _detect_json(path)
     if first.startswith(b"{"):
         return "jsonl"
     if first.startswith(b"["):
@@ -162,6 +180,8 @@ def _read_jobs(
             results.append(
                 read_sacct(path, tz=tz, sacct_format=spec.sacct_format, skip_bad_rows=skip_bad_rows)
             )
+        elif kind == "slurm-json":
+            results.append(slurm_json.read_slurm_json(path))
         elif kind in ("csv", "jsonl"):
             results.append(read_tabular(path, fmt=kind, tz=tz, skip_bad_rows=skip_bad_rows))
         elif kind == "kubernetes":

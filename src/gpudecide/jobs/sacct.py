@@ -802,7 +802,9 @@ def _time_reason(field_name: str, value: str | None) -> str:
     return f"value {shown} is not what sacct prints here{_TIME_HINT}"
 
 
-def _describe_bad(field_name: str, value: str | None) -> str:
+def describe_bad(field_name: str, value: str | None) -> str:
+    """Why a field that failed a row check is bad (`field_name` as the checks name it:
+    a sacct field, or `End:before`, `End:long`); other readers of Slurm accounting reuse it."""
     shown = repr(value)[:60]
     if field_name in ("Submit", "Eligible", "Start", "End"):
         return _time_reason(field_name, value)
@@ -956,7 +958,7 @@ def _flagged_rows(
             fld, _, value = val.partition(" ")
             reason = f"{value} GPUs is not one job's count (0-{bounds.MAX_GPU_COUNT})"
         else:
-            reason = _describe_bad(code, val)
+            reason = describe_bad(code, val)
         bad.append(BadRow(str(p), line, fld, reason))
     return bad
 
@@ -1123,6 +1125,63 @@ def read_sacct(
         data_lines=parsed.table.num_rows,
         notes=notes,
         duplicate_rows=duplicates,
+    )
+
+
+@dataclass
+class FieldRows:
+    """Job and step rows of sacct field text after the checks and folding of read_sacct."""
+
+    # canonical attempts (empty when a row failed a check)
+    table: pa.Table
+    # (raw job id, check code, raw value) of every row that failed a check, first check wins
+    flagged: list[tuple[str, str, str | None]]
+    # (job id, start, previous attempt's start) of attempts that overlap the one before
+    overlaps: list[tuple[str, str, str]]
+    # identical job rows listed more than once (kept once)
+    duplicates: int
+    # started job rows whose Eligible is unset (their wait is measured from Submit)
+    eligible_fallbacks: int
+
+
+def fold_field_rows(rows: pa.Table, names: Sequence[str], source: str) -> FieldRows:
+    """Rows of sacct field text through the same parse, checks and folding as read_sacct.
+
+    For readers of other forms of Slurm accounting (`sacct --json`): they render each job
+    and step record as the text sacct prints for it (string columns c0, c1, ... in the order
+    of `names`, times as `YYYY-MM-DDTHH:MM:SS` in UTC), so states, TRES, comment labels,
+    attempts and steps mean exactly what they mean in `sacct --parsable2` output.
+    """
+    mapping = _field_map(names, Path(source))
+    lowered = {n.lower() for n in names}
+    con = sql.connect()
+    con.execute("SET preserve_insertion_order = false")
+    con.execute(_DURATION_MACRO)
+    try:
+        con.register("field_rows", rows)
+        parsed = con.sql(_build_sql(mapping, "UTC", "field_rows")).to_arrow_table()
+        if parsed.num_rows - parsed.column("bad_field").null_count:
+            flagged = con.execute(
+                "SELECT raw_id, bad_field, bad_value FROM ("
+                + _build_sql(mapping, "UTC", "field_rows", with_values=True)
+                + ")"
+            ).fetchall()
+            empty = pa.Table.from_pylist([], schema=ATTEMPTS_SCHEMA)
+            return FieldRows(empty, [tuple(f) for f in flagged], [], 0, 0)
+        con.register("parsed_rows", parsed)
+        fallbacks = _eligible_fallbacks(con, list(names))
+        con.register("parsed", parsed)
+        folded = con.sql(_fold_sql(source, "eligible" in lowered)).to_arrow_table()
+        con.register("folded", folded)
+        overlaps = [(o[0], o[1], o[2]) for o in con.execute(_overlaps_sql("UTC")).fetchall()]
+        ok_jobs = con.execute("SELECT count(*) FROM parsed WHERE NOT is_step").fetchall()[0][0]
+    except duckdb.Error as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"cannot read as Slurm accounting: {first}", path=source) from None
+    finally:
+        con.close()
+    return FieldRows(
+        folded.cast(ATTEMPTS_SCHEMA), [], overlaps, int(ok_jobs) - folded.num_rows, fallbacks
     )
 
 
