@@ -336,3 +336,125 @@ def test_fuzz_mutated_documents(edits: list[tuple[tuple[Any, ...], str, Any]]) -
             return
     assert result.table.schema == ATTEMPTS_SCHEMA
     event(f"read, {result.table.num_rows} attempts")
+
+
+def _index_of(doc: dict[str, Any], job_id: str, nth: int = 0) -> int:
+    return [i for i, j in enumerate(doc["jobs"]) if str(j["job_id"]) == job_id][nth]
+
+
+def test_overlapping_attempts_name_the_later_record(tmp_path: Path) -> None:
+    """Attempts of one job never overlap: a second record starting inside the first is an
+    error at that record's start, as the text reader says it at that line."""
+    doc = _pair()
+    requeue = ROLES["requeue"]["job_id"]
+    first, second = _index_of(doc, requeue), _index_of(doc, requeue, 1)
+    doc["jobs"][second]["time"]["start"] = doc["jobs"][first]["time"]["start"] + 1
+    with pytest.raises(InputError, match="never overlap") as exc:
+        read_slurm_json(_write(tmp_path, doc))
+    assert exc.value.field == f"jobs[{second}].time.start"
+
+
+def test_gpu_count_out_of_range_names_the_tres_list(tmp_path: Path) -> None:
+    doc = _pair()
+    i = _index_of(doc, ROLES["node_fail"]["job_id"])
+    gpus = [t for t in doc["jobs"][i]["tres"]["allocated"] if t["name"] == "gpu"]
+    gpus[0]["count"] = 200_000
+    with pytest.raises(InputError, match="200000 GPUs") as exc:
+        read_slurm_json(_write(tmp_path, doc))
+    assert exc.value.field == f"jobs[{i}].tres.allocated"
+    # the boundary: the largest count one job can hold is read
+    gpus[0]["count"] = 100_000
+    rows = read_slurm_json(_write(tmp_path, doc)).table.to_pylist()
+    assert [r["gpu_count"] for r in rows if r["job_id"] == ROLES["node_fail"]["job_id"]] == [
+        100_000
+    ]
+
+
+def test_bad_step_id_names_the_step(tmp_path: Path) -> None:
+    doc = _pair()
+    i = _index_of(doc, ROLES["blocker"]["job_id"])
+    doc["jobs"][i]["steps"][1]["step"]["id"] = "bat ch"
+    with pytest.raises(InputError, match="not a Slurm job id") as exc:
+        read_slurm_json(_write(tmp_path, doc))
+    assert exc.value.field == f"jobs[{i}].steps[1].step.id"
+
+
+def _sarc() -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads((PUBLIC / "sarc-slurm-23.11.5.json").read_text())
+    return doc
+
+
+def _one(tmp_path: Path, doc: dict[str, Any]) -> dict[str, Any]:
+    (row,) = read_slurm_json(_write(tmp_path, doc)).table.to_pylist()
+    return row
+
+
+def test_state_list_flag_wins_over_base(tmp_path: Path) -> None:
+    """v0.0.40+ lists the base state then flags; sacct prints the flag (job_state_string)."""
+    doc = _sarc()
+    job = doc["jobs"][0]
+    job["time"]["end"] = job["time"]["start"] + 60
+    job["state"]["current"] = ["PENDING", "REQUEUED"]
+    row = _one(tmp_path, doc)
+    assert (row["state"], row["state_detail"]) == ("requeued", "REQUEUED")
+    # a flag job_state_string does not print leaves the base state
+    job["state"]["current"] = ["COMPLETED", "LAUNCH_FAILED"]
+    assert _one(tmp_path, doc)["state"] == "completed"
+    job["state"]["current"] = ["CANCELLED"]
+    job["kill_request_user"] = "alice"
+    assert _one(tmp_path, doc)["state_detail"] == "CANCELLED by alice"
+
+
+def test_exit_codes_of_v0040_are_exact(tmp_path: Path) -> None:
+    doc = _sarc()
+    job = doc["jobs"][0]
+    job["exit_code"] = {
+        "status": ["ERROR"],
+        "return_code": {"set": True, "infinite": False, "number": 3},
+        "signal": {"id": {"set": False, "infinite": False, "number": 0}, "name": ""},
+    }
+    assert _one(tmp_path, doc)["exit_code"] == "3:0"
+    job["exit_code"] = {
+        "status": ["SIGNALED"],
+        "return_code": {"set": False, "infinite": False, "number": 0},
+        "signal": {"id": {"set": True, "infinite": False, "number": 9}, "name": "KILL"},
+    }
+    assert _one(tmp_path, doc)["exit_code"] == "0:9"
+    job["exit_code"]["status"] = ["PENDING"]
+    job["exit_code"]["signal"]["id"]["set"] = False
+    assert _one(tmp_path, doc)["exit_code"] is None
+
+
+def test_ids_of_array_tasks_ranges_and_het_components(tmp_path: Path) -> None:
+    doc = _sarc()
+    job = doc["jobs"][0]
+    job["array"]["job_id"] = 4
+    job["array"]["task_id"] = {"set": True, "infinite": False, "number": 7}
+    row = _one(tmp_path, doc)
+    assert (row["job_id"], row["array_job_id"]) == ("4_7", "4")
+    # still-pending tasks 0, 2, 4 and 5 as the database's hex bitmap, no limit
+    job["array"]["task_id"] = {"set": False, "infinite": False, "number": 0}
+    job["array"]["task"] = "0x35"
+    job["state"]["current"] = ["PENDING"]
+    job["time"]["start"] = 0
+    row = _one(tmp_path, doc)
+    assert (row["job_id"], row["pending_tasks"], row["start"]) == ("4_[0,2,4-5]", 4, None)
+    job["array"]["task"] = "0xZZ"
+    with pytest.raises(InputError, match="array tasks") as exc:
+        _one(tmp_path, doc)
+    assert exc.value.field == "jobs[0].array.task"
+    job["array"] = {"job_id": 0, "task_id": {"set": False}, "task": ""}
+    job["het"] = {"job_id": 4, "job_offset": {"set": True, "infinite": False, "number": 1}}
+    assert _one(tmp_path, doc)["job_id"] == "4+1"
+
+
+def test_unlimited_and_unset_values_are_null(tmp_path: Path) -> None:
+    doc = _sarc()
+    job = doc["jobs"][0]
+    job["time"]["limit"] = {"set": False, "infinite": True, "number": 0}
+    job["priority"] = {"set": False, "infinite": False, "number": 0}
+    job["time"]["eligible"] = 0
+    row = _one(tmp_path, doc)
+    assert (row["time_limit_s"], row["priority"]) == (None, None)
+    # a started job without an eligible time waits from its submission (as the text reader)
+    assert row["eligible"] == row["submit"]

@@ -127,10 +127,10 @@ class _Source:
         if value is None:
             return None
         if isinstance(value, dict):
-            if "number" not in value:
-                raise self.error("is neither a number nor {set, infinite, number}", at)
             if value.get("infinite") is True or value.get("set") is False:
                 return None
+            if "number" not in value:
+                raise self.error("is neither a number nor {set, infinite, number}", at)
             return self.number(value["number"], f"{at}.number")
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.error(f"{excerpt(value)} is not a whole number", at)
@@ -402,14 +402,26 @@ def _render(src: _Source, jobs: list[Any]) -> None:
 def _locate(src: _Source, raw_id: str, code: str, value: str | None) -> str:
     """JSON path of the record a failed check names (its rendered id and value match)."""
     col = _INDEX.get(code.split(":")[0])
+    sub = _CHECK_PATHS.get(code, "")
+    needle = value
+    if code == "GPUs" and value:
+        # "AllocTRES 200000": the TRES field and the count that is out of range
+        name, _, count = value.partition(" ")
+        col, needle = _INDEX[name], f"={count}"
+        sub = "tres.allocated" if name == "AllocTRES" else "tres.requested"
     for row, (i, k) in zip(src.rows, src.where, strict=True):
         if row[_INDEX["JobID"]] != raw_id:
             continue
-        if col is not None and value is not None and row[col] != value:
-            continue
+        if col is not None and needle is not None:
+            text = row[col]
+            if code == "GPUs":
+                if not any(part.endswith(needle) for part in text.split(",")):
+                    continue
+            elif text != needle:
+                continue
         if k is not None:
             return f"jobs[{i}].steps[{k}]." + ("step.id" if code == "JobID" else "time.start")
-        return f"jobs[{i}].{_CHECK_PATHS.get(code, 'tres.allocated')}"
+        return f"jobs[{i}].{sub}"
     return "jobs"
 
 
@@ -419,8 +431,7 @@ def _raise_first(src: _Source, folded: FieldRows) -> None:
         raw_id, code, value = folded.flagged[0]
         at = _locate(src, raw_id, code, value)
         if code == "GPUs" and value:
-            where, _, count = value.partition(" ")
-            at = at if where == "AllocTRES" else at.replace("allocated", "requested")
+            count = value.partition(" ")[2]
             raise src.error(f"{count} GPUs is not one job's count (0-{bounds.MAX_GPU_COUNT})", at)
         raise src.error(describe_bad(code, value), at)
     if folded.overlaps:
