@@ -385,8 +385,9 @@ def _sarc() -> dict[str, Any]:
 
 
 def _one(tmp_path: Path, doc: dict[str, Any]) -> dict[str, Any]:
-    (row,) = read_slurm_json(_write(tmp_path, doc)).table.to_pylist()
-    return row
+    rows: list[dict[str, Any]] = read_slurm_json(_write(tmp_path, doc)).table.to_pylist()
+    assert len(rows) == 1
+    return rows[0]
 
 
 def test_state_list_flag_wins_over_base(tmp_path: Path) -> None:
