@@ -444,10 +444,14 @@ def test_ids_of_array_tasks_ranges_and_het_components(tmp_path: Path) -> None:
     job["time"]["start"] = 0
     row = _one(tmp_path, doc)
     assert (row["job_id"], row["pending_tasks"], row["start"]) == ("4_[0,2,4-5]", 4, None)
-    job["array"]["task"] = "0xZZ"
-    with pytest.raises(InputError, match="array tasks") as exc:
-        _one(tmp_path, doc)
-    assert exc.value.field == "jobs[0].array.task"
+    for bad in ("0xZZ", "0x" + "F" * 1_000_001):  # not hex; more tasks than MaxArraySize
+        job["array"]["task"] = bad
+        with pytest.raises(InputError, match="array tasks") as exc:
+            _one(tmp_path, doc)
+        assert exc.value.field == "jobs[0].array.task"
+    # the boundary: task ids 0 to 4000000, the most MaxArraySize allows, are read
+    job["array"]["task"] = "0x1" + "0" * 1_000_000
+    assert _one(tmp_path, doc)["job_id"] == "4_[4000000]"
     job["array"] = {"job_id": 0, "task_id": {"set": False}, "task": ""}
     job["het"] = {"job_id": 4, "job_offset": {"set": True, "infinite": False, "number": 1}}
     assert _one(tmp_path, doc)["job_id"] == "4+1"

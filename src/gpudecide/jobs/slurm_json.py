@@ -63,6 +63,8 @@ _FLAG_ORDER = (
     "SIGNALING",
     "EXPEDITING",
 )
+# MaxArraySize's largest value (slurm.conf(5)): array task ids are below it.
+_MAX_ARRAY_SIZE = 4_000_001
 # The field a failed row check names, as a path inside one job record.
 _CHECK_PATHS = {
     "JobID": "job_id",
@@ -245,8 +247,12 @@ def _exit_code(src: _Source, value: Any, state: str, at: str) -> str:
 def _task_ranges(src: _Source, task: str, limit: int | None, at: str) -> str:
     """Pending array tasks as sacct prints them (`1-6%2`) from the database's hex bitmap."""
     if re.fullmatch(r"0[xX][0-9A-Fa-f]+", task):
-        bits = int(task, 16)
-        ids = [i for i in range(bits.bit_length()) if bits >> i & 1]
+        # Slurm's MaxArraySize is at most 4000001: task ids beyond are not an array's
+        size = (len(task) - 2) * 4
+        if size > _MAX_ARRAY_SIZE + 3 or int(task, 16).bit_length() > _MAX_ARRAY_SIZE:
+            raise src.error(f"bitmap of {size} array tasks is longer than Slurm allows", at)
+        bits = bin(int(task, 16))[:1:-1]
+        ids = [i for i, bit in enumerate(bits) if bit == "1"]
         ranges: list[str] = []
         for i in ids:
             if ranges and ranges[-1].rsplit("-", 1)[-1] == str(i - 1):
@@ -421,7 +427,7 @@ def _locate(src: _Source, raw_id: str, code: str, value: str | None) -> str:
                 continue
         if k is not None:
             return f"jobs[{i}].steps[{k}]." + ("step.id" if code == "JobID" else "time.start")
-        return f"jobs[{i}].{sub}"
+        return f"jobs[{i}].{sub}" if sub else f"jobs[{i}]"
     return "jobs"
 
 
