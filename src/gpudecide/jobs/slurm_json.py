@@ -121,9 +121,6 @@ class _Source:
     # (job index, step index or None) of each row
     where: list[tuple[int, int | None]] = field(default_factory=list)
 
-    def error(self, message: str, at: str, hint: str | None = None) -> InputError:
-        return InputError(message, path=self.path, field=at, hint=hint)
-
     def number(self, value: Any, at: str) -> int | None:
         """A whole number, plain or as {"set", "infinite", "number"}; unset/infinite -> None."""
         if value is None:
@@ -132,10 +129,12 @@ class _Source:
             if value.get("infinite") is True or value.get("set") is False:
                 return None
             if "number" not in value:
-                raise self.error("is neither a number nor {set, infinite, number}", at)
+                raise InputError(
+                    "is neither a number nor a set/infinite/number object", path=self.path, field=at
+                )
             return self.number(value["number"], f"{at}.number")
         if isinstance(value, bool) or not isinstance(value, int):
-            raise self.error(f"{excerpt(value)} is not a whole number", at)
+            raise InputError(f"{excerpt(value)} is not a whole number", path=self.path, field=at)
         return value
 
     def text(self, value: Any, at: str) -> str:
@@ -143,7 +142,7 @@ class _Source:
         if value is None:
             return ""
         if not isinstance(value, str):
-            raise self.error(f"{excerpt(value)} is not text", at)
+            raise InputError(f"{excerpt(value)} is not text", path=self.path, field=at)
         return value
 
     def obj(self, parent: dict[str, Any], key: str, at: str) -> dict[str, Any]:
@@ -152,7 +151,9 @@ class _Source:
         if value is None:
             return {}
         if not isinstance(value, dict):
-            raise self.error(f"{excerpt(value)} is not an object", f"{at}.{key}")
+            raise InputError(
+                f"{excerpt(value)} is not an object", path=self.path, field=f"{at}.{key}"
+            )
         return value
 
     def time(self, value: Any, at: str) -> str:
@@ -163,10 +164,10 @@ class _Source:
         try:
             stamp = datetime.fromtimestamp(n, UTC)
         except (OverflowError, OSError, ValueError):
-            raise self.error(f"{n} is not a time a job ran", at) from None
+            raise InputError(f"{n} is not a time a job ran", path=self.path, field=at) from None
         problem = bounds.time_problem(stamp)
         if problem:
-            raise self.error(problem, at)
+            raise InputError(problem, path=self.path, field=at)
         return stamp.strftime("%Y-%m-%dT%H:%M:%S")
 
     def duration(self, value: Any, at: str, unit: int = 1) -> str:
@@ -176,7 +177,9 @@ class _Source:
         if n is None or (unit == 60 and n == 0):
             return ""
         if not 0 <= n < 2**32:
-            raise self.error(f"{n} is not a duration Slurm keeps (0 to 2^32-1)", at)
+            raise InputError(
+                f"{n} is not a duration Slurm keeps (0 to 2^32-1)", path=self.path, field=at
+            )
         days, rest = divmod(n * unit, 86_400)
         hours, rest = divmod(rest, 3600)
         clock = f"{hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
@@ -187,11 +190,13 @@ class _Source:
         if value is None:
             return ""
         if not isinstance(value, list):
-            raise self.error(f"{excerpt(value)} is not a list of TRES", at)
+            raise InputError(f"{excerpt(value)} is not a list of TRES", path=self.path, field=at)
         parts = []
         for k, entry in enumerate(value):
             if not isinstance(entry, dict):
-                raise self.error(f"{excerpt(entry)} is not a TRES object", f"{at}[{k}]")
+                raise InputError(
+                    f"{excerpt(entry)} is not a TRES object", path=self.path, field=f"{at}[{k}]"
+                )
             kind = self.text(entry.get("type"), f"{at}[{k}].type")
             name = self.text(entry.get("name"), f"{at}[{k}].name")
             count = self.number(entry.get("count"), f"{at}[{k}].count")
@@ -206,7 +211,7 @@ def _state_word(src: _Source, value: Any, at: str) -> str:
     if isinstance(value, str):
         return value
     if not isinstance(value, list) or not value or not all(isinstance(w, str) for w in value):
-        raise src.error(f"{excerpt(value)} is not a Slurm job state", at)
+        raise InputError(f"{excerpt(value)} is not a Slurm job state", path=src.path, field=at)
     for flag in _FLAG_ORDER:
         if flag in value:
             return flag
@@ -219,11 +224,13 @@ def _exit_code(src: _Source, value: Any, state: str, at: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, dict):
-        raise src.error(f"{excerpt(value)} is not an exit code object", at)
+        raise InputError(f"{excerpt(value)} is not an exit code object", path=src.path, field=at)
     status = value.get("status")
     status = status[0] if isinstance(status, list) and status else status
     if status is not None and not isinstance(status, str):
-        raise src.error(f"{excerpt(status)} is not an exit status", f"{at}.status")
+        raise InputError(
+            f"{excerpt(status)} is not an exit status", path=src.path, field=f"{at}.status"
+        )
     rc = src.number(value.get("return_code"), f"{at}.return_code")
     signal = src.obj(value, "signal", at)
     sig_key = "signal_id" if "signal_id" in signal else "id"
@@ -250,7 +257,9 @@ def _task_ranges(src: _Source, task: str, limit: int | None, at: str) -> str:
         # Slurm's MaxArraySize is at most 4000001: task ids beyond are not an array's
         size = (len(task) - 2) * 4
         if size > _MAX_ARRAY_SIZE + 3 or int(task, 16).bit_length() > _MAX_ARRAY_SIZE:
-            raise src.error(f"bitmap of {size} array tasks is longer than Slurm allows", at)
+            raise InputError(
+                f"bitmap of {size} array tasks is longer than Slurm allows", path=src.path, field=at
+            )
         bits = bin(int(task, 16))[:1:-1]
         ids = [i for i, bit in enumerate(bits) if bit == "1"]
         ranges: list[str] = []
@@ -263,7 +272,7 @@ def _task_ranges(src: _Source, task: str, limit: int | None, at: str) -> str:
     elif re.fullmatch(r"[0-9][0-9,\-]*(%[0-9]+)?", task):
         text = task
     else:
-        raise src.error(f"{excerpt(task)} is not a list of array tasks", at)
+        raise InputError(f"{excerpt(task)} is not a list of array tasks", path=src.path, field=at)
     if limit and "%" not in text:
         text += f"%{limit}"
     return text
@@ -273,7 +282,9 @@ def _job_id(src: _Source, job: dict[str, Any], at: str) -> tuple[int, str]:
     """The raw job id and the JobID sacct prints (123, 123_4, 123_[5-9%2], 123+0)."""
     raw = src.number(job.get("job_id"), f"{at}.job_id")
     if raw is None:
-        raise src.error("job record without a job_id", f"{at}.job_id", _HINT)
+        raise InputError(
+            "job record without a job_id", path=src.path, field=f"{at}.job_id", hint=_HINT
+        )
     array = src.obj(job, "array", at)
     array_id = src.number(array.get("job_id"), f"{at}.array.job_id")
     task_id = src.number(array.get("task_id"), f"{at}.array.task_id")
@@ -340,11 +351,13 @@ def _step_rows(src: _Source, job: dict[str, Any], i: int, ids: tuple[int, str]) 
     if steps is None:
         return
     if not isinstance(steps, list):
-        raise src.error(f"{excerpt(steps)} is not a list of steps", f"{at}.steps")
+        raise InputError(
+            f"{excerpt(steps)} is not a list of steps", path=src.path, field=f"{at}.steps"
+        )
     for k, step in enumerate(steps):
         where = f"{at}.steps[{k}]"
         if not isinstance(step, dict):
-            raise src.error(f"{excerpt(step)} is not a step object", where)
+            raise InputError(f"{excerpt(step)} is not a step object", path=src.path, field=where)
         sid = src.obj(step, "step", where).get("id")
         if isinstance(sid, int) and not isinstance(sid, bool):
             name = str(sid)
@@ -392,12 +405,15 @@ def _render(src: _Source, jobs: list[Any]) -> None:
     for i, job in enumerate(jobs):
         at = f"jobs[{i}]"
         if not isinstance(job, dict):
-            raise src.error(f"{excerpt(job)} is not a job object", at, _HINT)
+            raise InputError(
+                f"{excerpt(job)} is not a job object", path=src.path, field=at, hint=_HINT
+            )
         if not isinstance(job.get("time"), dict):
-            raise src.error(
+            raise InputError(
                 "job record without a `time` object",
-                f"{at}.time",
-                "squeue/scontrol --json list live jobs in another shape: use sacct --json",
+                path=src.path,
+                field=f"{at}.time",
+                hint="squeue/scontrol --json list live jobs in another shape: use sacct --json",
             )
         raw, job_id, row = _job_row(src, job, at)
         src.rows.append(row)
@@ -438,16 +454,21 @@ def _raise_first(src: _Source, folded: FieldRows) -> None:
         at = _locate(src, raw_id, code, value)
         if code == "GPUs" and value:
             count = value.partition(" ")[2]
-            raise src.error(f"{count} GPUs is not one job's count (0-{bounds.MAX_GPU_COUNT})", at)
-        raise src.error(describe_bad(code, value), at)
+            raise InputError(
+                f"{count} GPUs is not one job's count (0-{bounds.MAX_GPU_COUNT})",
+                path=src.path,
+                field=at,
+            )
+        raise InputError(describe_bad(code, value), path=src.path, field=at)
     if folded.overlaps:
         job_id, start, prev = folded.overlaps[0]
         at = _locate(src, job_id, "Start", start)
-        raise src.error(
+        raise InputError(
             f"job {job_id} starts again at {start} while its attempt from {prev} still ran: "
             "attempts of one job never overlap (a job id reused after an accounting reset, "
-            "or two clusters' records in one file? give each its own file)",
-            at,
+            "or two clusters' logs in one file? give each its own file)",
+            path=src.path,
+            field=at,
         )
 
 
