@@ -467,3 +467,22 @@ def test_unlimited_and_unset_values_are_null(tmp_path: Path) -> None:
     assert (row["time_limit_s"], row["priority"]) == (None, None)
     # a started job without an eligible time waits from its submission (as the text reader)
     assert row["eligible"] == row["submit"]
+
+
+def test_both_forms_together_are_one_log() -> None:
+    """The JSON and the text of one run given together: each attempt is kept once (the
+    loader drops attempts listed in overlapping dumps), none is counted twice."""
+    log = load_logs([PAIR_JSON, PAIR_TXT])
+    assert log.attempts.num_rows == 13 and log.duplicate_rows == 13
+    alone = load_logs([PAIR_JSON], fmt="slurm-json")
+    assert alone.attempts.num_rows == 13 and alone.duplicate_rows == 0
+
+
+def test_errors_slurm_reported_are_noted(tmp_path: Path) -> None:
+    doc = _pair()
+    doc["errors"] = [{"error": "Unable to query the database", "error_number": 1}]
+    result = read_slurm_json(_write(tmp_path, doc))
+    assert result.table.num_rows == 13
+    assert result.notes == [
+        "bad.sacct.json: Slurm reported 1 error(s) with this output; jobs may be missing from it"
+    ]
