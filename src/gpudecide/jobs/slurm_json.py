@@ -7,13 +7,14 @@ attempts and steps mean exactly what they mean in the text form. tests/test_slur
 holds the two forms of one real run side by side (tests/fixtures/sacct/pair.*).
 
 Two families of JSON, told apart by `meta.plugin`:
-- Slurm 20.11-22.05 (`"type": "openapi/dbv0.0.38"`): numbers are plain or null (null for
-  Slurm's NO_VAL/INFINITE), `state.current` is one word, `array.task` the hex bitmap of
-  still-pending array tasks (`0x7E`, as the accounting database keeps it);
+- Slurm 22.05 (`"type": "openapi/dbv0.0.38"`, recorded here from 22.05.8): numbers are
+  plain or null (null for Slurm's NO_VAL/INFINITE), `state.current` is one word,
+  `array.task` the hex bitmap of still-pending array tasks (`0x7E`, as the accounting
+  database keeps it);
 - Slurm 23.02 and later (`"data_parser": "data_parser/v0.0.39"` ... v0.0.42 and on): many
-  numbers are `{"set": true, "infinite": false, "number": N}` objects, `state.current` is a
-  list (the base state, then flags such as REQUEUED); from v0.0.40 (Slurm 23.11) exit codes
-  carry their real return code (before, every exit reads SUCCESS 0: see _exit_code).
+  numbers are `{"set": true, "infinite": false, "number": N}` objects; from v0.0.40 (Slurm
+  23.11) `state.current` is a list (the base state, then flags such as REQUEUED) and exit
+  codes carry their real return code (before, every exit reads SUCCESS 0: see _exit_code).
 A time 0 or unset is null; a value the JSON lacks is null, never guessed.
 """
 
@@ -402,6 +403,7 @@ def _jobs_of(doc: Any, path: Path) -> tuple[list[Any], int, list[str]]:
 
 
 def _render(src: _Source, jobs: list[Any]) -> None:
+    """Every job record and its steps as rows of sacct field text, in src.rows."""
     for i, job in enumerate(jobs):
         at = f"jobs[{i}]"
         if not isinstance(job, dict):
@@ -473,7 +475,7 @@ def _raise_first(src: _Source, folded: FieldRows) -> None:
 
 
 def read_slurm_json(path: str | Path) -> ParseResult:
-    """Read `sacct --json` output (Slurm 20.11 and later) into canonical attempts.
+    """Read `sacct --json` output (Slurm 22.05 and later) into canonical attempts.
 
     With `sacct --duplicates` each requeued attempt is its own record: attempts 1, 2, ... of
     one job, numbered as the sacct reader numbers them; steps count per attempt; identical
