@@ -165,7 +165,7 @@ class _Source:
         try:
             stamp = datetime.fromtimestamp(n, UTC)
         except (OverflowError, OSError, ValueError):
-            raise InputError(f"{n} is not a time a job ran", path=self.path, field=at) from None
+            raise InputError("is not a time a job ran", path=self.path, field=at) from None
         problem = bounds.time_problem(stamp)
         if problem:
             raise InputError(problem, path=self.path, field=at)
@@ -455,18 +455,18 @@ def _raise_first(src: _Source, folded: FieldRows) -> None:
         raw_id, code, value = folded.flagged[0]
         at = _locate(src, raw_id, code, value)
         if code == "GPUs" and value:
-            count = value.partition(" ")[2]
+            value = value.partition(" ")[2]
             raise InputError(
-                f"{count} GPUs is not one job's count (0-{bounds.MAX_GPU_COUNT})",
+                f"{value} GPUs is not one job's count (0-{bounds.MAX_GPU_COUNT})",
                 path=src.path,
                 field=at,
             )
         raise InputError(describe_bad(code, value), path=src.path, field=at)
     if folded.overlaps:
-        job_id, start, prev = folded.overlaps[0]
-        at = _locate(src, job_id, "Start", start)
+        job_id, text, prev = folded.overlaps[0]
+        at = _locate(src, job_id, "Start", text)
         raise InputError(
-            f"job {job_id} starts again at {start} while its attempt from {prev} still ran: "
+            f"job {job_id} starts again at {text} while its attempt from {prev} still ran: "
             "attempts of one job never overlap (a job id reused after an accounting reset, "
             "or two clusters' logs in one file? give each its own file)",
             path=src.path,
