@@ -13,7 +13,7 @@ import typer
 import typer.rich_utils as rich_utils
 
 from gpudecide.cli import app
-from gpudecide.console import help_language
+from gpudecide.console import argv_language
 from gpudecide.help_text import commands, help_texts, localize_help, shows_help
 from gpudecide.i18n import catalogue
 
@@ -107,7 +107,7 @@ def test_localize_puts_translations_in_place_and_english_back() -> None:
         (["--lang"], {}, "en"),  # no value: click reports it
     ],
 )
-def test_help_language_is_read_before_click_parses(
+def test_argv_language_is_read_before_click_parses(
     argv: list[str],
     env: dict[str, str],
     want: str,
@@ -118,7 +118,7 @@ def test_help_language_is_read_before_click_parses(
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     monkeypatch.chdir(tmp_path)  # no workspace from here up
-    assert help_language(argv) == want
+    assert argv_language(argv) == want
 
 
 @pytest.mark.parametrize(

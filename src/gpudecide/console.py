@@ -23,6 +23,7 @@ from gpudecide.errors import InputError, from_os_error
 from gpudecide.help_text import localize_help, shows_help
 from gpudecide.i18n import LANGUAGES, Language, translator
 from gpudecide.jsonio import check_finite
+from gpudecide.report.i18n import localize
 
 # markup=False, emoji=False: every line may hold user text (a path, a job name, a field
 # value); `file.csv:100:` must not turn into an emoji nor `[x]` into a style (issue 14 item 9).
@@ -65,11 +66,11 @@ def language(ws: workspace.Workspace | None = None) -> Language:
     return "en"
 
 
-def help_language(argv: list[str]) -> Language:
-    """The language of `--help`, known before click parses the command line (it answers
-    `--help` while parsing): `--lang` among the arguments, else as `language` decides with
-    the workspace found from here up. A workspace that cannot be read gives English here;
-    the command itself reports it."""
+def argv_language(argv: list[str]) -> Language:
+    """The language of `--help` and of errors, known without click (it answers `--help`
+    while parsing, and an error may come before the root option is read): `--lang` among
+    the arguments, else as `language` decides with the workspace found from here up. A
+    workspace that cannot be read gives English here; the command itself reports it."""
     args = argv[: argv.index("--")] if "--" in argv else argv
     for i, arg in enumerate(args):
         value = args[i + 1] if arg == "--lang" and i + 1 < len(args) else None
@@ -84,6 +85,7 @@ def help_language(argv: list[str]) -> Language:
 
 
 _ = translator("report")
+_E = translator("errors")
 
 
 def print_written(path: Path | str, lang: Language) -> None:
@@ -91,11 +93,19 @@ def print_written(path: Path | str, lang: Language) -> None:
     out.print(_("evidence: {path}", lang).format(path=path), markup=False)
 
 
+def error_line(error: InputError, lang: Language) -> str:
+    """`error: ...` in the reader's language: the message, hint and field word through the
+    `errors` catalogue's patterns; file names, lines and quoted values stay as written."""
+    if lang == "en":
+        return f"error: {error.one_line()}"
+    return f"{_E('error', lang)}: {error.one_line(lambda text: localize(text, lang, ('errors',)))}"
+
+
 def fail(error: InputError, as_json: bool) -> NoReturn:
-    """Print the error as one line (and as JSON on stdout with --json); exit 2."""
+    """Print the error as one line (and as JSON on stdout with --json, always English); exit 2."""
     if as_json:
         print(json.dumps(error.as_dict(), ensure_ascii=False))
-    err.print(f"error: {error.one_line()}", markup=False)
+    err.print(error_line(error, argv_language(sys.argv[1:])), markup=False)
     raise typer.Exit(2)
 
 
@@ -154,7 +164,7 @@ def run_app(app: typer.Typer) -> None:
     command = typer.main.get_command(app)
     args = sys.argv[1:]
     args = args[: args.index("--")] if "--" in args else args
-    localize_help(command, help_language(args) if shows_help(command, args) else "en")
+    localize_help(command, argv_language(args) if shows_help(command, args) else "en")
     try:
         code = command.main(standalone_mode=False)
     except UsageError as exc:
@@ -177,7 +187,8 @@ def run_app(app: typer.Typer) -> None:
 
 def _exit_output_fault(exc: OSError) -> NoReturn:
     with suppress(OSError):
-        err.print(f"error: {from_os_error(exc, exc.filename or '<stdout>').one_line()}")
+        fault = from_os_error(exc, exc.filename or "<stdout>")
+        err.print(error_line(fault, argv_language(sys.argv[1:])), markup=False)
     # stdout cannot take the rest: point fd 1 at /dev/null so the flush at exit cannot fail
     # again and print a traceback after our one line.
     with suppress(OSError):

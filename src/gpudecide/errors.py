@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -28,23 +29,26 @@ class InputError(Exception):
         self.hint = hint
         super().__init__(self.one_line())
 
-    def location(self) -> str:
-        """`file:line: field` prefix, with the parts that are known."""
+    def location(self, say: Callable[[str], str] = str) -> str:
+        """`file:line: field` prefix, with the parts that are known (`say`: see one_line)."""
         loc = ""
         if self.path:
             loc = self.path
             if self.line is not None:
                 loc += f":{self.line}"
         if self.field:
-            loc = f"{loc}: field {self.field!r}" if loc else f"field {self.field!r}"
+            field = say(f"field {self.field!r}")
+            loc = f"{loc}: {field}" if loc else field
         return loc
 
-    def one_line(self) -> str:
-        """The whole error as a single line of text."""
-        loc = self.location()
-        text = f"{loc}: {self.message}" if loc else self.message
+    def one_line(self, say: Callable[[str], str] = str) -> str:
+        """The whole error as a single line of text. `say` turns each English part (the
+        message, the hint, "field 'x'") into the reader's language; the file and line stay."""
+        loc = self.location(say)
+        message = say(self.message)
+        text = f"{loc}: {message}" if loc else message
         if self.hint:
-            text += f" ({self.hint})"
+            text += f" ({say(self.hint)})"
         return " ".join(text.split())
 
     def as_dict(self) -> dict[str, object]:

@@ -4,7 +4,7 @@ The help texts are written in English in the commands (docstrings and `help=`), 
 wants them. Before a run, `localize_help` walks the click command tree typer builds and puts
 each text's translation from the `cli` catalogue in its place, with the few words typer and
 click print themselves (panel titles, "Usage:", "[default: ...]"). The language is the one
-the commands speak (`console.help_language`), read from the command line before click
+the commands speak (`console.argv_language`), read from the command line before click
 parses it because `--help` is answered during parsing. A text with no translation stays
 English; `tests/test_help_i18n.py` fails when one lacks it.
 """

@@ -24,7 +24,7 @@ from gpudecide.errors import InputError
 from gpudecide.fsutil import atomic_write_text, open_regular
 from gpudecide.inputs import load_yaml_model
 from gpudecide.jobs.classify import ClassifyConfig, validate_rules
-from gpudecide.jobs.load import IanaZone
+from gpudecide.jobs.load import IanaZone, LogFormat
 from gpudecide.options import OptionDecl, check_unique
 
 CONFIG_NAME = "gpudecide.yaml"
@@ -38,8 +38,9 @@ class LogSource(_Strict):
     """One job log the analyses read."""
 
     path: str = Field(description="Path of the log, relative to the workspace.")
-    format: Literal["auto", "sacct", "csv", "jsonl", "kubernetes", "sagemaker", "openai"] = Field(
-        default="auto", description="auto | sacct | csv | jsonl | kubernetes | sagemaker | openai."
+    format: LogFormat = Field(
+        default="auto",
+        description="auto | sacct | slurm-json | csv | jsonl | kubernetes | sagemaker | openai.",
     )
     sacct_format: str | None = Field(
         default=None, description="The --format list given to sacct, for output without a header."

@@ -82,7 +82,10 @@ TzOpt = Annotated[str | None, typer.Option(help="Time zone sacct printed times i
 
 FormatOpt = Annotated[
     str,
-    typer.Option("--format", help="auto | sacct | csv | jsonl | kubernetes | sagemaker | openai."),
+    typer.Option(
+        "--format",
+        help="auto | sacct | slurm-json | csv | jsonl | kubernetes | sagemaker | openai.",
+    ),
 ]
 
 

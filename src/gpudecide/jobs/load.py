@@ -112,8 +112,8 @@ def _detect_json(path: Path) -> Detected:
     raise InputError(
         "JSON of no known job source",
         path=path,
-        hint="expected sacct --json, kubectl get pods/events -o json, SageMaker "
-        "DescribeTrainingJob, or OpenAI fine_tuning.job objects",
+        hint="expected `sacct --json`, `kubectl get pods -o json` or `kubectl get events -o "
+        "json`, SageMaker DescribeTrainingJob, or OpenAI fine_tuning.job objects",
     )
 
 

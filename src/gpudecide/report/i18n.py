@@ -224,6 +224,11 @@ _FIELD = re.compile(r"\{(\w+)(?::[^}]*)?\}")
 _NUMBER = re.compile(r"-?\d{1,3}(?:,\d{3})*(?:\.\d+)?%?|-?\d+(?:\.\d+)?%?")
 
 
+# Catalogues whose every msgid with fields is a pattern: "errors" holds the messages written
+# at each InputError(...) (tests/test_error_i18n.py extracts them), none of them marked.
+MATCHED_WHOLE = frozenset({"errors"})
+
+
 def _patterns(domain: str, lang: str) -> list[tuple[re.Pattern[str], int, str]]:
     return _compiled(domain, lang, len(_PATTERN_IDS))
 
@@ -236,8 +241,9 @@ def _compiled(domain: str, lang: str, _marked: int) -> list[tuple[re.Pattern[str
     out: list[tuple[re.Pattern[str], int, str]] = []
     entries = catalogue(domain, lang)
     # A domain that marks its patterns uses only those; one that marks none (a package that
-    # stores no English to match) offers every msgid with fields.
-    marked = any(m in _PATTERN_IDS for m in entries)
+    # stores no English to match) offers every msgid with fields, and so does a catalogue
+    # written to be matched whole (the errors: a msgid marked elsewhere must not narrow it).
+    marked = domain not in MATCHED_WHOLE and any(m in _PATTERN_IDS for m in entries)
     for msgid, translated in entries.items():
         if "{" not in msgid or (marked and msgid not in _PATTERN_IDS):
             continue

@@ -1,0 +1,161 @@
+"""One-line errors in the reader's language: every message and hint written as a literal or
+f-string at an `InputError(...)` has its Russian and Kazakh pattern in the `errors`
+catalogue, and the real console script prints them for `--lang`, with file, line and quoted
+values as written and the `--json` error unchanged."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import string
+from pathlib import Path
+
+import pytest
+
+import gpudecide
+from gpudecide.console import error_line
+from gpudecide.errors import InputError
+from gpudecide.i18n import catalogue
+
+from .conftest import run_cli
+from .english import english_runs
+
+SRC = Path(gpudecide.__file__).parent
+TRANSLATED = ("ru", "kk")
+# The words the error line adds around the parts: the prefix and the field.
+FRAME = ("error", "field {field}")
+
+
+def _template(node: ast.expr) -> str | None:
+    """The msgid of a message written in the code: a literal as is, an f-string with each
+    `{expression}` named after it (`{exc.strerror}` -> `{strerror}`); None for anything else."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if not isinstance(node, ast.JoinedStr):
+        return None
+    out: list[str] = []
+    names: dict[str, str] = {}
+    for value in node.values:
+        if isinstance(value, ast.Constant):
+            out.append(str(value.value).replace("{", "{{").replace("}", "}}"))
+            continue
+        assert isinstance(value, ast.FormattedValue)
+        source = ast.unparse(value.value)
+        name = re.sub(r"\W+", "_", source.split("(")[0].split(".")[-1].split("[")[0]).strip("_")
+        name = name if name and name[0].isalpha() else f"v_{name}"
+        base, i = name, 2
+        while names.get(name, source) != source:
+            name, i = f"{base}{i}", i + 1
+        names[name] = source
+        out.append("{" + name + "}")
+    return "".join(out)
+
+
+def error_templates() -> dict[str, str]:
+    """msgid -> where, for every message and hint given to InputError as a literal or an
+    f-string in src/gpudecide."""
+    found: dict[str, str] = {}
+    for path in sorted(SRC.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            if getattr(func, "id", getattr(func, "attr", None)) != "InputError":
+                continue
+            parts = node.args[:1] + [k.value for k in node.keywords if k.arg == "hint"]
+            for expr in parts:
+                text = _template(expr)
+                if text:
+                    found.setdefault(text, f"{path.relative_to(SRC)}:{node.lineno}")
+    return found
+
+
+TEMPLATES = error_templates()
+
+
+def _fields(text: str) -> list[str]:
+    return sorted(n for _l, n, _s, _c in string.Formatter().parse(text) if n is not None)
+
+
+def test_the_templates_are_found() -> None:
+    assert len(TEMPLATES) >= 200
+    assert "not inside a gpudecide workspace" in TEMPLATES  # a literal
+    assert "cannot read: {strerror}" in TEMPLATES  # an f-string, named after its expression
+
+
+@pytest.mark.parametrize("lang", TRANSLATED)
+def test_every_error_template_is_translated(lang: str) -> None:
+    have = catalogue("errors", lang)
+    wanted = {**TEMPLATES, **{f: "console" for f in FRAME}}
+    lacking = sorted(f"{where}: {m!r}" for m, where in wanted.items() if m not in have)
+    assert not lacking, f"errors/{lang} lacks {len(lacking)}: " + "; ".join(lacking[:6])
+    wrong = sorted(m for m in wanted if _fields(m) != _fields(have[m]))
+    assert not wrong, f"errors/{lang}: fields differ in {wrong[:5]}"
+
+
+def _prose(line: str) -> str:
+    """The line without what it quotes: `commands`, 'values' (input, field names), option
+    names: they stay as written in every language."""
+    line = re.sub(r"`[^`]*`", " ", line)
+    line = re.sub(r"'[^']*'", " ", line)
+    return re.sub(r"(?<!\w)--[\w-]+", " ", line)
+
+
+def _say(error: InputError, lang: str) -> str:
+    return error_line(error, lang)  # type: ignore[arg-type]
+
+
+def test_an_error_line_keeps_file_line_and_quoted_values() -> None:
+    hint = "pass --workspace DIR, or create one with `gpudecide init DIR`"
+    error = InputError("no such file", path="logs/jobs.txt", line=12, field="gpus", hint=hint)
+    assert _say(error, "en") == f"error: logs/jobs.txt:12: field 'gpus': no such file ({hint})"
+    ru = _say(error, "ru")
+    said = catalogue("errors", "ru")
+    field = said["field {field}"].format(field="'gpus'")
+    assert ru == (
+        f"{said['error']}: logs/jobs.txt:12: {field}: {said['no such file']} ({said[hint]})"
+    )
+    assert english_runs(_prose(ru), ["logs/jobs.txt"]) == []
+
+
+def test_an_error_without_a_pattern_stays_english_around_the_frame() -> None:
+    # A message no catalogue knows (a library's own words) is shown as written.
+    line = _say(InputError("Expecting value: line 1 column 1"), "kk")
+    assert line == catalogue("errors", "kk")["error"] + ": Expecting value: line 1 column 1"
+
+
+# Real errors through the console script, in each language: (arguments, file to create,
+# words of the input the line quotes: column names).
+CASES = [
+    (["profile", "{tmp}/missing.txt"], None, []),
+    (["profile", "{tmp}/jobs.csv"], "job_id,name\n", ["state"]),
+    (["profile", "{tmp}/jobs.json"], "[1, 2, 3]", []),
+    (["queue", "{tmp}/jobs.csv", "--tz", "Mars/Olympus"], "job_id\n1\n", []),
+    (["evidence"], None, []),
+]
+
+
+@pytest.mark.parametrize("lang", TRANSLATED)
+@pytest.mark.parametrize(("args", "content", "quoted"), CASES, ids=lambda c: str(c)[:40])
+def test_command_errors_speak_the_language(
+    lang: str, args: list[str], content: str | None, quoted: list[str], tmp_path: Path
+) -> None:
+    argv = [a.format(tmp=tmp_path) for a in args]
+    if content is not None:
+        Path(argv[1]).write_text(content)
+    english = run_cli(*argv, cwd=tmp_path)
+    local = run_cli("--lang", lang, *argv, cwd=tmp_path)
+    assert english.returncode == local.returncode == 2, english.stderr
+    assert english.stderr.startswith("error: ")
+    (line,) = local.stderr.splitlines()
+    assert line.startswith(catalogue("errors", lang)["error"] + ": ")
+    assert english_runs(_prose(line), [str(tmp_path), *quoted]) == [], (english.stderr, line)
+
+
+def test_json_errors_stay_english(tmp_path: Path) -> None:
+    missing = str(tmp_path / "missing.txt")
+    english = run_cli("profile", missing, "--json", cwd=tmp_path)
+    local = run_cli("--lang", "ru", "profile", missing, "--json", cwd=tmp_path)
+    assert json.loads(english.stdout) == json.loads(local.stdout)
+    assert json.loads(local.stdout)["error"] == "no such file"
