@@ -10,13 +10,16 @@ import json
 import re
 import string
 from pathlib import Path
+from typing import Literal
 
 import pytest
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 import gpudecide
 from gpudecide.console import error_line
 from gpudecide.errors import InputError
 from gpudecide.i18n import catalogue
+from gpudecide.inputs import PYDANTIC_MESSAGES
 
 from .conftest import run_cli
 from .english import english_runs
@@ -53,22 +56,25 @@ def _template(node: ast.expr) -> str | None:
 
 
 def error_templates() -> dict[str, str]:
-    """msgid -> where, for every message and hint given to InputError as a literal or an
-    f-string in src/gpudecide."""
+    """msgid -> where, for every message and hint given to InputError (and every ValueError
+    message) as a literal or an f-string in src/gpudecide, and pydantic's wording."""
     found: dict[str, str] = {}
     for path in sorted(SRC.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not isinstance(node, ast.Call):
                 continue
             func = node.func
-            if getattr(func, "id", getattr(func, "attr", None)) != "InputError":
+            name = getattr(func, "id", getattr(func, "attr", None))
+            if name not in ("InputError", "ValueError"):
                 continue
+            # A ValueError raised in a model's validator reaches the line as pydantic's
+            # "Value error, {error}" with its text inside.
             parts = node.args[:1] + [k.value for k in node.keywords if k.arg == "hint"]
             for expr in parts:
                 text = _template(expr)
                 if text:
                     found.setdefault(text, f"{path.relative_to(SRC)}:{node.lineno}")
-    return found
+    return found | {m: "inputs.PYDANTIC_MESSAGES" for m in PYDANTIC_MESSAGES}
 
 
 TEMPLATES = error_templates()
@@ -76,6 +82,78 @@ TEMPLATES = error_templates()
 
 def _fields(text: str) -> list[str]:
     return sorted(n for _l, n, _s, _c in string.Formatter().parse(text) if n is not None)
+
+
+class _Sample(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    share: float = Field(default=0.5, gt=0, le=1)
+    count: int = Field(default=1, ge=1, lt=5)
+    flag: bool = True
+    text: str = Field(default="ab", min_length=2)
+    items: list[int] = []
+    table: dict[str, int] = {}
+    mode: Literal["x", "y"] = "x"
+    needed: int
+
+    @field_validator("text")
+    @classmethod
+    def _no_z(cls, value: str) -> str:
+        if "z" in value:
+            raise ValueError("no z here")
+        return value
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"share": "x"},
+        {"share": None},
+        {"share": 0},
+        {"share": 2},
+        {"count": "x"},
+        {"count": 1.5},
+        {"count": None},
+        {"count": 0},
+        {"count": 9},
+        {"flag": "maybe"},
+        {"flag": None},
+        {"text": 1},
+        {"text": "a"},
+        {"text": "zz"},
+        {"items": 1},
+        {"table": 1},
+        {"mode": "z"},
+        {"needed": None, "extra": 1},
+    ],
+    ids=str,
+)
+def test_pydantic_messages_are_pydantic_wording(data: dict[str, object]) -> None:
+    # Each message pydantic gives (the first error, as the YAML reader shows it) fits one of
+    # the templates the errors catalogue translates.
+    with pytest.raises(ValidationError) as exc:
+        _Sample.model_validate({"needed": 1} | data)
+    first = exc.value.errors()[0]
+    if first["type"] == "extra_forbidden":
+        return  # the YAML reader words this one itself ("unknown key ...")
+    patterns = [re.escape(m).replace(r"\{", "{").replace(r"\}", "}") for m in PYDANTIC_MESSAGES]
+    regexes = [re.sub(r"\{\w+\}", ".+", p) for p in patterns]
+    assert any(re.fullmatch(r, first["msg"]) for r in regexes), first["msg"]
+
+
+def test_a_pydantic_error_is_said_in_the_language() -> None:
+    said = catalogue("errors", "ru")
+    line = _say(InputError("Input should be less than or equal to 1", path="slo.yaml"), "ru")
+    assert line == f"{said['error']}: slo.yaml: " + said[
+        "Input should be less than or equal to {le}"
+    ].format(le="1")
+    inner = _say(
+        InputError(
+            "Value error, start equals end, so the window is empty: leave "
+            "time_of_day out to select every time of day"
+        ),
+        "ru",
+    )
+    assert english_runs(_prose(inner), ["time_of_day"]) == [], inner
 
 
 def test_the_templates_are_found() -> None:

@@ -177,6 +177,32 @@ def _shown_key(part: int | str) -> str:
     return text if _PLAIN_KEY.fullmatch(text) else excerpt(text)
 
 
+# pydantic's own wording of the problems YAML inputs most often have (its error types
+# missing, *_parsing, *_type, greater_than..., literal_error, value_error): the errors
+# catalogue holds them as patterns, so an error line says them in the reader's language
+# (tests/test_error_i18n.py checks each against pydantic and the catalogue).
+PYDANTIC_MESSAGES = (
+    "Field required",
+    "Input should be a valid number, unable to parse string as a number",
+    "Input should be a valid number",
+    "Input should be a valid integer, unable to parse string as an integer",
+    "Input should be a valid integer, got a number with a fractional part",
+    "Input should be a valid integer",
+    "Input should be a valid boolean, unable to interpret input",
+    "Input should be a valid boolean",
+    "Input should be a valid string",
+    "Input should be a valid list",
+    "Input should be a valid dictionary",
+    "Input should be greater than {gt}",
+    "Input should be greater than or equal to {ge}",
+    "Input should be less than {lt}",
+    "Input should be less than or equal to {le}",
+    "Input should be {expected}",
+    "String should have at least {min_length} characters",
+    "Value error, {error}",
+)
+
+
 def validate_model(data: Any, root: yaml.Node | None, path: Path, model: type[M]) -> M:
     """Validate parsed YAML against a model; the first problem is a one-line InputError."""
     if data is None:

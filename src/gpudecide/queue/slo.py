@@ -81,7 +81,7 @@ class TimeOfDay(_Strict):
         # start == end reads as "all day" to some and "never" to others: neither is guessed.
         if time.fromisoformat(self.start) == time.fromisoformat(self.end):
             raise ValueError(
-                "start equals end, so the window is empty; leave time_of_day out to select "
+                "start equals end, so the window is empty: leave time_of_day out to select "
                 "every time of day"
             )
         return self
