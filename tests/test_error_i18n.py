@@ -16,7 +16,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 import gpudecide
-from gpudecide.console import error_line
+from gpudecide.console import CLICK_MESSAGES, error_line
 from gpudecide.errors import InputError
 from gpudecide.i18n import catalogue
 from gpudecide.inputs import PYDANTIC_MESSAGES
@@ -27,7 +27,7 @@ from .english import english_runs
 SRC = Path(gpudecide.__file__).parent
 TRANSLATED = ("ru", "kk")
 # The words the error line adds around the parts: the prefix and the field.
-FRAME = ("error", "field {field}")
+FRAME = ("error", "field {field}", "see `{command} --help`", "interrupted")
 
 
 def _template(node: ast.expr) -> str | None:
@@ -74,7 +74,11 @@ def error_templates() -> dict[str, str]:
                 text = _template(expr)
                 if text:
                     found.setdefault(text, f"{path.relative_to(SRC)}:{node.lineno}")
-    return found | {m: "inputs.PYDANTIC_MESSAGES" for m in PYDANTIC_MESSAGES}
+    return (
+        found
+        | {m: "inputs.PYDANTIC_MESSAGES" for m in PYDANTIC_MESSAGES}
+        | {m: "console.CLICK_MESSAGES" for m in CLICK_MESSAGES}
+    )
 
 
 TEMPLATES = error_templates()
@@ -222,7 +226,7 @@ def test_command_errors_speak_the_language(
     argv = [a.format(tmp=tmp_path) for a in args]
     if content is not None:
         Path(argv[1]).write_text(content)
-    english = run_cli(*argv, cwd=tmp_path)
+    english = run_cli(*(a.format(lang="en") for a in argv), cwd=tmp_path)
     local = run_cli("--lang", lang, *argv, cwd=tmp_path)
     assert english.returncode == local.returncode == 2, english.stderr
     assert english.stderr.startswith("error: ")
@@ -237,3 +241,48 @@ def test_json_errors_stay_english(tmp_path: Path) -> None:
     local = run_cli("--lang", "ru", "profile", missing, "--json", cwd=tmp_path)
     assert json.loads(english.stdout) == json.loads(local.stdout)
     assert json.loads(local.stdout)["error"] == "no such file"
+
+
+def _regex(template: str) -> str:
+    """A message template as a regular expression (each field any text)."""
+    return re.sub(r"\\\{\w+\\\}", ".+", re.escape(template))
+
+
+# Command lines that click refuses, and the template of its message.
+USAGE = [
+    (["nosuch"], "No such command {name}."),
+    (["queu"], "No such command {name}. Did you mean {suggestion}?"),
+    (["queue", "--bogus"], "No such option: {name}"),
+    (["queue", "--jsn"], "No such option: {name} (Possible options: {possible})"),
+    (["--lang", "{lang}"], "Missing command."),
+    (["hash"], "Missing argument {name}."),
+    (["replay", "--gpus"], "Option {name} requires an argument."),
+    (["columns", "extra"], "Got unexpected extra argument(s) ({args})"),
+    (["profile", "--weeks", "x"], "Invalid value for {name}: {problem}"),
+    (["--lang", "de", "columns"], "Invalid value for {name}: {problem}"),
+]
+
+
+def test_every_click_message_is_provoked() -> None:
+    assert {t for _a, t in USAGE} | {"{value} is not one of {choices}"} == set(CLICK_MESSAGES)
+
+
+@pytest.mark.parametrize(("argv", "template"), USAGE, ids=lambda x: str(x)[:30])
+def test_usage_errors_speak_the_language(argv: list[str], template: str, tmp_path: Path) -> None:
+    english = run_cli(*(a.format(lang="en") for a in argv), cwd=tmp_path)
+    assert english.returncode == 2
+    (line,) = english.stderr.splitlines()
+    # Click's own wording, so a newer typer that rewords a message fails here.
+    assert re.search(_regex(template), line), line
+    for lang in TRANSLATED:
+        # --lang before the rest (the "de" case keeps its bad value: the env var speaks).
+        args = [a.format(lang=lang) for a in argv]
+        args = args if args[0] == "--lang" else ["--lang", lang, *args]
+        env = {"GPUDECIDE_LANG": lang}
+        local = run_cli(*args, cwd=tmp_path, env=env)
+        assert local.returncode == 2
+        (said,) = local.stderr.splitlines()
+        assert said.startswith(catalogue("errors", lang)["error"] + ": "), said
+        # The command line's own words and the language codes stay as written.
+        quoted = [*args, "python -m gpudecide", "en", "ru", "kk"]
+        assert english_runs(_prose(said), quoted) == [], said

@@ -148,11 +148,33 @@ UsageError: type[Exception] = _CLICK_BASES["UsageError"]
 ClickException: type[Exception] = _CLICK_BASES["ClickException"]
 
 
-def _one_line_usage(exc: Any) -> str:
+# Click's wording (typer's copy) of the usage errors a command line can have: patterns of
+# the errors catalogue (tests/test_error_i18n.py provokes each through the real script).
+CLICK_MESSAGES = (
+    "No such command {name}.",
+    "No such command {name}. Did you mean {suggestion}?",
+    "No such option: {name}",
+    "No such option: {name} (Possible options: {possible})",
+    "Missing command.",
+    "Missing argument {name}.",
+    "Option {name} requires an argument.",
+    "Got unexpected extra argument(s) ({args})",
+    "Invalid value for {name}: {problem}",
+    "{value} is not one of {choices}",
+)
+
+
+def _say_error(text: str, lang: Language) -> str:
+    return text if lang == "en" else localize(text, lang, ("errors",))
+
+
+def _one_line_usage(exc: Any, lang: Language) -> str:
     ctx = getattr(exc, "ctx", None)
     where = f"{ctx.command_path}: " if ctx is not None else ""
-    helper = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
-    return " ".join(f"error: {where}{exc.format_message()}{helper}".split())
+    see = _E("see `{command} --help`", lang)
+    helper = f" ({see.format(command=ctx.command_path)})" if ctx is not None else ""
+    message = _say_error(exc.format_message(), lang)
+    return " ".join(f"{_E('error', lang)}: {where}{message}{helper}".split())
 
 
 def run_app(app: typer.Typer) -> None:
@@ -168,13 +190,15 @@ def run_app(app: typer.Typer) -> None:
     try:
         code = command.main(standalone_mode=False)
     except UsageError as exc:
-        err.print(_one_line_usage(exc))
+        err.print(_one_line_usage(exc, argv_language(args)), markup=False)
         sys.exit(2)
     except ClickException as exc:
-        err.print(" ".join(f"error: {getattr(exc, 'format_message', exc.__str__)()}".split()))
+        lang = argv_language(args)
+        text = _say_error(getattr(exc, "format_message", exc.__str__)(), lang)
+        err.print(" ".join(f"{_E('error', lang)}: {text}".split()), markup=False)
         sys.exit(int(getattr(exc, "exit_code", 1)))
     except (typer.Abort, KeyboardInterrupt):
-        err.print("interrupted")
+        err.print(_E("interrupted", argv_language(args)))
         sys.exit(130)
     except OSError as exc:
         _exit_output_fault(exc)
