@@ -21,7 +21,7 @@ from gpudecide.errors import InputError
 from gpudecide.i18n import catalogue
 from gpudecide.inputs import PYDANTIC_MESSAGES
 
-from .conftest import run_cli
+from .conftest import SACCT, run_cli
 from .english import english_runs
 
 SRC = Path(gpudecide.__file__).parent
@@ -30,9 +30,25 @@ TRANSLATED = ("ru", "kk")
 FRAME = ("error", "field {field}", "see `{command} --help`", "interrupted")
 
 
-def _template(node: ast.expr) -> str | None:
+def _constants(tree: ast.Module) -> dict[str, str]:
+    """A module's top-level string constants (`_TIME_HINT = " (...)"`), to inline them."""
+    out: dict[str, str] = {}
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            out[node.targets[0].id] = node.value.value
+    return out
+
+
+def _template(node: ast.expr, constants: dict[str, str] | None = None) -> str | None:
     """The msgid of a message written in the code: a literal as is, an f-string with each
-    `{expression}` named after it (`{exc.strerror}` -> `{strerror}`); None for anything else."""
+    `{expression}` named after it (`{exc.strerror}` -> `{strerror}`) and a module constant
+    inlined; None for anything else."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if not isinstance(node, ast.JoinedStr):
@@ -44,7 +60,11 @@ def _template(node: ast.expr) -> str | None:
             out.append(str(value.value).replace("{", "{{").replace("}", "}}"))
             continue
         assert isinstance(value, ast.FormattedValue)
-        source = ast.unparse(value.value)
+        inner = value.value
+        if isinstance(inner, ast.Name) and constants and inner.id in constants:
+            out.append(constants[inner.id].replace("{", "{{").replace("}", "}}"))
+            continue
+        source = ast.unparse(inner)
         name = re.sub(r"\W+", "_", source.split("(")[0].split(".")[-1].split("[")[0]).strip("_")
         name = name if name and name[0].isalpha() else f"v_{name}"
         base, i = name, 2
@@ -55,24 +75,68 @@ def _template(node: ast.expr) -> str | None:
     return "".join(out)
 
 
+# Where a message is written: the call and its argument positions / keywords. A ValueError
+# raised in a model's validator reaches the line as pydantic's "Value error, {error}"; a bad
+# row's reason (BadRow, tabular's _RowError) becomes the message of its error.
+CALLS = {
+    "InputError": (0, "hint"),
+    "ValueError": (0,),
+    "BadRow": (3, "reason"),
+    "_RowError": (1, "reason"),
+}
+# Functions that return the reason a row or value is bad (the texts they return).
+REASON_FUNCTIONS = re.compile(r"describe_bad|_time_reason|_crowded|\w+_problem")
+
+
+def _call_texts(node: ast.Call) -> list[ast.expr]:
+    func = node.func
+    where = CALLS.get(str(getattr(func, "id", getattr(func, "attr", ""))), ())
+    args = [node.args[i] for i in where if isinstance(i, int) and i < len(node.args)]
+    return args + [k.value for k in node.keywords if k.arg in where]
+
+
+def _returned_texts(func: ast.FunctionDef) -> list[ast.expr]:
+    """The strings a reason function returns: directly, in a tuple, a dict's values, either
+    branch of a conditional, a `.get` default."""
+    out: list[ast.expr] = []
+    todo = [n.value for n in ast.walk(func) if isinstance(n, ast.Return) and n.value]
+    while todo:
+        expr = todo.pop()
+        if isinstance(expr, ast.Constant | ast.JoinedStr):
+            out.append(expr)
+        elif isinstance(expr, ast.Tuple):
+            todo += expr.elts
+        elif isinstance(expr, ast.Dict):
+            todo += expr.values
+        elif isinstance(expr, ast.IfExp):
+            todo += [expr.body, expr.orelse]
+        elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
+            todo += [expr.func.value, *expr.args[1:]]
+    return out
+
+
 def error_templates() -> dict[str, str]:
-    """msgid -> where, for every message and hint given to InputError (and every ValueError
-    message) as a literal or an f-string in src/gpudecide, and pydantic's wording."""
+    """msgid -> where, for every message and hint written as a literal or an f-string where
+    an error is made (CALLS, REASON_FUNCTIONS) in src/gpudecide, and pydantic's and click's
+    wording."""
     found: dict[str, str] = {}
     for path in sorted(SRC.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if not isinstance(node, ast.Call):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        constants = _constants(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                exprs = _call_texts(node)
+            elif isinstance(node, ast.FunctionDef) and REASON_FUNCTIONS.fullmatch(node.name):
+                exprs = _returned_texts(node)
+            else:
                 continue
-            func = node.func
-            name = getattr(func, "id", getattr(func, "attr", None))
-            if name not in ("InputError", "ValueError"):
-                continue
-            # A ValueError raised in a model's validator reaches the line as pydantic's
-            # "Value error, {error}" with its text inside.
-            parts = node.args[:1] + [k.value for k in node.keywords if k.arg == "hint"]
-            for expr in parts:
-                text = _template(expr)
-                if text:
+            for expr in exprs:
+                text = _template(expr, constants)
+                # Text made of fields alone ("{lower} {problem}") would match any sentence.
+                # Text made of fields alone ("{lower} {problem}") would match any sentence; a
+                # single word is a column name, not a message.
+                bare = re.sub(r"\{\w*\}", "", text or "")
+                if text and " " in text.strip() and re.search(r"[A-Za-z]{2}", bare):
                     found.setdefault(text, f"{path.relative_to(SRC)}:{node.lineno}")
     return (
         found
@@ -207,9 +271,18 @@ def test_an_error_without_a_pattern_stays_english_around_the_frame() -> None:
     assert line == catalogue("errors", "kk")["error"] + ": Expecting value: line 1 column 1"
 
 
+def _bad_sacct_row() -> str:
+    """The real sacct recording's header and first job with a state no Slurm prints."""
+    head, first = (SACCT / "regression.utc.txt").read_text().splitlines()[:2]
+    fields = first.split("|")
+    fields[head.split("|").index("State")] = "EXPLODED"
+    return head + "\n" + "|".join(fields) + "\n"
+
+
 # Real errors through the console script, in each language: (arguments, file to create,
 # words of the input the line quotes: column names).
 CASES = [
+    (["profile", "{tmp}/sacct.txt"], _bad_sacct_row(), ["sacct"]),
     (["profile", "{tmp}/missing.txt"], None, []),
     (["profile", "{tmp}/jobs.csv"], "job_id,name\n", ["state"]),
     (["profile", "{tmp}/jobs.json"], "[1, 2, 3]", []),
