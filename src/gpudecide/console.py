@@ -93,12 +93,15 @@ def print_written(path: Path | str, lang: Language) -> None:
     out.print(_("evidence: {path}", lang).format(path=path), markup=False)
 
 
+def _say_error(text: str, lang: Language) -> str:
+    """English error text in `lang` through the `errors` catalogue's patterns."""
+    return text if lang == "en" else localize(text, lang, ("errors",))
+
+
 def error_line(error: InputError, lang: Language) -> str:
     """`error: ...` in the reader's language: the message, hint and field word through the
     `errors` catalogue's patterns; file names, lines and quoted values stay as written."""
-    if lang == "en":
-        return f"error: {error.one_line()}"
-    return f"{_E('error', lang)}: {error.one_line(lambda text: localize(text, lang, ('errors',)))}"
+    return f"{_E('error', lang)}: {error.one_line(lambda text: _say_error(text, lang))}"
 
 
 def fail(error: InputError, as_json: bool) -> NoReturn:
@@ -162,10 +165,6 @@ CLICK_MESSAGES = (
     "Invalid value for {name}: {problem}",
     "{value} is not one of {choices}",
 )
-
-
-def _say_error(text: str, lang: Language) -> str:
-    return text if lang == "en" else localize(text, lang, ("errors",))
 
 
 def _one_line_usage(exc: Any, lang: Language) -> str:
