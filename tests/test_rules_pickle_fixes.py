@@ -18,16 +18,7 @@ import pytest
 
 from gpudecide.artifacts import pickle_scan
 
-
-class _NoSeek:
-    def __init__(self, data: bytes) -> None:
-        self._b = io.BytesIO(data)
-
-    def read(self, n: int = -1) -> bytes:
-        return self._b.read(n)
-
-    def readline(self, n: int = -1) -> bytes:
-        return self._b.readline(n)
+from .streams import NoSeek
 
 
 @pytest.mark.parametrize("over", [0, 1, 2, 1000, 3 * pickle_scan.MAX_LINE])
@@ -43,7 +34,7 @@ def test_a_global_line_past_a_long_frame_is_named(over: int) -> None:
             raise pickle.UnpicklingError("refused by the test")
 
     with pytest.raises(pickle.UnpicklingError):
-        Recorder(_NoSeek(data)).load()
+        Recorder(NoSeek(data)).load()
     assert seen == ["os.system"]  # what torch.load's zip-member reader would import
     report = pickle_scan.scan_bytes(data)
     assert report.frame_issues == [
@@ -56,7 +47,7 @@ def test_a_global_line_past_a_long_frame_is_named(over: int) -> None:
 def test_a_stream_that_cannot_tell_says_it_was_not_re_read() -> None:
     head = b"\x80\x04\x95" + struct.pack("<Q", 2) + b"B\x07\x01\x00\x00\x00Z"
     data = head + b"B" + struct.pack("<I", 258) + b"f" * 256 + b"N." + b"cos\nsystem\n."
-    report = pickle_scan.scan_stream(_NoSeek(data), len(data))  # type: ignore[arg-type]
+    report = pickle_scan.scan_stream(NoSeek(data), len(data))  # type: ignore[arg-type]
     assert report.frame_issues == ["the opcode at offset 11 runs past the frame ending at 13"]
     assert report.problems == ["frames disagree with opcodes; the stream cannot be re-read"]
 

@@ -14,6 +14,8 @@ import pytest
 
 from gpudecide.artifacts import pickle_scan
 
+from .streams import NoSeek
+
 SYSTEM_REASON = "deny list: os can run commands or touch files and the network"
 EVAL_REASON = "deny list: builtins.eval can evaluate code or reach any object"
 
@@ -557,45 +559,32 @@ def test_a_frame_inside_a_frame_read_the_way_a_file_reader_reads_it() -> None:
     assert report.problems == ["invalid UTF-8 in a string: invalid start byte"]
 
 
-class _NoSeek:
-    """A stream that can only be read (a pipe, a zip member read without rewinding)."""
-
-    def __init__(self, data: bytes) -> None:
-        self._b = io.BytesIO(data)
-
-    def read(self, n: int = -1) -> bytes:
-        return self._b.read(n)
-
-    def readline(self, n: int = -1) -> bytes:
-        return self._b.readline(n)
-
-
 def test_pickles_one_after_another_on_a_stream_that_cannot_rewind() -> None:
     # The bytes read ahead past each STOP are handed back in front of the stream; the second
     # pickle is protocol 0, read line by line from those bytes.
     plain = b"\x80\x04N."
     data = plain + b"cos\nsystem\n." + plain
     for report in (
-        pickle_scan.scan_stream(_NoSeek(data), len(data), max_pickles=3),
-        pickle_scan.scan_all(_NoSeek(data), len(data)),
+        pickle_scan.scan_stream(NoSeek(data), len(data), max_pickles=3),
+        pickle_scan.scan_all(NoSeek(data), len(data)),
         pickle_scan.scan_bytes(data),
     ):
         assert (report.pickles, report.opcodes, report.problems) == (3, 3 + 2 + 3, [])
         assert [g.dotted for g in report.globals] == ["os.system"]
-    first = pickle_scan.scan_stream(_NoSeek(data), len(data))
+    first = pickle_scan.scan_stream(NoSeek(data), len(data))
     assert (first.pickles, first.globals) == (1, [])
 
 
 def test_payloads_larger_than_the_read_window_are_skipped() -> None:
     n = 3 * pickle_scan.CHUNK
     big = b"\x80\x04\x8e" + struct.pack("<Q", n) + b"x" * n + b"."
-    for report in (pickle_scan.scan_bytes(big), pickle_scan.scan_stream(_NoSeek(big), len(big))):
+    for report in (pickle_scan.scan_bytes(big), pickle_scan.scan_stream(NoSeek(big), len(big))):
         assert (report.pickles, report.opcodes, report.problems) == (1, 3, [])
     cut = big[: -pickle_scan.CHUNK]
     assert pickle_scan.scan_bytes(cut).problems == [
         "pickle data was truncated (a length runs past the end)"
     ]
-    assert pickle_scan.scan_stream(_NoSeek(cut), len(cut)).problems == [
+    assert pickle_scan.scan_stream(NoSeek(cut), len(cut)).problems == [
         "pickle data was truncated (a length runs past the end)"
     ]
 
@@ -604,13 +593,13 @@ def test_payloads_larger_than_the_read_window_are_skipped() -> None:
 def test_bounded_reader_skips_within_its_limit(seekable: bool) -> None:
     chunk = pickle_scan.CHUNK
     data = b"x" * (3 * chunk)
-    raw = io.BytesIO(data) if seekable else _NoSeek(data)
+    raw = io.BytesIO(data) if seekable else NoSeek(data)
     reader = pickle_scan.BoundedReader(raw, 3 * chunk - 5)
     assert reader.skip(2 * chunk) == 2 * chunk
     assert (reader.left, reader.tell()) == (chunk - 5, 2 * chunk)
     assert reader.skip(chunk) == chunk - 5  # clamped to the limit
     assert (reader.left, reader.tell(), reader.read(1)) == (0, 3 * chunk - 5, b"")
-    short = pickle_scan.BoundedReader(_NoSeek(b"x" * 10), 100)
+    short = pickle_scan.BoundedReader(NoSeek(b"x" * 10), 100)
     assert (short.skip(50), short.left, short.tell()) == (10, 90, 10)
 
 
@@ -656,7 +645,7 @@ def test_pickles_after_a_large_one_on_a_stream_that_cannot_rewind() -> None:
     n = 2 * pickle_scan.CHUNK
     big = b"\x80\x04\x8e" + struct.pack("<Q", n) + b"x" * n + b"."
     data = b"\x80\x04N." + big + b"cos\nsystem\n." + b"\x80\x04N."
-    report = pickle_scan.scan_all(_NoSeek(data), len(data))
+    report = pickle_scan.scan_all(NoSeek(data), len(data))
     assert (report.pickles, report.opcodes, report.problems) == (4, 3 + 3 + 2 + 3, [])
     assert [g.dotted for g in report.globals] == ["os.system"]
     assert report.summary() == pickle_scan.scan_bytes(data).summary()

@@ -21,6 +21,8 @@ import pytest
 
 from gpudecide.artifacts import pickle_scan
 
+from .streams import NoSeek
+
 CHUNK = pickle_scan.CHUNK
 MAX_LINE = pickle_scan.MAX_LINE
 
@@ -40,20 +42,7 @@ def _typed(values: list[Any]) -> list[tuple[type, Any]]:
     return [(int if type(v) is bool else type(v), v) for v in values]
 
 
-class _NoSeek:
-    """A stream that can only be read: no seek, no tell, no peek (a pipe)."""
-
-    def __init__(self, data: bytes) -> None:
-        self._b = io.BytesIO(data)
-
-    def read(self, n: int = -1) -> bytes:
-        return self._b.read(n)
-
-    def readline(self, n: int = -1) -> bytes:
-        return self._b.readline(n)
-
-
-class _NoRewind(_NoSeek):
+class _NoRewind(NoSeek):
     """Tells its position but cannot seek (a socket-backed or forward-only reader)."""
 
     def tell(self) -> int:
@@ -298,7 +287,7 @@ def test_opcodes_at_and_across_the_read_window_edge(
     assert ops[-2][2] == at or ops[-1][2] == at  # the opcode really sits at the edge
     for report in (
         pickle_scan.scan_bytes(data),
-        pickle_scan.scan_stream(cast(IO[bytes], _NoSeek(data)), len(data)),
+        pickle_scan.scan_stream(cast(IO[bytes], NoSeek(data)), len(data)),
     ):
         assert (report.problems, report.frame_issues, report.pickles) == ([], [], 1)
         assert report.constants == constants and report.opcodes == len(ops)
@@ -478,7 +467,7 @@ HIDDEN_IMPORT = b"cos\nsystem\n."
 
 
 def _file_reader_imports(data: bytes) -> list[str]:
-    recorder = _Recorder(_NoSeek(data))
+    recorder = _Recorder(NoSeek(data))
     with pytest.raises(pickle.UnpicklingError):
         recorder.load()
     return recorder.seen
@@ -505,7 +494,7 @@ def test_the_second_walk_stays_within_the_limit() -> None:
     assert report.globals == [] and report.frame_issues
     assert (report.pickles, report.problems) == (1, [])
     # CPython's file reader limited the same way is truncated before any import.
-    recorder = _Recorder(_NoSeek(first))
+    recorder = _Recorder(NoSeek(first))
     with pytest.raises((pickle.UnpicklingError, EOFError)):
         recorder.load()
     assert recorder.seen == []
@@ -555,7 +544,7 @@ def test_a_stream_that_cannot_tell_is_walked_once() -> None:
     # With no position to come back to, the disagreement is named and the pickle is read
     # once, contiguously.
     data = _hidden_behind(len(HIDDEN_IMPORT)) + HIDDEN_IMPORT
-    report = pickle_scan.scan_stream(cast(IO[bytes], _NoSeek(data)), len(data))
+    report = pickle_scan.scan_stream(cast(IO[bytes], NoSeek(data)), len(data))
     assert report.frame_issues == ["the opcode at offset 11 runs past the frame ending at 13"]
     assert (report.pickles, report.opcodes, report.globals) == (1, 5, [])
     assert report.hostile_anywhere()
@@ -574,7 +563,7 @@ def test_scan_one_says_whether_the_pickle_ended_with_stop(data: bytes, whole: bo
 
 def test_scan_one_leaves_the_stream_at_the_pickle_end() -> None:
     first, second = b"\x80\x04" + b"N" * 20 + b".", b"\x80\x02K\x05."
-    for raw in (io.BytesIO(first + second), _NoSeek(first + second)):
+    for raw in (io.BytesIO(first + second), NoSeek(first + second)):
         stream = pickle_scan.BoundedReader(raw, len(first + second))
         report = pickle_scan.PickleReport()
         assert pickle_scan.scan_one(stream, report)

@@ -229,21 +229,14 @@ def test_eligible_time_of_a_requeued_job_is_its_first(tmp_path: Path, reverse: b
     assert slo["waits_s"] == [3600.0] and slo["violations"] == 1
 
 
+def pending_48h(job_id: str = "9") -> dict[str, Any]:
+    """A training still pending at the end of the log, submitted and eligible 48 h before."""
+    submitted = (AS_OF - timedelta(hours=48)).isoformat()
+    return job(job_id, "ft-p-train", "", "", "", "pending", submit=submitted, eligible=submitted)
+
+
 def test_still_waiting_job_is_judged_only_past_the_threshold(tmp_path: Path) -> None:
-    # Pending since 48 h before the end of the log.
-    submitted = AS_OF - timedelta(hours=48)
-    rows = [
-        job(
-            "9",
-            "ft-p-train",
-            "",
-            "",
-            "",
-            "pending",
-            submit=submitted.isoformat(),
-            eligible=submitted.isoformat(),
-        )
-    ]
+    rows = [pending_48h()]
     log = write_csv(tmp_path / "p.csv", rows)
     over = _slo(log, SLO(threshold_minutes=48 * 60 - 1, allowed_violation_share=0))
     assert (over["measured"], over["violations"], over["verdict"]) == (1, 1, "fail")

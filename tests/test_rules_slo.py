@@ -9,7 +9,7 @@ Oracles are independent of the code: the score interval as the roots of its quad
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +31,7 @@ from gpudecide.queue.slo import (
 )
 
 from .logs import job, write_csv
-from .test_rules_queue import AS_OF, _jobs, _score_roots, _slo, _t, _waits_log
+from .test_rules_queue import AS_OF, _jobs, _score_roots, _slo, _t, _waits_log, pending_48h
 
 
 def _conclusive_by_roots(share: float, total: np.ndarray, allowed: float) -> np.ndarray:
@@ -226,19 +226,9 @@ def test_cdf_of_500_waits_or_fewer_is_every_wait(tmp_path: Path) -> None:
 
 
 def test_a_job_still_waiting_enters_the_cdf_with_its_wait_so_far(tmp_path: Path) -> None:
-    submitted = AS_OF - timedelta(hours=48)
     rows = [
         job("1", "ft-a-train", 1, _t(10), _t(40), submit=_t(0), eligible=_t(0)),
-        job(
-            "9",
-            "ft-p-train",
-            "",
-            "",
-            "",
-            "pending",
-            submit=submitted.isoformat(),
-            eligible=submitted.isoformat(),
-        ),
+        pending_48h(),
     ]
     r = _slo(
         write_csv(tmp_path / "q.csv", rows), SLO(threshold_minutes=60, allowed_violation_share=0.5)

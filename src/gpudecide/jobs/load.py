@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import pyarrow as pa
@@ -22,16 +22,7 @@ from gpudecide.jsonio import read_json
 LogFormat = Literal[
     "auto", "sacct", "slurm-json", "csv", "jsonl", "kubernetes", "sagemaker", "openai"
 ]
-FORMATS: tuple[str, ...] = (
-    "auto",
-    "sacct",
-    "slurm-json",
-    "csv",
-    "jsonl",
-    "kubernetes",
-    "sagemaker",
-    "openai",
-)
+FORMATS: tuple[str, ...] = get_args(LogFormat)
 
 
 @dataclass(frozen=True)
