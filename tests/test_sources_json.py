@@ -38,6 +38,35 @@ def test_detect_formats() -> None:
     assert detect_format(OAI / "ftjob-jUg0E3kS6VbsQ9HPEr9WQYnW.events.json") == "openai-events"
 
 
+def test_each_json_log_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Detecting a JSON source parses it; the reader takes that document instead of parsing
+    # the file again (a 30 MB sacct --json: 6.0 s -> 4.1 s with --format auto).
+    from collections import Counter
+
+    from gpudecide import jsonio
+    from gpudecide.jobs import kubernetes, load, managed, slurm_json
+
+    parsed: Counter[Path] = Counter()
+
+    def counting(path: Path, *args: Any, **kwargs: Any) -> Any:
+        parsed[Path(path)] += 1
+        return jsonio.read_json(path, *args, **kwargs)
+
+    for module in (load, kubernetes, managed, slurm_json):
+        monkeypatch.setattr(module, "read_json", counting)
+    oai = OAI / "ftjob-jUg0E3kS6VbsQ9HPEr9WQYnW.json"
+    paths = [
+        K8S / "pods.json",
+        K8S / "events.json",
+        SM / "ft-qwen-lora-g5-20260727-0412.cli.json",
+        oai,
+        oai.with_name(oai.name.replace(".json", ".events.json")),
+        FIXTURES / "sacct" / "pair.sacct.json",
+    ]
+    assert load_logs(paths).attempts.num_rows > 0
+    assert parsed == Counter(paths)
+
+
 def test_kubernetes_pods_with_events() -> None:
     rows = _rows([K8S / "pods.json", K8S / "events.json"])
     first, second = rows[("ft-llama-r1", 1)], rows[("ft-llama-r1", 2)]

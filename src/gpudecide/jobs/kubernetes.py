@@ -90,9 +90,10 @@ def _index_event(
             by_pod.setdefault(str(key), []).append(entry)
 
 
-def index_events(path: Path) -> dict[str, list[dict[str, Any]]]:
-    """Events of an events list by involved pod (uid, else namespace/name), oldest first."""
-    doc = read_json(path)
+def index_events(path: Path, doc: Any = None) -> dict[str, list[dict[str, Any]]]:
+    """Events of an events list by involved pod (uid, else namespace/name), oldest first
+    (`doc`: the file already parsed, if it was)."""
+    doc = read_json(path) if doc is None else doc
     if list_kind(doc) != "events":
         raise InputError(
             "not a list of Kubernetes events",
@@ -310,9 +311,12 @@ def _pod_row(
     return row, bool(pod_events)
 
 
-def read_kubernetes(path: Path, events: dict[str, list[dict[str, Any]]]) -> ParseResult:
-    """Pods of a `kubectl get pods -o json` list, with their events, as canonical attempts."""
-    doc = read_json(path)
+def read_kubernetes(
+    path: Path, events: dict[str, list[dict[str, Any]]], doc: Any = None
+) -> ParseResult:
+    """Pods of a `kubectl get pods -o json` list, with their events, as canonical attempts
+    (`doc`: the file already parsed, if it was)."""
+    doc = read_json(path) if doc is None else doc
     if list_kind(doc) != "pods":
         raise InputError(
             "not a list of Kubernetes pods",

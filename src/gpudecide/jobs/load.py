@@ -85,8 +85,10 @@ Detected = Literal[
 ]
 
 
-def _detect_json(path: Path) -> Detected:
+def _detect_json(path: Path, docs: dict[Path, Any] | None) -> Detected:
     doc = read_json(path)
+    if docs is not None:
+        docs[path] = doc  # parsed once: the reader takes it from here
     if slurm_json.is_slurm_json(doc):
         return "slurm-json"
     kind = kubernetes.list_kind(doc)
@@ -108,11 +110,12 @@ def _detect_json(path: Path) -> Detected:
     )
 
 
-def detect_format(path: Path) -> Detected:
-    """Format from the extension and content (JSON sources by their shape)."""
+def detect_format(path: Path, docs: dict[Path, Any] | None = None) -> Detected:
+    """Format from the extension and content (JSON sources by their shape). A JSON document
+    read to tell its shape is put in `docs` under its path, so it is parsed only once."""
     suffix = path.suffix.lower()
     if suffix == ".json":
-        return _detect_json(path)
+        return _detect_json(path, docs)
     if suffix in (".jsonl", ".ndjson"):
         return "jsonl"
     if suffix == ".csv":
@@ -126,11 +129,11 @@ def detect_format(path: Path) -> Detected:
     if first == b"{":
         # a lone brace opens one indented JSON document (sacct --json saved under any
         # name); a JSON Lines record holds a whole object on its line
-        return _detect_json(path)
+        return _detect_json(path, docs)
     if first.startswith(b"{"):
         return "jsonl"
     if first.startswith(b"["):
-        return _detect_json(path)
+        return _detect_json(path, docs)
     if b"|" in first or not first:
         return "sacct"
     if b"," in first:
@@ -144,7 +147,7 @@ def _existing_files(specs: list[LogSpec]) -> None:
 
 
 def _read_events(
-    specs: list[LogSpec], kinds: list[Detected]
+    specs: list[LogSpec], kinds: list[Detected], docs: dict[Path, Any]
 ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]]:
     """Kubernetes events by pod and OpenAI events by fine-tuning job."""
     # Event lists are not job logs: they annotate the pods / fine-tuning jobs read with them.
@@ -152,35 +155,42 @@ def _read_events(
     openai_events: dict[str, list[dict[str, Any]]] = {}
     for spec, kind in zip(specs, kinds, strict=True):
         if kind == "kubernetes-events":
-            for key, evs in kubernetes.index_events(spec.path).items():
+            for key, evs in kubernetes.index_events(spec.path, docs.pop(spec.path, None)).items():
                 k8s_events.setdefault(key, []).extend(evs)
         elif kind == "openai-events":
             job_id = spec.path.name.removesuffix(".json").removesuffix(".events")
-            openai_events[job_id] = read_json(spec.path)["data"]
+            doc = docs.pop(spec.path, None)
+            openai_events[job_id] = (read_json(spec.path) if doc is None else doc)["data"]
     return k8s_events, openai_events
 
 
 def _read_jobs(
-    specs: list[LogSpec], kinds: list[Detected], *, tz: str, skip_bad_rows: bool
+    specs: list[LogSpec],
+    kinds: list[Detected],
+    docs: dict[Path, Any],
+    *,
+    tz: str,
+    skip_bad_rows: bool,
 ) -> list[ParseResult]:
-    k8s_events, openai_events = _read_events(specs, kinds)
+    k8s_events, openai_events = _read_events(specs, kinds, docs)
     results: list[ParseResult] = []
     for spec, kind in zip(specs, kinds, strict=True):
         path = spec.path
+        doc = docs.pop(path, None)  # the JSON detection parsed, if it did
         if kind == "sacct":
             results.append(
                 read_sacct(path, tz=tz, sacct_format=spec.sacct_format, skip_bad_rows=skip_bad_rows)
             )
         elif kind == "slurm-json":
-            results.append(slurm_json.read_slurm_json(path))
+            results.append(slurm_json.read_slurm_json(path, doc))
         elif kind in ("csv", "jsonl"):
             results.append(read_tabular(path, fmt=kind, tz=tz, skip_bad_rows=skip_bad_rows))
         elif kind == "kubernetes":
-            results.append(kubernetes.read_kubernetes(path, k8s_events))
+            results.append(kubernetes.read_kubernetes(path, k8s_events, doc))
         elif kind == "sagemaker":
-            results.append(managed.read_sagemaker(path))
+            results.append(managed.read_sagemaker(path, doc))
         elif kind == "openai":
-            results.append(managed.read_openai(path, openai_events))
+            results.append(managed.read_openai(path, openai_events, doc))
     if not results:
         raise InputError(
             "only event lists given, no jobs",
@@ -234,8 +244,9 @@ def load_logs(
     check_timezone(tz)
     specs = [p if isinstance(p, LogSpec) else LogSpec(p, fmt, sacct_format) for p in paths]
     _existing_files(specs)
-    kinds = [detect_format(s.path) if s.format == "auto" else s.format for s in specs]
-    results = _read_jobs(specs, kinds, tz=tz, skip_bad_rows=skip_bad_rows)
+    docs: dict[Path, Any] = {}
+    kinds = [detect_format(s.path, docs) if s.format == "auto" else s.format for s in specs]
+    results = _read_jobs(specs, kinds, docs, tz=tz, skip_bad_rows=skip_bad_rows)
     merged = pa.concat_tables([r.table for r in results]).cast(ATTEMPTS_SCHEMA)
     bad_rows = [b for r in results for b in r.bad_rows]
     _require_rows_left(merged, bad_rows)

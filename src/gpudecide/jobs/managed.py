@@ -266,9 +266,10 @@ def _sagemaker_attempts(job: dict[str, Any], path: Path, where: str) -> list[dic
     ]
 
 
-def read_sagemaker(path: Path) -> ParseResult:
-    """One or more DescribeTrainingJob responses as canonical attempts."""
-    doc = read_json(path)
+def read_sagemaker(path: Path, doc: Any = None) -> ParseResult:
+    """One or more DescribeTrainingJob responses as canonical attempts (`doc`: the file
+    already parsed, if it was)."""
+    doc = read_json(path) if doc is None else doc
     if not is_sagemaker(doc):
         raise InputError(
             "not a SageMaker DescribeTrainingJob response", path=path, field="TrainingJobName"
@@ -358,9 +359,12 @@ def _openai_row(
     }
 
 
-def read_openai(path: Path, events_by_job: dict[str, list[dict[str, Any]]]) -> ParseResult:
-    """Fine-tuning job objects (events from `<id>.events.json` beside them) as attempts."""
-    doc = read_json(path)
+def read_openai(
+    path: Path, events_by_job: dict[str, list[dict[str, Any]]], doc: Any = None
+) -> ParseResult:
+    """Fine-tuning job objects (events from `<id>.events.json` beside them) as attempts
+    (`doc`: the file already parsed, if it was)."""
+    doc = read_json(path) if doc is None else doc
     jobs = openai_jobs(doc)
     if jobs is None:
         raise InputError(

@@ -474,17 +474,18 @@ def _raise_first(src: _Source, folded: FieldRows) -> None:
         )
 
 
-def read_slurm_json(path: str | Path) -> ParseResult:
+def read_slurm_json(path: str | Path, doc: Any = None) -> ParseResult:
     """Read `sacct --json` output (Slurm 22.05 and later) into canonical attempts.
 
     With `sacct --duplicates` each requeued attempt is its own record: attempts 1, 2, ... of
     one job, numbered as the sacct reader numbers them; steps count per attempt; identical
     records are kept once and counted. Bad input raises :class:`InputError` naming the file
-    and the JSON path of the field (`jobs[3].time.submission`).
+    and the JSON path of the field (`jobs[3].time.submission`). `doc`: the file already
+    parsed, if it was.
     """
     p = Path(path)
     require_regular_file(p, "sacct --json output")
-    jobs, version, notes = _jobs_of(read_json(p), p)
+    jobs, version, notes = _jobs_of(read_json(p) if doc is None else doc, p)
     src = _Source(p, version)
     _render(src, jobs)
     columns = list(zip(*src.rows, strict=True))
