@@ -97,12 +97,15 @@ def english_runs(text: str, quoted: list[str]) -> list[str]:
 _ALLOWED = {"gpudecide", "sha", "fifo", "Slurm", "Hugging", "Face", "Kubernetes"}
 
 
-def english_lines(output: str, ws_root: Path) -> list[tuple[str, list[str]]]:
+def english_lines(
+    output: str, ws_root: Path | None, quoted: list[str] | None = None
+) -> list[tuple[str, list[str]]]:
     """The lines of a command's output that hold English prose: (line, its English words).
 
-    Table borders and blank lines are skipped; the team's own words and identifiers (ids,
-    paths, field names) are not English prose."""
-    quoted = team_words(ws_root)
+    Table borders and blank lines are skipped; the team's own words (of the workspace at
+    `ws_root`), the `quoted` words and identifiers (ids, paths, field names) are not English
+    prose."""
+    quoted = (team_words(ws_root) if ws_root is not None else []) + (quoted or [])
     found = []
     for line in output.splitlines():
         text = line.strip(" │┃|─━┌┐└┘├┤┬┴┼╭╮╰╯")

@@ -18,7 +18,7 @@ from gpudecide.help_text import commands, help_texts, localize_help, shows_help
 from gpudecide.i18n import catalogue
 
 from .conftest import run_cli
-from .english import english_runs
+from .english import english_lines, english_runs
 
 TRANSLATED = ("ru", "kk")
 
@@ -153,16 +153,6 @@ def _verbatim() -> list[str]:
     return words
 
 
-def _english(output: str) -> list[tuple[str, list[str]]]:
-    quoted = _verbatim()
-    found = []
-    for line in output.splitlines():
-        text = line.strip(" │┃|─━╭╮╰╯")
-        if text and (runs := english_runs(text, quoted)):
-            found.append((line, runs))
-    return found
-
-
 # The root, a log command, the groups and a command inside one (each run is a process).
 PAGES = [[], ["queue"], ["cost"], ["export-test"], ["check"], ["check", "residency"]]
 
@@ -176,7 +166,7 @@ def test_help_pages_speak_the_language(lang: str, page: list[str], tmp_path: Pat
     options = {"ru": "Параметры", "kk": "Параметрлер"}[lang]
     assert usage in result.stdout and options in result.stdout
     assert "Usage:" not in result.stdout and " Options " not in result.stdout
-    assert _english(result.stdout) == []
+    assert english_lines(result.stdout, None, _verbatim()) == []
 
 
 def test_help_follows_the_environment_and_the_workspace(tmp_path: Path) -> None:
