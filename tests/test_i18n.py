@@ -17,17 +17,21 @@ import string
 from pathlib import Path
 
 import pytest
-from babel.messages.extract import extract
+from babel.messages.extract import extract, extract_python
 from babel.messages.pofile import read_po
 
 import gpudecide
-from gpudecide.i18n import catalogue, catalogue_path
+from gpudecide.i18n import catalogue, catalogue_of, catalogue_path
 from tests.english import VisibleText, english_runs, team_words
 
 SRC = Path(gpudecide.__file__).parent
 ROOT = SRC.parent.parent
 GLOSSARY = ROOT / "docs" / "glossary.md"
-KEYWORDS = {"_": None, "N_": None, "P_": None, "message": (1, 2)}
+# The functions whose string arguments a person reads: `_`, `N_`, `P_` (a msgid),
+# `_n(singular, plural, n)`, `message(domain, msgid)`, `nmessage(domain, singular, plural)`.
+KEYWORDS = ("_", "N_", "P_", "_n", "message", "nmessage")
+# Plural forms each translated catalogue must give (its Plural-Forms header).
+NPLURALS = {"ru": 3, "kk": 2}
 _FIELD = re.compile(r"\{[^}]*\}")
 _DOMAIN_OF_FILE = re.compile(r"""\btranslator\(\s*["']([\w-]+)["']\s*\)""")
 TRANSLATED = ("ru", "kk")
@@ -42,24 +46,40 @@ def _file_domain(path: Path, text: str) -> str:
     return rel[0] if len(rel) > 1 else "report"
 
 
+PLURALS: dict[str, dict[str, str]] = {}  # domain -> singular msgid -> English plural
+
+
 def extract_msgids() -> dict[str, dict[str, str]]:
-    """domain -> msgid -> where it was found, for every string a person reads."""
+    """domain -> msgid -> where it was found, for every string a person reads (plurals by
+    their singular, their English plural in PLURALS)."""
     out: dict[str, dict[str, str]] = {}
     for path in sorted(SRC.rglob("*.py")):
         text = path.read_text(encoding="utf-8")
-        if not any(k in text for k in ("_(", "message(")):
+        if not any(k in text for k in ("_(", "message(", "_n(")):
             continue
         domain = _file_domain(path, text)
-        for lineno, msg, _comments, _ctx in extract(
-            "python", io.BytesIO(text.encode()), keywords=KEYWORDS
+        for lineno, func, args, _comments in extract_python(
+            io.BytesIO(text.encode()), list(KEYWORDS), [], {}
         ):
             where = f"{path.relative_to(SRC)}:{lineno}"
-            if isinstance(msg, tuple):
-                dom, msgid = msg[0], msg[1]
+            strings = list(args) if isinstance(args, tuple | list) else [args]
+            strings += [None] * 3
+            if func == "nmessage":
+                dom, singular, plural = strings[:3]
+                if dom and singular and plural:
+                    out.setdefault(dom, {})[singular] = where
+                    PLURALS.setdefault(dom, {})[singular] = plural
+            elif func == "_n":
+                singular, plural = strings[:2]
+                if singular and plural:
+                    out.setdefault(domain, {})[singular] = where
+                    PLURALS.setdefault(domain, {})[singular] = plural
+            elif func == "message":
+                dom, msgid = strings[:2]
                 if dom and msgid:
                     out.setdefault(dom, {})[msgid] = where
-            elif msg:
-                out.setdefault(domain, {})[msg] = where
+            elif strings[0]:
+                out.setdefault(domain, {})[strings[0]] = where
     for path in sorted((SRC / "report" / "templates").glob("*.j2")):
         for lineno, msg, _comments, _ctx in extract(
             "jinja2.ext:babel_extract", io.BytesIO(path.read_bytes()), keywords={"tr": None}
@@ -100,11 +120,24 @@ def test_catalogue_is_complete(domain: str, lang: str) -> None:
     empty = sorted(str(m.id) for m in parsed if m.id and not m.string)
     assert not fuzzy, f"{domain}/{lang}: fuzzy entries {fuzzy[:5]}"
     assert not empty, f"{domain}/{lang}: untranslated entries {empty[:5]}"
+    plurals = PLURALS.get(domain, {})
     have = catalogue(domain, lang)
-    lacking = sorted(f"{where}: {m!r}" for m, where in MSGIDS[domain].items() if m not in have)
+    forms = catalogue_of(domain, lang).plurals
+    lacking = sorted(
+        f"{where}: {m!r}"
+        for m, where in MSGIDS[domain].items()
+        if (m not in forms if m in plurals else m not in have)
+    )
     assert not lacking, f"{domain}/{lang} lacks {len(lacking)}: " + "; ".join(lacking[:8])
-    wrong = sorted(m for m in MSGIDS[domain] if _fields(m) != _fields(have[m]))
+    wrong = sorted(
+        m for m in MSGIDS[domain] if m not in plurals and _fields(m) != _fields(have[m])
+    )
     assert not wrong, f"{domain}/{lang}: fields differ in {wrong[:5]}"
+    for singular, plural in plurals.items():
+        assert len(forms[singular]) == NPLURALS[lang], f"{domain}/{lang}: forms of {singular!r}"
+        for form in forms[singular]:
+            # A form may leave out the count ("один ..."), never add a field.
+            assert _fields(form) <= _fields(singular) | _fields(plural), (domain, form)
 
 
 def test_catalogue_check_catches_a_missing_string(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from gpudecide import workspace
 from gpudecide.errors import InputError, from_os_error
 from gpudecide.help_text import localize_help, shows_help
-from gpudecide.i18n import LANGUAGES, Language, translator
+from gpudecide.i18n import LANGUAGES, Language, set_language, translator
 from gpudecide.jsonio import check_finite
 from gpudecide.report.i18n import localize
 
@@ -38,32 +38,38 @@ WorkspaceOpt = Annotated[
 ]
 
 
-# The language of what commands print for people, from the root `--lang` option (None: not
-# given). `language()` resolves it; --json output is never translated (machines read ids).
+# The language of what commands print for people: the root `--lang` (or $GPUDECIDE_LANG)
+# when given, else the workspace's `report.language` once a command opens its workspace,
+# else English. It is set once per run (`gpudecide.i18n.set_language`); --json output is
+# never translated (machines read ids).
 _chosen: Language | None = None
 LANG_ENV = "GPUDECIDE_LANG"
 
 
 def choose_language(lang: str | None) -> None:
-    """Set the language of this run's human output (the root `--lang`); None: not chosen."""
+    """Set the language of this run's human output from the root `--lang` (None: not
+    given; then $GPUDECIDE_LANG, else English until a workspace says otherwise)."""
     global _chosen
     if lang is not None and lang not in LANGUAGES:
         choices = ", ".join(LANGUAGES)
         raise typer.BadParameter(f"{lang!r} is not one of {choices}", param_hint="--lang")
-    _chosen = lang
+    env = os.environ.get(LANG_ENV, "").strip().lower()
+    _chosen = lang if lang is not None else (env if env in LANGUAGES else None)
+    set_language(_chosen or "en")
 
 
 def language(ws: workspace.Workspace | None = None) -> Language:
     """The language people read a command's output in: `--lang`, else $GPUDECIDE_LANG, else
-    the workspace's `report.language`, else English (the root option refuses an unknown value)."""
-    if _chosen is not None:
-        return _chosen
-    env = os.environ.get(LANG_ENV, "").strip().lower()
-    if env in LANGUAGES:
-        return env
-    if ws is not None:
-        return ws.config.report.language
-    return "en"
+    the workspace's `report.language`, else English; the run speaks it from now on."""
+    lang: Language = _chosen or "en"
+    if _chosen is None:
+        env = os.environ.get(LANG_ENV, "").strip().lower()
+        if env in LANGUAGES:
+            lang = env
+        elif ws is not None:
+            lang = ws.config.report.language
+    set_language(lang)
+    return lang
 
 
 def argv_language(argv: list[str]) -> Language:
@@ -88,8 +94,9 @@ _ = translator("report")
 _E = translator("errors")
 
 
-def print_written(path: Path | str, lang: Language) -> None:
-    """The line a command ends with: where the evidence record it wrote went."""
+def print_written(path: Path | str, lang: Language | None = None) -> None:
+    """The line a command ends with: where the evidence record it wrote went (`lang`:
+    transitional, the run's language is used)."""
     out.print(_("evidence: {path}", lang).format(path=path), markup=False)
 
 
@@ -249,4 +256,6 @@ def open_workspace(path: Path | None, required: bool) -> workspace.Workspace | N
                 hint="pass --workspace DIR, or create one with `gpudecide init DIR`",
             )
         return None
-    return workspace.load(root)
+    ws = workspace.load(root)
+    language(ws)
+    return ws

@@ -6,11 +6,22 @@ import errno
 from collections.abc import Callable
 from pathlib import Path
 
+from gpudecide.i18n import translator
+
+_E = translator("errors")
+
 
 class InputError(Exception):
     """Bad input: names the file, the line and/or field, what is wrong and what to do.
 
-    The CLI prints it as one line and exits with code 2, without a traceback.
+    `message` and `hint` are English msgids of the `errors` catalogue; their `{fields}` are
+    filled from `values`, which are shown as written in every language (a quoted value, a
+    number, a name):
+
+        InputError("is a {kind!r} record, not {want!r}", path=p, field="kind", kind=k, want=w)
+
+    The CLI prints it as one line in the reader's language and exits with code 2, without a
+    traceback; `--json` carries the English.
     """
 
     def __init__(
@@ -21,38 +32,50 @@ class InputError(Exception):
         line: int | None = None,
         field: str | None = None,
         hint: str | None = None,
+        **values: object,
     ) -> None:
-        self.message = message
+        self.template = message
+        self.hint_template = hint
+        self.values = values
+        self.message = _fill(message, values)
         self.path = str(path) if path is not None else None
         self.line = line
         self.field = field
-        self.hint = hint
+        self.hint = _fill(hint, values) if hint is not None else None
         super().__init__(self.one_line())
 
+    def _say(self, template: str, say: Callable[[str], str]) -> str:
+        """A template in the reader's language, filled. `say` is the translation of a text
+        written without values (transitional, for errors still made with an f-string)."""
+        translated = _E(template)
+        if translated == template and not self.values:
+            return say(template)
+        return _fill(translated, self.values)
+
     def location(self, say: Callable[[str], str] = str) -> str:
-        """`file:line: field` prefix, with the parts that are known (`say`: see one_line)."""
+        """`file:line: field` prefix, with the parts that are known."""
         loc = ""
         if self.path:
             loc = self.path
             if self.line is not None:
                 loc += f":{self.line}"
         if self.field:
-            field = say(f"field {self.field!r}")
+            field = _E("field {field}").format(field=repr(self.field))
             loc = f"{loc}: {field}" if loc else field
         return loc
 
     def one_line(self, say: Callable[[str], str] = str) -> str:
-        """The whole error as a single line of text. `say` turns each English part (the
-        message, the hint, "field 'x'") into the reader's language; the file and line stay."""
+        """The whole error as a single line of text in the reader's language; the file,
+        the line and the values stay as written."""
         loc = self.location(say)
-        message = say(self.message)
+        message = self._say(self.template, say)
         text = f"{loc}: {message}" if loc else message
-        if self.hint:
-            text += f" ({say(self.hint)})"
+        if self.hint_template:
+            text += f" ({self._say(self.hint_template, say)})"
         return " ".join(text.split())
 
     def as_dict(self) -> dict[str, object]:
-        """Machine form, used by `--json` output."""
+        """Machine form, used by `--json` output (English)."""
         return {
             "error": self.message,
             "path": self.path,
@@ -60,6 +83,12 @@ class InputError(Exception):
             "field": self.field,
             "hint": self.hint,
         }
+
+
+def _fill(template: str, values: dict[str, object]) -> str:
+    """A template with its values; a template without values is a finished text (it may
+    hold braces of its own, a JSON excerpt say)."""
+    return template.format(**values) if values else template
 
 
 EXCERPT_CHARS = 12

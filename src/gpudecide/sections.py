@@ -15,7 +15,7 @@ from gpudecide.cost.report import cost_section
 from gpudecide.decision.report import decision_section, hybrid_section
 from gpudecide.drills.report import cordon_section, drills_section
 from gpudecide.governance.report import governance_section
-from gpudecide.i18n import Language
+from gpudecide.i18n import Language, speaking
 from gpudecide.jobs.report import profile_section
 from gpudecide.portability.report import export_test_section
 from gpudecide.queue.report import queue_section, replay_section
@@ -49,13 +49,15 @@ def build_report(
     (default: the workspace's report.language); damaged record files are listed in the
     report and the rest still render."""
     records, damaged = ev.scan(ws.evidence_dir)
-    report = render.build(
-        records,
-        ws.root,
-        SECTIONS,
-        team=ws.config.team,
-        decision=ws.config.decision,
-        language=language or ws.config.report.language,
-        damaged=damaged,
-    )
-    return render.write(report, out_dir or ws.report_dir)
+    lang = language or ws.config.report.language
+    with speaking(lang):
+        report = render.build(
+            records,
+            ws.root,
+            SECTIONS,
+            team=ws.config.team,
+            decision=ws.config.decision,
+            language=lang,
+            damaged=damaged,
+        )
+        return render.write(report, out_dir or ws.report_dir)

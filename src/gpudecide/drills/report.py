@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpudecide.i18n import number, translator
+from gpudecide.i18n import translator
+from gpudecide.report.fmt import number
 from gpudecide.report.i18n import Language
 from gpudecide.report.model import Section, Table
 

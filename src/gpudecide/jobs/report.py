@@ -11,9 +11,9 @@ from datetime import date, datetime
 from typing import Any
 
 from gpudecide import evidence as ev
-from gpudecide.i18n import translator, when
+from gpudecide.i18n import translator
 from gpudecide.report import charts
-from gpudecide.report.fmt import fmt, pct, pct0
+from gpudecide.report.fmt import fmt, pct, pct0, when
 from gpudecide.report.i18n import P_, Language, localize, register_summary, t
 from gpudecide.report.model import Chart, Section, Table
 

@@ -12,10 +12,10 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 
-from gpudecide.i18n import Language, number, translator
+from gpudecide.i18n import Language, translator
 from gpudecide.portability.texts import render_detail, step_name
 from gpudecide.report.charts import _svg
-from gpudecide.report.fmt import not_available
+from gpudecide.report.fmt import not_available, number
 from gpudecide.report.i18n import render_message, say
 from gpudecide.report.model import Chart, Section, Table
 

@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt
 from babel.dates import format_date
 from matplotlib.figure import Figure
 
-from gpudecide.i18n import _babel_locale, translator
+from gpudecide.i18n import babel_locale, translator
 from gpudecide.report.i18n import N_
 
 _ = translator("report")
@@ -89,7 +89,7 @@ def _date_axis(ax: Any, lang: str = "en") -> None:
     # Day and month in the reader's language (Babel), not the C locale's English names.
     ax.xaxis.set_major_formatter(
         lambda v, _pos: str(
-            format_date(mdates.num2date(v).date(), "d MMM", locale=_babel_locale(lang))  # type: ignore[no-untyped-call]
+            format_date(mdates.num2date(v).date(), "d MMM", locale=babel_locale(lang))  # type: ignore[no-untyped-call]
         )
     )
 

@@ -19,7 +19,6 @@ catalogues use. This module adds what the report needs on top of it:
 from __future__ import annotations
 
 import re
-import string
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
@@ -30,7 +29,18 @@ from typing import Any
 from babel.numbers import format_decimal, format_percent
 
 from gpudecide import evidence as ev
-from gpudecide.i18n import Language, catalogue, translator, when
+from gpudecide.fmt import when
+from gpudecide.i18n import (
+    Language,
+    babel_locale,
+    catalogue,
+    current_language,
+    is_language,
+    speaking,
+    translator,
+)
+from gpudecide.message import message as _message
+from gpudecide.message import render
 
 __all__ = [
     "Language",
@@ -140,20 +150,23 @@ KIND_DOMAINS: dict[str, tuple[str, ...]] = {
 }
 
 
-def t(key: str, lang: Language) -> str:
+def t(key: str, lang: Language | None = None) -> str:
     """A heading of the report frame in the report's language (English when missing).
 
     An unknown key is shown as it is rather than breaking the report."""
+    lang = lang or current_language()
     return _(KEYS.get(key, key), lang)
 
 
-def tr(msgid: str, lang: str, domain: str = "report") -> str:
+def tr(msgid: str, lang: str | None = None, domain: str = "report") -> str:
     """`msgid` of `domain` in `lang` (the templates' translator)."""
+    lang = lang or current_language()
     return translator(domain)(msgid, lang)
 
 
-def verdict_label(verdict: str, lang: str) -> str:
+def verdict_label(verdict: str, lang: str | None = None) -> str:
     """pass / warn / fail / info in the reader's language."""
+    lang = lang or current_language()
     return _(VERDICTS.get(verdict, verdict), lang)
 
 
@@ -161,50 +174,14 @@ def verdict_label(verdict: str, lang: str) -> str:
 
 
 def message(domain: str, msgid: str, **args: Any) -> dict[str, Any]:
-    """A JSON-ready message: `msgid` (English, with `{name:spec}` fields) and its arguments.
-
-    Specs: `pct` (share as a percentage, one decimal), `money` / `money2` (a decimal string,
-    0 / 2 places), `num` (thousands separated, up to three decimals), `n1` (one decimal);
-    no spec prints the value as it is (ids, names).
-    """
-    return {"domain": domain, "msgid": msgid, "args": args}
-
-
-class _LocaleFormatter(string.Formatter):
-    """`str.format` with the message specs, numbers formatted for one language."""
-
-    def __init__(self, lang: str) -> None:
-        self.lang = lang
-
-    def format_field(self, value: Any, format_spec: str) -> str:
-        """Format one field; the specs of `message` in the reader's locale."""
-        from gpudecide.cost.fmt import money, num
-        from gpudecide.report.fmt import fmt, pct, pct0
-
-        if isinstance(value, dict) and "msgid" in value:
-            return render_message(value, self.lang)
-        if isinstance(value, list) and value and isinstance(value[0], dict):
-            return "; ".join(render_message(v, self.lang) for v in value)
-        if format_spec == "pct":
-            return pct(value, self.lang)
-        if format_spec == "pct0":
-            return pct0(value, self.lang)
-        if format_spec in ("money", "money2"):
-            places = 2 if format_spec == "money2" else 0
-            return money(None if value is None else str(value), places, self.lang)
-        if format_spec == "num":
-            return fmt(value, self.lang)
-        if format_spec == "n1":
-            return num(Decimal(str(value)), 1, self.lang)
-        if isinstance(value, list):
-            return ", ".join(str(v) for v in value)
-        return str(super().format_field(value, format_spec))
+    """Transitional: `gpudecide.message.message`, typed as the plain dict older callers hold."""
+    return dict(_message(domain, msgid, **args))
 
 
 def render_message(msg: Mapping[str, Any], lang: str) -> str:
-    """A stored message in `lang` (the English text when it has no translation)."""
-    text = translator(str(msg["domain"]))(str(msg["msgid"]), lang)
-    return _LocaleFormatter(lang).format(text, **dict(msg.get("args") or {}))
+    """Transitional: `gpudecide.message.render` in `lang`."""
+    with speaking(lang if is_language(lang) else "en"):  # type: ignore[arg-type]
+        return render(msg)
 
 
 def say(text: str, msg: Mapping[str, Any] | None, lang: str, domains: Iterable[str] = ()) -> str:
@@ -270,8 +247,6 @@ def _compiled(domain: str, lang: str, _marked: int) -> list[tuple[re.Pattern[str
 
 def _number(text: str, lang: str) -> str:
     """An English-formatted number (or percentage) captured from text, in `lang`'s format."""
-    from gpudecide.i18n import _babel_locale
-
     percent = text.endswith("%")
     raw = text.rstrip("%").replace(",", "")
     try:
@@ -279,7 +254,7 @@ def _number(text: str, lang: str) -> str:
     except InvalidOperation:
         return text
     places = len(raw.split(".")[1]) if "." in raw else 0
-    loc = _babel_locale(lang)
+    loc = babel_locale(lang)
     if percent:
         pattern = "#,##0" + ("." + "0" * places if places else "") + "%"
         return str(format_percent(value / 100, format=pattern, locale=loc))
@@ -367,9 +342,10 @@ def register_summary(kind: str, renderer: SummaryRenderer) -> None:
     _SUMMARIES[kind] = renderer
 
 
-def summary_of(record: ev.Evidence, lang: str) -> str:
+def summary_of(record: ev.Evidence, lang: str | None = None) -> str:
     """The record's summary in `lang`: its stored message, a registered renderer, or the
     catalogue patterns; in English the record's own summary."""
+    lang = lang or current_language()
     msgs = record.figures.get("messages") if isinstance(record.figures, dict) else None
     if isinstance(msgs, dict) and isinstance(msgs.get("summary"), dict):
         return render_message(msgs["summary"], lang)
@@ -381,8 +357,9 @@ def summary_of(record: ev.Evidence, lang: str) -> str:
     return localize(record.summary, lang, _domains(record.kind, lang))
 
 
-def notes_of(record: ev.Evidence, lang: str) -> list[str]:
+def notes_of(record: ev.Evidence, lang: str | None = None) -> list[str]:
     """The record's notes in `lang` (stored messages first, else the catalogue patterns)."""
+    lang = lang or current_language()
     msgs = record.figures.get("messages") if isinstance(record.figures, dict) else None
     stored = msgs.get("notes") if isinstance(msgs, dict) else None
     if isinstance(stored, list) and len(stored) == len(record.notes):
@@ -391,29 +368,33 @@ def notes_of(record: ev.Evidence, lang: str) -> list[str]:
     return [localize(n, lang, domains) for n in record.notes]
 
 
-def command_lines(record: ev.Evidence, lang: str) -> list[str]:
+def command_lines(record: ev.Evidence, lang: str | None = None) -> list[str]:
     """What a command prints for people about the record it wrote: the summary, then each
     note ("note: ..."), in `lang` (English: the record's own lines, unchanged)."""
+    lang = lang or current_language()
     note = _("note: {text}", lang)
     return [summary_of(record, lang), *(note.format(text=n) for n in notes_of(record, lang))]
 
 
-def moment(iso: str, lang: str) -> str:
+def moment(iso: str, lang: str | None = None) -> str:
     """A UTC time of the record ("2026-06-04T08:12:00Z") in the reader's locale, UTC kept.
 
     English keeps the ISO form; an unreadable value is shown as it is.
     """
+    lang = lang or current_language()
     if lang == "en" or not iso:
         return iso
     try:
         parsed = datetime.fromisoformat(iso.replace("Z", "+00:00"))
     except ValueError:
         return iso
-    return f"{when(parsed, lang)} UTC"
+    with speaking(lang if is_language(lang) else "en"):  # type: ignore[arg-type]
+        return f"{when(parsed)} UTC"
 
 
-def problems_of(problems: Iterable[str], lang: str) -> list[str]:
+def problems_of(problems: Iterable[str], lang: str | None = None) -> list[str]:
     """Why a record is not fresh, in `lang` (paths as they are)."""
+    lang = lang or current_language()
     return [localize(p, lang, ("report",)) for p in problems]
 
 

@@ -42,4 +42,5 @@ class Section:
     charts: list[Chart] = field(default_factory=list)
 
 
-SectionBuilder = Callable[[Section, Language], None]
+# Transitional: `(section, lang)` until every builder reads the run's language.
+SectionBuilder = Callable[[Section], None] | Callable[[Section, Language], None]

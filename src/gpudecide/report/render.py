@@ -8,6 +8,7 @@ an air-gapped network.
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -109,7 +110,11 @@ def _fill(builder: SectionBuilder, section: Section, language: Language) -> None
     """Run a section builder; a record whose figures do not have the shape its analysis
     writes is shown as damaged, and the rest of the report still renders."""
     try:
-        builder(section, language)
+        # Transitional: a builder not yet reading the run's language takes it as an argument.
+        if len(inspect.signature(builder).parameters) > 1:
+            builder(section, language)  # type: ignore[call-arg]
+        else:
+            builder(section)  # type: ignore[call-arg]
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         section.tables.clear()
         section.charts.clear()
