@@ -111,11 +111,16 @@ def test_assess_scores_totals_and_assumptions(tmp_path: Path) -> None:
     assert result.assumptions == 6
     # own: (2*3 + 5*3 + 3*5)/10 = 3.6 -> 65; man: 3.3 -> 57.5; loc: 2.7 -> 42.5
     assert [rows[o]["total"] for o in ("own", "man", "loc")] == [65.0, 57.5, 42.5]
-    assert result.status == "decided" and result.recommended == "own"
+    # The assumed artifacts cells (weight 5) could turn it: only provisional, and said so.
+    assert result.status == "provisional" and result.leading == "own"
+    assert result.recommended is None
     assert [rows[o]["rank"] for o in ("own", "man", "loc")] == [1, 2, 3]
-    # The assumed artifacts cells (weight 5) could turn it: the verdict says so.
     assert result.assumptions_decide is True
-    assert "assumptions decide the winner" in result.summary
+    assert result.summary.startswith("provisional: own leads (65/100)")
+    bounds = result.robustness["bounds"]
+    # own at worst: (2*1 + 5*1 + 3*5)/10 = 2.2 -> 30; man at best: (2*5 + 5*5 + 3*4)/10 = 4.7
+    assert bounds["winner_worst"] == 30.0 and bounds["best"]["man"] == 92.5
+    assert bounds["contenders"] == ["loc", "man"]
 
 
 def test_assumptions_do_not_decide_a_clear_lead(tmp_path: Path) -> None:
@@ -129,7 +134,11 @@ def test_assumptions_do_not_decide_a_clear_lead(tmp_path: Path) -> None:
     )
     result = assess(ws, [cost_record({"own": "100", "man": "100", "loc": "100"})])
     assert result.assumptions == 0 and result.assumptions_decide is False
-    assert result.recommended == "own"
+    assert result.leading == "own" and result.robustness["bounds"]["settled"] is True
+    # Still provisional: nothing of own's must-prove list is verified.
+    assert result.status == "provisional"
+    own = next(o for o in result.options if o["id"] == "own")
+    assert {i["state"] for i in own["coverage"]} <= {"not_checked", "claimed"}
 
 
 def test_override_keeps_the_suggestion_beside_it(tmp_path: Path) -> None:
@@ -199,7 +208,7 @@ def test_export_hazard_stops_whatever_the_total(tmp_path: Path) -> None:
     # Cleared: the same option audited without hazards.
     clean = audit_record("man", [])
     cleared = assess(ws, [cost, clean])
-    assert _stops(cleared, "man") == [] and cleared.recommended == "man"
+    assert _stops(cleared, "man") == [] and cleared.leading == "man"
 
 
 def test_hard_slo_violated_conclusively_stops_the_option(tmp_path: Path) -> None:
@@ -251,11 +260,8 @@ def test_when_every_option_is_stopped_the_cli_says_so_and_exits_1(tmp_path: Path
     result = CliRunner().invoke(app, ["assess", str(tmp_path), "--json"])
     assert result.exit_code == 1, result.output
     body = json.loads(result.stdout)
-    assert body["decision"] == {
-        "status": "no_option_passes",
-        "recommended": None,
-        "summary": body["decision"]["summary"],
-    }
+    assert body["decision"]["status"] == "no_option_passes"
+    assert body["decision"]["recommended"] is None and body["decision"]["leading"] is None
     assert body["decision"]["summary"].startswith("no option passes its stop factors")
     assert all(o["stop_factors"] for o in body["options"])
     assert all(o["stop_factors"][-1]["clear"] for o in body["options"])
@@ -266,8 +272,9 @@ def test_assess_json_interface(tmp_path: Path) -> None:
     make_ws(tmp_path)
     ev.write(cost_record({"own": "100", "man": "120", "loc": "250"}), tmp_path / "evidence")
     result = CliRunner().invoke(app, ["assess", str(tmp_path), "--json"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # provisional: no pass
     body = json.loads(result.stdout)
+    assert body["decision"]["status"] == "provisional" and body["decision"]["next_actions"]
     assert set(body) >= {
         "decision",
         "options",
@@ -279,7 +286,10 @@ def test_assess_json_interface(tmp_path: Path) -> None:
         "evidence",
     }
     option = body["options"][0]
-    assert set(option) >= {"id", "kind", "sites", "stop_factors", "scores", "total", "rank"}
+    assert set(option) >= {
+        "id", "kind", "sites", "stop_factors", "scores", "total", "rank", "coverage", "contour"
+    }
+    assert {i["id"] for i in option["coverage"]} >= {"export_proven", "node_loss_drilled"}
     assert set(option["scores"]["cost"]) >= {"score", "source", "evidence", "rule", "justification"}
     assert set(body["robustness"]) >= {
         "winner_share_pm1",

@@ -32,7 +32,8 @@ from gpudecide.console import (
 )
 from gpudecide.cost import analysis as cost_analysis
 from gpudecide.cost.cli import register as register_cost
-from gpudecide.decision.cli import print_assessment, register_check, run_assess
+from gpudecide.decision.assess import StaleEvidence, decide
+from gpudecide.decision.cli import print_assessment, print_refusal, register_check
 from gpudecide.drills.cli import register as register_drills
 from gpudecide.errors import InputError
 from gpudecide.governance.cli import check_app
@@ -247,23 +248,35 @@ def assess(
     workspace_dir: Annotated[
         Path | None, typer.Argument(help="Workspace folder (default: found from here up).")
     ] = None,
+    allow_stale: Annotated[
+        bool,
+        typer.Option(
+            "--allow-stale",
+            help="Decide even on records that are no longer true (marked provisional).",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Decide: stop factors first, the evidence-backed matrix, robustness (D1-D5, V1-V2).
+    """Decide: stop factors first, the evidence-backed matrix, what each option has proven,
+    robustness (D1-D5, V1-V2).
 
-    Exit 1 when no option passes its stop factors.
+    Exit 0 only when decided; 1 when the decision is provisional, tied, no option passes,
+    or a record it would rest on is no longer true (nothing is written then).
     """
     with guard(as_json):
         ws = open_workspace(workspace_dir, required=True)
         assert ws is not None
-        result, written = run_assess(ws)
+        try:
+            result, written = decide(ws, allow_stale=allow_stale)
+        except StaleEvidence as refusal:
+            print_refusal(refusal, as_json)
+            raise typer.Exit(1) from None
     if as_json:
         emit_json({**result.figures(), "evidence": str(written)})
     else:
-        lang = language(ws)
-        print_assessment(result, lang)
-        print_written(written, lang)
-    if result.status == "no_option_passes":
+        print_assessment(result)
+        print_written(written)
+    if result.status != "decided":
         raise typer.Exit(1)
 
 
@@ -312,7 +325,7 @@ def demo(
         for kind in shown:
             for record in (r for r in records if r.kind == kind):
                 out.print(summary_of(record, lang), markup=False)
-    print_assessment(decision, lang)
+    print_assessment(decision)
     out.print(_("demo workspace: {path}", lang).format(path=out_dir), markup=False)
     _print_report_paths(paths, lang)
 

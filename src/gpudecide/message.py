@@ -25,7 +25,7 @@ import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict, TypeGuard
 
 from gpudecide import fmt
 from gpudecide.i18n import catalogue_of, current_language, speaking
@@ -67,7 +67,7 @@ def nmessage(domain: str, singular: str, plural: str, count: str = "n", **args: 
     return {"domain": domain, "msgid": singular, "args": args, "plural": plural, "count": count}
 
 
-def is_message(value: object) -> bool:
+def is_message(value: object) -> TypeGuard[Mapping[str, Any]]:
     """Whether `value` has the shape of a stored message."""
     return isinstance(value, Mapping) and isinstance(value.get("msgid"), str) and (
         isinstance(value.get("domain"), str)

@@ -38,6 +38,37 @@ class Site(_Strict):
     provider: str = Field(default="", description="Who runs the site (data centre, cloud).")
 
 
+Executor = Literal["slurm", "k8s", "local", "vendor"]
+
+
+class ContourDecl(_Strict):
+    """Where an option's jobs really run, as gpudecide reaches it (SPEC E1, G1, Q1).
+
+    Evidence is about the contour it exercised: an export test, a drill or a queue analysis
+    run elsewhere (on a laptop, on another cluster, on the team's own re-run of a vendor's
+    plan) is a rehearsal for this option, never its proof.
+    """
+
+    executor: Executor | None = Field(
+        default=None,
+        description="slurm | k8s | local | vendor (a managed endpoint: evidence comes from "
+        "the vendor's own export and job log); null: not declared yet.",
+    )
+    cluster: str = Field(default="", description="Slurm cluster name (sacct's Cluster).")
+    context: str = Field(default="", description="Kubernetes context of the option's cluster.")
+    host: str = Field(default="", description="For `local`: the host the jobs run on.")
+    storage: str = Field(
+        default="",
+        description="URL prefix of the external storage its checkpoints go to (s3://...).",
+    )
+
+    def declared(self, kind: str) -> Executor | None:
+        """The executor in force: a managed option's is the vendor's unless declared."""
+        if self.executor is None and kind == "managed":
+            return "vendor"
+        return self.executor
+
+
 class OptionDecl(_Strict):
     """One way of fine-tuning the team compares."""
 
@@ -64,6 +95,15 @@ class OptionDecl(_Strict):
     )
     sites: list[Site] = Field(
         default_factory=list, description="Where data is stored, processed and backed up."
+    )
+    contour: ContourDecl = Field(
+        default_factory=ContourDecl,
+        description="Where its jobs run: evidence from elsewhere is a rehearsal for it.",
+    )
+    derived_weights_document: str = Field(
+        default="",
+        description="The contract or licence the rights to derived weights rest on (a file "
+        "in the workspace); without it the rights are the team's claim.",
     )
 
     @property

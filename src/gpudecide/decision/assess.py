@@ -1,10 +1,17 @@
 """`assess`: the decision from the workspace's evidence (SPEC D1-D5, V1-V2, H1-H3).
 
-Steps, top-down: read the newest record of every kind; run the evidence rules (one place:
-`decision.rules`); collect stop factors (D5) before any total; build the matrix with every
-score's source (D3, D4); rank the options that pass; test how much the winner depends on
-the weights; state the D1/D2 conditions and every option's reversibility; write the
-decision record, which cites every record it used by id and identity hash.
+Steps, top-down: the records the decision stands on (one per check, the option's own
+contour first: `decision.context`); refuse any that is no longer true (`decision.freshness`);
+run the evidence rules (one place: `decision.rules`); collect stop factors (D5) before any
+total; build the matrix with every score's source (D3, D4: evidence, rehearsal, override,
+document, assumption); rank the options that pass; bound what the unsettled scores can do
+(`decision.bounds`); list every option's must-prove items (`decision.coverage`); test how
+much the winner depends on the weights; state the D1/D2 conditions and reversibility; write
+the decision record, which cites every record it used by id and identity hash.
+
+The status says what the evidence supports. `decided` only when no assumed or rehearsed
+score can change the winner, every must-prove item of the winner is verified, and no record
+it rests on is stale; otherwise `provisional`, with the next actions that would settle it.
 """
 
 from __future__ import annotations
@@ -15,13 +22,27 @@ from typing import Any, Literal
 
 from gpudecide import evidence as ev
 from gpudecide import workspace as wsmod
-from gpudecide.decision import conditions, matrix, reversibility, robustness, rules
-from gpudecide.decision.context import RuleContext
-from gpudecide.decision.model import Message, StopFactor, Suggestion
+from gpudecide.decision import conditions, coverage, matrix, reversibility, robustness, rules
+from gpudecide.decision.actions import Action, next_actions
+from gpudecide.decision.bounds import UNSETTLED, Bounds, bounds
+from gpudecide.decision.context import RuleContext, standing
+from gpudecide.decision.contour import RUN_KINDS
+from gpudecide.decision.freshness import Unfit, unfit
 from gpudecide.errors import InputError
-from gpudecide.report.i18n import message, render_message
+from gpudecide.findings import StopFactor, Suggestion
+from gpudecide.message import Message, english, message, nmessage
 
-Status = Literal["decided", "no_option_passes", "tie"]
+__all__ = ["Assessment", "StaleEvidence", "Status", "assess", "decide", "evidence_record"]
+
+Status = Literal["decided", "provisional", "no_option_passes", "tie"]
+
+
+class StaleEvidence(Exception):
+    """The decision would rest on records that are no longer true (exit 1, not bad input)."""
+
+    def __init__(self, records: list[Unfit]) -> None:
+        self.records = records
+        super().__init__("; ".join(f"{u.id}: {u.state}" for u in records))
 
 
 @dataclass
@@ -34,20 +55,37 @@ class Assessment:
     options: list[dict[str, Any]]
     weights: dict[str, int]
     assumptions: int
+    rehearsals: int
     assumptions_decide: bool
     robustness: dict[str, Any]
     conditions: list[dict[str, Any]]
     reversibility: list[dict[str, Any]]
+    next_actions: list[Action] = field(default_factory=list)
+    stale: list[Unfit] = field(default_factory=list)
     cites: list[dict[str, str]] = field(default_factory=list)
-    # The summary and the notes as messages, said in the reader's language (report, terminal).
+    # The summary as a message, said in the reader's language (report, terminal).
     summary_message: Message | None = None
+    # The option that leads a provisional decision.
+    leading: str | None = None
+
+    @property
+    def verdict(self) -> ev.Verdict:
+        """pass only for a decided decision; a provisional one is no pass (warn)."""
+        return {"decided": "pass", "provisional": "warn"}.get(self.status, "fail")  # type: ignore[return-value]
 
     def note_messages(self) -> list[Message]:
         """The record's notes as messages: how many options the stop factors excluded."""
         stopped = sum(1 for o in self.options if o["stop_factors"])
         if not stopped:
             return []
-        return [message("decision", "{n} option(s) stopped before any total", n=stopped)]
+        return [
+            nmessage(
+                "decision",
+                "{n} option stopped before any total",
+                "{n} options stopped before any total",
+                n=stopped,
+            )
+        ]
 
     def figures(self) -> dict[str, Any]:
         """The record's figures and the body of `assess --json`."""
@@ -55,11 +93,15 @@ class Assessment:
             "decision": {
                 "status": self.status,
                 "recommended": self.recommended,
+                "leading": self.leading,
                 "summary": self.summary,
+                "next_actions": [a.as_dict() for a in self.next_actions],
+                "stale": [u.as_dict() for u in self.stale],
             },
             "options": self.options,
             "weights": self.weights,
             "assumptions": self.assumptions,
+            "rehearsals": self.rehearsals,
             "assumptions_decide": self.assumptions_decide,
             "robustness": self.robustness,
             "conditions": self.conditions,
@@ -67,21 +109,6 @@ class Assessment:
             "cites": self.cites,
             "messages": {"summary": self.summary_message, "notes": self.note_messages()},
         }
-
-
-def newest_by_option(records: list[ev.Evidence]) -> dict[tuple[str, str | None], ev.Evidence]:
-    """The newest record of every kind and option (None: not about one option), the
-    decision's own left out. Audits of two vendors' exports are both current."""
-    return {s: r for s, r in ev.current(records).items() if s[0] != "decision"}
-
-
-def newest_by_kind(records: list[ev.Evidence]) -> dict[str, ev.Evidence]:
-    """The newest record of every kind except the decision's own."""
-    newest: dict[str, ev.Evidence] = {}
-    for record in records:
-        if record.kind != "decision":
-            newest[record.kind] = record
-    return newest
 
 
 def _stop_factors(
@@ -109,9 +136,9 @@ def _stop_factors(
                 StopFactor(
                     opt.id,
                     "derived_rights_unclear",
-                    render_message(rule, "en"),
+                    english(rule),
                     (f"{config_path.name}:options.{i}.derived_weights",),
-                    clear=render_message(clear, "en"),
+                    clear=english(clear),
                     rule_message=rule,
                     clear_message=clear,
                 )
@@ -123,21 +150,18 @@ def _stop_factors(
 
 
 def _through(hybrid: str, contour: str, s: StopFactor) -> StopFactor:
-    """A contour's stop factor raised on the hybrid that runs on it."""
-    rule = (
-        message(
-            "decision",
-            "through its contour {contour}: {rule}",
-            contour=contour,
-            rule=s.rule_message,
-        )
-        if s.rule_message is not None
-        else None
+    """A contour's stop factor raised on the hybrid that runs on it (a rule stored in
+    English only is nested as written)."""
+    rule = message(
+        "decision",
+        "through its contour {contour}: {rule}",
+        contour=contour,
+        rule=s.rule_message if s.rule_message is not None else s.rule,
     )
     return StopFactor(
         hybrid,
         s.id,
-        f"through its contour {contour}: {s.rule}",
+        english(rule),
         s.evidence,
         s.clear,
         rule_message=rule,
@@ -145,42 +169,98 @@ def _through(hybrid: str, contour: str, s: StopFactor) -> StopFactor:
     )
 
 
-def _summary(
+def _rehearsal_ids(ctx: RuleContext) -> dict[str, frozenset[str]]:
+    """Per option, the standing run records that were rehearsals for it (a hybrid's are its
+    contours')."""
+    found: dict[str, set[str]] = {o.id: set() for o in ctx.options}
+    for record in ctx.checks.values():
+        option = ev.subject(record)[1]
+        if record.kind in RUN_KINDS and option in found and ctx.grade(record)[0] == "rehearsal":
+            found[option].add(record.id)
+    for hybrid in (o for o in ctx.options if o.kind == "hybrid"):
+        for contour in hybrid.contours:
+            found[hybrid.id] |= found.get(contour, set())
+    return {o: frozenset(ids) for o, ids in found.items()}
+
+
+def _head(
     status: Status,
-    winner: str | None,
+    leader: str | None,
     totals: dict[str, float],
-    stops: dict[str, list[StopFactor]],
-    assumptions: int,
-    decides: bool,
     verdict: Message,
+    limits: Bounds,
+    unverified: int,
+    stale: int,
 ) -> Message:
-    """The decision in one sentence: the answer, what the stop factors excluded, and how many
-    scores are assumptions (a message; its English is the record's summary)."""
-    if status == "decided" and winner is not None:
-        head = message(
+    """The answer, as the evidence supports it."""
+    if status == "decided" and leader is not None:
+        return message(
             "decision",
             "recommended: {option} ({total}/100; {verdict})",
-            option=winner,
-            total=f"{totals[winner]:.0f}",
+            option=leader,
+            total=f"{totals[leader]:.0f}",
             verdict=verdict,
         )
-    elif status == "tie":
+    if status == "provisional" and leader is not None:
+        why: list[Message] = []
+        if unverified:
+            why.append(
+                nmessage(
+                    "decision",
+                    "{n} of its must-prove items is not verified",
+                    "{n} of its must-prove items are not verified",
+                    n=unverified,
+                )
+            )
+        if limits.contenders:
+            why.append(
+                message(
+                    "decision",
+                    "at worst {total}/100 with its unsettled scores at 1, which {rivals} can "
+                    "reach",
+                    total=f"{limits.winner_worst or 0:.0f}",
+                    rivals=", ".join(limits.contenders),
+                )
+            )
+        if stale:
+            why.append(
+                nmessage(
+                    "decision",
+                    "{n} record it rests on is stale",
+                    "{n} records it rests on are stale",
+                    n=stale,
+                )
+            )
+        return message(
+            "decision",
+            "provisional: {option} leads ({total}/100); {why}",
+            option=leader,
+            total=f"{totals[leader]:.0f}",
+            why=why,
+        )
+    if status == "tie":
         best = max(totals.values())
         tied = sorted(o for o, t in totals.items() if abs(t - best) <= matrix.TIE)
-        head = message(
+        return message(
             "decision",
             "tie between {options} ({total}/100)",
             options=", ".join(tied),
             total=f"{best:.0f}",
         )
-    else:
-        head = message("decision", "no option passes its stop factors")
-    assumed = (
-        message(
-            "decision", "{n} score(s) are assumptions; assumptions decide the winner", n=assumptions
-        )
-        if decides
-        else message("decision", "{n} score(s) are assumptions", n=assumptions)
+    return message("decision", "no option passes its stop factors")
+
+
+def _summary(
+    head: Message, stops: dict[str, list[StopFactor]], assumed: int, rehearsed: int
+) -> Message:
+    """The decision in one sentence: the answer, what the stop factors excluded, and how many
+    scores nobody has settled (a message; its English is the record's summary)."""
+    unsettled = nmessage(
+        "decision",
+        "{n} score is an assumption, {rehearsed} rest on rehearsals",
+        "{n} scores are assumptions, {rehearsed} rest on rehearsals",
+        n=assumed,
+        rehearsed=rehearsed,
     )
     stopped = [
         message("decision", "{option} ({ids})", option=o, ids=", ".join(sorted({s.id for s in f})))
@@ -193,14 +273,29 @@ def _summary(
             "{decision}. stopped: {stopped}. {assumptions}",
             decision=head,
             stopped=stopped,
-            assumptions=assumed,
+            assumptions=unsettled,
         )
-    return message("decision", "{decision}. {assumptions}", decision=head, assumptions=assumed)
+    return message("decision", "{decision}. {assumptions}", decision=head, assumptions=unsettled)
 
 
-def assess(options_ws: wsmod.Workspace, records: list[ev.Evidence] | None = None) -> Assessment:
-    """The decision of a workspace from its evidence (all records when not given)."""
-    ws = options_ws
+def _verdict(weights: robustness.Robustness, limits: Bounds) -> Message:
+    """Robustness against the weights and against the unsettled scores, in one phrase."""
+    if limits.winner is None or limits.settled:
+        return weights.verdict_message
+    return message(
+        "decision",
+        "{weights}; unsettled scores can change the winner",
+        weights=weights.verdict_message,
+    )
+
+
+def assess(
+    ws: wsmod.Workspace, records: list[ev.Evidence] | None = None, *, allow_stale: bool = False
+) -> Assessment:
+    """The decision of a workspace from its evidence (all records when not given).
+
+    Raises StaleEvidence when a record it would stand on is no longer true, unless
+    `allow_stale` (then the decision is at most provisional and lists those records)."""
     if not ws.config.options:
         raise InputError(
             "no options declared",
@@ -209,47 +304,75 @@ def assess(options_ws: wsmod.Workspace, records: list[ev.Evidence] | None = None
             hint="declare every option compared (id, kind, sites) under `options`",
         )
     everything = records if records is not None else ev.load_all(ws.evidence_dir)
-    current = newest_by_option(everything)
-    newest = newest_by_kind(everything)
-    ctx = RuleContext(ws.config.options, ws.config.matrix, newest, current)
-    found = rules.apply(sorted(current.values(), key=lambda r: r.id), ctx)
+    checks = standing(everything, ws.config.options)
+    refused = unfit(checks, everything, ws.root)
+    if refused and not allow_stale:
+        raise StaleEvidence(refused)
+    ctx = RuleContext(ws.config.options, ws.config.matrix, checks)
+    found = rules.apply(sorted(checks.values(), key=lambda r: r.id), ctx)
     stops = _stop_factors(found, ctx, ws.root / wsmod.CONFIG_NAME)
     compared = [o.id for o in ctx.options if o.standalone]
     suggestions = [f for f in found if isinstance(f, Suggestion)]
-    cells = matrix.build_cells(compared, ws.config.matrix, suggestions, ws.root)
+    cells = matrix.build_cells(
+        compared, ws.config.matrix, suggestions, ws.root, _rehearsal_ids(ctx)
+    )
     weights = {c.id: c.weight for c in ws.config.matrix.criteria}
     totals = matrix.weighted_totals(cells, weights)
     passing = [o for o in compared if not stops[o]]
     groups = matrix.ranking({o: totals[o] for o in passing})
     order = [o for g in groups for o in g]
+    leader = groups[0][0] if groups and len(groups[0]) == 1 else None
+    covered = {o.id: coverage.coverage(ctx, o) for o in ctx.options}
+    limits = bounds({o: cells[o] for o in passing}, weights, leader)
+    open_items = coverage.unverified(covered[leader]) if leader else []
     status: Status = (
-        "no_option_passes" if not groups else "tie" if len(groups[0]) > 1 else "decided"
+        "no_option_passes"
+        if not groups
+        else "tie"
+        if leader is None
+        else "decided"
+        if limits.settled and not open_items and not refused
+        else "provisional"
     )
-    winner = groups[0][0] if status == "decided" else None
     robust = robustness.analyse(
         {o: {c: cells[o][c].score for c in weights} for o in passing}, weights, order
     )
+    verdict = _verdict(robust, limits)
+    robust_figures = {
+        **robust.as_dict(),
+        "weights_verdict": robust.verdict,
+        "weights_verdict_message": robust.verdict_message,
+        "verdict": english(verdict),
+        "verdict_message": verdict,
+        "bounds": limits.as_dict(),
+    }
     assumed = sum(1 for o in compared for c in weights if cells[o][c].source == "assumption")
-    decides = winner is not None and matrix.assumptions_decide(
-        {o: cells[o] for o in passing}, weights, winner
-    )
+    rehearsed = sum(1 for o in compared for c in weights if cells[o][c].source == "rehearsal")
     ranks = {o: i + 1 for i, g in enumerate(groups) for o in g}
-    summary = _summary(status, winner, totals, stops, assumed, decides, robust.verdict_message)
+    head = _head(status, leader, totals, verdict, limits, len(open_items), len(refused))
+    summary = _summary(head, stops, assumed, rehearsed)
+    actions = (
+        next_actions(ctx, leader, covered, cells, limits, refused) if status != "decided" else []
+    )
     return Assessment(
         status=status,
-        recommended=winner,
-        summary=render_message(summary, "en"),
+        recommended=leader if status == "decided" else None,
+        leading=leader,
+        summary=english(summary),
         summary_message=summary,
-        options=[_option_row(ctx, o, stops, cells, totals, ranks) for o in ctx.ids()],
+        options=[_option_row(ctx, o, stops, cells, totals, ranks, covered[o]) for o in ctx.ids()],
         weights=weights,
         assumptions=assumed,
-        assumptions_decide=decides,
-        robustness=robust.as_dict(),
+        rehearsals=rehearsed,
+        assumptions_decide=not limits.settled,
+        robustness=robust_figures,
         conditions=[c.as_dict() for c in conditions.dedicated(ctx) + conditions.managed(ctx)],
         reversibility=[reversibility.for_option(ctx, o) for o in ctx.ids()],
+        next_actions=actions,
+        stale=refused,
         cites=[
             {"id": r.id, "kind": r.kind, "identity_sha256": r.identity_sha256()}
-            for r in sorted(current.values(), key=lambda r: r.id)
+            for r in sorted(checks.values(), key=lambda r: r.id)
         ],
     )
 
@@ -261,6 +384,7 @@ def _option_row(
     cells: dict[str, dict[str, matrix.Cell]],
     totals: dict[str, float],
     ranks: dict[str, int],
+    items: list[coverage.CoverageItem],
 ) -> dict[str, Any]:
     decl = ctx.option(option)
     assert decl is not None
@@ -270,6 +394,7 @@ def _option_row(
         "kind": decl.kind,
         "standalone": decl.standalone,
         "contours": decl.contours,
+        "contour": decl.contour.model_dump(),
         "sites": [s.model_dump() for s in decl.sites],
         "stop_factors": [
             {
@@ -283,6 +408,8 @@ def _option_row(
             for s in stops[option]
         ],
         "scores": {c: cell.as_dict() for c, cell in cells.get(option, {}).items()},
+        "unsettled": sum(1 for cell in cells.get(option, {}).values() if cell.source in UNSETTLED),
+        "coverage": [i.as_dict() for i in items],
         "total": totals.get(option),
         "rank": ranks.get(option),
     }
@@ -290,19 +417,32 @@ def _option_row(
 
 def evidence_record(result: Assessment, ws: wsmod.Workspace) -> ev.Evidence:
     """The decision as an evidence record citing every record it used."""
-    verdict: ev.Verdict = "pass" if result.status == "decided" else "fail"
     inputs = [ev.input_ref(ws.root / wsmod.CONFIG_NAME, ws.root)]
     for entry in ws.config.matrix.scores:
         if entry.source == "document" and entry.document:
             inputs.append(ev.input_ref(ws.root / entry.document, ws.root))
-    inputs += [ev.record_ref(ws.evidence_dir / f"{c['id']}.json", ws.root) for c in result.cites]
+    for opt in ws.config.options:
+        if opt.derived_weights_document:
+            inputs.append(ev.input_ref(ws.root / opt.derived_weights_document, ws.root))
+    stale = {u.id for u in result.stale}
+    inputs += [
+        ev.record_ref(ws.evidence_dir / f"{c['id']}.json", ws.root)
+        for c in result.cites
+        if c["id"] not in stale
+    ]
     return ev.Evidence(
         kind="decision",
         title="Decision: where to fine-tune",
         spec_ids=["D1", "D2", "D3", "D4", "D5", "V1", "V2"],
-        verdict=verdict,
+        verdict=result.verdict,
         summary=result.summary,
         figures=result.figures(),
-        notes=[render_message(m, "en") for m in result.note_messages()],
+        notes=[english(m) for m in result.note_messages()],
         inputs=inputs,
     )
+
+
+def decide(ws: wsmod.Workspace, *, allow_stale: bool = False) -> tuple[Assessment, Path]:
+    """Assess the workspace and write the decision record (StaleEvidence: nothing written)."""
+    result = assess(ws, allow_stale=allow_stale)
+    return result, ev.write(evidence_record(result, ws), ws.evidence_dir)

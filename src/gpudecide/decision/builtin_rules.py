@@ -15,8 +15,9 @@ from typing import Any
 from gpudecide import evidence as ev
 from gpudecide.artifacts.report import HAZARDS
 from gpudecide.decision.context import RuleContext
-from gpudecide.decision.model import Message, StopFactor, Suggestion
-from gpudecide.report.i18n import N_, message, render_message
+from gpudecide.findings import StopFactor, Suggestion
+from gpudecide.i18n import N_
+from gpudecide.message import Message, english, message, nmessage
 
 Finding = Suggestion | StopFactor
 DEDICATED = ("owned", "rented")
@@ -55,11 +56,6 @@ def word(value: object) -> Message | str:
     """A word of the figures as a message (known words), else the value as written."""
     text = str(value)
     return message("decision", WORDS[text]) if text in WORDS else text
-
-
-def english(msg: Message) -> str:
-    """The English of a message: the `rule` / `clear` text kept beside it."""
-    return render_message(msg, "en")
 
 
 def _suggest(
@@ -151,9 +147,10 @@ def _replay_why(
 ) -> tuple[int, Message]:
     """The queue score of one replayed pool and why (the allowed share closes each text)."""
     if never:
-        return 1, message(
+        return 1, nmessage(
             "decision",
-            "{n} job(s) larger than the pool never run {allowed:pct}",
+            "{n} job larger than the pool never runs {allowed:pct}",
+            "{n} jobs larger than the pool never run {allowed:pct}",
             n=never,
             allowed=allowed,
         )
@@ -270,8 +267,15 @@ def _peak_outcome(absorbs: bool, never: int) -> Message:
     """How the pool took the peak month, as the scale rule states it."""
     if never:
         if absorbs:
-            return message("decision", "absorbed, {n} job(s) never fit", n=never)
-        return message("decision", "not absorbed, {n} job(s) never fit", n=never)
+            return nmessage(
+                "decision", "absorbed, {n} job never fits", "absorbed, {n} jobs never fit", n=never
+            )
+        return nmessage(
+            "decision",
+            "not absorbed, {n} job never fits",
+            "not absorbed, {n} jobs never fit",
+            n=never,
+        )
     return message("decision", "absorbed") if absorbs else message("decision", "not absorbed")
 
 

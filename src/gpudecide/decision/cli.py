@@ -1,9 +1,8 @@
-"""The decision's library call for the CLI (`run_assess`), its human printout
-(`print_assessment`), and `gpudecide check hybrid`. `gpudecide assess` itself lives in the
-root `cli.py`: it spans every package's evidence.
+"""The decision's human printout (`print_assessment`, `print_refusal`) and `gpudecide check
+hybrid`. `gpudecide assess` itself lives in the root `cli.py`: it spans every package's
+evidence; its library call is `decision.assess.decide`.
 
-What they print for people is in the reader's language (`language(ws)`: the root `--lang`,
-$GPUDECIDE_LANG, the workspace's report.language); --json output is the same in every
+What they print for people is in the run's language; --json output is the same in every
 language.
 """
 
@@ -21,66 +20,91 @@ from gpudecide.console import (
     WorkspaceOpt,
     emit_json,
     guard,
-    language,
     open_workspace,
     out,
     print_written,
 )
 from gpudecide.decision import hybrid
-from gpudecide.decision.assess import Assessment, assess, evidence_record
-from gpudecide.i18n import Language, translator
-from gpudecide.report.i18n import render_message, say, summary_of
-from gpudecide.workspace import Workspace
+from gpudecide.decision.actions import ITEM_NAMES, STATE_NAMES
+from gpudecide.decision.assess import Assessment, StaleEvidence
+from gpudecide.i18n import translator
+from gpudecide.message import render
+from gpudecide.report.i18n import summary_of
+
+__all__ = ["check_hybrid", "print_assessment", "print_refusal", "register_check"]
 
 _ = translator("decision")
 
 
-def run_assess(ws: Workspace) -> tuple[Assessment, Path]:
-    """Assess the workspace and write the decision record."""
-    result = assess(ws)
-    return result, ev.write(evidence_record(result, ws), ws.evidence_dir)
+def _said(holder: dict[str, object], key: str) -> str:
+    """`holder[key]` in the reader's language: its stored message, else the English."""
+    msg = holder.get(f"{key}_message")
+    return render(msg) if isinstance(msg, dict) else str(holder.get(key) or "")
 
 
-def summary_text(result: Assessment, lang: Language) -> str:
-    """The decision's summary in `lang` (English: the record's own summary)."""
-    return say(result.summary, result.summary_message, lang)
-
-
-def print_assessment(result: Assessment, lang: Language | None = None) -> None:
-    """Stop factors first, then the ranking, for people, in `lang` (default: `language()`)."""
-    lang = lang or language()
-    out.print(
-        _("decision: {summary}", lang).format(summary=summary_text(result, lang)), markup=False
-    )
+def print_assessment(result: Assessment) -> None:
+    """Stop factors first, then the ranking, what the leader has not proven and the next
+    actions, for people."""
+    summary = render(result.summary_message) if result.summary_message else result.summary
+    out.print(_("decision: {summary}").format(summary=summary), markup=False)
     for option in result.options:
         for stop in option["stop_factors"]:
-            rule = say(stop["rule"], stop.get("rule_message"), lang)
-            line = _("stop {option}: {id}: {rule}", lang).format(
-                option=option["id"], id=stop["id"], rule=rule
+            line = _("stop {option}: {id}: {rule}").format(
+                option=option["id"], id=stop["id"], rule=_said(stop, "rule")
             )
             out.print(f"  {line}", markup=False)
-    table = Table(
-        _("rank", lang),
-        _("option", lang),
-        _("total /100", lang),
-        _("assumed scores", lang),
-        box=None,
-    )
+    table = Table(_("rank"), _("option"), _("total /100"), _("unsettled scores"), box=None)
     for option in sorted(
         (o for o in result.options if o["standalone"]),
         key=lambda o: (o["rank"] is None, o["rank"] or 0, o["id"]),
     ):
-        assumed = sum(1 for c in option["scores"].values() if c["source"] == "assumption")
         table.add_row(
-            _("stopped", lang) if option["stop_factors"] else str(option["rank"]),
+            _("stopped") if option["stop_factors"] else str(option["rank"]),
             option["id"],
             "-" if option["total"] is None else f"{option['total']:.0f}",
-            str(assumed),
+            str(option["unsettled"]),
         )
     out.print(table)
-    r = result.robustness
-    verdict = say(r["verdict"], r.get("verdict_message"), lang)
-    out.print(_("robustness: {verdict}", lang).format(verdict=verdict), markup=False)
+    out.print(
+        _("robustness: {verdict}").format(verdict=_said(result.robustness, "verdict")),
+        markup=False,
+    )
+    leader = next((o for o in result.options if o["id"] == result.leading), None)
+    if leader is not None:
+        for item in leader["coverage"]:
+            if item["state"] != "verified":
+                out.print(
+                    "  "
+                    + _("{item}: {state}: {why}").format(
+                        item=_(ITEM_NAMES.get(item["id"], item["id"])),
+                        state=_(STATE_NAMES[item["state"]]),
+                        why=render(item["why"]),
+                    ),
+                    markup=False,
+                )
+    for action in result.next_actions:
+        out.print(
+            _("next: {command} ({settles})").format(
+                command=action.command, settles=render(action.settles)
+            ),
+            markup=False,
+        )
+
+
+def print_refusal(refusal: StaleEvidence, as_json: bool) -> None:
+    """Why `assess` did not decide: each record that is no longer true and what refreshes
+    it (exit 1 follows)."""
+    if as_json:
+        emit_json({"error": "stale evidence", "records": [u.as_dict() for u in refusal.records]})
+        return
+    out.print(_("no decision: it would rest on records that are no longer true"), markup=False)
+    for unfit in refusal.records:
+        out.print(
+            "  "
+            + _("{why}; refresh: {command}").format(why=render(unfit.why), command=unfit.command),
+            markup=False,
+        )
+    out.print(_("`gpudecide assess --allow-stale` decides anyway, marked provisional"))
 
 
 def check_hybrid(
@@ -101,13 +125,12 @@ def check_hybrid(
     if as_json:
         emit_json({**record.figures, "evidence": str(written)})
     else:
-        lang = language(ws)
-        out.print(summary_of(record, lang), markup=False)
+        out.print(summary_of(record), markup=False)
         for h in record.figures["hybrids"]:
             for f in h["findings"]:
-                detail = render_message(f["message"], lang) if "message" in f else f["detail"]
+                detail = render(f["message"]) if "message" in f else f["detail"]
                 out.print(f"  {h['option']}: {f['id']}: {detail}", markup=False)
-        print_written(written, lang)
+        print_written(written)
     if record.verdict != "pass":
         raise typer.Exit(1)
 

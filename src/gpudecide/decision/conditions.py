@@ -14,8 +14,7 @@ from typing import Any, Literal
 from gpudecide import evidence as ev
 from gpudecide.decision.builtin_rules import word
 from gpudecide.decision.context import RuleContext
-from gpudecide.decision.model import Message
-from gpudecide.report.i18n import message, render_message
+from gpudecide.message import Message, english, message, nmessage
 
 State = Literal["true", "false", "unknown"]
 YEARS_OF_CONTROL_DAYS = 730  # artifacts kept two years or more: "years of artifact control"
@@ -57,14 +56,14 @@ def _cond(
     """A condition; its English is its messages' (or `why_english` where the record's own
     figure reads differently from the message's localized one)."""
     ids = [record.id] if record is not None and value is not None else []
-    english = why_english if why_english is not None else render_message(why, "en")
+    said = why_english if why_english is not None else english(why)
     return Condition(
         cid,
         group,
-        render_message(text, "en"),
+        english(text),
         _state(value),
         ids,
-        english,
+        said,
         option,
         text_message=text,
         why_message=why,
@@ -218,7 +217,12 @@ def _export_verified(ctx: RuleContext, option: str) -> Condition:
     if audit is not None:
         hazards = audit.figures.get("hazards") or []
         if hazards:
-            why = message("decision", "export audit found {n} hazard(s)", n=len(hazards))
+            why = nmessage(
+                "decision",
+                "export audit found {n} hazard",
+                "export audit found {n} hazards",
+                n=len(hazards),
+            )
             return _cond("export_verified", "D2", text, False, audit, why, option)
     why = message("decision", "run `gpudecide export-test` for this option")
     return _cond("export_verified", "D2", text, None, None, why, option)

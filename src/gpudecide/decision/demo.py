@@ -11,8 +11,7 @@ from pathlib import Path
 
 from gpudecide import evidence as ev
 from gpudecide.decision import hybrid
-from gpudecide.decision.assess import Assessment
-from gpudecide.decision.cli import run_assess
+from gpudecide.decision.assess import Assessment, decide
 from gpudecide.workspace import Workspace
 
 DATA = Path(__file__).parent / "demo_data"
@@ -32,4 +31,4 @@ def run_hybrid(ws: Workspace) -> Path:
 
 def run(ws: Workspace) -> tuple[Assessment, Path]:
     """Assess the demo workspace: the decision and its record."""
-    return run_assess(ws)
+    return decide(ws)

@@ -17,11 +17,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gpudecide import evidence as ev
 from gpudecide.artifacts.manifest import load_manifest
-from gpudecide.decision.model import StopFactor, Suggestion
 from gpudecide.errors import InputError
+from gpudecide.findings import StopFactor, Suggestion
+from gpudecide.i18n import N_
 from gpudecide.inputs import load_yaml_model, node_line, yaml_root
+from gpudecide.message import english, message, nmessage
 from gpudecide.options import OptionDecl, require_known
-from gpudecide.report.i18n import N_, message, render_message
 
 HYBRID_NAME = "hybrid.yaml"
 
@@ -87,7 +88,7 @@ MESSAGES = {
 
 def _finding(fid: str, **args: Any) -> dict[str, Any]:
     msg = message("decision", MESSAGES[fid], **args)
-    return {"id": fid, "detail": render_message(msg, "en"), "message": msg}
+    return {"id": fid, "detail": english(msg), "message": msg}
 
 
 def _same(values: dict[str, Any], fid: str) -> list[dict[str, Any]]:
@@ -155,7 +156,12 @@ def check(path: Path, options: list[OptionDecl], root: Path) -> ev.Evidence:
     spec = load(path, options)
     results = [check_spec(h, root) for h in spec.hybrids]
     count = sum(len(r["findings"]) for r in results)
-    summary = message("decision", "{n} hybrid(s), {count} finding(s)", n=len(results), count=count)
+    summary = message(
+        "decision",
+        "{hybrids}, {findings}",
+        hybrids=nmessage("decision", "{n} hybrid", "{n} hybrids", n=len(results)),
+        findings=nmessage("decision", "{n} finding", "{n} findings", n=count),
+    )
     inputs = [ev.input_ref(path, root)] + [
         ev.input_ref(root / c.manifest, root) for h in spec.hybrids for c in h.contours
     ]
@@ -164,7 +170,7 @@ def check(path: Path, options: list[OptionDecl], root: Path) -> ev.Evidence:
         title="Hybrid: one system across two contours",
         spec_ids=["H1", "H2", "H3"],
         verdict="pass" if count == 0 else "warn",
-        summary=render_message(summary, "en"),
+        summary=english(summary),
         figures={"hybrids": results, "messages": {"summary": summary, "notes": []}},
         inputs=inputs,
     )
@@ -177,9 +183,10 @@ def rules(record: ev.Evidence) -> list[Suggestion | StopFactor]:
         n = len(h["findings"])
         score = 5 if n == 0 else 3 if n <= 2 else 1
         ids = ", ".join(f["id"] for f in h["findings"]) or message("decision", "none")
-        msg = message(
+        msg = nmessage(
             "decision",
-            "{n} hybrid finding(s) ({ids}): none 5, one or two 3, more 1",
+            "{n} hybrid finding ({ids}): none 5, one or two 3, more 1",
+            "{n} hybrid findings ({ids}): none 5, one or two 3, more 1",
             n=n,
             ids=ids,
         )
@@ -188,7 +195,7 @@ def rules(record: ev.Evidence) -> list[Suggestion | StopFactor]:
                 h["option"],
                 "operations",
                 score,
-                render_message(msg, "en"),
+                english(msg),
                 (record.id,),
                 rule_message=msg,
             )

@@ -5,8 +5,11 @@ A cell's source is, in order of precedence:
 - `document`: an external document (file, SHA-256, excerpt) the score rests on;
 - `evidence`: the lowest score the evidence rules suggest (the most cautious reading), with
   every rule and evidence id that contributed;
-- `assumption`: nothing above. Scored 3 (the middle), shown as an assumption everywhere, and
-  the verdict says when assumptions decide the winner.
+- `rehearsal`: the evidence behind it ran on another contour than the option's own
+  (`decision.contour`): the score is shown, but it is no more settled than an assumption;
+- `assumption`: nothing above. Scored 3 (the middle), shown as an assumption everywhere.
+
+Assumed and rehearsed scores are each anywhere in 1..5 until settled (`decision.bounds`).
 """
 
 from __future__ import annotations
@@ -15,13 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from gpudecide.decision.model import Suggestion
 from gpudecide.decision.schema import MatrixConfig
 from gpudecide.errors import InputError
+from gpudecide.findings import Suggestion
 from gpudecide.fsutil import sha256_path
-from gpudecide.report.i18n import message
+from gpudecide.message import message
 
-Source = Literal["evidence", "override", "document", "assumption"]
+Source = Literal["evidence", "rehearsal", "override", "document", "assumption"]
 ASSUMED_SCORE = 3
 NO_EVIDENCE = "no evidence yet"
 _NO_EVIDENCE: list[dict[str, object]] = [
@@ -61,15 +64,17 @@ class Cell:
         }
 
 
-def evidence_cell(suggestions: list[Suggestion]) -> Cell:
-    """The cell the evidence suggests: the lowest score, with every rule behind it."""
+def evidence_cell(suggestions: list[Suggestion], rehearsals: frozenset[str] = frozenset()) -> Cell:
+    """The cell the evidence suggests: the lowest score, with every rule behind it; a
+    rehearsal when a rule behind it rests on a rehearsal (`rehearsals`: record ids)."""
     score = min(s.score for s in suggestions)
     ids = sorted({i for s in suggestions for i in s.evidence})
+    source: Source = "rehearsal" if rehearsals & set(ids) else "evidence"
     parts: dict[str, object] = {}
     for s in sorted(suggestions, key=lambda s: s.score):
         parts.setdefault(s.rule, s.rule_message)
     rule_parts: list[dict[str, object]] = [{"text": t, "message": m} for t, m in parts.items()]
-    return Cell(score, "evidence", ids, "; ".join(parts), suggested=score, rule_parts=rule_parts)
+    return Cell(score, source, ids, "; ".join(parts), suggested=score, rule_parts=rule_parts)
 
 
 def build_cells(
@@ -77,8 +82,11 @@ def build_cells(
     config: MatrixConfig,
     suggestions: list[Suggestion],
     root: Path,
+    rehearsals: dict[str, frozenset[str]] | None = None,
 ) -> dict[str, dict[str, Cell]]:
-    """option -> criterion -> cell, for every compared option and every criterion."""
+    """option -> criterion -> cell, for every compared option and every criterion
+    (`rehearsals`: per option, the ids of records that were rehearsals for it)."""
+    rehearsals = rehearsals or {}
     criteria = [c.id for c in config.criteria]
     by_cell: dict[tuple[str, str], list[Suggestion]] = {}
     for s in suggestions:
@@ -89,7 +97,7 @@ def build_cells(
         for criterion in criteria:
             found = by_cell.get((option, criterion))
             row[criterion] = (
-                evidence_cell(found)
+                evidence_cell(found, rehearsals.get(option, frozenset()))
                 if found
                 else Cell(ASSUMED_SCORE, "assumption", rule=NO_EVIDENCE, rule_parts=_NO_EVIDENCE)
             )
@@ -148,23 +156,3 @@ def ranking(totals: dict[str, float]) -> list[list[str]]:
         else:
             groups.append([option])
     return groups
-
-
-def assumptions_decide(
-    cells: dict[str, dict[str, Cell]], weights: dict[str, int], winner: str
-) -> bool:
-    """Could the assumed cells alone change the winner?
-
-    The winner's assumed cells at 1 and every other option's at 5: if the winner still wins,
-    the assumptions do not decide it.
-    """
-    worst: dict[str, dict[str, Cell]] = {}
-    for option, row in cells.items():
-        extreme = 1 if option == winner else 5
-        worst[option] = {
-            c: (Cell(extreme, "assumption") if cell.source == "assumption" else cell)
-            for c, cell in row.items()
-        }
-    totals = weighted_totals(worst, weights)
-    best_other = max((t for o, t in totals.items() if o != winner), default=float("-inf"))
-    return best_other >= totals[winner] - TIE

@@ -1,13 +1,14 @@
 """The decision's report section, the first of the report (SPEC D3-D5, V1-V2).
 
-Order: the decision and its status, stop factors (before any total), the matrix (each score
-with its source, rule and evidence; assumptions marked), robustness with its chart, the
-D1/D2 conditions, each option's sites and reversibility.
+Order: the decision and its status, what it rests on (every option's must-prove items:
+verified, rehearsed, claimed, not checked or failed), the next actions that would settle a
+provisional decision, stop factors (before any total), the matrix (each score with its
+source, rule and evidence; assumptions and rehearsals marked), the bounds of the unsettled
+scores, robustness with its chart, the D1/D2 conditions, each option's sites and
+reversibility.
 
-Every text the decision record holds is said in the report's language: rules, stop factors,
-conditions, bases and verdicts through the messages stored beside their English (`say`); a
-text of an older record or another analysis without one through the catalogue patterns.
-Ids (options, stop factors, evidence) sit in verbatim columns.
+Every text the decision record holds is a stored message said in the reader's language;
+ids (options, stop factors, evidence, commands) sit in verbatim columns.
 """
 
 from __future__ import annotations
@@ -17,23 +18,27 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 
-from gpudecide.cost.fmt import money
+from gpudecide import fmt
+from gpudecide.decision.actions import ITEM_NAMES, SOURCE_NAMES, STATE_NAMES
 from gpudecide.decision.robustness import CRITERION_NAMES
-from gpudecide.i18n import translator
-from gpudecide.report.charts import _svg
-from gpudecide.report.fmt import fmt, pct, pct0
-from gpudecide.report.i18n import N_, P_, Language, render_message, say
+from gpudecide.i18n import N_, translator
+from gpudecide.message import is_message, render
+from gpudecide.report.charts import figure_svg
 from gpudecide.report.model import Chart, Section, Table
+
+__all__ = [
+    "criterion",
+    "decision_section",
+    "hybrid_section",
+    "mark",
+    "move_out_text",
+    "rule_text",
+    "shrink_text",
+    "sites_text",
+]
 
 _ = translator("decision")
 
-# A score's source, as the matrix marks it and the detail table names it.
-SOURCES = {
-    "evidence": N_("evidence"),
-    "override": N_("override"),
-    "document": N_("document"),
-    "assumption": N_("assumption"),
-}
 KINDS = {
     "owned": N_("owned"),
     "rented": N_("rented"),
@@ -41,121 +46,169 @@ KINDS = {
     "hybrid": N_("hybrid"),
 }
 ROLES = {"storage": N_("storage"), "processing": N_("processing"), "backup": N_("backup")}
-# A contour's stop factor on its hybrid, for records whose contour text has no message.
-PATTERNS = (P_("through its contour {contour}: {rule}"),)
+STATUSES = {
+    "decided": N_("decided"),
+    "provisional": N_("provisional"),
+    "tie": N_("tie"),
+    "no_option_passes": N_("no option passes"),
+}
+CONDITION_STATES = {"true": N_("true"), "false": N_("false"), "unknown": N_("unknown")}
 
 
-def mark(source: str, lang: Language) -> str:
-    """What follows a score in the matrix: nothing for evidence, " *" for an assumption, the
-    source in brackets for an override or a document."""
-    if source == "evidence":
-        return ""
-    if source == "assumption":
-        return " *"
-    return f" ({_(SOURCES.get(source, source), lang)})"
+def _word(words: Mapping[str, str], value: str) -> str:
+    """A word of the schema in the reader's language; anything else as written."""
+    return _(words[value]) if value in words else value
 
 
-def _word(words: Mapping[str, str], value: str, lang: Language) -> str:
-    return _(words[value], lang) if value in words else value
+def mark(source: str) -> str:
+    """What follows a score in the matrix: nothing for evidence, " *" for an assumption,
+    " ~" for a rehearsal, the source in brackets for an override or a document."""
+    return {"evidence": "", "assumption": " *", "rehearsal": " ~"}.get(
+        source, f" ({_word(SOURCE_NAMES, source)})"
+    )
 
 
-def criterion(cid: str, lang: Language) -> str:
+def criterion(cid: str) -> str:
     """A built-in criterion in the reader's language; a team's own criterion as written."""
-    return _word(CRITERION_NAMES, cid, lang)
+    return _word(CRITERION_NAMES, cid)
 
 
-def _say(holder: Mapping[str, Any], key: str, lang: Language) -> str:
-    """`holder[key]` (English) in `lang` via `holder[key + "_message"]` when stored."""
-    text = holder.get(key) or ""
-    return say(str(text), holder.get(f"{key}_message"), lang) if text else ""
+def _said(holder: Mapping[str, Any], key: str) -> str:
+    """`holder[key]` in the reader's language: its stored message (`key_message`), else the
+    English as written."""
+    msg = holder.get(f"{key}_message")
+    return render(msg) if is_message(msg) else str(holder.get(key) or "")
 
 
-def rule_text(cell: Mapping[str, Any], lang: Language) -> str:
+def rule_text(cell: Mapping[str, Any]) -> str:
     """A score's justification (the team's words), else its rules in the reader's language."""
     if cell.get("justification"):
         return str(cell["justification"])
     parts = cell.get("rule_parts") or []
     if parts:
-        return "; ".join(say(str(p["text"]), p.get("message"), lang) for p in parts)
-    return say(str(cell.get("rule") or ""), None, lang)
+        return "; ".join(
+            render(p["message"]) if is_message(p.get("message")) else str(p["text"]) for p in parts
+        )
+    return str(cell.get("rule") or "")
 
 
-def decision_section(section: Section, lang: Language) -> None:
+def decision_section(section: Section) -> None:
     """Fill the report section of a "decision" evidence record."""
     f = section.record.figures
-    section.title = _("Decision", lang)
-    _status_table(section, f, lang)
-    _stop_table(section, f, lang)
-    _matrix_tables(section, f, lang)
-    _robustness(section, f, lang)
-    _conditions_table(section, f, lang)
-    _sites_and_reversibility(section, f, lang)
+    section.title = _("Decision")
+    _status_table(section, f)
+    _coverage_table(section, f)
+    _actions_table(section, f)
+    _stop_table(section, f)
+    _matrix_tables(section, f)
+    _bounds_table(section, f)
+    _robustness(section, f)
+    _conditions_table(section, f)
+    _sites_and_reversibility(section, f)
 
 
-def _status_table(section: Section, f: dict[str, Any], lang: Language) -> None:
+def _status_table(section: Section, f: dict[str, Any]) -> None:
     d = f["decision"]
-    status = {
-        "decided": _("decided", lang),
-        "tie": _("tie", lang),
-        "no_option_passes": _("no option passes", lang),
-    }[d["status"]]
+    leading = d.get("leading") or d.get("recommended")
     rows = [
-        [_("status", lang), status],
-        [_("recommended option", lang), d["recommended"] or "-"],
-        [_("scores that are assumptions", lang), str(f["assumptions"])],
+        [_("status"), _word(STATUSES, d["status"])],
+        [_("recommended option"), d["recommended"] or "-"],
+        [_("leading option"), leading or "-"],
+        [_("scores that are assumptions"), str(f["assumptions"])],
+        [_("scores resting on rehearsals"), str(f.get("rehearsals", 0))],
         [
-            _("assumptions decide the winner", lang),
-            _("yes", lang) if f["assumptions_decide"] else _("no", lang),
+            _("unsettled scores can change the winner"),
+            _("yes") if f["assumptions_decide"] else _("no"),
         ],
-        [_("robustness", lang), _say(f["robustness"], "verdict", lang)],
+        [_("robustness"), _said(f["robustness"], "verdict")],
     ]
-    section.tables.append(Table(_("The decision", lang), [_("item", lang), _("value", lang)], rows))
+    section.tables.append(Table(_("The decision"), [_("item"), _("value")], rows))
 
 
-def _stop_table(section: Section, f: dict[str, Any], lang: Language) -> None:
+def _coverage_table(section: Section, f: dict[str, Any]) -> None:
+    """The must-prove items of every option: what is verified and what is not (D4)."""
+    rows = []
+    for o in f["options"]:
+        for item in o.get("coverage", []):
+            rows.append(
+                [
+                    o["id"] if not item.get("contour") else f"{o['id']} ({item['contour']})",
+                    _word(ITEM_NAMES, item["id"]),
+                    ", ".join(item["spec"]),
+                    _word(STATE_NAMES, item["state"]),
+                    render(item["why"]),
+                    ", ".join(item["evidence"]) or "-",
+                    item["command"] or "-",
+                ]
+            )
+    if not rows:
+        return
+    section.tables.append(
+        Table(
+            _("What each option has proven (must-prove items)"),
+            [
+                _("option"),
+                _("item"),
+                _("SPEC"),
+                _("state"),
+                _("why"),
+                _("evidence"),
+                _("what would verify it"),
+            ],
+            rows,
+            verbatim=frozenset({0, 5, 6}),
+        )
+    )
+
+
+def _actions_table(section: Section, f: dict[str, Any]) -> None:
+    actions = f["decision"].get("next_actions") or []
+    if not actions:
+        return
+    section.tables.append(
+        Table(
+            _("Next actions: what would settle the decision"),
+            [_("command"), _("option"), _("what it settles")],
+            [[a["command"], a["option"] or "-", render(a["settles"])] for a in actions],
+            verbatim=frozenset({0, 1}),
+        )
+    )
+
+
+def _stop_table(section: Section, f: dict[str, Any]) -> None:
     rows = [
-        [
-            o["id"],
-            s["id"],
-            _say(s, "rule", lang),
-            ", ".join(s["evidence"]),
-            _say(s, "clear", lang),
-        ]
+        [o["id"], s["id"], _said(s, "rule"), ", ".join(s["evidence"]), _said(s, "clear")]
         for o in f["options"]
         for s in o["stop_factors"]
     ]
     section.tables.append(
         Table(
-            _("Stop factors (D5): an option with one is excluded whatever its total", lang),
-            [
-                _("option", lang),
-                _("stop factor", lang),
-                _("rule", lang),
-                _("evidence", lang),
-                _("what would clear it", lang),
-            ],
-            rows or [["-", _("none", lang), "", "", ""]],
+            _("Stop factors (D5): an option with one is excluded whatever its total"),
+            [_("option"), _("stop factor"), _("rule"), _("evidence"), _("what would clear it")],
+            rows or [["-", _("none"), "", "", ""]],
             verbatim=frozenset({0, 1, 3}) if rows else frozenset(),
         )
     )
 
 
-def _matrix_tables(section: Section, f: dict[str, Any], lang: Language) -> None:
-    criteria = list(f["weights"])
+def _ranked(f: dict[str, Any]) -> list[dict[str, Any]]:
     compared = [o for o in f["options"] if o["standalone"]]
-    head = [_("option", lang)] + [f"{criterion(c, lang)} (x{f['weights'][c]})" for c in criteria]
+    return sorted(compared, key=lambda o: (o["rank"] is None, o["rank"] or 0, o["id"]))
+
+
+def _matrix_tables(section: Section, f: dict[str, Any]) -> None:
+    criteria = list(f["weights"])
+    head = [_("option")] + [f"{criterion(c)} (x{f['weights'][c]})" for c in criteria]
     rows = []
-    for o in sorted(compared, key=lambda o: (o["rank"] is None, o["rank"] or 0, o["id"])):
-        cells = [
-            f"{o['scores'][c]['score']}{mark(o['scores'][c]['source'], lang)}" for c in criteria
-        ]
+    for o in _ranked(f):
+        cells = [f"{o['scores'][c]['score']}{mark(o['scores'][c]['source'])}" for c in criteria]
         total = "-" if o["total"] is None else f"{o['total']:.0f}"
-        rank = _("stopped", lang) if o["stop_factors"] else str(o["rank"])
+        rank = _("stopped") if o["stop_factors"] else str(o["rank"])
         rows.append([o["id"], *cells, total, rank])
     section.tables.append(
         Table(
-            _("Matrix (D3, D4): scores 1-5; * an assumption, no evidence", lang),
-            [*head, _("total /100", lang), _("rank", lang)],
+            _("Matrix (D3, D4): scores 1-5; * an assumption, ~ a rehearsal"),
+            [*head, _("total /100"), _("rank")],
             rows,
             verbatim=frozenset({0}),
         )
@@ -163,25 +216,25 @@ def _matrix_tables(section: Section, f: dict[str, Any], lang: Language) -> None:
     detail = [
         [
             o["id"],
-            criterion(c, lang),
+            criterion(c),
             str(cell["score"]),
-            _word(SOURCES, cell["source"], lang),
+            _word(SOURCE_NAMES, cell["source"]),
             ", ".join(cell["evidence"]) or "-",
-            rule_text(cell, lang),
+            rule_text(cell),
         ]
-        for o in compared
+        for o in _ranked(f)
         for c, cell in o["scores"].items()
     ]
     section.tables.append(
         Table(
-            _("Where each score comes from", lang),
+            _("Where each score comes from"),
             [
-                _("option", lang),
-                _("criterion", lang),
-                _("score", lang),
-                _("source", lang),
-                _("evidence", lang),
-                _("rule or justification", lang),
+                _("option"),
+                _("criterion"),
+                _("score"),
+                _("source"),
+                _("evidence"),
+                _("rule or justification"),
             ],
             detail,
             verbatim=frozenset({0, 4}),
@@ -189,37 +242,84 @@ def _matrix_tables(section: Section, f: dict[str, Any], lang: Language) -> None:
     )
 
 
-def _flip_text(flip: Mapping[str, Any] | None, lang: Language) -> str:
-    if flip is None:
-        return "-"
-    return _("{criterion} {old} -> {new}: {winner}", lang).format(
-        criterion=criterion(str(flip["criterion"]), lang),
-        old=flip["from_weight"],
-        new=flip["new_weight"],
-        winner=flip["new_winner"] or _("tie", lang),
-    )
-
-
-def _robustness(section: Section, f: dict[str, Any], lang: Language) -> None:
-    r = f["robustness"]
-    shares = [
-        (_("+-1 around the team's weights", lang), r["winner_share_pm1"]),
-        (_("whole 1..5 grid", lang), r["winner_share_grid"]),
-        (_("Dirichlet around the weights", lang), r["winner_share_dirichlet"]),
-    ]
-    if r["winner"] is not None and all(v is not None for _k, v in shares):
-        title = _("Share of weight vectors in which the winner stays the winner", lang)
-        section.charts.append(Chart(title, robustness_chart(shares, title)))
-    reversals = "; ".join(
-        f"{x['below']} > {x['above']} ({pct0(x['share_reversed'], lang)})"
-        for x in r["rank_reversals"]
-    )
-    rows = [[label, "-" if v is None else pct(v, lang)] for label, v in shares] + [
-        [_("smallest change that flips the winner", lang), _flip_text(r["flip"], lang)],
-        [_("rank reversals among the rest (+-1)", lang), reversals or "-"],
+def _bounds_table(section: Section, f: dict[str, Any]) -> None:
+    """Totals with the unsettled scores at 1 and at 5: what they can do to the winner."""
+    b = (f.get("robustness") or {}).get("bounds")
+    if not b or not b.get("best"):
+        return
+    rows = [
+        [
+            o,
+            fmt.num(b["worst"][o], 0),
+            fmt.num(b["best"][o], 0),
+            _("leads")
+            if o == b.get("winner")
+            else _("can reach the leader")
+            if o in b.get("contenders", [])
+            else "-",
+        ]
+        for o in sorted(b["best"], key=lambda o: -b["best"][o])
     ]
     section.tables.append(
-        Table(_("Robustness of the winner", lang), [_("test", lang), _("result", lang)], rows)
+        Table(
+            _("Unsettled scores at their bounds: every assumption and rehearsal at 1 and at 5"),
+            [_("option"), _("total, all at 1"), _("total, all at 5"), _("against the leader")],
+            rows,
+            verbatim=frozenset({0}),
+        )
+    )
+    flips = b.get("flips") or []
+    if flips:
+        section.tables.append(
+            Table(
+                _("Unsettled scores that alone change the winner"),
+                [_("option"), _("criterion"), _("source"), _("score"), _("at")],
+                [
+                    [
+                        x["option"],
+                        criterion(x["criterion"]),
+                        _word(SOURCE_NAMES, x["source"]),
+                        str(x["score"]),
+                        str(x["extreme"]),
+                    ]
+                    for x in flips
+                ],
+                verbatim=frozenset({0}),
+            )
+        )
+
+
+def _flip_text(flip: Mapping[str, Any] | None) -> str:
+    if flip is None:
+        return "-"
+    return _("{criterion} {old} -> {new}: {winner}").format(
+        criterion=criterion(str(flip["criterion"])),
+        old=flip["from_weight"],
+        new=flip["new_weight"],
+        winner=flip["new_winner"] or _("tie"),
+    )
+
+
+def _robustness(section: Section, f: dict[str, Any]) -> None:
+    r = f["robustness"]
+    shares = [
+        (_("+-1 around the team's weights"), r["winner_share_pm1"]),
+        (_("whole 1..5 grid"), r["winner_share_grid"]),
+        (_("Dirichlet around the weights"), r["winner_share_dirichlet"]),
+    ]
+    if r["winner"] is not None and all(v is not None for _k, v in shares):
+        title = _("Share of weight vectors in which the winner stays the winner")
+        section.charts.append(Chart(title, robustness_chart(shares, title)))
+    reversals = "; ".join(
+        f"{x['below']} > {x['above']} ({fmt.pct0(x['share_reversed'])})"
+        for x in r["rank_reversals"]
+    )
+    rows = [[label, "-" if v is None else fmt.pct(v)] for label, v in shares] + [
+        [_("smallest change that flips the winner"), _flip_text(r["flip"])],
+        [_("rank reversals among the rest (+-1)"), reversals or "-"],
+    ]
+    section.tables.append(
+        Table(_("Robustness of the winner to the weights"), [_("test"), _("result")], rows)
     )
 
 
@@ -235,30 +335,22 @@ def robustness_chart(shares: list[tuple[str, float | None]], title: str) -> str:
     for i, v in enumerate(values):
         ax.text(min(v + 1, 92), i, f"{v:.0f} %", va="center", fontsize=8)
     ax.set_title(title, loc="left")
-    return _svg(fig, title)
+    return figure_svg(fig, title)
 
 
-def _conditions_table(section: Section, f: dict[str, Any], lang: Language) -> None:
-    state = {"true": _("true", lang), "false": _("false", lang), "unknown": _("unknown", lang)}
+def _conditions_table(section: Section, f: dict[str, Any]) -> None:
     section.tables.append(
         Table(
-            _("Conditions for dedicated (D1) and managed (D2)", lang),
-            [
-                _("group", lang),
-                _("condition", lang),
-                _("option", lang),
-                _("state", lang),
-                _("evidence", lang),
-                _("why", lang),
-            ],
+            _("Conditions for dedicated (D1) and managed (D2)"),
+            [_("group"), _("condition"), _("option"), _("state"), _("evidence"), _("why")],
             [
                 [
                     c["group"],
-                    _say(c, "text", lang),
+                    _said(c, "text"),
                     c["option"] or "-",
-                    state[c["state"]],
+                    _word(CONDITION_STATES, c["state"]),
                     ", ".join(c["evidence"]) or "-",
-                    _say(c, "why", lang),
+                    _said(c, "why"),
                 ]
                 for c in f["conditions"]
             ],
@@ -267,11 +359,11 @@ def _conditions_table(section: Section, f: dict[str, Any], lang: Language) -> No
     )
 
 
-def sites_text(sites: list[Mapping[str, Any]], lang: Language) -> str:
-    """An option's sites: "storage/processing: KZ Almaty (provider); ..." in `lang`."""
+def sites_text(sites: list[Mapping[str, Any]]) -> str:
+    """An option's sites: "storage/processing: KZ Almaty (provider); ..."."""
     return "; ".join(
         "{roles}: {country} {region} ({provider})".format(
-            roles="/".join(_word(ROLES, r, lang) for r in s["roles"]),
+            roles="/".join(_word(ROLES, r) for r in s["roles"]),
             country=s["country"],
             region=s["region"],
             provider=s["provider"],
@@ -280,41 +372,41 @@ def sites_text(sites: list[Mapping[str, Any]], lang: Language) -> str:
     )
 
 
-def move_out_text(move: Mapping[str, Any], lang: Language) -> str:
+def move_out_text(move: Mapping[str, Any]) -> str:
     """Time to move one run out at the measured throughput, in a unit that reads (seconds,
     minutes or hours), or "-" when not measured."""
     if move.get("hours") is None or not move.get("gbps"):
         return "-"
     seconds = float(move["hours"]) * 3600
     if seconds < 0.001:
-        took = _("under {n} s", lang).format(n=fmt(0.001, lang))
+        took = _("under {n} s").format(n=fmt.fmt(0.001))
     elif seconds < 60:
-        took = _("{n} s", lang).format(n=fmt(round(seconds, 3), lang))
+        took = _("{n} s").format(n=fmt.fmt(round(seconds, 3)))
     elif seconds < 3600:
-        took = _("{n} min", lang).format(n=fmt(round(seconds / 60, 1), lang))
+        took = _("{n} min").format(n=fmt.fmt(round(seconds / 60, 1)))
     else:
-        took = _("{n} h", lang).format(n=fmt(round(seconds / 3600, 1), lang))
-    return _("{time} at {gbps} GB/s", lang).format(time=took, gbps=fmt(float(move["gbps"]), lang))
+        took = _("{n} h").format(n=fmt.fmt(round(seconds / 3600, 1)))
+    return _("{time} at {gbps} GB/s").format(time=took, gbps=fmt.fmt(float(move["gbps"])))
 
 
-def shrink_text(shrink: Mapping[str, Any], lang: Language) -> str:
+def shrink_text(shrink: Mapping[str, Any]) -> str:
     """Cost and days to shrink a pool, or "-" for an option with nothing priced."""
     if not shrink:
         return "-"
-    return _("{cost} {currency}, {days} d", lang).format(
-        cost=money(None if shrink.get("cost") is None else str(shrink["cost"]), 0, lang),
+    return _("{cost} {currency}, {days} d").format(
+        cost=fmt.money(None if shrink.get("cost") is None else str(shrink["cost"])),
         currency=shrink.get("currency") or "",
-        days=fmt(float(shrink.get("days") or 0), lang),
+        days=fmt.fmt(float(shrink.get("days") or 0)),
     )
 
 
-def _sites_and_reversibility(section: Section, f: dict[str, Any], lang: Language) -> None:
+def _sites_and_reversibility(section: Section, f: dict[str, Any]) -> None:
     section.tables.append(
         Table(
-            _("Where each option keeps and processes data", lang),
-            [_("option", lang), _("kind", lang), _("sites", lang)],
+            _("Where each option keeps and processes data"),
+            [_("option"), _("kind"), _("sites")],
             [
-                [o["id"], _word(KINDS, o["kind"], lang), sites_text(o["sites"], lang) or "-"]
+                [o["id"], _word(KINDS, o["kind"]), sites_text(o["sites"]) or "-"]
                 for o in f["options"]
             ],
             verbatim=frozenset({0}),
@@ -324,27 +416,26 @@ def _sites_and_reversibility(section: Section, f: dict[str, Any], lang: Language
     for r in f["reversibility"]:
         move = r["move_out"]
         shrink = r.get("shrink") or {}
-        how = say(str(shrink.get("how") or ""), shrink.get("how_message"), lang, ("cost",))
         rows.append(
             [
                 r["option"],
-                move_out_text(move, lang),
-                _say(move, "basis", lang),
+                move_out_text(move),
+                _said(move, "basis"),
                 "; ".join(r.get("manual_actions") or []) or "-",
-                shrink_text(shrink, lang),
-                how if shrink.get("how") else "-",
+                shrink_text(shrink),
+                _said(shrink, "how") or "-",
             ]
         )
     section.tables.append(
         Table(
-            _("Reversibility (V1, V2)", lang),
+            _("Reversibility (V1, V2)"),
             [
-                _("option", lang),
-                _("move one run out", lang),
-                _("basis", lang),
-                _("manual steps", lang),
-                _("cost and days to shrink", lang),
-                _("how", lang),
+                _("option"),
+                _("move one run out"),
+                _("basis"),
+                _("manual steps"),
+                _("cost and days to shrink"),
+                _("how"),
             ],
             rows,
             verbatim=frozenset({0}),
@@ -352,26 +443,26 @@ def _sites_and_reversibility(section: Section, f: dict[str, Any], lang: Language
     )
 
 
-def hybrid_section(section: Section, lang: Language) -> None:
+def hybrid_section(section: Section) -> None:
     """Fill the report section of a "hybrid" evidence record (SPEC H1-H3)."""
-    section.title = _("Hybrid: one system across two contours", lang)
+    section.title = _("Hybrid: one system across two contours")
     for h in section.record.figures.get("hybrids", []):
         b = h["boundary"]
         section.tables.append(
             Table(
                 f"{h['option']}: {' + '.join(h['contours'])}",
-                [_("finding", lang), _("detail", lang)],
+                [_("finding"), _("detail")],
                 [
-                    [f["id"], render_message(f["message"], lang) if "message" in f else f["detail"]]
+                    [f["id"], render(f["message"]) if is_message(f.get("message")) else f["detail"]]
                     for f in h["findings"]
                 ]
-                or [[_("none", lang), _("the contours agree", lang)]],
+                or [[_("none"), _("the contours agree")]],
             )
         )
         section.tables.append(
             Table(
-                _("Boundary (H1)", lang),
-                [_("what crosses", lang), _("approved by", lang)],
+                _("Boundary (H1)"),
+                [_("what crosses"), _("approved by")],
                 [[", ".join(b["crosses"]) or "-", b["approved_by"] or "-"]],
             )
         )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpudecide.decision.context import RuleContext
-from gpudecide.report.i18n import message, render_message
+from gpudecide.message import english, message
 
 
 def _signif(value: float, digits: int = 2) -> float:
@@ -51,7 +51,7 @@ def for_option(ctx: RuleContext, option: str) -> dict[str, Any]:
             "bytes": size,
             "gbps": _signif(float(gbps)),
             "hours": _signif(seconds / 3600),
-            "basis": render_message(basis, "en"),
+            "basis": english(basis),
             "basis_message": basis,
         }
     else:
@@ -60,7 +60,7 @@ def for_option(ctx: RuleContext, option: str) -> dict[str, Any]:
             "bytes": size,
             "gbps": None,
             "hours": None,
-            "basis": render_message(basis, "en"),
+            "basis": english(basis),
             "basis_message": basis,
         }
     return out

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gpudecide.decision.model import Message
-from gpudecide.report.i18n import N_, message, render_message
+from gpudecide.i18n import N_
+from gpudecide.message import Message, english, message
 
 GRID_LIMIT = 20_000  # more vectors than this in the 1..5 grid: sample this many instead
 DIRICHLET_SAMPLES = 4_000
@@ -129,7 +129,7 @@ def analyse(
         only = names[0] if names else None
         alone = message("decision", "one option passes")
         return Robustness(
-            only, None, None, None, 0, 0, False, None, [], render_message(alone, "en"), alone
+            only, None, None, None, 0, 0, False, None, [], english(alone), alone
         )
     s = np.array([[scores[o][c] for c in criteria] for o in names], dtype=np.float64)
     w = [weights[c] for c in criteria]
@@ -156,7 +156,7 @@ def analyse(
         sampled,
         flip,
         reversals,
-        render_message(verdict, "en"),
+        english(verdict),
         verdict,
     )
 
