@@ -199,9 +199,7 @@ def test_unchecked_reads_as_not_checked(tmp_path: Path) -> None:
 
 def test_a_managed_export_is_verified_by_the_vendors_own_export(tmp_path: Path) -> None:
     ws = make_ws(tmp_path)
-    local = record(
-        "export_test", {"option": "man", "verdict": "pass", "executor": "local"}, "pass"
-    )
+    local = record("export_test", {"option": "man", "verdict": "pass", "executor": "local"}, "pass")
     received = record(
         "export_test",
         {"option": "man", "verdict": "pass", "executor": "local", "from_export": "exports/v7"},
@@ -333,3 +331,129 @@ def test_a_hostile_record_cannot_make_an_unverified_option_decided(
     result = assess(ws, [forged])
     assert result.status != "decided"
     assert _states(result, "man")["export_proven"] != "verified"
+
+
+# --- contradictions: a class each, with its twin ------------------------------------------
+
+
+def _isolation(rows: dict[str, dict[str, str]], requires: list[str]) -> ev.Evidence:
+    """An isolation record: per option, boundary -> status (and `keys_custody`)."""
+    return record(
+        "isolation",
+        {
+            "assets": [{"id": "pd", "closed": True, "threats": [{"requires": requires}]}],
+            "options": [
+                {
+                    "option": o,
+                    "answered": True,
+                    "stopped": False,
+                    "findings": [],
+                    "boundaries": [
+                        {"boundary": b, "status": st, "custody": bs.get("keys_custody")}
+                        for b, st in bs.items()
+                        if b != "keys_custody"
+                    ],
+                }
+                for o, bs in rows.items()
+            ],
+        },
+    )
+
+
+def _ids(result: Any) -> set[tuple[str, str]]:
+    return {(c.option, c.id) for c in result.contradictions}
+
+
+def test_keys_the_vendor_holds_contradict_a_team_only_policy(tmp_path: Path) -> None:
+    ws = make_ws(tmp_path)
+    policy = record("audit", {"option": "man", "hazards": [], "retention": {"key_custody": "team"}})
+    iso = _isolation(
+        {
+            "own": {"keys": "evidenced", "keys_custody": "team"},
+            "man": {"keys": "evidenced", "keys_custody": "provider"},
+        },
+        ["keys"],
+    )
+    assert _ids(assess(ws, [policy, iso])) == {("man", "key_custody")}
+    # The twin: a policy that lets the provider hold keys contradicts nothing.
+    shared = record(
+        "audit", {"option": "man", "hazards": [], "retention": {"key_custody": "provider"}}
+    )
+    assert _ids(assess(ws, [shared, iso])) == set()
+
+
+def test_an_isolation_score_on_claims_is_a_contradiction(tmp_path: Path) -> None:
+    ws = make_ws(tmp_path)
+    ws.config.matrix.criteria.append(
+        ws.config.matrix.criteria[0].model_copy(update={"id": "isolation"})
+    )
+    scores = [
+        {
+            "option": "own",
+            "criterion": "isolation",
+            "score": 5,
+            "source": "override",
+            "justification": "we trust it",
+        },
+    ]
+    from gpudecide.decision.schema import ScoreEntry
+
+    ws.config.matrix.scores = [ScoreEntry.model_validate(s) for s in scores]
+    claimed = _isolation({"own": {"keys": "claimed", "logs": "evidenced"}}, ["keys"])
+    assert ("own", "isolation_scored_on_claims") in _ids(assess(ws, [claimed]))
+    # Twins: the same claim on a boundary the threat model does not require, or evidenced.
+    unrequired = _isolation({"own": {"keys": "claimed", "logs": "evidenced"}}, ["logs"])
+    assert ("own", "isolation_scored_on_claims") not in _ids(assess(ws, [unrequired]))
+    evidenced = _isolation({"own": {"keys": "evidenced"}}, ["keys"])
+    assert ("own", "isolation_scored_on_claims") not in _ids(assess(ws, [evidenced]))
+
+
+def test_a_hybrid_is_no_better_isolated_than_the_contour_its_data_runs_on(
+    tmp_path: Path,
+) -> None:
+    options = [*OPTIONS, {"id": "hyb", "kind": "hybrid", "contours": ["own", "man"]}]
+    ws = make_ws(tmp_path, options)
+    reused = _isolation(
+        {"own": {"keys": "evidenced"}, "man": {"keys": "claimed"}, "hyb": {"keys": "evidenced"}},
+        ["keys"],
+    )
+    assert ("hyb", "hybrid_stronger_than_contour") in _ids(assess(ws, [reused]))
+    # Placed only on its own pool (residency placement): its answers may be the pool's.
+    placed = record(
+        "residency",
+        {
+            "options": [
+                {
+                    "option": "hyb",
+                    "stopped": False,
+                    "findings": [],
+                    "assets": [{"asset": "pd", "placement": ["own"]}],
+                }
+            ]
+        },
+    )
+    assert ("hyb", "hybrid_stronger_than_contour") not in _ids(assess(ws, [reused, placed]))
+    honest = _isolation(
+        {"own": {"keys": "evidenced"}, "man": {"keys": "claimed"}, "hyb": {"keys": "claimed"}},
+        ["keys"],
+    )
+    assert ("hyb", "hybrid_stronger_than_contour") not in _ids(assess(ws, [honest]))
+
+
+def test_a_contradiction_on_the_leader_keeps_it_provisional(tmp_path: Path) -> None:
+    ws = make_ws(tmp_path)
+    records = own_evidence()
+    policy = record(
+        "audit",
+        {"option": "own", "hazards": [], "resumable": True, "retention": {"key_custody": "team"}},
+    )
+    iso = _isolation(
+        {"own": {"keys": "evidenced", "keys_custody": "provider"}, "man": {"keys": "evidenced"}},
+        ["keys"],
+    )
+    result = assess(
+        ws, [*[r for r in records if r.kind not in ("audit", "isolation")], policy, iso]
+    )
+    assert ("own", "key_custody") in _ids(result)
+    assert result.status == "provisional"
+    assert any("key_custody" in a.command for a in result.next_actions)

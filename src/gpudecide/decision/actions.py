@@ -13,6 +13,7 @@ from typing import Any
 
 from gpudecide.decision.bounds import Bounds
 from gpudecide.decision.context import RuleContext
+from gpudecide.decision.contradictions import Contradiction
 from gpudecide.decision.coverage import CoverageItem, unverified
 from gpudecide.decision.freshness import Unfit
 from gpudecide.decision.matrix import Cell
@@ -48,6 +49,14 @@ STATE_NAMES = {
     "claimed": N_("claimed"),
     "not_checked": N_("not checked"),
     "failed": N_("failed"),
+}
+
+
+# Where each kind of contradiction is resolved.
+CONTRADICTION_FILES = {
+    "key_custody": "retention.yaml key_custody / isolation.yaml keys custody",
+    "isolation_scored_on_claims": "isolation.yaml proof",
+    "hybrid_stronger_than_contour": "isolation.yaml (the hybrid's answers)",
 }
 
 
@@ -112,10 +121,12 @@ def next_actions(
     cells: dict[str, dict[str, Cell]],
     limits: Bounds,
     stale: list[Unfit],
+    disputed: list[Contradiction],
 ) -> list[Action]:
     """The actions that would settle a provisional decision, most urgent first, each
     command and option once."""
     out: list[Action] = [Action(u.command, u.option, u.why) for u in stale]
+    out += [Action(CONTRADICTION_FILES.get(c.id, "-"), c.option, c.why) for c in disputed]
     if leader is not None:
         out += [_item_action(leader, i) for i in unverified(covered.get(leader, []))]
     cells_named = [*limits.flips, *(c for group in limits.together.values() for c in group)]

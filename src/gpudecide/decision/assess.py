@@ -27,6 +27,7 @@ from gpudecide.decision.actions import Action, next_actions
 from gpudecide.decision.bounds import UNSETTLED, Bounds, bounds
 from gpudecide.decision.context import RuleContext, standing
 from gpudecide.decision.contour import RUN_KINDS
+from gpudecide.decision.contradictions import Contradiction, contradictions
 from gpudecide.decision.freshness import Unfit, unfit
 from gpudecide.errors import InputError
 from gpudecide.findings import StopFactor, Suggestion
@@ -61,6 +62,7 @@ class Assessment:
     conditions: list[dict[str, Any]]
     reversibility: list[dict[str, Any]]
     next_actions: list[Action] = field(default_factory=list)
+    contradictions: list[Contradiction] = field(default_factory=list)
     stale: list[Unfit] = field(default_factory=list)
     cites: list[dict[str, str]] = field(default_factory=list)
     # The summary as a message, said in the reader's language (report, terminal).
@@ -96,6 +98,7 @@ class Assessment:
                 "leading": self.leading,
                 "summary": self.summary,
                 "next_actions": [a.as_dict() for a in self.next_actions],
+                "contradictions": [c.as_dict() for c in self.contradictions],
                 "stale": [u.as_dict() for u in self.stale],
             },
             "options": self.options,
@@ -191,6 +194,7 @@ def _head(
     limits: Bounds,
     unverified: int,
     stale: int,
+    disputed: int,
 ) -> Message:
     """The answer, as the evidence supports it."""
     if status == "decided" and leader is not None:
@@ -220,6 +224,15 @@ def _head(
                     "reach",
                     total=f"{limits.winner_worst or 0:.0f}",
                     rivals=", ".join(limits.contenders),
+                )
+            )
+        if disputed:
+            why.append(
+                nmessage(
+                    "decision",
+                    "{n} contradiction in its inputs",
+                    "{n} contradictions in its inputs",
+                    n=disputed,
                 )
             )
         if stale:
@@ -325,13 +338,17 @@ def assess(
     covered = {o.id: coverage.coverage(ctx, o) for o in ctx.options}
     limits = bounds({o: cells[o] for o in passing}, weights, leader)
     open_items = coverage.unverified(covered[leader]) if leader else []
+    disputes = contradictions(ctx, cells)
+    leader_decl = ctx.option(leader) if leader else None
+    concerning = {leader, *(leader_decl.contours if leader_decl else [])}
+    disputed = [c for c in disputes if c.option in concerning]
     status: Status = (
         "no_option_passes"
         if not groups
         else "tie"
         if leader is None
         else "decided"
-        if limits.settled and not open_items and not refused
+        if limits.settled and not open_items and not refused and not disputed
         else "provisional"
     )
     robust = robustness.analyse(
@@ -349,10 +366,14 @@ def assess(
     assumed = sum(1 for o in compared for c in weights if cells[o][c].source == "assumption")
     rehearsed = sum(1 for o in compared for c in weights if cells[o][c].source == "rehearsal")
     ranks = {o: i + 1 for i, g in enumerate(groups) for o in g}
-    head = _head(status, leader, totals, verdict, limits, len(open_items), len(refused))
+    head = _head(
+        status, leader, totals, verdict, limits, len(open_items), len(refused), len(disputed)
+    )
     summary = _summary(head, stops, assumed, rehearsed)
     actions = (
-        next_actions(ctx, leader, covered, cells, limits, refused) if status != "decided" else []
+        next_actions(ctx, leader, covered, cells, limits, refused, disputed)
+        if status != "decided"
+        else []
     )
     return Assessment(
         status=status,
@@ -369,6 +390,7 @@ def assess(
         conditions=[c.as_dict() for c in conditions.dedicated(ctx) + conditions.managed(ctx)],
         reversibility=[reversibility.for_option(ctx, o) for o in ctx.ids()],
         next_actions=actions,
+        contradictions=disputes,
         stale=refused,
         cites=[
             {"id": r.id, "kind": r.kind, "identity_sha256": r.identity_sha256()}

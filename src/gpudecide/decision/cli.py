@@ -69,6 +69,14 @@ def print_assessment(result: Assessment) -> None:
         _("robustness: {verdict}").format(verdict=_said(result.robustness, "verdict")),
         markup=False,
     )
+    for found in result.contradictions:
+        out.print(
+            "  "
+            + _("contradiction {option}: {id}: {why}").format(
+                option=found.option, id=found.id, why=render(found.why)
+            ),
+            markup=False,
+        )
     leader = next((o for o in result.options if o["id"] == result.leading), None)
     if leader is not None:
         for item in leader["coverage"]:

@@ -99,6 +99,7 @@ def decision_section(section: Section) -> None:
     _status_table(section, f)
     _coverage_table(section, f)
     _actions_table(section, f)
+    _contradictions_table(section, f)
     _stop_table(section, f)
     _matrix_tables(section, f)
     _bounds_table(section, f)
@@ -171,6 +172,20 @@ def _actions_table(section: Section, f: dict[str, Any]) -> None:
             [_("command"), _("option"), _("what it settles")],
             [[a["command"], a["option"] or "-", render(a["settles"])] for a in actions],
             verbatim=frozenset({0, 1}),
+        )
+    )
+
+
+def _contradictions_table(section: Section, f: dict[str, Any]) -> None:
+    found = f["decision"].get("contradictions") or []
+    if not found:
+        return
+    section.tables.append(
+        Table(
+            _("Contradictions: inputs that cannot both be true"),
+            [_("option"), _("contradiction"), _("why"), _("evidence")],
+            [[c["option"], c["id"], render(c["why"]), ", ".join(c["evidence"])] for c in found],
+            verbatim=frozenset({0, 1, 3}),
         )
     )
 
