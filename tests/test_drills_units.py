@@ -1,10 +1,9 @@
-"""Drills' pieces without a training job: rules, restarts from zero, journal, inputs, report."""
+"""Drills' pieces without a training job: rules, journal, inputs, report."""
 
 from __future__ import annotations
 
 import json
 import os
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +14,13 @@ from typer.testing import CliRunner
 from gpudecide import evidence as ev
 from gpudecide import workspace
 from gpudecide.decision.model import StopFactor, Suggestion
-from gpudecide.drills import checkpoint_corrupt, disk_full, report, restarts, rules, storage_revoked
+from gpudecide.drills import checkpoint_corrupt, disk_full, report, rules, storage_revoked
 from gpudecide.drills.cli import register
 from gpudecide.drills.faults import FaultUnsupported, SmallFilesystem
 from gpudecide.drills.journal import Journal, always
 from gpudecide.drills.runner import DrillContext
 from gpudecide.jobs.load import load_logs
-from gpudecide.jobs.schema import attempts_table
+from gpudecide.queue import restarts
 from gpudecide.report.model import Section
 
 DEMO_LOG = Path(__file__).parents[1] / "src" / "gpudecide" / "jobs" / "demo_data" / "sacct-8w.txt"
@@ -101,77 +100,6 @@ def test_rules_read_the_whole_game_day_from_the_newest_record() -> None:
 
 def test_no_option_no_findings() -> None:
     assert rules.rules(_drill_record(option=None)) == []
-
-
-# --- restarts from zero in the team's logs ---
-
-
-def test_demo_log_flags_the_node_fail_restart_from_zero() -> None:
-    log = load_logs([DEMO_LOG], tz="Asia/Almaty")
-    found = restarts.restarts_from_zero(log.attempts)
-    zero = [e for e in found["restarts"] if e["verdict"] == "restarted_from_zero"]
-    assert [e["job_id"] for e in zero] == ["41874"]
-    e = zero[0]
-    assert e["state"] == "node_fail" and e["rerun_job_id"] == "41875"
-    assert e["lost_attempt_s"] == 22 * 3600 + 10 * 60 and e["rerun_s"] == 27 * 3600 + 40 * 60
-    assert e["gpu_hours_lost"] == pytest.approx(8 * (22 + 10 / 60), abs=0.01)
-    assert e["checkpoint_known"] is False
-    by_job = {x["job_id"]: x["verdict"] for x in found["restarts"]}
-    assert by_job["41909"] == "resumed"  # the timeout whose re-run took 9 h 50 min
-    assert by_job["41892"] == "unclear"  # preempted after 6 h of a 24 h run
-    assert found["from_zero"] == 1 and "177.3 GPU-hours lost" in found["findings"][0]
-
-
-def _attempt(job: str, attempt: int, state: str, start_h: float, hours: float,
-             **extra: Any) -> dict[str, Any]:  # fmt: skip
-    t0 = datetime(2026, 6, 1, tzinfo=UTC)
-    start = t0 + timedelta(hours=start_h)
-    row = {
-        "job_id": job,
-        "attempt": attempt,
-        "name": "ft-x",
-        "user": "u",
-        "gpu_count": 8,
-        "state": state,
-        "submit": start,
-        "start": start,
-        "end": start + timedelta(hours=hours),
-    }
-    row.update(extra)
-    return row
-
-
-def test_reference_run_decides_and_its_boundary() -> None:
-    """A clean 20 h run is the reference: a 17 h re-run (85 %) is from zero, 16.9 h is not."""
-    for rerun, verdict in ((17.0, "restarted_from_zero"), (16.9, "resumed")):
-        rows = [
-            _attempt("1", 1, "completed", 0, 20),
-            _attempt("2", 1, "node_fail", 30, 10),
-            _attempt("3", 1, "completed", 41, rerun),
-        ]
-        found = restarts.restarts_from_zero(attempts_table(rows, "t"))
-        assert [e["verdict"] for e in found["restarts"]] == [verdict]
-        assert found["restarts"][0]["reference_full_run_s"] == 20 * 3600
-
-
-def test_known_checkpoint_gives_the_loss_since_it() -> None:
-    ckpt = datetime(2026, 6, 1, tzinfo=UTC) + timedelta(hours=8)
-    rows = [
-        _attempt("2", 1, "preempted", 0, 10, last_checkpoint=ckpt),
-        _attempt("2", 2, "completed", 11, 4),
-    ]
-    e = restarts.restarts_from_zero(attempts_table(rows, "t"))["restarts"][0]
-    assert e["verdict"] == "resumed" and e["checkpoint_known"] is True
-    assert e["gpu_hours_lost"] == 16.0 and e["checkpoint_age_at_loss_s"] == 7200
-
-
-def test_a_rerun_outside_the_window_or_another_name_is_not_a_restart() -> None:
-    rows = [
-        _attempt("2", 1, "timeout", 0, 10),
-        _attempt("3", 1, "completed", 200, 12),
-        _attempt("4", 1, "completed", 11, 12, name="eval-x"),
-    ]
-    assert restarts.restarts_from_zero(attempts_table(rows, "t"))["restarts"] == []
 
 
 # --- journal ---

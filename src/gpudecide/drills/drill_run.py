@@ -28,12 +28,12 @@ from gpudecide.drills import (
 )
 from gpudecide.drills.launch import drill_zygote
 from gpudecide.drills.names import DRILLS
-from gpudecide.drills.restarts import restarts_from_zero
 from gpudecide.drills.runner import DrillContext, DrillResult
 from gpudecide.errors import InputError
 from gpudecide.inputs import load_yaml_model
 from gpudecide.jobs.cli import workspace_logs
 from gpudecide.options import require_known
+from gpudecide.queue.restarts import restarts_from_zero
 
 CONFIG_NAME = "drills.yaml"
 RUNNERS: dict[str, Callable[[DrillContext], DrillResult]] = {

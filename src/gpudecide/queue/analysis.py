@@ -10,15 +10,18 @@ import numpy as np
 import pyarrow as pa
 
 from gpudecide import evidence as ev
-from gpudecide.drills.restarts import restarts_from_zero
 from gpudecide.errors import InputError
 from gpudecide.jobs.classify import ClassifyConfig, jobs_table
-from gpudecide.jobs.figures import reconciliation, reconciliation_line, rounded
+from gpudecide.jobs.figures import reconciliation, reconciliation_message, rounded
 from gpudecide.jobs.load import JobLog, log_span
+from gpudecide.jobs.profile import skipped_figures
 from gpudecide.jsonio import utc_iso
+from gpudecide.message import Message, english, message, nmessage, record_texts, render
 from gpudecide.queue import chains as chain_mod
 from gpudecide.queue import lifecycle, preemption, replay
-from gpudecide.queue.slo import SLO, SLOFile, evaluate
+from gpudecide.queue.restarts import restarts_from_zero
+from gpudecide.queue.slo import SLO, SLOFile, evaluate, why_message
+from gpudecide.queue.words import VERDICTS, WINDOWS, word_message
 
 # Evidence keeps every job up to this many; beyond, the longest waits (the CLI prints all).
 EVIDENCE_JOBS_MAX = 5000
@@ -99,7 +102,7 @@ def analyse_queue(log: JobLog, options: QueueOptions | None = None) -> dict[str,
         "slo_verdicts": {s["name"]: s["verdict"] for s in slos},
         "source_notes": list(log.notes),
     }
-    return {
+    figures: dict[str, Any] = {
         "jobs": per_job,
         "summary": summary,
         "phases": lifecycle.phase_summary(lc),
@@ -112,44 +115,147 @@ def analyse_queue(log: JobLog, options: QueueOptions | None = None) -> dict[str,
             log.attempts, window_hours=opts.classify.restart_window_hours
         ),
         "chains": chain_mod.chains(lc, opts.chain_pattern),
-        "skipped_rows": len(log.bad_rows),
-        "skipped": [
-            {"path": b.path, "line": b.line, "field": b.field, "reason": b.reason}
-            for b in log.bad_rows[:50]
-        ],
-        "duplicate_rows_dropped": log.duplicate_rows,
+        **skipped_figures(log),
     }
+    texts = record_texts(queue_summary_message(figures), _queue_notes(figures, log.note_messages))
+    figures["messages"] = texts.messages
+    return figures
 
 
-def _slo_phrase(slo: dict[str, Any]) -> str:
-    """`SLO urgent: inconclusive (3.1 %, 95 % CI 0.9-10.4 % vs 10 % allowed; leans pass)`."""
+def _minutes(seconds: float | None) -> Message:
+    if seconds is None:
+        return message("queue", "n/a")
+    return message("queue", "{n:.0f} min", n=seconds / 60)
+
+
+def _slo_phrase(slo: dict[str, Any]) -> Message:
+    """`SLO urgent: inconclusive (3.1%, 95% CI 0.9%-10.4% vs 10% allowed; leans pass)`."""
+    verdict = word_message(VERDICTS, str(slo["verdict"]))
     if slo["violation_share"] is None:
-        return f"SLO {slo['name']}: {slo['verdict']}"
+        return message("queue", "SLO {name}: {verdict}", name=slo["name"], verdict=verdict)
     lo, hi = slo["ci95"]
-    text = (
-        f"SLO {slo['name']}: {slo['verdict']} ({slo['violation_share']:.1%}, 95% CI "
-        f"{lo:.1%}-{hi:.1%} vs {slo['allowed_violation_share']:.0%} allowed"
-    )
-    if slo["verdict"] == "inconclusive":
-        more = slo.get("more_jobs_to_settle")
-        text += f"; leans {slo['point_estimate']}" + (
-            f", ~{more} more jobs would settle it" if more else ""
+    args = {
+        "name": slo["name"],
+        "verdict": verdict,
+        "share": slo["violation_share"],
+        "lo": lo,
+        "hi": hi,
+        "allowed": slo["allowed_violation_share"],
+    }
+    if slo["verdict"] != "inconclusive":
+        return message(
+            "queue",
+            "SLO {name}: {verdict} ({share:.1%}, 95% CI {lo:.1%}-{hi:.1%} vs {allowed:.0%} "
+            "allowed)",
+            **args,
         )
-    return text + ")"
+    lean = word_message(VERDICTS, str(slo["point_estimate"]))
+    more = slo.get("more_jobs_to_settle")
+    if more:
+        return nmessage(
+            "queue",
+            "SLO {name}: {verdict} ({share:.1%}, 95% CI {lo:.1%}-{hi:.1%} vs {allowed:.0%} "
+            "allowed; leans {lean}, ~{more} more jobs would settle it)",
+            "SLO {name}: {verdict} ({share:.1%}, 95% CI {lo:.1%}-{hi:.1%} vs {allowed:.0%} "
+            "allowed; leans {lean}, ~{more} more jobs would settle it)",
+            count="more",
+            lean=lean,
+            more=more,
+            **args,
+        )
+    return message(
+        "queue",
+        "SLO {name}: {verdict} ({share:.1%}, 95% CI {lo:.1%}-{hi:.1%} vs {allowed:.0%} "
+        "allowed; leans {lean})",
+        lean=lean,
+        **args,
+    )
+
+
+def queue_summary_message(f: dict[str, Any]) -> Message:
+    """The queue record's summary: jobs, queue wait p50/p90, phases that cannot be told
+    apart, and each SLO's verdict (Q1-Q3)."""
+    s = f["summary"]
+    q = f["phases"]["queue_wait"]
+    return message(
+        "queue",
+        "{jobs}; queue wait p50 {p50}, p90 {p90} {measured}; {indistinct}; {slo}",
+        jobs=nmessage("queue", "{n} jobs", "{n} jobs", n=s["jobs"]),
+        p50=_minutes(q["p50"]),
+        p90=_minutes(q["p90"]),
+        measured=nmessage(
+            "queue", "over {n} measured", "over {n} measured", n=s["queue_wait_measured"]
+        ),
+        indistinct=nmessage(
+            "queue",
+            "{n} with phases that cannot be told apart",
+            "{n} with phases that cannot be told apart",
+            n=s["ambiguity"]["phases_indistinct"],
+        ),
+        slo=[_slo_phrase(x) for x in f["slo"]] or message("queue", "no SLO given"),
+    )
 
 
 def queue_summary_line(f: dict[str, Any]) -> str:
-    """One sentence for people."""
-    s = f["summary"]
-    q = f["phases"]["queue_wait"]
-    slo = "; ".join(_slo_phrase(x) for x in f["slo"]) or "no SLO given"
-    p50 = "n/a" if q["p50"] is None else f"{q['p50'] / 60:.0f} min"
-    p90 = "n/a" if q["p90"] is None else f"{q['p90'] / 60:.0f} min"
-    return (
-        f"{s['jobs']} jobs; queue wait p50 {p50}, p90 {p90} over {s['queue_wait_measured']} "
-        f"measured; {s['ambiguity']['phases_indistinct']} with phases that cannot be told apart; "
-        f"{slo}"
-    )
+    """The queue figures' summary in one sentence, in the reader's language."""
+    return render(queue_summary_message(f))
+
+
+def _queue_notes(f: dict[str, Any], sources: list[Message]) -> list[Message]:
+    """What a reader of the queue figures must know: a cut job list, phases that cannot be
+    told apart (Q1), the preemption findings (Q4), the reconciliation, skipped rows, why an
+    SLO is inconclusive (Q3) and the notes of the log's sources."""
+    notes: list[Message] = []
+    if len(f["jobs"]) > EVIDENCE_JOBS_MAX:
+        notes.append(
+            nmessage(
+                "queue",
+                "per-job list cut to the {n} longest waits of {total} jobs",
+                "per-job list cut to the {n} longest waits of {total} jobs",
+                n=EVIDENCE_JOBS_MAX,
+                total=len(f["jobs"]),
+            )
+        )
+    amb = f["summary"]["ambiguity"]
+    if amb["without_first_step_time"]:
+        notes.append(
+            nmessage(
+                "queue",
+                "{n} started job(s) have no first-step time: preparation cannot be told from "
+                "training (Q1)",
+                "{n} started job(s) have no first-step time: preparation cannot be told from "
+                "training (Q1)",
+                n=amb["without_first_step_time"],
+            )
+        )
+    if amb["without_eligible_time"]:
+        notes.append(
+            nmessage(
+                "queue",
+                "{n} job(s) have no eligible time: their queue wait is unmeasured",
+                "{n} job(s) have no eligible time: their queue wait is unmeasured",
+                n=amb["without_eligible_time"],
+            )
+        )
+    notes += preemption.findings_of(f["preemption"])
+    notes.append(reconciliation_message(f["summary"]["reconciliation"]))
+    if f["skipped_rows"]:
+        notes.append(
+            nmessage(
+                "queue",
+                "{n} malformed row(s) skipped (--skip-bad-rows)",
+                "{n} malformed row(s) skipped (--skip-bad-rows)",
+                n=f["skipped_rows"],
+            )
+        )
+    notes += [why_message(s) for s in f["slo"] if s["verdict"] == "inconclusive"]
+    return notes + sources
+
+
+def source_notes_of(f: dict[str, Any]) -> list[Message]:
+    """The notes of the log's sources among the queue figures' notes (they come last)."""
+    notes: list[Message] = f["messages"]["notes"]
+    return notes[len(notes) - len(f["summary"]["source_notes"]) :]
 
 
 def queue_evidence(figures: dict[str, Any], inputs: list[ev.InputRef]) -> ev.Evidence:
@@ -169,40 +275,19 @@ def queue_evidence(figures: dict[str, Any], inputs: list[ev.InputRef]) -> ev.Evi
         else "info"
     )
     stored = dict(figures)
-    notes = []
     if len(figures["jobs"]) > EVIDENCE_JOBS_MAX:
         stored["jobs"] = sorted(figures["jobs"], key=lambda j: -(j["queue_wait_s"] or 0))[
             :EVIDENCE_JOBS_MAX
         ]
-        notes.append(
-            f"per-job list cut to the {EVIDENCE_JOBS_MAX} longest waits of "
-            f"{len(figures['jobs'])} jobs"
-        )
-    amb = figures["summary"]["ambiguity"]
-    if amb["without_first_step_time"]:
-        notes.append(
-            f"{amb['without_first_step_time']} started job(s) have no first-step time: "
-            "preparation cannot be told from training (Q1)"
-        )
-    if amb["without_eligible_time"]:
-        notes.append(
-            f"{amb['without_eligible_time']} job(s) have no eligible time: their queue "
-            "wait is unmeasured"
-        )
-    notes += figures["preemption"]["findings"]
-    notes.append(reconciliation_line(figures["summary"]["reconciliation"]))
-    if figures["skipped_rows"]:
-        notes.append(f"{figures['skipped_rows']} malformed row(s) skipped (--skip-bad-rows)")
-    notes += [s["why"] for s in figures["slo"] if s["verdict"] == "inconclusive"]
-    notes += figures["summary"]["source_notes"]
+    msgs = figures["messages"]
     return ev.Evidence(
         kind="queue",
         title="Queue: lifecycle, SLOs, preemption, chains",
         spec_ids=["Q1", "Q2", "Q3", "Q4", "Q5"],
         verdict=verdict,
-        summary=queue_summary_line(figures),
+        summary=english(msgs["summary"]),
         figures=stored,
-        notes=notes,
+        notes=[english(n) for n in msgs["notes"]],
         inputs=inputs,
     )
 
@@ -307,7 +392,7 @@ class _Pools:
                 st["slo_violation_share"] = (
                     round(float((waits[mask] > self.threshold).mean()), 4) if mask.any() else None
                 )
-            st["notes"] = out.notes
+            st["notes"] = out.messages
             self.evaluated[n] = st
         return self.evaluated[n]
 
@@ -345,12 +430,16 @@ def _recommended(
     return min(ok) if ok else None
 
 
-def _slo_notes(slo: tuple[str, SLO] | None) -> list[str]:
+def _slo_notes(slo: tuple[str, SLO] | None) -> list[Message]:
     if not slo or slo[1].measure.endswith("_start"):
         return []
     return [
-        f"SLO {slo[0]} stops its clock at the first training step; the replay knows only "
-        "node assignment, so its threshold is applied up to the start"
+        message(
+            "queue",
+            "SLO {name} stops its clock at the first training step; the replay knows only "
+            "node assignment, so its threshold is applied up to the start",
+            name=slo[0],
+        )
     ]
 
 
@@ -366,8 +455,10 @@ def run_replay(
     pools = _Pools(data, policy, slo, checkpoint_s)
     recommended = _recommended(pools, sizes, slo)
     evaluated = pools.evaluated
-    notes = sorted({note for st in evaluated.values() for note in st.pop("notes")})
-    return {
+    # Each note once, in the order of its English text, whatever pool size said it.
+    said = {english(m): m for st in evaluated.values() for m in st.pop("notes")}
+    notes = [said[text] for text in sorted(said)] + _slo_notes(slo)
+    figures: dict[str, Any] = {
         "window": data.window,
         "policy": policy,
         "jobs": len(tr),
@@ -383,27 +474,62 @@ def run_replay(
         "recommended_gpus": recommended,
         "zero_wait_peak_gpus": replay.zero_wait_peak(tr),
         "largest_job_gpus": int(tr.gpus.max()),
-        "notes": notes + _slo_notes(slo),
     }
+    texts = record_texts(replay_summary_message(figures), notes)
+    figures["notes"] = texts.notes
+    figures["messages"] = texts.messages
+    return figures
+
+
+def _pool_phrase(p: dict[str, Any]) -> Message:
+    return message(
+        "queue",
+        "{gpus} GPUs: p95 wait {wait:.1f} h, utilisation {share:.0%}",
+        gpus=p["gpus"],
+        wait=(p["wait_p95_s"] or 0) / 3600,
+        share=p["utilisation"] or 0,
+    )
+
+
+def _listed(items: list[Message]) -> Message | str:
+    """Phrases one after the other, separated by commas."""
+    if not items:
+        return ""
+    joined = items[0]
+    for item in items[1:]:
+        joined = message("queue", "{head}, {tail}", head=joined, tail=item)
+    return joined
+
+
+def replay_summary_message(f: dict[str, Any]) -> Message:
+    """The replay record's summary: the jobs and window replayed, the smallest pool meeting
+    the SLO, and the first pools' p95 wait and utilisation (C8, D3)."""
+    replayed = message(
+        "queue",
+        "{jobs} jobs replayed ({window} window, {policy})",
+        jobs=f["jobs"],
+        window=word_message(WINDOWS, f["window"]["kind"]),
+        policy=f["policy"],
+    )
+    pools = _listed([_pool_phrase(p) for p in f["pools"][:4]])
+    slo, rec = f["slo"], f["recommended_gpus"]
+    if not slo:
+        return message("queue", "{replayed}; {pools}", replayed=replayed, pools=pools)
+    verdict = (
+        message(
+            "queue", "smallest pool meeting SLO {name}: {gpus} GPUs", name=slo["name"], gpus=rec
+        )
+        if rec
+        else message("queue", "no pool tried meets SLO {name}", name=slo["name"])
+    )
+    return message(
+        "queue", "{replayed}; {verdict}; {pools}", replayed=replayed, verdict=verdict, pools=pools
+    )
 
 
 def replay_summary_line(f: dict[str, Any]) -> str:
-    """One sentence for people."""
-    rec = f["recommended_gpus"]
-    slo = f["slo"]
-    best = ", ".join(
-        f"{p['gpus']} GPUs: p95 wait {(p['wait_p95_s'] or 0) / 3600:.1f} h, "
-        f"utilisation {(p['utilisation'] or 0):.0%}"
-        for p in f["pools"][:4]
-    )
-    head = f"{f['jobs']} jobs replayed ({f['window']['kind']} window, {f['policy']}); "
-    if slo:
-        head += (
-            f"smallest pool meeting SLO {slo['name']}: {rec} GPUs; "
-            if rec
-            else f"no pool tried meets SLO {slo['name']}; "
-        )
-    return head + best
+    """The replay figures' summary in one sentence, in the reader's language."""
+    return render(replay_summary_message(f))
 
 
 def replay_evidence(figures: dict[str, Any], inputs: list[ev.InputRef]) -> ev.Evidence:
@@ -416,7 +542,7 @@ def replay_evidence(figures: dict[str, Any], inputs: list[ev.InputRef]) -> ev.Ev
         title="Pool replay: how big a dedicated pool must be",
         spec_ids=["Q3", "C8", "D3"],
         verdict=verdict,
-        summary=replay_summary_line(figures),
+        summary=english(figures["messages"]["summary"]),
         figures=figures,
         notes=list(figures["notes"]),
         inputs=inputs,

@@ -11,8 +11,9 @@ from rich.table import Table
 
 from gpudecide import evidence as ev
 from gpudecide import workspace
-from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, guard, language, out, print_written
+from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, guard, out, print_written
 from gpudecide.errors import InputError
+from gpudecide.fmt import digits, not_available, pct, pct0
 from gpudecide.i18n import translator
 from gpudecide.inputs import node_line, yaml_root
 from gpudecide.jobs.classify import ClassifyConfig
@@ -25,28 +26,35 @@ from gpudecide.jobs.cli import (
     SacctFormatOpt,
     SkipBadOpt,
     TzOpt,
-    reconciliation_text,
-    skipped_lines,
 )
+from gpudecide.jobs.words import reconciliation_text
+from gpudecide.message import is_message, render
+from gpudecide.queue import preemption, restarts
 from gpudecide.queue import slo as slo_mod
 from gpudecide.queue.analysis import (
     QueueOptions,
     analyse_queue,
     queue_evidence,
-    queue_summary_line,
     replay_evidence,
     replay_input,
-    replay_summary_line,
     run_replay,
+    source_notes_of,
 )
-from gpudecide.queue.replay import POLICIES, Policy, parse_sizes
-from gpudecide.queue.report import CATEGORIES, LOST_BY, PHASES, VERDICTS
+from gpudecide.queue.replay import POLICIES, Policy, PoolSizeError, parse_sizes
 from gpudecide.queue.slo import SLO, SLOFile
-from gpudecide.report.fmt import localize_digits, not_available
-from gpudecide.report.i18n import N_, localize, notes_of, summary_of, verdict_label
+from gpudecide.queue.words import (
+    CATEGORIES,
+    CAUSES,
+    PHASES,
+    VERDICTS,
+    duration,
+    reason,
+    word,
+)
 from gpudecide.workspace import ReplayConfig
 
 _ = translator("queue")
+_n = _.n
 
 
 def slo_path_of(path: Path | None, ws: workspace.Workspace | None) -> Path | None:
@@ -77,7 +85,7 @@ def _check_chain_pattern(pattern: str, where: dict[str, Any]) -> None:
     try:
         compiled = re.compile(pattern)
     except re.error as exc:
-        raise InputError(f"not a regular expression: {exc}", **where) from None
+        raise InputError("not a regular expression: {exc}", exc=str(exc), **where) from None
     if "chain" not in compiled.groupindex:
         raise InputError("needs a named group (?P<chain>...)", **where)
 
@@ -121,10 +129,9 @@ def queue(
     if as_json:
         emit_json({**figures, "evidence": str(written) if written else None})
     else:
-        lang = language(command.workspace())
-        _print_queue(figures, lang)
+        _print_queue(figures)
         if written:
-            print_written(written, lang)
+            print_written(written)
     if "fail" in figures["summary"]["slo_verdicts"].values():
         raise typer.Exit(1)
 
@@ -143,179 +150,101 @@ def run_queue(
     return figures, loaded.write(record)
 
 
-_UNITS = {"s": N_("{n}s"), "m": N_("{n}m"), "h": N_("{n}h"), "d": N_("{n}d")}
-
-
-def _duration(seconds: float, lang: str = "en") -> str:
-    """A wait or run time in the unit that reads best: 45s, 12m, 3.5h, 2.5d."""
-    if seconds < 120:
-        n, unit = f"{seconds:.0f}", "s"
-    elif seconds < 7200:
-        n, unit = f"{seconds / 60:.0f}", "m"
-    elif seconds < 172800:
-        n, unit = f"{seconds / 3600:.1f}", "h"
-    else:
-        n, unit = f"{seconds / 86400:.1f}", "d"
-    return _(_UNITS[unit], lang).format(n=localize_digits(n, lang))
-
-
-def _pct(value: float, places: int, lang: str) -> str:
-    return localize_digits(f"{value:.{places}%}", lang)
-
-
-def _verdict_word(verdict: str, lang: str) -> str:
-    """An SLO verdict (pass, fail, inconclusive, not measurable) in `lang`."""
-    if lang == "en":
-        return verdict
-    if verdict in VERDICTS:
-        return _(VERDICTS[verdict], lang)
-    return verdict_label(verdict, lang)
-
-
-def _category(key: str, lang: str) -> str:
-    """A wait-reason category or violation cause in `lang` (English: as the analysis wrote it)."""
-    if lang == "en" or key not in CATEGORIES:
-        return key
-    return _(CATEGORIES[key], lang)
-
-
-def _slo_lines(s: dict[str, Any], lang: str) -> list[str]:
+def _slo_lines(s: dict[str, Any]) -> list[str]:
     """One SLO's verdict, and for an inconclusive one what would settle it (Q3)."""
-    share = (
-        not_available(lang) if s["violation_share"] is None else _pct(s["violation_share"], 1, lang)
-    )
     args = {
         "name": s["name"],
-        "verdict": _verdict_word(str(s["verdict"]), lang),
-        "violations": localize_digits(str(s["violations"]), lang),
-        "measured": localize_digits(str(s["measured"]), lang),
-        "threshold": localize_digits(f"{s['threshold_minutes']:g}", lang),
+        "verdict": word(VERDICTS, str(s["verdict"])),
+        "violations": digits(str(s["violations"])),
+        "measured": digits(str(s["measured"])),
+        "threshold": digits(f"{s['threshold_minutes']:g}"),
         "measure": s["measure"],
-        "share": share,
-        "allowed": _pct(s["allowed_violation_share"], 0, lang),
+        "share": pct(s["violation_share"]),
+        "allowed": pct0(s["allowed_violation_share"]),
     }
     if s["ci95"]:
         line = _(
             "SLO {name}: {verdict}: {violations}/{measured} over {threshold} min {measure} = "
-            "{share} (95% CI {lo}-{hi}), allowed {allowed}",
-            lang,
-        ).format(**args, lo=_pct(s["ci95"][0], 1, lang), hi=_pct(s["ci95"][1], 1, lang))
+            "{share} (95% CI {lo}-{hi}), allowed {allowed}"
+        ).format(**args, lo=pct(s["ci95"][0]), hi=pct(s["ci95"][1]))
     else:
         line = _(
             "SLO {name}: {verdict}: {violations}/{measured} over {threshold} min {measure} = "
-            "{share}, allowed {allowed}",
-            lang,
+            "{share}, allowed {allowed}"
         ).format(**args)
     lines = [line]
     if s["verdict"] == "inconclusive":
         more = s.get("more_jobs_to_settle")
-        point = _verdict_word(str(s["point_estimate"]), lang)
+        point = word(VERDICTS, str(s["point_estimate"]))
         if more:
-            lines.append(
-                "  "
-                + _(
-                    "the interval holds the allowed share: point estimate {point}; about {more} "
-                    "more jobs would settle it",
-                    lang,
-                ).format(point=point, more=localize_digits(str(more), lang))
-            )
+            text = _n(
+                "the interval holds the allowed share: point estimate {point}; about {more} "
+                "more jobs would settle it",
+                "the interval holds the allowed share: point estimate {point}; about {more} "
+                "more jobs would settle it",
+                more,
+            ).format(point=point, more=digits(str(more)))
         else:
-            lines.append(
-                "  "
-                + _(
-                    "the interval holds the allowed share: point estimate {point}; no sample "
-                    "settles it",
-                    lang,
-                ).format(point=point)
-            )
+            text = _(
+                "the interval holds the allowed share: point estimate {point}; no sample settles it"
+            ).format(point=point)
+        lines.append("  " + text)
     causes = s.get("violations_by_cause") or {}
     if s["violations"]:
         named = ", ".join(
-            f"{localize_digits(str(n), lang)} {_cause(cause, lang)}"
-            for cause, n in causes.items()
-            if n
+            f"{digits(str(n))} {word(CAUSES, cause)}" for cause, n in causes.items() if n
         )
-        lines.append("  " + _("violations by cause: {causes}", lang).format(causes=named))
+        lines.append("  " + _("violations by cause: {causes}").format(causes=named))
     return lines
 
 
-_CAUSES = {
-    "capacity": N_("capacity"),
-    "own_limits": N_("own limits"),
-    "team_choice": N_("team choice"),
-    "other": N_("other"),
-}
+def _skipped_lines(f: dict[str, Any]) -> list[str]:
+    """The malformed rows skipped (--skip-bad-rows), ten at most: where, the log's own column
+    name and why."""
+    n = f["skipped_rows"]
+    if not n:
+        return []
+    lines = [_("{n} malformed row(s) skipped:").format(n=digits(str(n)))]
+    for b in f["skipped"][:10]:
+        said = b.get("message")
+        why = render(said) if is_message(said) else str(b["reason"])
+        where = f"{b['path']}:{b['line']}"
+        if b["field"]:
+            # A translation may mark the column as a name (`State`): it is the log's word.
+            text = _("{where}: {column} {reason}").format(
+                where=where, column=b["field"], reason=why
+            )
+        else:
+            text = _("{where}: {reason}").format(where=where, reason=why)
+        lines.append(f"  {text}")
+    return lines
 
 
-def _cause(cause: str, lang: str) -> str:
-    """A cause of SLO violations (capacity, the team's own limits, ...) in `lang`."""
-    if lang == "en" or cause not in _CAUSES:
-        return cause.replace("_", " ")
-    return _(_CAUSES[cause], lang)
-
-
-def _restart_findings(f: dict[str, Any], lang: str) -> list[str]:
-    """The runs restarted from zero (G1): the analysis's English, or rebuilt in `lang`."""
-    found = f["restarts_from_zero"]
-    if lang == "en":
-        return list(found["findings"])
-    zero = [e for e in found.get("restarts", []) if e["verdict"] == "restarted_from_zero"]
-    if len(zero) != len(found["findings"]):
-        return [localize(x, lang, _DOMAINS) for x in found["findings"]]
-    lost_by = {k: _(v, lang) for k, v in LOST_BY.items()}
-    return [
-        _(
-            "{job} ({name}) lost its run after {hours} h ({state}) and restarted from zero: "
-            "{gpu_hours} GPU-hours lost; checkpoint time known: {known}",
-            lang,
-        ).format(
-            job=e["job_id"],
-            name=e["name"],
-            hours=localize_digits(f"{e['lost_attempt_s'] / 3600:.1f}", lang),
-            state=lost_by.get(str(e["state"]), str(e["state"])),
-            gpu_hours=localize_digits(f"{e['gpu_hours_lost'] or 0.0:.1f}", lang),
-            known=_("yes", lang) if e["checkpoint_known"] else _("no", lang),
-        )
-        for e in zero
-    ]
-
-
-# Where the English the analyses wrote (findings, notes) is looked up for ru and kk.
-_DOMAINS = ("queue", "jobs", "report")
-
-
-def _english(text: str, lang: str) -> str:
-    return text if lang == "en" else localize(text, lang, _DOMAINS)
-
-
-def _queue_tail(f: dict[str, Any], lang: str) -> list[str]:
+def _queue_tail(f: dict[str, Any]) -> list[str]:
     """Preemption, findings, skipped rows, notes and chains, one line each (Q4, Q5)."""
     p = f["preemption"]
     lines = [
         _(
-            "preemption: {stops} stop(s); {minutes} GPU-minutes lost since measured checkpoints",
-            lang,
+            "preemption: {stops} stop(s); {minutes} GPU-minutes lost since measured checkpoints"
         ).format(
-            stops=localize_digits(str(p["stops"]), lang),
-            minutes=localize_digits(str(p["gpu_minutes_lost_since_checkpoint"]), lang),
+            stops=digits(str(p["stops"])),
+            minutes=digits(str(p["gpu_minutes_lost_since_checkpoint"])),
         )
     ]
-    finding = "  " + _("finding: {text}", lang)
-    lines += [finding.format(text=_english(x, lang)) for x in p["findings"]]
-    lines += [finding.format(text=x) for x in _restart_findings(f, lang)]
-    lines += skipped_lines(f, lang)
-    note = _("note: {text}", lang)
-    lines += [note.format(text=_english(x, lang)) for x in f["summary"]["source_notes"]]
+    finding = "  " + _("finding: {text}")
+    zero = [e for e in f["restarts_from_zero"]["restarts"] if e["verdict"] == "restarted_from_zero"]
+    found = [*preemption.findings_of(p), *(restarts.finding_of(e) for e in zero)]
+    lines += [finding.format(text=render(m)) for m in found]
+    lines += _skipped_lines(f)
+    note = _("note: {text}")
+    lines += [note.format(text=render(m)) for m in source_notes_of(f)]
     for c in f["chains"]:
         seconds = c["end_to_end_s"]
-        e2e = _("unfinished", lang) if seconds is None else _duration(seconds, lang)
         lines.append(
-            _(
-                "chain {chain}: {jobs} jobs, {e2e} to {last}; longest wait in {stage}", lang
-            ).format(
+            _("chain {chain}: {jobs} jobs, {e2e} to {last}; longest wait in {stage}").format(
                 chain=c["chain"],
-                jobs=localize_digits(str(c["jobs"]), lang),
-                e2e=e2e,
+                jobs=digits(str(c["jobs"])),
+                e2e=_("unfinished") if seconds is None else duration(seconds),
                 last=c["last_stage"],
                 stage=c["longest_waiting_stage"],
             )
@@ -323,43 +252,30 @@ def _queue_tail(f: dict[str, Any], lang: str) -> list[str]:
     return lines
 
 
-def _summary(kind: str, english: str, f: dict[str, Any], lang: str) -> str:
-    """A record's summary line in `lang` (the analysis's English line as it is in English)."""
-    record = ev.Evidence(
-        kind=kind, title="", spec_ids=[], verdict="info", summary=english, figures=f
-    )
-    return summary_of(record, lang)
-
-
-def _print_queue(f: dict[str, Any], lang: str) -> None:
-    out.print(_summary("queue", queue_summary_line(f), f, lang), markup=False)
-    out.print(reconciliation_text(f["summary"]["reconciliation"], lang), markup=False)
-    headers = [_("phase", lang), "n", "p50", "p90", "p99", _("max", lang), _("unmeasured", lang)]
+def _print_queue(f: dict[str, Any]) -> None:
+    out.print(render(f["messages"]["summary"]), markup=False)
+    out.print(reconciliation_text(f["summary"]["reconciliation"]), markup=False)
+    headers = [_("phase"), "n", "p50", "p90", "p99", _("max"), _("unmeasured")]
     table = Table(*headers, box=None)
     for phase, q in f["phases"].items():
-        cells = [
-            "" if q[k] is None else _duration(q[k], lang) for k in ("p50", "p90", "p99", "max")
-        ]
-        name = phase if lang == "en" else _(PHASES.get(phase, phase), lang)
-        n, unmeasured = (localize_digits(str(q[k]), lang) for k in ("n", "unmeasured"))
-        table.add_row(name, n, *cells, unmeasured)
+        cells = ["" if q[k] is None else duration(q[k]) for k in ("p50", "p90", "p99", "max")]
+        table.add_row(
+            word(PHASES, phase), digits(str(q["n"])), *cells, digits(str(q["unmeasured"]))
+        )
     out.print(table)
     if f["wait_reasons"]:
-        out.print(_("wait reasons by total wait:", lang))
+        out.print(_("wait reasons by total wait:"))
         for r in f["wait_reasons"][:8]:
-            reason = str(r["reason"])
-            if lang != "en" and reason == "(none given)":
-                reason = _("(none given)", lang)
-            text = _("{reason} ({category}, {n} jobs)", lang).format(
-                reason=reason,
-                category=_category(str(r["category"]), lang),
-                n=localize_digits(str(r["jobs"]), lang),
+            text = _("{reason} ({category}, {n} jobs)").format(
+                reason=reason(str(r["reason"])),
+                category=word(CATEGORIES, str(r["category"])),
+                n=digits(str(r["jobs"])),
             )
-            out.print(f"  {_duration(r['total_wait_s'], lang):>8}  {text}", markup=False)
+            out.print(f"  {duration(r['total_wait_s']):>8}  {text}", markup=False)
     for s in f["slo"]:
-        for line in _slo_lines(s, lang):
+        for line in _slo_lines(s):
             out.print(line, markup=False)
-    for line in _queue_tail(f, lang):
+    for line in _queue_tail(f):
         out.print(line, markup=False)
 
 
@@ -404,16 +320,25 @@ def replay(
         chosen_policy = policy or rcfg.policy
         if chosen_policy not in POLICIES:
             raise InputError(
-                f"{chosen_policy!r} is not fifo, backfill or priority", field="--policy"
+                "{policy!r} is not fifo, backfill or priority",
+                field="--policy",
+                policy=chosen_policy,
             )
         chosen_window = window or rcfg.window
         if chosen_window not in ("full", "peak"):
-            raise InputError(f"{chosen_window!r} is not full or peak", field="--window")
+            raise InputError(
+                "{window!r} is not full or peak", field="--window", window=chosen_window
+            )
         try:
             sizes = parse_sizes(gpus or rcfg.gpus)
-        except ValueError as exc:
+        except PoolSizeError as exc:
             where = where_set("--gpus", ("replay", "gpus"), gpus, ws)
-            raise InputError(str(exc), hint="e.g. 8,16,32 or auto", **where) from None
+            raise InputError(
+                "{part!r} is not a positive whole number of GPUs",
+                hint="e.g. 8,16,32 or auto",
+                part=exc.part,
+                **where,
+            ) from None
         slo_path = slo_path_of(slo_opt, ws)
         slos = slo_mod.load(slo_path) if slo_path else None
         name = slo_name or rcfg.slo
@@ -421,7 +346,10 @@ def replay(
         if slos is not None:
             if name not in slos.slos:
                 raise InputError(
-                    f"no SLO named {name!r} (have {', '.join(slos.slos)})", field="--slo-name"
+                    "no SLO named {name!r} (have {names})",
+                    field="--slo-name",
+                    name=name,
+                    names=", ".join(slos.slos),
                 )
             chosen_slo = (name, slos.slos[name])
         loaded = command.load()
@@ -438,10 +366,9 @@ def replay(
     if as_json:
         emit_json({**figures, "evidence": str(written) if written else None})
     else:
-        lang = language(command.workspace())
-        _print_replay(figures, lang)
+        _print_replay(figures)
         if written:
-            print_written(written, lang)
+            print_written(written)
     if figures["slo"] and figures["recommended_gpus"] is None:
         raise typer.Exit(1)
 
@@ -466,47 +393,37 @@ def run_replay_for(
     return figures, loaded.write(record)
 
 
-def _print_replay(figures: dict[str, Any], lang: str) -> None:
-    english = replay_summary_line(figures)
-    out.print(_summary("replay", english, figures, lang), markup=False)
+def _print_replay(figures: dict[str, Any]) -> None:
+    out.print(render(figures["messages"]["summary"]), markup=False)
     table = Table(
-        _("GPUs", lang),
-        _("jobs", lang),
+        _("GPUs"),
+        _("jobs"),
         "p50",
         "p95",
         "p99",
-        _("max", lang),
-        _("SLO viol.", lang),
-        _("util.", lang),
-        _("longest queue", lang),
+        _("max"),
+        _("SLO viol."),
+        _("util."),
+        _("longest queue"),
         box=None,
     )
     for p in figures["pools"]:
         waits = [
-            _duration(p[k] or 0.0, lang)
-            for k in ("wait_p50_s", "wait_p95_s", "wait_p99_s", "wait_max_s")
+            duration(p[k] or 0.0) for k in ("wait_p50_s", "wait_p95_s", "wait_p99_s", "wait_max_s")
         ]
         share = p["slo_violation_share"]
         table.add_row(
             str(p["gpus"]),
-            localize_digits(str(p["jobs"]), lang),
+            digits(str(p["jobs"])),
             *waits,
-            not_available(lang) if share is None else _pct(share, 1, lang),
-            _pct(p["utilisation"] or 0, 0, lang),
-            localize_digits(str(p["longest_queue"]), lang),
+            not_available() if share is None else pct(share),
+            pct0(p["utilisation"] or 0),
+            digits(str(p["longest_queue"])),
         )
     out.print(table)
-    record = ev.Evidence(
-        kind="replay",
-        title="",
-        spec_ids=[],
-        verdict="info",
-        summary=english,
-        figures=figures,
-        notes=list(figures["notes"]),
-    )
-    for note in notes_of(record, lang):
-        out.print(_("note: {text}", lang).format(text=note), markup=False)
+    note = _("note: {text}")
+    for msg in figures["messages"]["notes"]:
+        out.print(note.format(text=render(msg)), markup=False)
 
 
 def register(app: typer.Typer) -> None:

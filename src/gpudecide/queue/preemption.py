@@ -11,6 +11,14 @@ from typing import Any
 import pyarrow as pa
 
 from gpudecide.jobs import sql
+from gpudecide.message import Message, english, message, nmessage
+
+__all__ = [
+    "CHECKPOINT_GRACE_S",
+    "TOP_PRIORITY_SHARE",
+    "findings_of",
+    "preemption_summary",
+]
 
 # A checkpoint this close before the stop counts as "taken before the stop".
 CHECKPOINT_GRACE_S = 600.0
@@ -74,25 +82,53 @@ class _StopTally:
         )
 
 
-def _priority_findings(levels: list[tuple[Any, ...]]) -> tuple[float | None, list[str]]:
-    """The share of jobs at the top priority level, and what it says about the scheduler."""
+def _top_priority(levels: list[tuple[Any, ...]]) -> float | None:
+    """The share of jobs at the top priority level (None without a started GPU job)."""
     total_jobs = sum(int(j) for _, _, j in levels)
-    findings = []
-    top_share = None
-    if levels and total_jobs:
-        top_level, _, top_jobs = levels[0]
-        top_share = int(top_jobs) / total_jobs
-        if len(levels) == 1 and total_jobs > 1:
+    return int(levels[0][2]) / total_jobs if levels and total_jobs else None
+
+
+def findings_of(p: dict[str, Any]) -> list[Message]:
+    """What the preemption figures (`preemption_summary`) say about the scheduler and the
+    work lost (Q4): one priority level for every job, most jobs at the top level, stops
+    without a checkpoint time."""
+    findings: list[Message] = []
+    levels, share = p["priority_levels"], p["top_priority_share"]
+    if share is not None:
+        top_level = levels[0]["level"]
+        if len(levels) == 1 and levels[0]["jobs"] > 1:
             findings.append(
-                f"every job runs at one priority level ({top_level}): the scheduler gets no "
-                "signal about what matters (Q4)"
+                message(
+                    "queue",
+                    "every job runs at one priority level ({level}): the scheduler gets no "
+                    "signal about what matters (Q4)",
+                    level=top_level,
+                )
             )
-        elif top_share > TOP_PRIORITY_SHARE:
+        elif share > TOP_PRIORITY_SHARE:
             findings.append(
-                f"{top_share:.0%} of jobs run at the top priority ({top_level}): the scheduler "
-                "gets little signal, and preemption protects little (Q4)"
+                message(
+                    "queue",
+                    "{share:.0%} of jobs run at the top priority ({level}): the scheduler gets "
+                    "little signal, and preemption protects little (Q4)",
+                    share=share,
+                    level=top_level,
+                )
             )
-    return top_share, findings
+    unknown = p["checkpoint_before_stop"]["unknown"]
+    if unknown:
+        findings.append(
+            nmessage(
+                "queue",
+                "{n} stop(s) without a checkpoint time: lost work is unmeasured, at most "
+                "{minutes:,.0f} GPU-minutes (everything since the attempt started)",
+                "{n} stop(s) without a checkpoint time: lost work is unmeasured, at most "
+                "{minutes:,.0f} GPU-minutes (everything since the attempt started)",
+                n=unknown,
+                minutes=p["gpu_minutes_lost_upper_bound_unmeasured"],
+            )
+        )
+    return findings
 
 
 def preemption_summary(attempts: pa.Table) -> dict[str, Any]:
@@ -104,13 +140,8 @@ def preemption_summary(attempts: pa.Table) -> dict[str, Any]:
     tally = _StopTally()
     for row in rows:
         tally.add(row)
-    top_share, findings = _priority_findings(levels)
-    if tally.unknown:
-        findings.append(
-            f"{tally.unknown} stop(s) without a checkpoint time: lost work is unmeasured, at most "
-            f"{tally.lost_upper:,.0f} GPU-minutes (everything since the attempt started)"
-        )
-    return {
+    top_share = _top_priority(levels)
+    out: dict[str, Any] = {
         "stops": len(rows),
         "preempted": sum(1 for r in rows if r[2] == "preempted"),
         "requeued": sum(1 for r in rows if r[2] == "requeued"),
@@ -124,6 +155,8 @@ def preemption_summary(attempts: pa.Table) -> dict[str, Any]:
         "checkpoint_grace_s": CHECKPOINT_GRACE_S,
         "priority_levels": [{"level": lv, "jobs": int(j)} for lv, _, j in levels[:10]],
         "top_priority_share": None if top_share is None else round(top_share, 4),
-        "findings": findings,
+        "findings": [],
         "attempts": tally.stops[:200],
     }
+    out["findings"] = [english(m) for m in findings_of(out)]
+    return out

@@ -32,6 +32,23 @@ from typing import Literal
 
 import numpy as np
 
+from gpudecide.message import Message, english, message, nmessage
+
+__all__ = [
+    "POLICIES",
+    "Outcome",
+    "Policy",
+    "PoolSizeError",
+    "PoolStats",
+    "Trace",
+    "longest_queue",
+    "parse_sizes",
+    "pool_stats",
+    "simulate",
+    "smallest_pool",
+    "zero_wait_peak",
+]
+
 Policy = Literal["fifo", "backfill", "priority"]
 POLICIES: tuple[Policy, ...] = ("fifo", "backfill", "priority")
 
@@ -104,14 +121,20 @@ class Outcome:
 
     `runs` lists every run of the priority policy as (job, start, end): a preempted job runs
     more than once, so its first start and final end do not bound the GPUs it held.
+    `messages` says what a reader of the replay must know about how it was made.
     """
 
     start: np.ndarray
     end: np.ndarray
     preemptions: int = 0
     lost_gpu_s: float = 0.0
-    notes: list[str] = field(default_factory=list)
+    messages: list[Message] = field(default_factory=list)
     runs: list[tuple[int, float, float]] = field(default_factory=list)
+
+    @property
+    def notes(self) -> list[str]:
+        """The messages in English."""
+        return [english(m) for m in self.messages]
 
 
 def simulate(
@@ -179,16 +202,26 @@ def _fifo(trace: Trace, pool: int) -> Outcome:
     return Outcome(start=s, end=s + trace.runtime)
 
 
-def _limits(trace: Trace) -> tuple[list[float], list[str]]:
+def _limits(trace: Trace) -> tuple[list[float], list[Message]]:
     if trace.limit is None:
         return trace.runtime.tolist(), [
-            "no requested time limits in the log: backfill used actual run times (optimistic)"
+            message(
+                "queue",
+                "no requested time limits in the log: backfill used actual run times (optimistic)",
+            )
         ]
     lim = np.where(np.isnan(trace.limit), trace.runtime, np.maximum(trace.limit, trace.runtime))
     notes = []
     missing = int(np.isnan(trace.limit).sum())
     if missing:
-        notes.append(f"{missing} job(s) without a time limit: their actual run time was used")
+        notes.append(
+            nmessage(
+                "queue",
+                "{n} job(s) without a time limit: their actual run time was used",
+                "{n} job(s) without a time limit: their actual run time was used",
+                n=missing,
+            )
+        )
     return lim.tolist(), notes
 
 
@@ -245,7 +278,7 @@ def _backfill(trace: Trace, pool: int) -> Outcome:
                 kept.append(j)
         queue = kept
     s = np.array(start)
-    return Outcome(start=s, end=s + trace.runtime, notes=notes)
+    return Outcome(start=s, end=s + trace.runtime, messages=notes)
 
 
 def _priority(trace: Trace, pool: int, checkpoint_s: float | None) -> Outcome:
@@ -442,14 +475,22 @@ def smallest_pool(
     return low
 
 
+class PoolSizeError(ValueError):
+    """A pool size that is not a positive whole number of GPUs (`part`, as written)."""
+
+    def __init__(self, part: str) -> None:
+        super().__init__(f"{part!r} is not a positive whole number of GPUs")
+        self.part = part
+
+
 def parse_sizes(text: str) -> list[int] | Literal["auto"]:
-    """`8,16,32` -> [8, 16, 32]; `auto` -> "auto". Raises ValueError naming the bad part."""
+    """`8,16,32` -> [8, 16, 32]; `auto` -> "auto". Raises PoolSizeError naming the bad part."""
     if text.strip().lower() == "auto":
         return "auto"
     sizes: list[int] = []
     for part in text.split(","):
         part = part.strip()
         if not part.isdigit() or int(part) < 1:
-            raise ValueError(f"{part!r} is not a positive whole number of GPUs")
+            raise PoolSizeError(part)
         sizes.append(int(part))
     return sorted(set(sizes))

@@ -21,7 +21,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from gpudecide.inputs import load_yaml_model
 from gpudecide.jobs.classify import Kind
 from gpudecide.jobs.load import IanaZone
+from gpudecide.message import Message, english, message, nmessage
 from gpudecide.queue.lifecycle import reason_category
+from gpudecide.queue.words import VERDICTS, word_message
 
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 Measure = Literal[
@@ -255,36 +257,97 @@ def _causes(violated: np.ndarray, weights: np.ndarray, reasons: list[Any]) -> di
 
 def _verdict(out: dict[str, Any], k: int, n: int, allowed: float) -> None:
     """pass/fail only when the 95 % interval is on one side of the allowed share (Q3)."""
-    share = k / n
-    lo, hi = wilson(k, n)
-    point = "pass" if share <= allowed else "fail"
+    point = "pass" if k / n <= allowed else "fail"
     conclusive = _conclusive(k, n, allowed)
     out["point_estimate"] = point
     out["conclusive"] = conclusive
     out["verdict"] = point if conclusive else "inconclusive"
     out["more_jobs_to_settle"] = None if conclusive else jobs_to_settle(k, n, allowed)
-    own, capacity = out["violations_by_cause"]["own_limits"], out["violations_by_cause"]["capacity"]
-    why = (
-        f"{k} of {n} jobs waited longer than {out['threshold_minutes']:g} min "
-        f"({share:.1%}, 95 % interval {lo:.1%}-{hi:.1%}) against {allowed:.0%} allowed"
-    )
-    if not conclusive:
-        more = out["more_jobs_to_settle"]
-        why += (
-            f": the interval holds the allowed share, so the sample cannot tell; the point "
-            f"estimate leans to {point}"
-            + (
-                f", about {more} more jobs at this share would settle it"
-                if more
-                else "; no sample size settles it at this share"
+
+
+def why_message(s: dict[str, Any]) -> Message:
+    """Why an evaluated SLO (`evaluate`) has its verdict, in one sentence: the share of
+    violations with its interval against the allowed share, what the sample cannot tell,
+    and the violations that waited on the team's own limits (Q2, Q3)."""
+    n_selected, n, k = s["selected"], s["measured"], s["violations"]
+    if n == 0:
+        if not n_selected:
+            return message("queue", "no job in the log matches the selector")
+        return nmessage(
+            "queue",
+            "none of the {n} selected job(s) has the {measure} timestamps",
+            "none of the {n} selected job(s) has the {measure} timestamps",
+            n=n_selected,
+            measure=s["measure"],
+        )
+    lo, hi = wilson(k, n)
+    values = {
+        "k": k,
+        "n": n,
+        "minutes": s["threshold_minutes"],
+        "share": k / n,
+        "lo": lo,
+        "hi": hi,
+        "allowed": s["allowed_violation_share"],
+    }
+    parts: list[Message] = []
+    if s["conclusive"]:
+        parts.append(
+            nmessage(
+                "queue",
+                "{k} of {n} jobs waited longer than {minutes:g} min ({share:.1%}, 95 % interval "
+                "{lo:.1%}-{hi:.1%}) against {allowed:.0%} allowed",
+                "{k} of {n} jobs waited longer than {minutes:g} min ({share:.1%}, 95 % interval "
+                "{lo:.1%}-{hi:.1%}) against {allowed:.0%} allowed",
+                **values,
             )
         )
-    if own:
-        why += (
-            f"; {own} of the violations waited on the team's own limits (array task limits, "
-            f"quotas), {capacity} on capacity"
+    else:
+        parts.append(
+            nmessage(
+                "queue",
+                "{k} of {n} jobs waited longer than {minutes:g} min ({share:.1%}, 95 % interval "
+                "{lo:.1%}-{hi:.1%}) against {allowed:.0%} allowed: the interval holds the "
+                "allowed share, so the sample cannot tell",
+                "{k} of {n} jobs waited longer than {minutes:g} min ({share:.1%}, 95 % interval "
+                "{lo:.1%}-{hi:.1%}) against {allowed:.0%} allowed: the interval holds the "
+                "allowed share, so the sample cannot tell",
+                **values,
+            )
         )
-    out["why"] = why
+        point = word_message(VERDICTS, str(s["point_estimate"]))
+        more = s["more_jobs_to_settle"]
+        if more:
+            parts.append(
+                nmessage(
+                    "queue",
+                    "the point estimate leans to {point}, about {more} more jobs at this share "
+                    "would settle it",
+                    "the point estimate leans to {point}, about {more} more jobs at this share "
+                    "would settle it",
+                    count="more",
+                    point=point,
+                    more=more,
+                )
+            )
+        else:
+            parts.append(message("queue", "the point estimate leans to {point}", point=point))
+            parts.append(message("queue", "no sample size settles it at this share"))
+    causes = s["violations_by_cause"]
+    if causes["own_limits"]:
+        parts.append(
+            nmessage(
+                "queue",
+                "{own} of the violations waited on the team's own limits (array task limits, "
+                "quotas), {capacity} on capacity",
+                "{own} of the violations waited on the team's own limits (array task limits, "
+                "quotas), {capacity} on capacity",
+                count="own",
+                own=causes["own_limits"],
+                capacity=causes["capacity"],
+            )
+        )
+    return parts[0] if len(parts) == 1 else message("queue", "{clauses}", clauses=parts)
 
 
 def evaluate(name: str, slo: SLO, lc: pa.Table, as_of: datetime) -> dict[str, Any]:
@@ -338,11 +401,7 @@ def evaluate(name: str, slo: SLO, lc: pa.Table, as_of: datetime) -> dict[str, An
         out["conclusive"] = False
         out["point_estimate"] = None
         out["more_jobs_to_settle"] = None
-        out["why"] = (
-            f"none of the {n_selected} selected job(s) has the {slo.measure} timestamps"
-            if selected.any()
-            else "no job in the log matches the selector"
-        )
-        return out
-    _verdict(out, k, n, slo.allowed_violation_share)
+    else:
+        _verdict(out, k, n, slo.allowed_violation_share)
+    out["why"] = english(why_message(out))
     return out

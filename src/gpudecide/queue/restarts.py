@@ -29,10 +29,12 @@ from typing import Any
 
 import pyarrow as pa
 
-from gpudecide.i18n import translator
 from gpudecide.jsonio import utc_iso
+from gpudecide.message import Message, english, message
+from gpudecide.queue.words import LOST_BY, word_message, yes_no
 
-_ = translator("drills")
+__all__ = ["LATE_SHARE", "LOST_STATES", "TOLERANCE", "finding_of", "restarts_from_zero"]
+
 LOST_STATES = ("node_fail", "preempted", "timeout", "requeued")
 TOLERANCE = 0.15
 LATE_SHARE = 0.5
@@ -135,21 +137,7 @@ def restarts_from_zero(
     out = [_entry(a, b, _reference(rows, rerun_ids, a), tolerance) for a, b in pairs]
     zero = [e for e in out if e["verdict"] == "restarted_from_zero"]
     lost = round(sum(e["gpu_hours_lost"] or 0.0 for e in zero), 2)
-    findings = [
-        _(
-            "{job} ({name}) lost its run after {hours:.1f} h ({state}) and restarted from "
-            "zero: {gpu_hours:.1f} GPU-hours lost; checkpoint time known: {known}",
-            "en",
-        ).format(
-            job=e["job_id"],
-            name=e["name"],
-            hours=e["lost_attempt_s"] / 3600,
-            state=e["state"],
-            gpu_hours=e["gpu_hours_lost"] or 0.0,
-            known="yes" if e["checkpoint_known"] else "no",
-        )
-        for e in zero
-    ]
+    findings = [english(finding_of(e)) for e in zero]
     return {
         "restarts": out,
         "from_zero": len(zero),
@@ -158,6 +146,21 @@ def restarts_from_zero(
         "tolerance": tolerance,
         "findings": findings,
     }
+
+
+def finding_of(entry: dict[str, Any]) -> Message:
+    """The finding for one run restarted from zero (an entry of `restarts_from_zero`)."""
+    return message(
+        "queue",
+        "{job} ({name}) lost its run after {hours:.1f} h ({state}) and restarted from zero: "
+        "{gpu_hours:.1f} GPU-hours lost; checkpoint time known: {known}",
+        job=entry["job_id"],
+        name=entry["name"],
+        hours=entry["lost_attempt_s"] / 3600,
+        state=word_message(LOST_BY, str(entry["state"])),
+        gpu_hours=entry["gpu_hours_lost"] or 0.0,
+        known=yes_no(entry["checkpoint_known"]),
+    )
 
 
 def _entry(a: dict[str, Any], b: dict[str, Any], ref: float | None, tol: float) -> dict[str, Any]:
