@@ -22,7 +22,7 @@ from gpudecide.governance.cli import check_app, register
 from gpudecide.governance.isolation import IsolationFile
 from gpudecide.governance.raci import RaciFile
 from gpudecide.governance.report import governance_section
-from gpudecide.i18n import catalogue
+from gpudecide.i18n import Language, catalogue, speaking
 from gpudecide.report.model import Section
 
 from .governance_fixtures import demo_workspace
@@ -296,14 +296,15 @@ def test_rules_stop_factor_ids() -> None:
 
 
 @pytest.mark.parametrize("lang", ["en", "ru", "kk"])
-def test_report_sections_in_three_languages(ws: workspace.Workspace, lang: str) -> None:
+def test_report_sections_in_three_languages(ws: workspace.Workspace, lang: Language) -> None:
     written = demo.run(ws)
     for path in written:
         if path.parent != ws.evidence_dir:
             continue
         record = ev.load(path)
         section = Section(record.kind, "", record, "fresh", "", [])
-        governance_section(section, lang)  # type: ignore[arg-type]
+        with speaking(lang):
+            governance_section(section)
         assert section.title and section.tables
         if record.kind == "isolation":
             assert section.charts and section.charts[0].svg.startswith("<svg")

@@ -7,6 +7,7 @@ demo workspace; `english_lines` finds English prose outside identifiers and the 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +15,9 @@ import pytest
 
 from gpudecide import evidence as ev
 from gpudecide.decision.model import StopFactor, Suggestion
-from gpudecide.governance import messages, rules
-from gpudecide.governance.report import _family, _word
-from gpudecide.report.i18n import message, render_message
+from gpudecide.governance import controls, messages, rules
+from gpudecide.i18n import Language, speaking
+from gpudecide.message import message, render
 from tests.conftest import run_cli
 from tests.english import english_lines, english_runs
 
@@ -36,7 +37,19 @@ PHRASES: dict[str, dict[str, str]] = {
     },
     "secrets": {"ru": "ключ доступа AWS", "kk": "AWS қолжетімділік кілті"},
 }
-LANGS = ("ru", "kk")
+LANGS: tuple[Language, ...] = ("ru", "kk")
+
+
+def render_message(msg: Mapping[str, Any], lang: Language) -> str:
+    """A stored message as a reader of `lang` reads it."""
+    with speaking(lang):
+        return render(msg)
+
+
+def _render(fid: str, lang: Language, params: dict[str, Any]) -> str:
+    """A finding's sentence as a reader of `lang` reads it."""
+    with speaking(lang):
+        return messages.render(fid, params)
 
 
 def _args(command: str, root: Path) -> list[str]:
@@ -109,7 +122,7 @@ def _finding(fid: str, stop: bool, spec: str, **params: Any) -> dict[str, Any]:
         "option": "o",
         "stop": stop,
         "spec": spec,
-        "text": messages.render(fid, "en", params),
+        "text": messages.english_text(fid, params),
         "params": params,
     }
 
@@ -234,11 +247,11 @@ def test_secrets_rule_text() -> None:
 def test_finding_words_are_translated_and_team_words_kept() -> None:
     """Schema words inside a finding (status, handling, roles, detector) are translated; the
     team's words (item, asset, basis) stay as written."""
-    ru = messages.render("residue_open", "ru", {"item": "image_cache", "handling": "kept"})
+    ru = _render("residue_open", "ru", {"item": "image_cache", "handling": "kept"})
     assert ru == "image_cache после задания: сохраняется"
-    kk = messages.render("secret_found", "kk", {"path": "a.log", "line": 2, "type": "Private Key"})
+    kk = _render("secret_found", "kk", {"path": "a.log", "line": 2, "type": "Private Key"})
     assert kk == "a.log:2: жабық кілт (мәні жасырылған)"
-    en = messages.render(
+    en = _render(
         "residency_violated",
         "en",
         {
@@ -254,7 +267,7 @@ def test_finding_words_are_translated_and_team_words_kept() -> None:
 
 def test_unknown_finding_and_broken_translation_fall_back() -> None:
     """Negative: an id without a text is shown as the id; an unknown word stays as written."""
-    assert messages.render("no_such_finding", "ru", {}) == "no_such_finding"
+    assert _render("no_such_finding", "ru", {}) == "no_such_finding"
     assert messages.word("exotic_mode") == "exotic_mode"
     assert messages.words([]) == ""
     assert render_message(message("governance", "no such msgid"), "ru") == "no such msgid"
@@ -262,6 +275,15 @@ def test_unknown_finding_and_broken_translation_fall_back() -> None:
 
 def test_report_words() -> None:
     """Boundary states and NIST SP 800-53 family names in the report; the ids stay."""
+
+    def _word(value: str, lang: Language) -> str:
+        with speaking(lang):
+            return messages.term(value)
+
+    def _family(fam: str, lang: Language) -> str:
+        with speaking(lang):
+            return controls.family_name(fam)
+
     assert _word("evidenced", "ru") == "доказано"
     assert _word("claim", "kk") == "мәлімдеме"
     assert _word("in_place", "ru") == "in_place"  # not a schema state: as written

@@ -14,6 +14,7 @@ from gpudecide import workspace
 from gpudecide.governance import checks, rules, secrets
 from gpudecide.governance.cli import register
 from gpudecide.governance.report import governance_section
+from gpudecide.i18n import speaking
 from gpudecide.report.model import Section
 
 from .governance_fixtures import demo_workspace
@@ -104,7 +105,8 @@ def test_cli_masks_values_in_text_json_and_evidence(tmp_path: Path) -> None:
     _no_secret(record_path.read_text())
     record = ev.load(record_path)
     section = Section("secrets", "", record, "fresh", "", [])
-    governance_section(section, "ru")
+    with speaking("ru"):
+        governance_section(section)
     _no_secret(json.dumps([t.rows for t in section.tables], ensure_ascii=False))
 
 

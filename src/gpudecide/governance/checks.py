@@ -21,9 +21,19 @@ from gpudecide import evidence as ev
 from gpudecide.errors import InputError
 from gpudecide.governance import isolation, oscal, raci, residency, secrets, standard_path
 from gpudecide.governance.findings import Finding, verdict_of
+from gpudecide.i18n import N_
+from gpudecide.message import Message, message, record_texts
 from gpudecide.options import require_known
-from gpudecide.report.i18n import message, render_message
 from gpudecide.workspace import CONFIG_NAME, Workspace
+
+# Each evidence kind's title: the record keeps the English, the commands say it translated.
+TITLES: dict[str, str] = {
+    "raci": N_("Ownership per option (RACI)"),
+    "standard_path": N_("Standard path fit and control (R4, R5)"),
+    "isolation": N_("Isolation boundaries and threat model"),
+    "residency": N_("Data residency per option"),
+    "secrets": N_("Credentials in logs and configs"),
+}
 
 
 @dataclass
@@ -41,7 +51,7 @@ class CheckRun:
         return any(f.stop for f in self.findings)
 
 
-def _summary(findings: list[Finding], options: int) -> dict[str, Any]:
+def _summary(findings: list[Finding], options: int) -> Message:
     """The record's summary as a message (its English is the record's `summary`)."""
     stops = sum(1 for f in findings if f.stop)
     return message(
@@ -55,25 +65,22 @@ def _summary(findings: list[Finding], options: int) -> dict[str, Any]:
 
 def _record(
     kind: str,
-    title: str,
     spec_ids: list[str],
     findings: list[Finding],
     figures: dict[str, Any],
     inputs: list[ev.InputRef],
-    notes: list[str] | None = None,
-    options: int = 0,
-    note_messages: list[dict[str, Any]] | None = None,
+    options: int,
+    notes: list[Message] | None = None,
 ) -> ev.Evidence:
-    summary = _summary(findings, options)
-    said: dict[str, Any] = {"summary": summary, "notes": note_messages or []}
+    said = record_texts(_summary(findings, options), notes or [])
     return ev.Evidence(
         kind=kind,
-        title=title,
+        title=TITLES[kind],
         spec_ids=spec_ids,
         verdict=verdict_of(findings),
-        summary=render_message(summary, "en"),
-        figures={**figures, "messages": said},
-        notes=notes or [],
+        summary=said.summary,
+        figures={**figures, "messages": said.messages},
+        notes=said.notes,
         inputs=inputs,
     )
 
@@ -84,13 +91,16 @@ def _write(ws: Workspace, record: ev.Evidence, findings: list[Finding]) -> Check
 
 def _input(ws: Workspace, name: str, given: Path | None) -> Path:
     path = given or ws.root / name
-    if not path.is_file():
-        raise InputError(
-            f"no {name} in the workspace" if given is None else "no such file",
-            path=path,
-            hint="`gpudecide init` writes a commented template of it",
-        )
-    return path
+    if path.is_file():
+        return path
+    if given is not None:
+        raise InputError("no such file", path=path)
+    raise InputError(
+        "no {name} in the workspace",
+        path=path,
+        hint="`gpudecide init` writes a commented template of it",
+        name=name,
+    )
 
 
 def oscal_path(evidence_dir: Path, record_id: str) -> Path:
@@ -106,12 +116,11 @@ def run_raci(ws: Workspace, path: Path | None = None) -> CheckRun:
     result = raci.check(table, ws.config.options)
     record = _record(
         "raci",
-        "Ownership per option (RACI)",
         ["R1", "R2", "R3", "G3", "D5", "A8"],
         result.findings,
         result.figures,
         [ev.input_ref(src, ws.root)],
-        options=len(ws.config.options),
+        len(ws.config.options),
     )
     return _write(ws, record, result.findings)
 
@@ -134,12 +143,11 @@ def run_standard_path(ws: Workspace, path: Path | None = None) -> CheckRun:
     findings, figures = standard_path.check(table.standard_path, ws.config.options)
     record = _record(
         "standard_path",
-        "Standard path fit and control (R4, R5)",
         ["R4", "R5", "D2"],
         findings,
         figures,
         [ev.input_ref(src, ws.root)],
-        options=len(ws.config.options),
+        len(ws.config.options),
     )
     return _write(ws, record, findings)
 
@@ -152,12 +160,11 @@ def run_isolation(ws: Workspace, path: Path | None = None, now: datetime | None 
     inputs = [ev.input_ref(p, ws.root) for p in (src, *result.documents)]
     record = _record(
         "isolation",
-        "Isolation boundaries and threat model",
         ["I1", "I2", "I3", "I4", "I5", "I6"],
         result.findings,
         result.figures,
         inputs,
-        options=len(ws.config.options),
+        len(ws.config.options),
     )
     sealed = ev.seal(record, now)
     written = ev.write(sealed, ws.evidence_dir)
@@ -181,14 +188,12 @@ def run_residency(ws: Workspace, isolation_path: Path | None = None) -> CheckRun
     result = residency.check(ws.config.matrix.residency, ws.config.options, placement)
     record = _record(
         "residency",
-        "Data residency per option",
         ["I7", "D5", "H2"],
         result.findings,
         result.figures,
         inputs,
-        result.notes,
-        options=len(ws.config.options),
-        note_messages=result.note_messages,
+        len(ws.config.options),
+        result.note_messages,
     )
     if not ws.config.matrix.residency:
         record.verdict = "info"
@@ -207,19 +212,22 @@ def run_secrets(
     root = ws.root if ws is not None else None
     result = secrets.scan(paths, root=root, option=option)
     inputs = [ev.input_ref(p, root) for p in result.files]
-    summary = message(
-        "governance",
-        "files scanned: {f}; credentials found: {n} (values masked)",
-        n=len(result.findings),
-        f=len(result.files),
+    said = record_texts(
+        message(
+            "governance",
+            "files scanned: {f}; credentials found: {n} (values masked)",
+            n=len(result.findings),
+            f=len(result.files),
+        )
     )
     record = ev.Evidence(
         kind="secrets",
-        title="Credentials in logs and configs",
+        title=TITLES["secrets"],
         spec_ids=["I3"],
         verdict="fail" if result.findings else "pass",
-        summary=render_message(summary, "en"),
-        figures={**result.figures, "messages": {"summary": summary, "notes": []}},
+        summary=said.summary,
+        figures={**result.figures, "messages": said.messages},
+        notes=said.notes,
         inputs=inputs,
     )
     out_dir = evidence_dir or (ws.evidence_dir if ws is not None else None)

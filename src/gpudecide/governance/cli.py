@@ -30,26 +30,11 @@ from gpudecide.console import (
 )
 from gpudecide.governance import checks, messages
 from gpudecide.governance.checks import CheckRun
-from gpudecide.i18n import Language, translator
+from gpudecide.i18n import N_, translator
 from gpudecide.report.i18n import notes_of, summary_of
 from gpudecide.workspace import Workspace
 
 _ = translator("governance")
-
-
-def N_(msgid: str) -> str:
-    """Mark an English msgid for extraction; it is translated where it is shown."""
-    return msgid
-
-
-# The records' titles (checks.py writes them in English; the commands print them translated).
-TITLES = (
-    N_("Ownership per option (RACI)"),
-    N_("Standard path fit and control (R4, R5)"),
-    N_("Isolation boundaries and threat model"),
-    N_("Data residency per option"),
-    N_("Credentials in logs and configs"),
-)
 
 check_app = typer.Typer(
     help="Governance checks: ownership, isolation, residency, standard path, secrets.",
@@ -71,27 +56,26 @@ def _workspace(path: Path | None) -> Workspace:
     return ws
 
 
-def _print(run: CheckRun, lang: Language) -> None:
-    """The run's lines for people in `lang` (English: the record's own words)."""
+def _print(run: CheckRun) -> None:
+    """The run's lines for people, in the reader's language."""
     record = run.record
-    title, summary = _(record.title, lang), summary_of(record, lang)
-    out.print(_("{title}: {summary}", lang).format(title=title, summary=summary), markup=False)
-    stop = _("STOP", lang)
+    title, summary = _(record.title), summary_of(record)
+    out.print(_("{title}: {summary}").format(title=title, summary=summary), markup=False)
+    stop = _("STOP")
     for f in run.findings:
         mark = f"{stop} " if f.stop else ""
         who = f"{f.option}: " if f.option else ""
-        text = f.text if lang == "en" else messages.render(f.id, lang, f.params)
-        out.print(f"  {mark}{who}{text} [{f.spec}]", markup=False)
-    for note in notes_of(record, lang):
-        out.print(_("note: {text}", lang).format(text=note), markup=False)
+        out.print(f"  {mark}{who}{messages.render(f.id, f.params)} [{f.spec}]", markup=False)
+    for note in notes_of(record):
+        out.print(_("note: {text}").format(text=note), markup=False)
     if run.written:
-        print_written(run.written, lang)
+        print_written(run.written)
     for name, p in run.extra.items():
-        label = _(EXTRA_LABELS[name], lang) if name in EXTRA_LABELS else f"{name}: {{path}}"
+        label = _(EXTRA_LABELS[name]) if name in EXTRA_LABELS else f"{name}: {{path}}"
         out.print(label.format(path=p), markup=False)
 
 
-def _emit(run: CheckRun, as_json: bool, lang: Language = "en", exit_on_stop: bool = True) -> None:
+def _emit(run: CheckRun, as_json: bool, exit_on_stop: bool = True) -> None:
     """Print the run (JSON or lines for people); exit 1 when it stops an option."""
     record = run.record
     if as_json:
@@ -106,7 +90,7 @@ def _emit(run: CheckRun, as_json: bool, lang: Language = "en", exit_on_stop: boo
         body.update({name: str(p) for name, p in run.extra.items()})
         emit_json(body)
     else:
-        _print(run, lang)
+        _print(run)
     if exit_on_stop and (run.stopped or record.verdict == "fail"):
         raise typer.Exit(1)
 
@@ -119,7 +103,7 @@ def raci_cmd(
     with guard(as_json):
         ws = _workspace(workspace_dir)
         run = checks.run_raci(ws, file)
-    _emit(run, as_json, language(ws))
+    _emit(run, as_json)
 
 
 @check_app.command("standard-path")
@@ -130,7 +114,7 @@ def standard_path_cmd(
     with guard(as_json):
         ws = _workspace(workspace_dir)
         run = checks.run_standard_path(ws, file)
-    _emit(run, as_json, language(ws))
+    _emit(run, as_json)
 
 
 @check_app.command("isolation")
@@ -141,7 +125,7 @@ def isolation_cmd(
     with guard(as_json):
         ws = _workspace(workspace_dir)
         run = checks.run_isolation(ws, file)
-    _emit(run, as_json, language(ws))
+    _emit(run, as_json)
 
 
 @check_app.command("residency")
@@ -150,7 +134,7 @@ def residency_cmd(workspace_dir: WorkspaceOpt = None, as_json: JsonOpt = False) 
     with guard(as_json):
         ws = _workspace(workspace_dir)
         run = checks.run_residency(ws)
-    _emit(run, as_json, language(ws))
+    _emit(run, as_json)
 
 
 @check_app.command("secrets")
@@ -171,8 +155,10 @@ def secrets_cmd(
     """
     with guard(as_json):
         ws = open_workspace(workspace_dir, required=bool(option))
+        if ws is None:
+            language()  # outside a workspace: --lang or $GPUDECIDE_LANG
         run = checks.run_secrets(paths, ws, option)
-    _emit(run, as_json, language(ws))
+    _emit(run, as_json)
 
 
 def register(app: typer.Typer) -> None:

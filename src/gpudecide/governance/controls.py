@@ -14,6 +14,10 @@ from __future__ import annotations
 
 from typing import Literal
 
+from gpudecide.i18n import N_, translator
+
+_ = translator("governance")
+
 Boundary = Literal[
     "gpu_sharing",
     "tenancy",
@@ -55,11 +59,6 @@ BOUNDARY_CONTROLS: dict[str, tuple[str, ...]] = {
 }
 
 
-def N_(msgid: str) -> str:
-    """Mark an English msgid for extraction (domain "governance"); the report translates it."""
-    return msgid
-
-
 FAMILY_NAMES: dict[str, str] = {
     "AC": N_("Access Control"),
     "AU": N_("Audit and Accountability"),
@@ -71,6 +70,12 @@ FAMILY_NAMES: dict[str, str] = {
     "SC": N_("System and Communications Protection"),
     "SI": N_("System and Information Integrity"),
 }
+
+
+def family_name(fam: str) -> str:
+    """A family's name in the reader's language ("" for an id SP 800-53 does not have)."""
+    name = FAMILY_NAMES.get(fam, "")
+    return _(name) if name else ""
 
 
 def family(control: str) -> str:

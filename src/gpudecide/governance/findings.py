@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpudecide.evidence import Verdict
+from gpudecide.governance import messages
 
 Params = dict[str, Any]
 
@@ -37,6 +38,11 @@ class Finding:
             "text": self.text,
             "params": self.params,
         }
+
+
+def finding(fid: str, option: str, stop: bool, spec: str, **params: Any) -> Finding:
+    """A finding with its English text (`messages`), as every check makes one."""
+    return Finding(fid, option, stop, spec, messages.english_text(fid, params), params)
 
 
 def verdict_of(findings: list[Finding]) -> Verdict:

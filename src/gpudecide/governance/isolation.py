@@ -24,9 +24,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from gpudecide import evidence as ev
 from gpudecide.errors import InputError
-from gpudecide.governance import controls, messages
+from gpudecide.governance import controls
 from gpudecide.governance.controls import Boundary
-from gpudecide.governance.findings import Finding
+from gpudecide.governance.findings import Finding, finding
 from gpudecide.governance.loading import Loaded, load
 from gpudecide.inputs import read_input_text
 from gpudecide.options import OPTION_ID_PATTERN, OptionDecl
@@ -199,14 +199,18 @@ def load_isolation(
     seen_assets: set[str] = set()
     for i, asset in enumerate(iso.assets):
         if asset.id in seen_assets:
-            raise loaded.error(f"{asset.id!r} is declared twice", ("assets", i, "id"))
+            raise InputError(
+                "{item!r} is declared twice", **loaded.at(("assets", i, "id")), item=asset.id
+            )
         seen_assets.add(asset.id)
     seen: set[str] = set()
     for i, entry in enumerate(iso.options):
         loaded.require_option(entry.option, options, ("options", i, "option"))
         if entry.option in seen:
-            raise loaded.error(
-                f"option {entry.option!r} is answered twice", ("options", i, "option")
+            raise InputError(
+                "option {option!r} is answered twice",
+                **loaded.at(("options", i, "option")),
+                option=entry.option,
             )
         seen.add(entry.option)
         _check_entry(entry, loaded, i, root)
@@ -225,12 +229,20 @@ def _check_entry(entry: OptionIsolation, loaded: Loaded, i: int, root: Path) -> 
     for j, b in enumerate(entry.boundaries):
         loc: tuple[int | str, ...] = ("options", i, "boundaries", j)
         if b.boundary == "residue":
-            raise loaded.error("answer residue item by item under `residue`", (*loc, "boundary"))
+            raise InputError(
+                "answer residue item by item under `residue`", **loaded.at((*loc, "boundary"))
+            )
         if b.boundary in keys:
-            raise loaded.error(f"{b.boundary!r} is answered twice", (*loc, "boundary"))
+            raise InputError(
+                "{boundary!r} is answered twice",
+                **loaded.at((*loc, "boundary")),
+                boundary=b.boundary,
+            )
         keys.add(b.boundary)
         if b.sharing_mode is not None and b.boundary != "gpu_sharing":
-            raise loaded.error("sharing_mode belongs to gpu_sharing only", (*loc, "sharing_mode"))
+            raise InputError(
+                "sharing_mode belongs to gpu_sharing only", **loaded.at((*loc, "sharing_mode"))
+            )
         _check_proof(b.proof, loaded, (*loc, "proof"), root)
     for j, r in enumerate(entry.residue):
         _check_proof(r.proof, loaded, ("options", i, "residue", j, "proof"), root)
@@ -246,22 +258,24 @@ def _check_proof(
         return
     doc = root / proof.document
     if not doc.is_file():
-        raise loaded.error(
-            f"document {proof.document!r} not found",
-            (*loc, "document"),
+        raise InputError(
+            "document {document!r} not found",
+            **loaded.at((*loc, "document")),
             hint="paths are relative to the workspace folder",
+            document=proof.document,
         )
     try:
         text = read_input_text(doc, DOCUMENT_LIMIT)  # a regular file only, bounded
     except InputError as exc:
-        if exc.message == "not UTF-8 text":
+        if exc.template == "not UTF-8 text":
             return  # a PDF or scan: the hash still pins it, the excerpt cannot be matched
         raise
     if _squash(proof.excerpt or "") not in _squash(text):
-        raise loaded.error(
-            f"the excerpt is not in {proof.document}",
-            (*loc, "excerpt"),
+        raise InputError(
+            "the excerpt is not in {document}",
+            **loaded.at((*loc, "excerpt")),
             hint="quote the document word for word",
+            document=proof.document,
         )
 
 
@@ -287,10 +301,6 @@ def _proof_dict(proof: Proof | None, root: Path) -> dict[str, Any]:
     if proof is not None and proof.test:
         out["test"] = proof.test
     return out
-
-
-def _finding(fid: str, option: str, stop: bool, spec: str, **params: Any) -> Finding:
-    return Finding(fid, option, stop, spec, messages.render(fid, "en", params), params)
 
 
 def boundary_status(answer: BoundaryAnswer | None) -> str:
@@ -365,7 +375,7 @@ def _required(iso: IsolationFile, oid: str, statuses: dict[str, str]) -> list[Fi
         against = ", ".join(sorted(set(needs[b])))
         if state in ("missing", "unknown", "weak"):
             out.append(
-                _finding(
+                finding(
                     "protection_missing",
                     oid,
                     closed[b],
@@ -376,9 +386,7 @@ def _required(iso: IsolationFile, oid: str, statuses: dict[str, str]) -> list[Fi
                 )
             )
         elif state == "claimed":
-            out.append(
-                _finding("protection_claimed", oid, False, "I6", boundary=b, against=against)
-            )
+            out.append(finding("protection_claimed", oid, False, "I6", boundary=b, against=against))
     return out
 
 
@@ -387,16 +395,16 @@ def _answer_findings(entry: OptionIsolation, statuses: dict[str, str]) -> list[F
     out: list[Finding] = []
     for b in entry.boundaries:
         if b.boundary == "gpu_sharing" and statuses["gpu_sharing"] == "weak" and b.sharing_mode:
-            out.append(_finding("weak_gpu_sharing", oid, False, "I3", mode=b.sharing_mode))
+            out.append(finding("weak_gpu_sharing", oid, False, "I3", mode=b.sharing_mode))
     for r in entry.residue:
         if r.handling == "encrypted_only":
-            out.append(_finding("residue_encrypted_only", oid, False, "I4", item=r.item))
+            out.append(finding("residue_encrypted_only", oid, False, "I4", item=r.item))
         elif r.handling not in CLOSING_HANDLING:
-            out.append(_finding("residue_open", oid, False, "I4", item=r.item, handling=r.handling))
+            out.append(finding("residue_open", oid, False, "I4", item=r.item, handling=r.handling))
     answered = {r.item for r in entry.residue}
     for item in RESIDUE_ITEMS:
         if item not in answered:
-            out.append(_finding("residue_open", oid, False, "I4", item=item, handling="unanswered"))
+            out.append(finding("residue_open", oid, False, "I4", item=item, handling="unanswered"))
     by_mechanism: dict[str, list[str]] = defaultdict(list)
     for b in entry.boundaries:
         key = " ".join(b.mechanism.lower().split())
@@ -406,7 +414,7 @@ def _answer_findings(entry: OptionIsolation, statuses: dict[str, str]) -> list[F
         fams = sorted(set().union(*(controls.families(b) for b in bounds)))
         if len(bounds) > 1 and len({controls.families(b) for b in bounds}) > 1:
             out.append(
-                _finding(
+                finding(
                     "one_mechanism_many_families",
                     oid,
                     False,
@@ -426,7 +434,7 @@ def _regulated_missing(
         return []
     present = {g.item for g in entry.regulated} if entry else set()
     return [
-        _finding("regulated_missing", oid, False, "I6", item=item)
+        finding("regulated_missing", oid, False, "I6", item=item)
         for item in REGULATED_ITEMS
         if item not in present
     ]

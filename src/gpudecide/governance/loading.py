@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TypeVar
+from typing import Literal, TypedDict, TypeVar
 
 import yaml
 from pydantic import BaseModel
@@ -20,6 +20,14 @@ from gpudecide.options import OptionDecl, require_known
 
 M = TypeVar("M", bound=BaseModel)
 Loc = tuple[int | str, ...]
+
+
+class Where(TypedDict):
+    """The place an InputError names: the file, the line of the value and its field."""
+
+    path: Path
+    line: int | None
+    field: str
 
 
 class Loaded:
@@ -34,15 +42,9 @@ class Loaded:
         """Line of the value at `loc` (a pydantic-style location)."""
         return node_line(self.root, loc)
 
-    def error(self, message: str, loc: Loc, hint: str | None = None) -> InputError:
-        """An InputError naming this file, the line of `loc` and the field."""
-        return InputError(
-            message,
-            path=self.path,
-            line=self.line(loc),
-            field=".".join(str(p) for p in loc),
-            hint=hint,
-        )
+    def at(self, loc: Loc) -> Where:
+        """Where the value at `loc` is, for `InputError(template, **loaded.at(loc), ...)`."""
+        return Where(path=self.path, line=self.line(loc), field=".".join(str(p) for p in loc))
 
     def require_option(self, option_id: str, options: list[OptionDecl], loc: Loc) -> None:
         """An option id that gpudecide.yaml does not declare is bad input at its line."""
@@ -54,15 +56,30 @@ class Loaded:
             line=self.line(loc),
         )
 
-    def require_in(self, value: str, allowed: Iterable[str], what: str, loc: Loc) -> None:
-        """A reference to something the same file must declare (a person, an asset)."""
+    def require_in(
+        self, value: str, allowed: Iterable[str], what: Literal["party", "contour"], loc: Loc
+    ) -> None:
+        """A reference to something the file or gpudecide.yaml must declare: a person or
+        vendor of raci.yaml, a contour of a hybrid option."""
         known = sorted(set(allowed))
-        if value not in known:
-            raise self.error(
-                f"unknown {what} {value!r}",
-                loc,
-                hint=f"declare it first (declared: {', '.join(known) or 'none'})",
+        if value in known:
+            return
+        declared = ", ".join(known)
+        if what == "party":
+            raise InputError(
+                "unknown person or vendor {value!r}",
+                **self.at(loc),
+                hint="declare it under `people` or `vendors` first (declared: {declared})",
+                value=value,
+                declared=declared or "-",
             )
+        raise InputError(
+            "unknown contour {value!r}",
+            **self.at(loc),
+            hint="name one of the hybrid's contours (declared: {declared})",
+            value=value,
+            declared=declared or "-",
+        )
 
 
 def load(path: Path, model: type[M]) -> tuple[M, Loaded]:

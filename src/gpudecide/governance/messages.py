@@ -1,28 +1,40 @@
 """The words of every governance finding, in the reader's language (domain "governance").
 
-A finding is stored with its id and parameters; `render` words it, `as_message` turns it into
-a message (`gpudecide.report.i18n.message`) that a decision rule can nest in its own text.
-Each text is a literal `N_()` so that Babel extracts it into the catalogues. Parameters that
-hold one of the schema's words (a boundary status, a residue handling, a site role, a
-detector's name) are nested as messages of their own, so that they are translated too; the
-team's own words (activity ids, asset names, legal basis) stay as written.
+A finding is stored with its id and parameters; `as_message` turns them into a message
+(`gpudecide.message.Message`) that is said in the reader's language where it is shown and
+that a decision rule can nest in its own text; `render` says it now. Each text is a literal
+(`N_()`, `nmessage()`) so that Babel extracts it into the catalogues; a finding with a
+count takes the plural form that fits it. Parameters that hold one of the schema's words (a
+boundary status, a residue handling, a site role, a detector's name) are nested as messages
+of their own, so that they are translated too; the team's own words (activity ids, asset
+names, legal basis) stay as written.
 """
 
 from __future__ import annotations
 
+import string
+from collections.abc import Callable
 from typing import Any
 
-from gpudecide.i18n import translator
-from gpudecide.report.i18n import message, render_message
+from gpudecide.i18n import N_, translator
+from gpudecide.message import Message, english, message, nmessage
+from gpudecide.message import render as render_message
+
+__all__ = [
+    "PLURAL_TEXTS",
+    "TEXTS",
+    "WORDS",
+    "as_message",
+    "english_text",
+    "render",
+    "term",
+    "terms",
+    "word",
+    "words",
+]
 
 _ = translator("governance")
-Message = dict[str, Any]
-
-
-def N_(msgid: str) -> str:
-    """Mark an English msgid for extraction; it is translated where it is shown."""
-    return msgid
-
+Params = dict[str, Any]
 
 TEXTS: dict[str, str] = {
     "no_accountable": N_("nobody is Accountable for {activity}: an incident has no owner"),
@@ -38,7 +50,6 @@ TEXTS: dict[str, str] = {
     ),
     "no_on_call": N_("{activity} is an on-call duty but nobody of the team owning it is on call"),
     "role_uncovered": N_("{activity} needs a {role}; its Responsible ({who}) is not one"),
-    "bus_factor": N_("{who} carries {count} of {total} on-call duties (more than {limit:.0%})"),
     "no_node_replacement": N_(
         "a dedicated option with nobody Responsible for replacing a failed node ({activity})"
     ),
@@ -50,9 +61,6 @@ TEXTS: dict[str, str] = {
         "the managed standard path does not cover {need}: this points to dedicated (R4)"
     ),
     "control_missing": N_("no {control}: a control of R5 is missing"),
-    "ssh_not_control": N_(
-        "SSH access is offered but {missing} of the R5 controls are missing: SSH is not control"
-    ),
     "protection_missing": N_(
         "boundary {boundary} is {status} but the threat model requires it against {against}"
     ),
@@ -80,32 +88,62 @@ TEXTS: dict[str, str] = {
     "secret_found": N_("{path}:{line}: {type} (value masked)"),
 }
 
-# The schema's words a finding's parameter may hold, shown as they are in English.
-WORDS: dict[str, str] = {
-    # Boundary states (isolation.boundary_status) and the chart's "open".
-    "evidenced": N_("evidenced"),
-    "claimed": N_("claimed"),
-    "weak": N_("weak"),
-    "missing": N_("missing"),
-    "unknown": N_("unknown"),
-    "open": N_("open"),
-    "claim": N_("claim"),
-    # Residue handling (I4) and an item nobody answered.
-    "kept": N_("kept"),
-    "unanswered": N_("unanswered"),
-    "cleared": N_("cleared"),
-    "deleted": N_("deleted"),
-    "not_kept": N_("not_kept"),
-    "encrypted_only": N_("encrypted_only"),
-    # Site roles (I7).
-    "storage": N_("storage"),
-    "processing": N_("processing"),
-    "backup": N_("backup"),
+
+def _bus_factor(p: Params) -> Message:
+    # The finding keeps its parameter `count` (the evidence's shape); the message calls it
+    # `duties`, since `count` names the field that picks the plural form.
+    return nmessage(
+        "governance",
+        "{who} carries {duties} of {total} on-call duty (more than {limit:.0%})",
+        "{who} carries {duties} of {total} on-call duties (more than {limit:.0%})",
+        count="total",
+        who=p["who"],
+        duties=p["count"],
+        total=p["total"],
+        limit=p["limit"],
+    )
+
+
+def _ssh_not_control(p: Params) -> Message:
+    return nmessage(
+        "governance",
+        "SSH access is offered but {missing} of the R5 controls is missing: SSH is not control",
+        "SSH access is offered but {missing} of the R5 controls are missing: SSH is not control",
+        count="missing",
+        missing=p["missing"],
+    )
+
+
+# Findings whose sentence counts something: the form follows the count (R2, R5).
+PLURAL_TEXTS: dict[str, Callable[[Params], Message]] = {
+    "bus_factor": _bus_factor,
+    "ssh_not_control": _ssh_not_control,
 }
 
-# detect-secrets' detector names (the `type` of a secrets finding).
-DETECTORS: frozenset[str] = frozenset(
+# The schema's words a finding's parameter or a report cell may hold, shown translated;
+# any other value (the team's words, an id) is shown as written.
+WORDS: frozenset[str] = frozenset(
     {
+        # Boundary states (isolation.boundary_status), the chart's "open", a bare claim.
+        N_("evidenced"),
+        N_("claimed"),
+        N_("weak"),
+        N_("missing"),
+        N_("unknown"),
+        N_("open"),
+        N_("claim"),
+        # Residue handling (I4) and an item nobody answered.
+        N_("kept"),
+        N_("unanswered"),
+        N_("cleared"),
+        N_("deleted"),
+        N_("not_kept"),
+        N_("encrypted_only"),
+        # Site roles (I7).
+        N_("storage"),
+        N_("processing"),
+        N_("backup"),
+        # detect-secrets' detector names (the `type` of a secrets finding).
         N_("AWS Access Key"),
         N_("Artifactory Credentials"),
         N_("Azure Storage Account access key"),
@@ -140,11 +178,7 @@ _JOIN = N_("{first}, {rest}")
 
 def word(value: str) -> Message | str:
     """A schema word as a message (translated where shown); anything else as it is."""
-    if value in WORDS:
-        return message("governance", WORDS[value])
-    if value in DETECTORS:
-        return message("governance", value)
-    return value
+    return message("governance", value) if value in WORDS else value
 
 
 def words(values: list[str]) -> Message | str:
@@ -154,6 +188,16 @@ def words(values: list[str]) -> Message | str:
     if len(values) == 1:
         return word(values[0])
     return message("governance", _JOIN, first=word(values[0]), rest=words(values[1:]))
+
+
+def term(value: str) -> str:
+    """A schema word in the reader's language now (a report cell); anything else as it is."""
+    return _(value) if value in WORDS else value
+
+
+def terms(values: list[str]) -> str:
+    """Schema words in the reader's language, joined by ", "."""
+    return ", ".join(term(v) for v in values)
 
 
 def _nested(key: str, value: Any) -> Any:
@@ -166,19 +210,35 @@ def _nested(key: str, value: Any) -> Any:
     return value
 
 
-def as_message(fid: str, params: dict[str, Any]) -> Message:
-    """The finding as a message of the "governance" domain (the id itself when it has no text)."""
+def as_message(fid: str, params: Params) -> Message:
+    """The finding as a message of the "governance" domain; the id itself when it has no
+    text or its parameters do not fill the text (a record of another shape)."""
+    plural = PLURAL_TEXTS.get(fid)
+    if plural is not None:
+        try:
+            return plural(params)
+        except KeyError:
+            return message("governance", fid)
     text = TEXTS.get(fid)
-    if text is None:
+    if text is None or not _fields(text) <= params.keys():
         return message("governance", fid)
     return message("governance", text, **{k: _nested(k, v) for k, v in params.items()})
 
 
-def render(fid: str, lang: str, params: dict[str, Any]) -> str:
-    """The finding's sentence in `lang`; the id itself when it has no text."""
-    msg = as_message(fid, params)
+def _fields(text: str) -> set[str]:
+    return {name for _lit, name, _spec, _conv in string.Formatter().parse(text) if name}
+
+
+def render(fid: str, params: Params) -> str:
+    """The finding's sentence in the reader's language; the id itself when it has no text."""
     try:
-        return render_message(msg, lang)
+        msg = as_message(fid, params)
+        return render_message(msg)
     except (KeyError, ValueError, IndexError):
-        # A translation with a broken placeholder must not hide the finding: fall back.
-        return render_message(msg, "en")
+        # A translation with a broken placeholder must not hide the finding: the English.
+        return english_text(fid, params)
+
+
+def english_text(fid: str, params: Params) -> str:
+    """The finding's sentence in English: the `text` its record keeps beside the id."""
+    return english(as_message(fid, params))

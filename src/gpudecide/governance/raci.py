@@ -18,8 +18,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gpudecide.governance import messages
-from gpudecide.governance.findings import Finding
+from gpudecide.errors import InputError
+from gpudecide.governance.findings import Finding, finding
 from gpudecide.governance.loading import Loaded, load
 from gpudecide.governance.standard_path import StandardPathSpec
 from gpudecide.options import OPTION_ID_PATTERN, OptionDecl, OptionKind
@@ -117,7 +117,7 @@ def _unique(ids: list[str], loaded: Loaded, key: str) -> None:
     seen: set[str] = set()
     for i, item in enumerate(ids):
         if item in seen:
-            raise loaded.error(f"{item!r} is declared twice", (key, i, "id"))
+            raise InputError("{item!r} is declared twice", **loaded.at((key, i, "id")), item=item)
         seen.add(item)
 
 
@@ -130,7 +130,11 @@ def load_raci(path: Path, options: list[OptionDecl]) -> tuple[RaciFile, Loaded]:
     clash = {p.id for p in raci.people} & {v.id for v in raci.vendors}
     if clash:
         i = next(i for i, v in enumerate(raci.vendors) if v.id in clash)
-        raise loaded.error(f"{raci.vendors[i].id!r} is both a person and a vendor", ("vendors", i))
+        raise InputError(
+            "{party!r} is both a person and a vendor",
+            **loaded.at(("vendors", i)),
+            party=raci.vendors[i].id,
+        )
     parties = [p.id for p in raci.people] + [v.id for v in raci.vendors]
     for a_i, act in enumerate(raci.activities):
         seen: set[str] = set()
@@ -139,11 +143,15 @@ def load_raci(path: Path, options: list[OptionDecl]) -> tuple[RaciFile, Loaded]:
             for o_i, oid in enumerate(asg.options):
                 loaded.require_option(oid, options, (*base, "options", o_i))
                 if oid in seen:
-                    raise loaded.error(f"option {oid!r} is assigned twice", (*base, "options", o_i))
+                    raise InputError(
+                        "option {option!r} is assigned twice",
+                        **loaded.at((*base, "options", o_i)),
+                        option=oid,
+                    )
                 seen.add(oid)
             for letter in ("responsible", "accountable", "consulted", "informed"):
                 for n_i, name in enumerate(getattr(asg, letter)):
-                    loaded.require_in(name, parties, "person or vendor", (*base, letter, n_i))
+                    loaded.require_in(name, parties, "party", (*base, letter, n_i))
     return raci, loaded
 
 
@@ -158,10 +166,6 @@ def option_kinds(option: OptionDecl, options: list[OptionDecl]) -> set[str]:
 def is_dedicated(option: OptionDecl, options: list[OptionDecl]) -> bool:
     """Owned or rented, or a hybrid with an owned or rented contour."""
     return bool(option_kinds(option, options) & DEDICATED)
-
-
-def _finding(fid: str, option: str, stop: bool, spec: str, **params: Any) -> Finding:
-    return Finding(fid, option, stop, spec, messages.render(fid, "en", params), params)
 
 
 class _Table:
@@ -181,11 +185,11 @@ class _Table:
 def _row_findings(act: Activity, asg: Assignment | None, oid: str, t: _Table) -> list[Finding]:
     """Findings of one activity for one option."""
     if asg is None or not asg.accountable:
-        return [_finding("no_accountable", oid, True, "R3", activity=act.id)]
+        return [finding("no_accountable", oid, True, "R3", activity=act.id)]
     out: list[Finding] = []
     if len(asg.accountable) > 1:
         out.append(
-            _finding(
+            finding(
                 "multiple_accountable",
                 oid,
                 False,
@@ -195,19 +199,19 @@ def _row_findings(act: Activity, asg: Assignment | None, oid: str, t: _Table) ->
             )
         )
     for name in t.vendors_in(asg.accountable):
-        out.append(_finding("accountable_not_team", oid, False, "R3", activity=act.id, who=name))
+        out.append(finding("accountable_not_team", oid, False, "R3", activity=act.id, who=name))
     owners = t.team(asg.responsible + asg.accountable)
     if not owners:
-        out.append(_finding("vendor_only", oid, False, "R3", activity=act.id))
+        out.append(finding("vendor_only", oid, False, "R3", activity=act.id))
     if act.spec == "R1":
         for name in t.vendors_in(asg.responsible + asg.accountable):
-            out.append(_finding("r1_vendor", oid, False, "R1", activity=act.id, who=name))
+            out.append(finding("r1_vendor", oid, False, "R1", activity=act.id, who=name))
     if act.on_call and not any(t.people[n].on_call for n in owners):
-        out.append(_finding("no_on_call", oid, True, "D5", activity=act.id))
+        out.append(finding("no_on_call", oid, True, "D5", activity=act.id))
     doers = t.team(asg.responsible)
     if doers and not any(act.role in t.people[n].roles for n in doers):
         out.append(
-            _finding(
+            finding(
                 "role_uncovered",
                 oid,
                 False,
@@ -235,7 +239,7 @@ def _option_figures(
     for name, n in sorted(load_count.items()):
         if on_call and n / len(on_call) > share:
             found.append(
-                _finding(
+                finding(
                     "bus_factor",
                     oid,
                     False,
@@ -275,7 +279,7 @@ def _node_replacement(
     if any(s is not None and s.responsible for _, s in rows):
         return []
     activity = rows[0][0].id if rows else "-"
-    return [_finding("no_node_replacement", option.id, True, "D5", activity=activity)]
+    return [finding("no_node_replacement", option.id, True, "D5", activity=activity)]
 
 
 def check(raci: RaciFile, options: list[OptionDecl]) -> RaciResult:

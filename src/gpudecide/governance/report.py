@@ -12,31 +12,30 @@ from typing import Any
 
 from gpudecide.governance import charts, controls, messages
 from gpudecide.i18n import translator
-from gpudecide.report.i18n import Language, render_message
 from gpudecide.report.model import Chart, Section, Table
 
 _ = translator("governance")
 KINDS = ("raci", "standard_path", "isolation", "residency", "secrets")
 
 
-def _yes(flag: bool, lang: Language) -> str:
-    return _("yes", lang) if flag else _("no", lang)
+def _yes(flag: bool) -> str:
+    return _("yes") if flag else _("no")
 
 
-def _findings_table(f: dict[str, Any], lang: Language) -> Table:
+def _findings_table(f: dict[str, Any]) -> Table:
     rows = [
         [
             x["option"] or "-",
-            _("STOP", lang) if x["stop"] else "",
-            messages.render(x["id"], lang, x["params"]),
+            _("STOP") if x["stop"] else "",
+            messages.render(x["id"], x["params"]),
             x["spec"],
         ]
         for x in f["findings"]
     ]
     return Table(
-        _("Findings: the option each concerns and whether it stops it", lang),
-        [_("option", lang), _("stop factor", lang), _("finding", lang), "SPEC"],
-        rows or [[_("none", lang), "", "", ""]],
+        _("Findings: the option each concerns and whether it stops it"),
+        [_("option"), _("stop factor"), _("finding"), "SPEC"],
+        rows or [[_("none"), "", "", ""]],
     )
 
 
@@ -53,20 +52,20 @@ def _letters(asg: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def _raci(section: Section, f: dict[str, Any], lang: Language) -> None:
-    section.title = _("Ownership per option (RACI)", lang)
+def _raci(section: Section, f: dict[str, Any]) -> None:
+    section.title = _("Ownership per option (RACI)")
     options = [o["option"] for o in f["options"]]
     section.tables.append(
         Table(
-            _("Per option: who carries the activities (R2, R3)", lang),
+            _("Per option: who carries the activities (R2, R3)"),
             [
-                _("option", lang),
-                _("activities", lang),
-                _("team Responsible", lang),
-                _("vendor Responsible", lang),
-                _("roles needed", lang),
-                _("on-call load", lang),
-                _("stopped", lang),
+                _("option"),
+                _("activities"),
+                _("team Responsible"),
+                _("vendor Responsible"),
+                _("roles needed"),
+                _("on-call load"),
+                _("stopped"),
             ],
             [
                 [
@@ -76,7 +75,7 @@ def _raci(section: Section, f: dict[str, Any], lang: Language) -> None:
                     str(o["vendor_responsible"]),
                     ", ".join(f"{k} {v}" for k, v in o["roles_needed"].items()),
                     ", ".join(f"{k} {v}" for k, v in o["on_call_load"].items()),
-                    _yes(o["stopped"], lang),
+                    _yes(o["stopped"]),
                 ]
                 for o in f["options"]
             ],
@@ -89,20 +88,20 @@ def _raci(section: Section, f: dict[str, Any], lang: Language) -> None:
             asg = next((a for a in act["assignments"] if oid in a["options"]), None)
             cells.append(_letters(asg) if asg else "-")
         rows.append([f"{act['title']} ({act['spec']})", *cells])
-    section.tables.append(Table(_("RACI table", lang), [_("activity", lang), *options], rows))
+    section.tables.append(Table(_("RACI table"), [_("activity"), *options], rows))
 
 
-def _standard_path(section: Section, f: dict[str, Any], lang: Language) -> None:
-    section.title = _("Standard path fit and control (R4, R5)", lang)
+def _standard_path(section: Section, f: dict[str, Any]) -> None:
+    section.title = _("Standard path fit and control (R4, R5)")
     section.tables.append(
         Table(
-            _("What the work needs against what each option supports", lang),
+            _("What the work needs against what each option supports"),
             [
-                _("option", lang),
-                _("kind", lang),
-                _("gaps", lang),
-                _("R5 controls", lang),
-                _("SSH access (not counted)", lang),
+                _("option"),
+                _("kind"),
+                _("gaps"),
+                _("R5 controls"),
+                _("SSH access (not counted)"),
             ],
             [
                 [
@@ -110,7 +109,7 @@ def _standard_path(section: Section, f: dict[str, Any], lang: Language) -> None:
                     o["kind"],
                     "; ".join(o["gaps"]) or "-",
                     f"{len(o['controls'])}/{o['controls_total']}",
-                    _yes(o["ssh_access"], lang),
+                    _yes(o["ssh_access"]),
                 ]
                 for o in f["options"]
             ],
@@ -118,26 +117,16 @@ def _standard_path(section: Section, f: dict[str, Any], lang: Language) -> None:
     )
 
 
-def _word(value: str, lang: Language) -> str:
-    """A schema word (boundary status, site role) in the reader's language."""
-    msg = messages.word(value)
-    return render_message(msg, lang) if isinstance(msg, dict) else msg
-
-
-def _words(values: list[str], lang: Language) -> str:
-    return ", ".join(_word(v, lang) for v in values)
-
-
-def _proof_text(proof: dict[str, Any], lang: Language) -> str:
+def _proof_text(proof: dict[str, Any]) -> str:
     if proof["kind"] == "document":
         return f'{proof["document"]} (sha256 {proof["sha256"][:12]}): "{proof["excerpt"]}"'
     if proof["kind"] == "test":
         return str(proof["test"])
-    return _word("claim", lang)
+    return messages.term("claim")
 
 
-def _isolation_chart(f: dict[str, Any], lang: Language) -> Chart:
-    title = _("Boundaries per option: evidenced, claimed, open", lang)
+def _isolation_chart(f: dict[str, Any]) -> Chart:
+    title = _("Boundaries per option: evidenced, claimed, open")
     options = [o["option"] for o in f["options"]]
     counts: dict[str, list[int]] = {"evidenced": [], "claimed": [], "open": []}
     for o in f["options"]:
@@ -146,26 +135,26 @@ def _isolation_chart(f: dict[str, Any], lang: Language) -> Chart:
         counts["claimed"].append(states.count("claimed"))
         counts["open"].append(len(states) - states.count("evidenced") - states.count("claimed"))
     labels = {
-        "evidenced": _word("evidenced", lang),
-        "claimed": _word("claimed", lang),
-        "open": _word("open", lang),
-        "axis": _("boundaries", lang),
+        "evidenced": messages.term("evidenced"),
+        "claimed": messages.term("claimed"),
+        "open": messages.term("open"),
+        "axis": _("boundaries"),
     }
     return Chart(title, charts.boundary_status(options, counts, labels, title))
 
 
-def _isolation(section: Section, f: dict[str, Any], lang: Language) -> None:
-    section.title = _("Isolation boundaries and threat model", lang)
+def _isolation(section: Section, f: dict[str, Any]) -> None:
+    section.title = _("Isolation boundaries and threat model")
     if f["options"]:
-        section.charts.append(_isolation_chart(f, lang))
+        section.charts.append(_isolation_chart(f))
     section.tables.append(
         Table(
-            _("Threat model: assets, adversaries, required boundaries (I2)", lang),
-            [_("asset", lang), _("closed", lang), _("adversary", lang), _("requires", lang)],
+            _("Threat model: assets, adversaries, required boundaries (I2)"),
+            [_("asset"), _("closed"), _("adversary"), _("requires")],
             [
                 [
                     a["name"] or a["id"],
-                    _yes(a["closed"], lang),
+                    _yes(a["closed"]),
                     t["adversary"],
                     ", ".join(t["requires"]),
                 ]
@@ -177,22 +166,22 @@ def _isolation(section: Section, f: dict[str, Any], lang: Language) -> None:
     for o in f["options"]:
         section.tables.append(
             Table(
-                _("{option}: boundaries, proof and NIST SP 800-53 controls (I3-I5)", lang).format(
+                _("{option}: boundaries, proof and NIST SP 800-53 controls (I3-I5)").format(
                     option=o["option"]
                 ),
                 [
-                    _("boundary", lang),
-                    _("status", lang),
-                    _("mechanism", lang),
-                    _("proof", lang),
-                    _("controls", lang),
+                    _("boundary"),
+                    _("status"),
+                    _("mechanism"),
+                    _("proof"),
+                    _("controls"),
                 ],
                 [
                     [
                         b["boundary"],
-                        _word(b["status"], lang),
+                        messages.term(b["status"]),
                         b["mechanism"] or "-",
-                        _proof_text(b["proof"], lang),
+                        _proof_text(b["proof"]),
                         ", ".join(b["controls"]),
                     ]
                     for b in o["boundaries"]
@@ -203,11 +192,11 @@ def _isolation(section: Section, f: dict[str, Any], lang: Language) -> None:
     families = sorted({fam for o in f["options"] for fam in o["coverage"]})
     section.tables.append(
         Table(
-            _("Coverage per control family: evidenced / claimed / open (I5)", lang),
-            [_("family", lang), *[o["option"] for o in f["options"]]],
+            _("Coverage per control family: evidenced / claimed / open (I5)"),
+            [_("family"), *[o["option"] for o in f["options"]]],
             [
                 [
-                    f"{fam} {_family(fam, lang)}",
+                    f"{fam} {controls.family_name(fam)}",
                     *[_cov(o["coverage"].get(fam)) for o in f["options"]],
                 ]
                 for fam in families
@@ -217,15 +206,12 @@ def _isolation(section: Section, f: dict[str, Any], lang: Language) -> None:
     items = list(f["options"][0]["regulated"]) if f["options"] else []
     section.tables.append(
         Table(
-            _("Regulated evidence (I6): present or missing", lang),
-            [_("document", lang), *[o["option"] for o in f["options"]]],
+            _("Regulated evidence (I6): present or missing"),
+            [_("document"), *[o["option"] for o in f["options"]]],
             [
                 [
                     item,
-                    *[
-                        _("present", lang) if o["regulated"][item] else _("missing", lang)
-                        for o in f["options"]
-                    ],
+                    *[_("present") if o["regulated"][item] else _("missing") for o in f["options"]],
                 ]
                 for item in items
             ],
@@ -233,35 +219,29 @@ def _isolation(section: Section, f: dict[str, Any], lang: Language) -> None:
     )
 
 
-def _family(fam: str, lang: Language) -> str:
-    """A NIST SP 800-53 family's name in the reader's language (its id stays as it is)."""
-    name = controls.FAMILY_NAMES.get(fam, "")
-    return _(name, lang) if name else ""
-
-
 def _cov(c: dict[str, int] | None) -> str:
     return f"{c['evidenced']} / {c['claimed']} / {c['open']}" if c else "-"
 
 
-def _residency(section: Section, f: dict[str, Any], lang: Language) -> None:
-    section.title = _("Data residency per option (I7)", lang)
+def _residency(section: Section, f: dict[str, Any]) -> None:
+    section.title = _("Data residency per option (I7)")
     section.tables.append(
         Table(
-            _("Requirements (the team's; not legal advice)", lang),
+            _("Requirements (the team's; not legal advice)"),
             [
-                _("asset", lang),
-                _("allowed countries", lang),
-                _("uses", lang),
-                _("basis", lang),
-                _("edition relied on", lang),
+                _("asset"),
+                _("allowed countries"),
+                _("uses"),
+                _("basis"),
+                _("edition relied on"),
             ],
             [
                 [
                     r["asset"],
                     ", ".join(r["countries"]),
-                    _words(r["roles"], lang),
+                    messages.terms(r["roles"]),
                     r["basis"],
-                    r["edition"] or _("not recorded", lang),
+                    r["edition"] or _("not recorded"),
                 ]
                 for r in f["requirements"]
             ],
@@ -286,20 +266,20 @@ def _residency(section: Section, f: dict[str, Any], lang: Language) -> None:
                         o["option"],
                         a["asset"],
                         where,
-                        _words(s["roles"], lang) if s else "-",
+                        messages.terms(s["roles"]) if s else "-",
                         s["via"] if s else "-",
-                        _("VIOLATION", lang) if bad else "",
+                        _("VIOLATION") if bad else "",
                     ]
                 )
     section.tables.append(
         Table(
-            _("Where each asset is stored, processed and backed up", lang),
+            _("Where each asset is stored, processed and backed up"),
             [
-                _("option", lang),
-                _("asset", lang),
-                _("site", lang),
-                _("uses", lang),
-                _("via", lang),
+                _("option"),
+                _("asset"),
+                _("site"),
+                _("uses"),
+                _("via"),
                 "",
             ],
             rows,
@@ -307,18 +287,18 @@ def _residency(section: Section, f: dict[str, Any], lang: Language) -> None:
     )
 
 
-def _secrets(section: Section, f: dict[str, Any], lang: Language) -> None:
-    section.title = _("Credentials in logs and configs (I3)", lang)
+def _secrets(section: Section, f: dict[str, Any]) -> None:
+    section.title = _("Credentials in logs and configs (I3)")
     section.tables.append(
         Table(
-            _("Scanned", lang),
-            [_("files", lang), _("credentials", lang)],
+            _("Scanned"),
+            [_("files"), _("credentials")],
             [[str(f["files_scanned"]), str(f["secrets"])]],
         )
     )
 
 
-_BUILDERS: dict[str, Callable[[Section, dict[str, Any], Language], None]] = {
+_BUILDERS: dict[str, Callable[[Section, dict[str, Any]], None]] = {
     "raci": _raci,
     "standard_path": _standard_path,
     "isolation": _isolation,
@@ -327,11 +307,11 @@ _BUILDERS: dict[str, Callable[[Section, dict[str, Any], Language], None]] = {
 }
 
 
-def governance_section(section: Section, lang: Language) -> None:
+def governance_section(section: Section) -> None:
     """Tables of a raci, standard_path, isolation, residency or secrets record."""
     f = section.record.figures
     builder = _BUILDERS.get(section.record.kind)
     if builder is None:
         return
-    builder(section, f, lang)
-    section.tables.append(_findings_table(f, lang))
+    builder(section, f)
+    section.tables.append(_findings_table(f))

@@ -14,21 +14,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpudecide.decision.schema import Residency
-from gpudecide.governance import messages
-from gpudecide.governance.findings import Finding
+from gpudecide.governance.findings import Finding, finding
+from gpudecide.message import Message, english, message
 from gpudecide.options import OptionDecl, Site
-from gpudecide.report.i18n import message, render_message
 
 
 @dataclass
 class ResidencyResult:
-    """Findings, figures and notes of one check."""
+    """Findings, figures and the notes of one check (messages, one per note)."""
 
     findings: list[Finding]
     figures: dict[str, Any]
-    notes: list[str]
-    # The notes as messages, one per note, for readers of another language.
-    note_messages: list[dict[str, Any]]
+    note_messages: list[Message]
+
+    @property
+    def notes(self) -> list[str]:
+        """The notes in English, as the record keeps them."""
+        return [english(m) for m in self.note_messages]
 
 
 def _site_dict(site: Site, via: str) -> dict[str, Any]:
@@ -64,10 +66,6 @@ def _where(site: dict[str, Any]) -> str:
     return f"{text} ({site['provider']})" if site["provider"] else text
 
 
-def _finding(fid: str, option: str, stop: bool, **params: Any) -> Finding:
-    return Finding(fid, option, stop, "I7", messages.render(fid, "en", params), params)
-
-
 def _assess(
     option: OptionDecl, req: Residency, sites: list[dict[str, Any]]
 ) -> tuple[list[Finding], dict[str, Any]]:
@@ -75,14 +73,15 @@ def _assess(
     bad = [s for s in covered if s["country"] not in req.countries]
     found: list[Finding] = []
     if not sites:
-        found.append(_finding("sites_unknown", option.id, False, asset=req.asset))
+        found.append(finding("sites_unknown", option.id, False, "I7", asset=req.asset))
     if bad:
         roles = sorted({r for s in bad for r in s["roles"] if r in req.roles})
         found.append(
-            _finding(
+            finding(
                 "residency_violated",
                 option.id,
                 True,
+                "I7",
                 asset=req.asset,
                 roles=", ".join(roles),
                 found="; ".join(_where(s) for s in bad),
@@ -128,7 +127,7 @@ def check(
                 "findings": [f.as_dict() for f in found],
             }
         )
-    said = [
+    said: list[Message] = [
         message(
             "governance", "facts and mismatches against the stated requirement; not legal advice"
         )
@@ -147,10 +146,9 @@ def check(
         said.append(
             message("governance", "no residency requirement in gpudecide.yaml (matrix.residency)")
         )
-    notes = [render_message(m, "en") for m in said]
     figures: dict[str, Any] = {
         "requirements": [r.model_dump() for r in requirements],
         "options": rows,
         "findings": [f.as_dict() for f in findings],
     }
-    return ResidencyResult(findings, figures, notes, said)
+    return ResidencyResult(findings, figures, said)

@@ -15,18 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from gpudecide.decision.model import Message, StopFactor, Suggestion
+from gpudecide.decision.model import StopFactor, Suggestion
 from gpudecide.evidence import Evidence
 from gpudecide.governance import messages
-from gpudecide.report.i18n import message
+from gpudecide.i18n import N_
+from gpudecide.message import Message, english, message, nmessage
 
 Outcome = list[Suggestion | StopFactor]
-
-
-def N_(msgid: str) -> str:
-    """Mark an English msgid for extraction; it is translated where it is shown."""
-    return msgid
-
 
 # Finding id -> (stop factor id, what lifts it).
 STOP_IDS: dict[str, tuple[str, str]] = {
@@ -62,12 +57,6 @@ KIND_LABELS: dict[str, str] = {
 _SHOWN = 3
 
 
-def _rule_text(prefix: str, texts: list[str]) -> str:
-    shown = "; ".join(texts[:_SHOWN])
-    more = f"; and {len(texts) - _SHOWN} more" if len(texts) > _SHOWN else ""
-    return f"{prefix}: {shown}{more}"
-
-
 def _rule_message(kind: str, specs: str, found: list[dict[str, Any]]) -> Message:
     """The stop factor's rule as a message: the kind, its SPEC ids and the first findings."""
     label = message("governance", KIND_LABELS[kind]) if kind in KIND_LABELS else kind
@@ -93,17 +82,18 @@ def _stops(record: Evidence, row: dict[str, Any]) -> list[StopFactor]:
             grouped.setdefault(STOP_IDS[f["id"]][0], []).append(f)
     out: list[StopFactor] = []
     for sid, found in grouped.items():
-        clear = STOP_IDS[found[0]["id"]][1]
+        clear = message("governance", STOP_IDS[found[0]["id"]][1])
         specs = ", ".join(sorted({f["spec"] for f in found}))
+        rule = _rule_message(record.kind, specs, found)
         out.append(
             StopFactor(
                 option=row["option"],
                 id=sid,
-                rule=_rule_text(f"{record.kind} ({specs})", [f["text"] for f in found]),
+                rule=english(rule),
                 evidence=(record.id,),
-                clear=clear,
-                rule_message=_rule_message(record.kind, specs, found),
-                clear_message=message("governance", clear),
+                clear=english(clear),
+                rule_message=rule,
+                clear_message=clear,
             )
         )
     return out
@@ -123,28 +113,19 @@ def _findings_score(record: Evidence, criterion: str, label: str) -> Outcome:
         stopped = any(f["stop"] for f in row["findings"])
         soft = [f for f in row["findings"] if not f["stop"]]
         score = 1 if stopped else _count_score(len(soft))
-        reason = "a stop factor" if stopped else f"{len(soft)} findings"
-        reason_msg = (
+        reason = (
             message("governance", "a stop factor")
             if stopped
-            else message("governance", "{n} findings", n=len(soft))
+            else nmessage("governance", "{n} finding", "{n} findings", n=len(soft))
         )
-        out.append(
-            Suggestion(
-                row["option"],
-                criterion,
-                score,
-                f"{label}: {reason} -> {score}",
-                (record.id,),
-                rule_message=message(
-                    "governance",
-                    "{label}: {reason} -> {score}",
-                    label=message("governance", label),
-                    reason=reason_msg,
-                    score=score,
-                ),
-            )
+        rule = message(
+            "governance",
+            "{label}: {reason} -> {score}",
+            label=message("governance", label),
+            reason=reason,
+            score=score,
         )
+        out.append(Suggestion(row["option"], criterion, score, english(rule), (record.id,), rule))
     return out
 
 
@@ -177,22 +158,20 @@ def isolation_rules(record: Evidence) -> Outcome:
         score = isolation_score(row)
         evidenced = sum(1 for b in row["boundaries"] if b["status"] == "evidenced")
         total, found = len(row["boundaries"]), len(row["findings"])
-        rule = (
-            f"isolation (I2-I6): {evidenced} of {total} boundaries evidenced, "
-            f"{found} findings -> {score}"
-        )
-        msg = message(
+        # Every isolation row has all eleven boundaries: the count of findings picks the form.
+        rule = nmessage(
             "governance",
             "isolation (I2-I6): {evidenced} of {total} boundaries evidenced, "
+            "{found} finding -> {score}",
+            "isolation (I2-I6): {evidenced} of {total} boundaries evidenced, "
             "{found} findings -> {score}",
+            count="found",
             evidenced=evidenced,
             total=total,
             found=found,
             score=score,
         )
-        out.append(
-            Suggestion(row["option"], "isolation", score, rule, (record.id,), rule_message=msg)
-        )
+        out.append(Suggestion(row["option"], "isolation", score, english(rule), (record.id,), rule))
     return out
 
 
@@ -209,19 +188,13 @@ def secrets_rules(record: Evidence) -> Outcome:
     option = record.figures.get("option")
     if not option or not record.figures.get("secrets"):
         return []
-    n = record.figures["secrets"]
-    return [
-        Suggestion(
-            option,
-            "isolation",
-            2,
-            f"secrets in logs (I3): {n} credentials found -> 2",
-            (record.id,),
-            rule_message=message(
-                "governance", "secrets in logs (I3): {n} credentials found -> 2", n=n
-            ),
-        )
-    ]
+    rule = nmessage(
+        "governance",
+        "secrets in logs (I3): {n} credential found -> 2",
+        "secrets in logs (I3): {n} credentials found -> 2",
+        n=record.figures["secrets"],
+    )
+    return [Suggestion(option, "isolation", 2, english(rule), (record.id,), rule)]
 
 
 RULES: dict[str, Callable[[Evidence], Outcome]] = {

@@ -20,8 +20,7 @@ from detect_secrets.settings import default_settings
 
 from gpudecide.errors import InputError
 from gpudecide.fsutil import relative_or_given
-from gpudecide.governance import messages
-from gpudecide.governance.findings import Finding
+from gpudecide.governance.findings import Finding, finding
 
 MASK = "********"
 # Folders that hold tools' own state, not the team's logs and configs.
@@ -65,14 +64,7 @@ def scan(paths: list[Path], *, root: Path | None = None, option: str = "") -> Se
             for _, secret in collection:
                 hits.append((shown, int(secret.line_number), str(secret.type)))
     findings = [
-        Finding(
-            "secret_found",
-            option,
-            False,
-            "I3",
-            messages.render("secret_found", "en", {"path": p, "line": n, "type": t}),
-            {"path": p, "line": n, "type": t},
-        )
+        finding("secret_found", option, False, "I3", path=p, line=n, type=t)
         for p, n, t in sorted(set(hits))
     ]
     figures: dict[str, Any] = {

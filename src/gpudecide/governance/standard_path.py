@@ -15,8 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gpudecide.governance import messages
-from gpudecide.governance.findings import Finding
+from gpudecide.governance.findings import Finding, finding
 from gpudecide.options import OPTION_ID_PATTERN, OptionDecl
 
 CAPABILITIES = ("custom_kernels", "modified_driver", "direct_device_access", "special_interconnect")
@@ -72,10 +71,6 @@ class StandardPathSpec(_Strict):
     options: list[OptionPath] = Field(default_factory=list, description="Per option.")
 
 
-def _finding(fid: str, option: str, spec: str, **params: Any) -> Finding:
-    return Finding(fid, option, False, spec, messages.render(fid, "en", params), params)
-
-
 def _gaps(needs: Needs, offer: Needs) -> list[str]:
     gaps = [c for c in CAPABILITIES if getattr(needs, c) and not getattr(offer, c)]
     for key in LISTS:
@@ -95,20 +90,22 @@ def check(
         entry = by_id.get(option.id)
         found: list[Finding] = []
         if entry is None:
-            found.append(_finding("path_unanswered", option.id, "R4"))
+            found.append(finding("path_unanswered", option.id, False, "R4"))
             gaps: list[str] = []
             controls: list[str] = []
         else:
             gaps = _gaps(spec.needs, entry.supports)
             for gap in gaps:
                 fid = "path_mismatch_managed" if option.kind == "managed" else "path_mismatch"
-                found.append(_finding(fid, option.id, "R4", need=gap))
+                found.append(finding(fid, option.id, False, "R4", need=gap))
             controls = [c for c in CONTROLS if getattr(entry.control, c)]
             missing = [c for c in CONTROLS if c not in controls]
             for c in missing:
-                found.append(_finding("control_missing", option.id, "R5", control=c))
+                found.append(finding("control_missing", option.id, False, "R5", control=c))
             if entry.control.ssh_access and missing:
-                found.append(_finding("ssh_not_control", option.id, "R5", missing=len(missing)))
+                found.append(
+                    finding("ssh_not_control", option.id, False, "R5", missing=len(missing))
+                )
         findings += found
         rows.append(
             {
