@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from gpudecide import evidence as ev
 from gpudecide import workspace
 from gpudecide.decision.model import StopFactor, Suggestion
+from gpudecide.i18n import speaking
 from gpudecide.portability.cli import register
 from gpudecide.portability.executors import k8s_job, validate_k8s_job
 from gpudecide.portability.plan import ExportTestPlan
@@ -208,7 +209,7 @@ def test_report_section_tables_and_chart() -> None:
                 "detail": "d"}],
     )  # fmt: skip
     section = Section("export_test", "", rec, "fresh", "fresh", [])
-    export_test_section(section, "en")
+    export_test_section(section)
     assert "owned-pool" in section.title and "fail" in section.title
     captions = [t.caption for t in section.tables]
     assert any("Steps of the test" in c for c in captions)
@@ -217,7 +218,8 @@ def test_report_section_tables_and_chart() -> None:
     assert ["closed format", "vendor_state.vpk"] in manual.rows
     assert section.charts and section.charts[0].svg.startswith("<svg")
     ru = Section("export_test", "", rec, "fresh", "fresh", [])
-    export_test_section(ru, "ru")
+    with speaking("ru"):
+        export_test_section(ru)
     assert ru.tables[0].caption != section.tables[0].caption  # translated
 
 

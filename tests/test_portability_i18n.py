@@ -8,17 +8,21 @@ paths, metric names) stay as they are. English stays as it was.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from gpudecide import evidence as ev
 from gpudecide.decision.model import StopFactor, Suggestion
+from gpudecide.i18n import Language, speaking
+from gpudecide.message import render
 from gpudecide.portability import rules as prules
 from gpudecide.portability.report import export_test_section
-from gpudecide.portability.texts import figure, tolerance
+from gpudecide.portability.texts import figure, render_detail, tolerance
 from gpudecide.portability.trainer import CheckpointError, verify_checkpoint
-from gpudecide.report.i18n import render_message, say
+from gpudecide.report.i18n import notes_of, summary_of
 from gpudecide.report.model import Section
 from tests.conftest import run_cli
 from tests.english import english_lines, english_runs, team_words
@@ -31,6 +35,21 @@ def _records(root: Path) -> dict[str, ev.Evidence]:
     found = [r for r in ev.load_all(root / "evidence") if r.kind == "export_test"]
     found.sort(key=lambda r: r.created_at_utc)  # the newest of an option last, so it wins
     return {str(r.figures["option"]): r for r in found}
+
+
+def said(msg: Mapping[str, Any] | None, lang: Language) -> str:
+    """A stored message said in `lang`."""
+    assert msg is not None
+    with speaking(lang):
+        return render(msg)
+
+
+def _section(record: ev.Evidence, lang: Language) -> Section:
+    """The export_test section of `record`, built in `lang` (as the report builds it)."""
+    section = Section("export_test", "", record, "fresh", "fresh", [])
+    with speaking(lang):
+        export_test_section(section)
+    return section
 
 
 def _visible(section: Section) -> list[str]:
@@ -119,15 +138,13 @@ def test_export_test_english_output_is_unchanged(demo_copy: Path) -> None:
 
 @pytest.mark.parametrize("lang", ["ru", "kk"])
 @pytest.mark.parametrize("option", ["kz-local", "managed-ft"])
-def test_section_has_no_english(demo_workspace: Path, lang: str, option: str) -> None:
+def test_section_has_no_english(demo_workspace: Path, lang: Language, option: str) -> None:
     """The demo's passing and failing records: every cell, caption and title, the summary
     and the notes read in the language (the team's own words and identifiers aside)."""
     record = _records(demo_workspace)[option]
-    section = Section("export_test", "", record, "fresh", "fresh", [])
-    export_test_section(section, lang)  # type: ignore[arg-type]
-    from gpudecide.report.i18n import notes_of, summary_of
-
-    texts = [*_visible(section), summary_of(record, lang), *notes_of(record, lang)]
+    section = _section(record, lang)
+    with speaking(lang):
+        texts = [*_visible(section), summary_of(record), *notes_of(record)]
     quoted = team_words(demo_workspace)
     english = [(t, runs) for t in texts if (runs := english_runs(t, quoted))]
     assert english == []
@@ -139,8 +156,7 @@ def test_failed_section_says_why_in_russian(demo_workspace: Path) -> None:
     """The failing option: the reason names the missing optimizer state in Russian, keeps the
     reason id and the checkpoint's path, and the throughput note is Russian too."""
     record = _records(demo_workspace)["managed-ft"]
-    section = Section("export_test", "", record, "fresh", "fresh", [])
-    export_test_section(section, "ru")
+    section = _section(record, "ru")
     why = next(t for t in section.tables if t.caption == "Почему тест не пройден")
     resume = next(r[0] for r in why.rows if r[0].startswith("продолжение обучения: "))
     assert "продолжить обучение нельзя: optimizer_state_missing: " in resume
@@ -182,11 +198,9 @@ def test_section_of_an_older_record_keeps_its_english(demo_workspace: Path) -> N
         notes=record.notes,
         inputs=record.inputs,
     )
-    en = Section("export_test", "", older, "fresh", "fresh", [])
-    export_test_section(en, "en")
+    en = _section(older, "en")
     assert [r[4] for r in en.tables[0].rows] == [s["detail"] for s in figures["steps"]]
-    ru = Section("export_test", "", older, "fresh", "fresh", [])
-    export_test_section(ru, "ru")
+    ru = _section(older, "ru")
     assert ru.tables[0].rows[0][0] == "план"
 
 
@@ -212,16 +226,16 @@ def test_stop_factor_speaks_every_language(demo_workspace: Path) -> None:
     record = _records(demo_workspace)["managed-ft"]
     (stop,) = prules.rules(record)
     assert isinstance(stop, StopFactor) and stop.rule_message and stop.clear_message
-    assert render_message(stop.rule_message, "en")[:300] == stop.rule
-    assert render_message(stop.clear_message, "en") == stop.clear
-    ru = render_message(stop.rule_message, "ru")
+    assert said(stop.rule_message, "en")[:300] == stop.rule
+    assert said(stop.clear_message, "en") == stop.clear
+    ru = said(stop.rule_message, "ru")
     assert ru.startswith("тест экспорта не пройден: экспорт: файлов: 9, байт: ")
-    kk = render_message(stop.clear_message, "kk")
+    kk = said(stop.clear_message, "kk")
     assert "экспорт тесті" in kk
     quoted = team_words(demo_workspace)
     for lang in ("ru", "kk"):
         for msg in (stop.rule_message, stop.clear_message):
-            assert english_runs(render_message(msg, lang), quoted) == []
+            assert english_runs(said(msg, lang), quoted) == []
 
 
 def test_score_rules_speak_every_language(demo_workspace: Path) -> None:
@@ -230,8 +244,8 @@ def test_score_rules_speak_every_language(demo_workspace: Path) -> None:
     record = _records(demo_workspace)["kz-local"]
     (five,) = prules.rules(record)
     assert isinstance(five, Suggestion) and five.score == 5 and five.rule_message
-    assert render_message(five.rule_message, "en") == five.rule
-    assert render_message(five.rule_message, "ru") == (
+    assert said(five.rule_message, "en") == five.rule
+    assert said(five.rule_message, "ru") == (
         "тест экспорта пройден: восстановлено в другом месте, обучение продолжено с шага 4, "
         "итоговые метрики в пределах допуска плана (5)"
     )
@@ -239,7 +253,7 @@ def test_score_rules_speak_every_language(demo_workspace: Path) -> None:
     (four,) = prules.rules(warned)
     assert isinstance(four, Suggestion) and four.score == 4 and four.rule_message
     assert four.rule == "export test passed with warnings in record (4)"
-    assert render_message(four.rule_message, "kk") == (
+    assert said(four.rule_message, "kk") == (
         "экспорт тесті ескертпелермен өтті (қадамдар: нәтижелерді жазу) (4)"
     )
 
@@ -261,7 +275,7 @@ def test_rules_of_an_older_record_fall_back_to_its_english(demo_workspace: Path)
     )
     (stop,) = prules.rules(older)
     assert isinstance(stop, StopFactor) and stop.rule_message
-    ru = render_message(stop.rule_message, "ru")
+    ru = said(stop.rule_message, "ru")
     assert ru.startswith("тест экспорта не пройден: export: 9 files")
 
 
@@ -279,19 +293,19 @@ def test_a_refused_checkpoint_says_why_in_the_language(tmp_path: Path) -> None:
     assert exc.reason == "missing_sums"
     assert str(exc) == f"{folder}: no SHA256SUMS: integrity cannot be checked"
     msg = exc.as_message()
-    assert render_message(msg, "en") == str(exc)
-    assert render_message(msg, "ru") == f"{folder}: нет SHA256SUMS: целостность проверить нельзя"
-    assert render_message(msg, "kk") == f"{folder}: SHA256SUMS жоқ: тұтастықты тексеру мүмкін емес"
+    assert said(msg, "en") == str(exc)
+    assert said(msg, "ru") == f"{folder}: нет SHA256SUMS: целостность проверить нельзя"
+    assert said(msg, "kk") == f"{folder}: SHA256SUMS жоқ: тұтастықты тексеру мүмкін емес"
 
 
 def test_tolerance_and_figures_per_locale() -> None:
     """Locale signs for the plan's tolerance; a value finer than three decimals is never
     shown as 0 (boundary), and English keeps its historic form."""
-    assert render_message(tolerance(0.02, None), "en") == "0.02 relative"
-    assert render_message(tolerance(0.02, None), "ru") == "0,02 относительный"
+    assert said(tolerance(0.02, None), "en") == "0.02 relative"
+    assert said(tolerance(0.02, None), "ru") == "0,02 относительный"
     both = tolerance(0.02, 0.5)
-    assert render_message(both, "kk") == "0,02 салыстырмалы немесе 0,5 абсолютті"
-    assert render_message(tolerance(1e-5, None), "ru") == "1e-05 относительный"
+    assert said(both, "kk") == "0,02 салыстырмалы немесе 0,5 абсолютті"
+    assert said(tolerance(1e-5, None), "ru") == "1e-05 относительный"
     assert figure(0.0001234, 3) == "0.000123" and figure(0.125, 3) == 0.125
     assert figure(0.0, 3) == 0.0
 
@@ -300,5 +314,7 @@ def test_text_without_a_message_is_shown_as_written() -> None:
     """Negative case: an English detail with no message (a child process's own words) is
     not half-translated by catalogue patterns."""
     text = "job wrote no result (exit -9): Killed"
-    assert say(text, None, "ru", ("portability",)) == text
-    assert say("d", None, "kk", ("portability",)) == "d"
+    with speaking("ru"):
+        assert render_detail({"detail": text}) == text
+    with speaking("kk"):
+        assert render_detail({"detail": "d"}) == "d"

@@ -42,7 +42,8 @@ import torch
 from gpudecide.artifacts.hashing import FileDigest, format_sums, parse_sums
 from gpudecide.errors import InputError
 from gpudecide.fsutil import sha256_path
-from gpudecide.report.i18n import message, render_message
+from gpudecide.message import Message, english, message
+from gpudecide.portability.texts import plain
 
 FORMAT = "gpudecide-checkpoint/1"
 SUMS = "SHA256SUMS"
@@ -78,28 +79,23 @@ class CheckpointError(Exception):
     """A checkpoint that cannot be loaded as it is; `reason` is a stable id for machines.
 
     Reasons: missing_sums, hash_mismatch, missing_file, unlisted_file, not_a_checkpoint,
-    optimizer_state_missing, config_mismatch, unreadable.
+    optimizer_state_missing, config_mismatch, unreadable. `msg` says what is wrong as a
+    message (the report and the commands show it in the reader's language); `message` is
+    its English, the text of the exception.
     """
 
-    def __init__(
-        self, reason: str, message: str | dict[str, Any], path: str | Path | None = None
-    ) -> None:
-        # `message` is the English text, or a message (report.i18n.message) that the report
-        # shows in the reader's language and whose English is the text (issue 10).
+    def __init__(self, reason: str, msg: Message, path: str | Path | None = None) -> None:
         self.reason = reason
-        self.msg = message if isinstance(message, dict) else None
-        self.message = render_message(message, "en") if isinstance(message, dict) else message
+        self.msg = msg
+        self.message = english(msg)
         self.path = str(path) if path is not None else None
         super().__init__(f"{self.path}: {self.message}" if self.path else self.message)
 
-    def as_message(self) -> dict[str, Any]:
+    def as_message(self) -> Message:
         """The error as a message: "<path>: <what>" in the reader's language."""
-        from gpudecide.portability.texts import as_written, plain
-
-        what = self.msg or as_written(self.message)
         if self.path is None:
-            return what
-        return plain("{path}: {text}", path=self.path, text=what)
+            return self.msg
+        return plain("{path}: {text}", path=self.path, text=self.msg)
 
 
 class _HashingWriter:

@@ -24,18 +24,18 @@ from gpudecide.console import (
     WorkspaceOpt,
     emit_json,
     guard,
-    language,
     open_workspace,
     out,
     print_written,
 )
 from gpudecide.errors import InputError
-from gpudecide.i18n import Language, translator
+from gpudecide.i18n import translator
 from gpudecide.inputs import node_line
 from gpudecide.options import require_known
 from gpudecide.portability.plan import PLAN_NAME, ExportTestPlan, load_plan
 
 _ = translator("portability")
+_n = _.n
 
 Choice = Annotated[str | None, typer.Option(help="cpu | cuda (default: the plan's).")]
 
@@ -68,7 +68,7 @@ def _check_option(plan: ExportTestPlan, path: Path, ws: Any) -> None:
 def _choice(value: str | None, default: str | None, field: str) -> str | None:
     chosen = value if value is not None else default
     if chosen is not None and chosen not in ("cpu", "cuda", "local", "slurm", "k8s"):
-        raise InputError(f"unknown value {chosen!r}", field=field)
+        raise InputError("unknown value {chosen!r}", field=field, chosen=chosen)
     return chosen
 
 
@@ -125,7 +125,6 @@ def export_test_cmd(
 
     with guard(as_json):
         ws = open_workspace(workspace_dir, required=False)
-        lang = language(ws)
         ws_root = ws.root if ws else None
         plan_path = _plan_path(plan, ws_root)
         test_plan = load_plan(plan_path)
@@ -139,9 +138,7 @@ def export_test_cmd(
         options = {**test_plan.storage_options, **remote.parse_options(list(storage_option or []))}
         url = _storage_url(storage, test_plan, plan_path, ws_root)
         if kind == "k8s":
-            _k8s(
-                test_plan, url, options, dry_run, image, out_file, ws_root, dev, rdev, as_json, lang
-            )
+            _k8s(test_plan, url, options, dry_run, image, out_file, ws_root, dev, rdev, as_json)
             return
         if dry_run:
             raise InputError("--dry-run is for --executor k8s", field="--dry-run")
@@ -153,7 +150,7 @@ def export_test_cmd(
             result = run_export_test(setup)
         target = evidence_dir or (ws.evidence_dir if ws else Path("evidence"))
         written = ev.write(result.record, target)
-    _print(result.record, written, as_json, lang)
+    _print(result.record, written, as_json)
     if result.figures["verdict"] == "fail":
         raise typer.Exit(1)
 
@@ -179,7 +176,7 @@ def _setup(
     )
 
 
-def _print(record: ev.Evidence, written: Path, as_json: bool, lang: Language) -> None:
+def _print(record: ev.Evidence, written: Path, as_json: bool) -> None:
     """The steps, the verdict and its reasons, in the reader's language (--json: the figures)."""
     figures = record.figures
     if as_json:
@@ -188,29 +185,21 @@ def _print(record: ev.Evidence, written: Path, as_json: bool, lang: Language) ->
         return
     from rich.table import Table
 
-    from gpudecide.portability.report import reasons_in, status_word, step_label
-    from gpudecide.portability.texts import render_detail
+    from gpudecide.portability.report import reasons_in
+    from gpudecide.portability.texts import render_detail, status_word, step_label
     from gpudecide.report.i18n import summary_of
 
-    table = Table(
-        _("step", lang), _("status", lang), _("started (UTC)", lang), _("detail", lang), box=None
-    )
+    table = Table(_("step"), _("status"), _("started (UTC)"), _("detail"), box=None)
     for s in figures["steps"]:
         table.add_row(
-            step_label(s["name"], lang),
-            status_word(s["status"], lang),
-            s["started_at"],
-            render_detail(s, lang),
+            step_label(s["name"]), status_word(s["status"]), s["started_at"], render_detail(s)
         )
     out.print(table)
-    if lang == "en":  # English: the record's own lines, as they have always been printed
-        verdict, summary = figures["verdict"], figures["summary"]
-    else:
-        verdict, summary = status_word(figures["verdict"], lang), summary_of(record, lang)
-    out.print(f"{verdict.upper()}: {summary}", markup=False)
-    for reason in reasons_in(figures, lang):
-        out.print(_("reason: {text}", lang).format(text=reason), markup=False)
-    print_written(written, lang)
+    verdict = status_word(figures["verdict"])
+    out.print(f"{verdict.upper()}: {summary_of(record)}", markup=False)
+    for reason in reasons_in(figures):
+        out.print(_("reason: {text}").format(text=reason), markup=False)
+    print_written(written)
 
 
 def _k8s(
@@ -224,7 +213,6 @@ def _k8s(
     device: str,
     resume_device: str | None,
     as_json: bool,
-    lang: Language,
 ) -> None:
     from gpudecide.fsutil import atomic_write_text
     from gpudecide.portability import executors as ex
@@ -260,13 +248,13 @@ def _k8s(
             }
         )
     else:
-        line = _("{n} Job manifest(s) -> {target}", lang)
+        line = _n("{n} Job manifest -> {target}", "{n} Job manifests -> {target}", len(docs))
         out.print(line.format(n=len(docs), target=target), markup=False)
         for name, errs in errors.items():
-            state = _("valid", lang) if not errs else "; ".join(errs)
+            state = _("valid") if not errs else "; ".join(errs)
             out.print(f"{name}: {state}", markup=False)
         if "://" not in url:
-            local = _("note: storage {url} is a local folder; a pod cannot see it", lang)
+            local = _("note: storage {url} is a local folder; a pod cannot see it")
             out.print(local.format(url=url), markup=False)
     if bad:
         raise typer.Exit(1)

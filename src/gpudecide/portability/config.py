@@ -100,5 +100,3 @@ class TrainConfig(BaseModel):
         """The fields a checkpoint must match to be resumed."""
         dumped = self.model_dump()
         return {k: dumped[k] for k in RESUME_KEYS}
-
-

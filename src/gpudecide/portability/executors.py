@@ -279,7 +279,9 @@ class SlurmExecutor:
                 check=False,
             )
         except subprocess.TimeoutExpired as exc:
-            raise InputError(f"Slurm job {name} ran past {self.timeout} s") from exc
+            raise InputError(
+                "Slurm job {name} ran past {timeout} s", name=name, timeout=self.timeout
+            ) from exc
         match = re.match(r"^(\d+)", done.stdout.strip())
         job_id = match.group(1) if match else None
         row = sacct_record(job_id) if job_id else {}

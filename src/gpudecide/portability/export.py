@@ -11,21 +11,21 @@ warns rather than passes.
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gpudecide import __version__
 from gpudecide.artifacts import manifest as mf
 from gpudecide.artifacts import retention as ret
 from gpudecide.artifacts.hashing import list_files
 from gpudecide.fsutil import sha256_path
+from gpudecide.message import Message, message, nmessage
 from gpudecide.portability import checkpoint as ck
-from gpudecide.portability.texts import Message
-from gpudecide.report.i18n import message
+from gpudecide.portability.plan import ExportTestPlan
 
-if TYPE_CHECKING:
-    from gpudecide.portability.scenario import _Ctx
+__all__ = ["MANIFEST", "check_export", "run_info", "write_manifest"]
 
 MANIFEST = "run-manifest.json"
 _LIBS = ("torch", "safetensors", "numpy")
@@ -41,17 +41,18 @@ def _libraries() -> dict[str, str]:
     return out
 
 
-def run_info(ctx: _Ctx, checkpoint: Path) -> mf.RunInfo:
-    """The A5/E2 facts the folder cannot tell, from the plan and the training job."""
-    plan = ctx.setup.plan
-    assert ctx.train is not None
-    env = ctx.train.get("environment", {})
+def run_info(
+    plan: ExportTestPlan, run_id: str, train: Mapping[str, Any], checkpoint: Path
+) -> mf.RunInfo:
+    """The A5/E2 facts the folder cannot tell, from the plan and the training job's result
+    (`train`: what the worker's train action returned)."""
+    env = train.get("environment", {})
     config_sha = sha256_path(checkpoint / ck.CONFIG)[0]
     k = plan.model.checkpoint_step
-    at_k: dict[str, Any] = next((m for m in ctx.train["metrics"] if m["step"] == k), {})
+    at_k: dict[str, Any] = next((m for m in train["metrics"] if m["step"] == k), {})
     metrics = {f"{name}@step{k}": at_k[name] for name in ("loss", "eval_loss") if name in at_k}
     return mf.RunInfo(
-        run_id=ctx.setup.run_id,
+        run_id=run_id,
         base_model=f"gpudecide/causal-lm-{plan.model.size}-init@sha256:{config_sha}",
         dataset_snapshot=(
             f"synthetic://markov-chain/v1/seed-{plan.model.seed}/sequences-{plan.model.n_sequences}"
@@ -75,11 +76,14 @@ def run_info(ctx: _Ctx, checkpoint: Path) -> mf.RunInfo:
     )
 
 
-def write_manifest(ctx: _Ctx, checkpoint: Path) -> tuple[Path, list[dict[str, Any]]]:
-    """Write run-manifest.json over the run folder and lint it (findings as dicts)."""
-    target = ctx.run_dir / MANIFEST
-    manifest, _tree, _det = mf.create(ctx.run_dir, run_info(ctx, checkpoint), target, force=True)
-    policy_path = ret.find(None, ctx.setup.workspace_root)
+def write_manifest(
+    run_dir: Path, info: mf.RunInfo, workspace_root: Path | None
+) -> tuple[Path, list[dict[str, Any]]]:
+    """Write run-manifest.json over `run_dir` and lint it (findings as dicts), against the
+    workspace's retention policy when there is one."""
+    target = run_dir / MANIFEST
+    manifest, _tree, _det = mf.create(run_dir, info, target, force=True)
+    policy_path = ret.find(None, workspace_root)
     policy = ret.load(policy_path) if policy_path is not None else None
     return target, [f.as_dict() for f in mf.lint(manifest, policy)]
 
@@ -134,10 +138,12 @@ def _layer_gaps(env: mf.Environment, layers: list[str]) -> list[Message]:
     ]
 
 
-def check_export(ctx: _Ctx, manifest_path: Path) -> tuple[list[Message], list[Message]]:
-    """Problems (the step fails) and warnings (it warns) of the export before it leaves."""
-    plan = ctx.setup.plan
-    found, _skipped = list_files(ctx.run_dir)
+def check_export(
+    plan: ExportTestPlan, run_dir: Path, manifest_path: Path, lint: list[dict[str, Any]]
+) -> tuple[list[Message], list[Message]]:
+    """Problems (the step fails) and warnings (it warns) of the export in `run_dir` before
+    it leaves: declared artifacts, E2 layers, the manifest's lint findings (`lint`)."""
+    found, _skipped = list_files(run_dir)
     names = [rel for rel, _p, _s in found]
     problems = [
         message("portability", "declared artifact '{pattern}' is missing", pattern=pattern)
@@ -146,13 +152,15 @@ def check_export(ctx: _Ctx, manifest_path: Path) -> tuple[list[Message], list[Me
     ]
     manifest = mf.load_manifest(manifest_path)
     problems += _layer_gaps(manifest.environment, list(plan.layers))
-    errors = [f for f in ctx.manifest_lint if f["severity"] == "error"]
+    errors = [f for f in lint if f["severity"] == "error"]
     warnings = []
     if errors:
         warnings.append(
-            message(
+            nmessage(
                 "portability",
-                "run manifest lint: {n:num} error(s) ({fields})",
+                "run manifest lint: {n:num} error ({fields})",
+                "run manifest lint: {n:num} errors ({fields})",
+                count="n",
                 n=len(errors),
                 fields=", ".join(sorted({str(f["field"]) for f in errors})),
             )

@@ -22,20 +22,20 @@ from typing import Any
 from gpudecide import evidence as ev
 from gpudecide.artifacts import audit
 from gpudecide.errors import InputError
+from gpudecide.message import Message, english, message, record_texts
 from gpudecide.portability import checkpoint as ck
 from gpudecide.portability.scenario import (
     SPEC_IDS,
     ExportTestResult,
     ExportTestSetup,
-    _Ctx,
-    _job_failed,
-    _verdict,
+    RunState,
     compare_metrics,
+    job_failure,
     step_plan,
     step_record,
+    verdict_of,
 )
-from gpudecide.portability.texts import Message, as_written, english
-from gpudecide.report.i18n import message
+from gpudecide.portability.texts import as_written, figure
 
 
 def _own_checkpoint(export: Path) -> Path | None:
@@ -69,7 +69,7 @@ def _reference(export: Path) -> dict[str, float] | None:
     return out
 
 
-def _resume(ctx: _Ctx, export: Path, checkpoint: Path) -> dict[str, Any]:
+def _resume(ctx: RunState, export: Path, checkpoint: Path) -> dict[str, Any]:
     setup = ctx.setup
     config = json.loads((checkpoint / ck.CONFIG).read_text(encoding="utf-8"))
     config["device"] = setup.resume_device or setup.device
@@ -94,7 +94,7 @@ def run_from_export(setup: ExportTestSetup, export: Path) -> ExportTestResult:
     if not export.is_dir():
         raise InputError("not a directory", path=export, hint="--from-export takes a folder")
     found = audit.run(export, workspace_root=setup.workspace_root)
-    ctx = _Ctx(setup)
+    ctx = RunState(setup)
     try:
         step_plan(ctx)
         for name in ("train", "export", "delete"):
@@ -108,7 +108,7 @@ def run_from_export(setup: ExportTestSetup, export: Path) -> ExportTestResult:
             shutil.rmtree(setup.work, ignore_errors=True)
     ctx.reasons = reasons + ctx.reasons
     ctx.reason_messages = hazards + ctx.reason_messages
-    verdict: ev.Verdict = "fail" if reasons else _verdict(list(ctx.steps.values()))
+    verdict: ev.Verdict = "fail" if reasons else verdict_of(list(ctx.steps.values()))
     res = ctx.resume or {}
     reference = _reference(export)
     figures: dict[str, Any] = {
@@ -137,9 +137,10 @@ def run_from_export(setup: ExportTestSetup, export: Path) -> ExportTestResult:
         "reason_messages": ctx.reason_messages,
     }
     summary = _summary(setup.plan.option, export.name, verdict, ctx.reason_messages)
-    figures["summary"] = english(summary)[:400]
     note = message("portability", "steps 1-3 were done by the export's producer; only 5-6 ran here")
-    figures["messages"] = {"summary": summary, "notes": [note]}
+    texts = record_texts(summary, [note])
+    figures["summary"] = texts.summary[:400]
+    figures["messages"] = texts.messages
     figures = ev.relative_figures(figures, setup.workspace_root)
     record = ev.Evidence(
         kind="export_test",
@@ -148,7 +149,7 @@ def run_from_export(setup: ExportTestSetup, export: Path) -> ExportTestResult:
         verdict=verdict,
         summary=figures["summary"],
         figures=figures,
-        notes=[english(note)],
+        notes=texts.notes,
         inputs=[ev.input_ref(setup.plan_path, setup.workspace_root)],
     )
     return ExportTestResult(figures=figures, record=record)
@@ -185,7 +186,7 @@ def _hf_unit(audit_figures: dict[str, Any]) -> dict[str, Any] | None:
     return units[-1] if units else None
 
 
-def _resume_hf(ctx: _Ctx, export: Path, unit: dict[str, Any], s: Any) -> None:
+def _resume_hf(ctx: RunState, export: Path, unit: dict[str, Any], s: Any) -> None:
     import importlib.util
 
     if importlib.util.find_spec("transformers") is None:
@@ -209,7 +210,7 @@ def _resume_hf(ctx: _Ctx, export: Path, unit: dict[str, Any], s: Any) -> None:
     ctx.jobs.append(outcome)
     ctx.resume = res = outcome.result or {}
     s.figures = {"job": outcome.as_dict(), "format": "hf_trainer_checkpoint"}
-    problem = _job_failed(outcome)
+    problem = job_failure(outcome)
     if problem:
         s.tell("fail", [message("portability", "cannot resume: {problem}", problem=problem)])
         return
@@ -232,7 +233,7 @@ def _resume_hf(ctx: _Ctx, export: Path, unit: dict[str, Any], s: Any) -> None:
 _NOT_COMPARED = message("portability", "no reference curve in the export: values not compared")
 
 
-def _resume_step(ctx: _Ctx, export: Path, reasons: list[str], found: Any) -> None:
+def _resume_step(ctx: RunState, export: Path, reasons: list[str], found: Any) -> None:
     with ctx.step("resume") as s:
         checkpoint = _own_checkpoint(export)
         hf = _hf_unit(found.figures) if checkpoint is None else None
@@ -251,7 +252,7 @@ def _resume_step(ctx: _Ctx, export: Path, reasons: list[str], found: Any) -> Non
             s.tell("fail", [unknown])
             return
         run = _resume(ctx, export, checkpoint)
-        problem = _job_failed(run["outcome"])
+        problem = job_failure(run["outcome"])
         s.figures = {"job": run["outcome"].as_dict()}
         if problem:
             s.tell("fail", [message("portability", "cannot resume: {problem}", problem=problem)])
@@ -259,7 +260,7 @@ def _resume_step(ctx: _Ctx, export: Path, reasons: list[str], found: Any) -> Non
         _compare_given(ctx, export, s)
 
 
-def _compare_given(ctx: _Ctx, export: Path, s: Any) -> None:
+def _compare_given(ctx: RunState, export: Path, s: Any) -> None:
     """The resumed run against the producer's own uninterrupted curve, when it has one."""
     res = ctx.resume or {}
     reference = _reference(export)
@@ -287,10 +288,10 @@ def _compare_given(ctx: _Ctx, export: Path, s: Any) -> None:
             parts.append(
                 message(
                     "portability",
-                    "{metric} {resumed} vs {reference}",
+                    "{metric} {resumed:num} vs {reference:num}",
                     metric=row["metric"],
-                    resumed=row["resumed"],
-                    reference=row["reference"],
+                    resumed=None if row["resumed"] is None else figure(row["resumed"], 4),
+                    reference=None if row["reference"] is None else figure(row["reference"], 4),
                 )
             )
     s.tell(status, parts)

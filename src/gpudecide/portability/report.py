@@ -2,7 +2,8 @@
 
 Registered by the report as SECTION_BUILDERS["export_test"]: the verdict per E3 step with
 its UTC times, the metric comparison against the plan's tolerance, the loss curves of the
-reference and the resumed run, bytes and throughput, and what was done by hand.
+reference and the resumed run, bytes and throughput, and what was done by hand. Every word
+is in the reader's language (the renderer speaks it while the section is built).
 """
 
 from __future__ import annotations
@@ -12,57 +13,33 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 
-from gpudecide.i18n import Language, translator
-from gpudecide.portability.texts import render_detail, step_name
+from gpudecide import fmt
+from gpudecide.i18n import translator
+from gpudecide.message import render
+from gpudecide.portability.texts import render_detail, status_word, step_label
 from gpudecide.report.charts import _svg
-from gpudecide.report.fmt import not_available, number
-from gpudecide.report.i18n import render_message, say
 from gpudecide.report.model import Chart, Section, Table
+
+__all__ = ["export_test_section", "loss_chart", "reasons_in"]
 
 _ = translator("portability")
 
 
-def status_word(word: str, lang: Language) -> str:
-    """Statuses, verdicts and transfer names, each a literal msgid for the catalogues."""
-    words = {
-        "pass": _("pass", lang),
-        "fail": _("fail", lang),
-        "warn": _("warn", lang),
-        "skip": _("skip", lang),
-        "export": _("export", lang),
-        "restore": _("restore", lang),
-    }
-    return words.get(word, word)
-
-
-def _fmt(value: Any, lang: Language, digits: int = 4) -> str:
+def _number(value: Any, digits: int = 4) -> str:
     if value is None:
         return "-"
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return number(value, lang, digits)
+        return fmt.decimal_text(value, digits)
     return str(value)
 
 
-def step_label(name: str, lang: Language) -> str:
-    """A step's name in the reader's language (the record keeps the English name)."""
-    return render_message(step_name(name), lang)
-
-
-def _tolerance(value: Any, lang: Language) -> str:
-    """A tolerance figure; English keeps its historic form ("0.02", "None")."""
-    if lang == "en":
-        return str(value)
-    if value is None:
-        return not_available(lang)
-    return number(value, lang, 6)
+def _tolerance(value: float | None) -> str:
+    """A tolerance figure, up to six decimals; n/a when the plan gives none."""
+    return fmt.not_available() if value is None else fmt.decimal_text(value, 6)
 
 
 def loss_chart(
-    reference: Sequence[dict[str, Any]],
-    resumed: Sequence[dict[str, Any]],
-    k: int,
-    title: str,
-    lang: Language = "en",
+    reference: Sequence[dict[str, Any]], resumed: Sequence[dict[str, Any]], k: int, title: str
 ) -> str:
     """Lines: training loss per step, reference and resumed; a mark at the checkpoint."""
     fig, ax = plt.subplots(figsize=(7.5, 2.6))
@@ -75,69 +52,59 @@ def loss_chart(
             linestyle="--",
         )
     ax.axvline(k, color="#7f7f7f", linewidth=0.8)
-    ax.set_xlabel(_("step", lang))
-    ax.set_ylabel(_("loss", lang))
+    ax.set_xlabel(_("step"))
+    ax.set_ylabel(_("loss"))
     ax.set_title(title, loc="left")
-    ax.legend([_("reference", lang), _("resumed", lang)][: 1 + bool(resumed)], frameon=False)
+    ax.legend([_("reference"), _("resumed")][: 1 + bool(resumed)], frameon=False)
     return _svg(fig, title)
 
 
-def _steps_table(f: dict[str, Any], lang: Language) -> Table:
+def _steps_table(f: dict[str, Any]) -> Table:
     rows = [
         [
-            step_label(s["name"], lang),
-            status_word(s["status"], lang),
+            step_label(s["name"]),
+            status_word(s["status"]),
             s["started_at"],
             s["finished_at"],
-            render_detail(s, lang),
+            render_detail(s),
         ]
         for s in f["steps"]
     ]
     return Table(
-        _("Steps of the test (E3), UTC", lang),
-        [
-            _("step", lang),
-            _("status", lang),
-            _("started", lang),
-            _("finished", lang),
-            _("detail", lang),
-        ],
+        _("Steps of the test (E3), UTC"),
+        [_("step"), _("status"), _("started"), _("finished"), _("detail")],
         rows,
     )
 
 
-def _metrics_table(f: dict[str, Any], lang: Language) -> Table:
+def _metrics_table(f: dict[str, Any]) -> Table:
     rows = [
         [
             r["metric"],
-            _fmt(r.get("reference"), lang),
-            _fmt(r.get("resumed"), lang),
-            _fmt(r.get("rel_diff"), lang, 6),
-            _("yes", lang) if r.get("within") else _("no", lang),
+            _number(r.get("reference")),
+            _number(r.get("resumed")),
+            _number(r.get("rel_diff"), 6),
+            _("yes") if r.get("within") else _("no"),
         ]
         for r in f.get("metric_comparison") or []
     ]
     tol = f.get("tolerance") or {}
-    caption = _(
-        "Final metrics against the reference (tolerance {rel} relative, {abs} absolute)", lang
-    )
+    caption = _("Final metrics against the reference (tolerance {rel} relative, {abs} absolute)")
     return Table(
-        caption.format(
-            rel=_tolerance(tol.get("relative"), lang), abs=_tolerance(tol.get("absolute"), lang)
-        ),
+        caption.format(rel=_tolerance(tol.get("relative")), abs=_tolerance(tol.get("absolute"))),
         [
-            _("metric", lang),
-            _("reference", lang),
-            _("resumed", lang),
-            _("relative difference", lang),
-            _("within tolerance", lang),
+            _("metric"),
+            _("reference"),
+            _("resumed"),
+            _("relative difference"),
+            _("within tolerance"),
         ],
-        rows or [["-", _("not compared", lang), "", "", ""]],
+        rows or [["-", _("not compared"), "", "", ""]],
         verbatim=frozenset({0}),  # metric names (loss, eval_loss) are the plan's identifiers
     )
 
 
-def _transfer_table(f: dict[str, Any], lang: Language) -> Table:
+def _transfer_table(f: dict[str, Any]) -> Table:
     rows = []
     for name in ("export", "restore"):
         t = (f.get("throughput") or {}).get(name)
@@ -145,64 +112,59 @@ def _transfer_table(f: dict[str, Any], lang: Language) -> Table:
             continue
         rows.append(
             [
-                status_word(name, lang),
-                _fmt(t["sample_bytes"], lang, 0),
-                _fmt(t["gbps"], lang, 6),
-                _fmt(t.get("migration_window_hours"), lang, 3),
-                render_detail(t, lang, "note"),
+                status_word(name),
+                _number(t["sample_bytes"], 0),
+                _number(t["gbps"], 6),
+                _number(t.get("migration_window_hours"), 3),
+                render_detail(t, "note"),
             ]
         )
     return Table(
-        _("Bytes moved and measured throughput", lang),
-        [
-            _("transfer", lang),
-            _("bytes", lang),
-            "GB/s",
-            _("migration window (h)", lang),
-            _("note", lang),
-        ],
+        _("Bytes moved and measured throughput"),
+        [_("transfer"), _("bytes"), "GB/s", _("migration window (h)"), _("note")],
         rows,
     )
 
 
-def _manual_table(f: dict[str, Any], lang: Language) -> Table:
-    rows = [[_("manual action", lang), a] for a in f.get("manual_actions", [])]
-    rows += [[_("closed format", lang), c] for c in f.get("closed_formats", [])]
-    rows += [[_("restored by hand", lang), r] for r in f.get("restored_by_hand", [])]
+def _manual_table(f: dict[str, Any]) -> Table:
+    rows = [[_("manual action"), a] for a in f.get("manual_actions", [])]
+    rows += [[_("closed format"), c] for c in f.get("closed_formats", [])]
+    rows += [[_("restored by hand"), r] for r in f.get("restored_by_hand", [])]
     return Table(
-        _("Done by hand (E3.5)", lang),
-        [_("kind", lang), _("item", lang)],
-        rows or [[_("none recorded", lang), ""]],
+        _("Done by hand (E3.5)"),
+        [_("kind"), _("item")],
+        rows or [[_("none recorded"), ""]],
     )
 
 
-def export_test_section(section: Section, lang: Language) -> None:
+def export_test_section(section: Section) -> None:
     """Tables and the loss chart of one `export_test` record."""
     f = section.record.figures
-    section.title = _("Export acceptance test of option {option}: {verdict}", lang).format(
-        option=f.get("option"), verdict=status_word(str(f.get("verdict")), lang)
+    section.title = _("Export acceptance test of option {option}: {verdict}").format(
+        option=f.get("option"), verdict=status_word(str(f.get("verdict")))
     )
-    section.tables.append(_steps_table(f, lang))
-    section.tables.append(_metrics_table(f, lang))
-    section.tables.append(_transfer_table(f, lang))
-    section.tables.append(_manual_table(f, lang))
+    section.tables.append(_steps_table(f))
+    section.tables.append(_metrics_table(f))
+    section.tables.append(_transfer_table(f))
+    section.tables.append(_manual_table(f))
     reasons = f.get("reasons") or []
     if reasons:
         section.tables.append(
-            Table(_("Why it failed", lang), [_("reason", lang)], [[r] for r in reasons_in(f, lang)])
+            Table(_("Why it failed"), [_("reason")], [[r] for r in reasons_in(f)])
         )
     reference = f.get("reference_curve") or []
     if reference:
-        title = _("Training loss: reference and resumed run", lang)
+        title = _("Training loss: reference and resumed run")
         resumed = f.get("resumed_curve") or []
-        svg = loss_chart(reference, resumed, int(f["checkpoint_step"]), title, lang)
+        svg = loss_chart(reference, resumed, int(f["checkpoint_step"]), title)
         section.charts.append(Chart(title, svg))
 
 
-def reasons_in(f: dict[str, Any], lang: Language) -> list[str]:
-    """The reasons of a failure in the reader's language (stored messages when present)."""
+def reasons_in(f: dict[str, Any]) -> list[str]:
+    """The reasons of a failure in the reader's language (stored messages when present, else
+    the English as written)."""
     reasons = [str(r) for r in f.get("reasons") or []]
     stored = f.get("reason_messages") or []
     if len(stored) != len(reasons):
-        stored = [None] * len(reasons)
-    return [say(r, m, lang, ("portability",)) for r, m in zip(reasons, stored, strict=True)]
+        return reasons
+    return [render(m) for m in stored]

@@ -5,33 +5,52 @@ data moves before the export is proven). A passed test scores the option's `arti
 criterion 5 (the audit alone stops at 4); a test that passed with warnings (manifest lint
 errors, manual actions, closed formats) scores 4. A test run on someone else's export
 (`--from-export`) that resumed without a reference curve to compare with scores 4 too.
+Each rule's English (`rule`, `clear`) is its message said in English.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from gpudecide import evidence as ev
 from gpudecide.decision.model import StopFactor, Suggestion
-from gpudecide.portability.texts import Message, as_written, step_name
-from gpudecide.report.i18n import message
+from gpudecide.message import Message, english, message
+from gpudecide.portability.texts import as_written, step_name
+
+__all__ = ["CRITERION", "rules"]
 
 CRITERION = "artifacts"
 
 
-def _first_reason(record: ev.Evidence) -> str:
-    reasons = record.figures.get("reasons") or []
-    return str(reasons[0]) if reasons else record.summary
-
-
-def _first_reason_message(record: ev.Evidence) -> Message:
+def _first_reason(record: ev.Evidence) -> Message:
     """The first reason as the record stored it as a message (older records: as written)."""
-    stored = record.figures.get("reason_messages") or []
-    reasons = record.figures.get("reasons") or []
+    figures: dict[str, Any] = record.figures
+    stored = figures.get("reason_messages") or []
+    reasons = figures.get("reasons") or []
     if stored and len(stored) == len(reasons):
-        return dict(stored[0])
-    msgs = record.figures.get("messages") or {}
+        first: Message = stored[0]
+        return first
+    msgs = figures.get("messages") or {}
     if not reasons and isinstance(msgs.get("summary"), dict):
-        return dict(msgs["summary"])
-    return as_written(_first_reason(record))
+        summary: Message = msgs["summary"]
+        return summary
+    return as_written(str(reasons[0]) if reasons else record.summary)
+
+
+def _failed(record: ev.Evidence, option: str) -> StopFactor:
+    rule = message("portability", "export test failed: {reason}", reason=_first_reason(record))
+    clear = message(
+        "portability", "an export test of this option that passes, planned and run again"
+    )
+    return StopFactor(
+        option,
+        "export_test_failed",
+        english(rule)[:300],
+        (record.id,),
+        clear=english(clear),
+        rule_message=rule,
+        clear_message=clear,
+    )
 
 
 def rules(record: ev.Evidence) -> list[Suggestion | StopFactor]:
@@ -42,56 +61,21 @@ def rules(record: ev.Evidence) -> list[Suggestion | StopFactor]:
     if not option:
         return []
     if record.verdict == "fail":
-        return [
-            StopFactor(
-                option,
-                "export_test_failed",
-                f"export test failed: {_first_reason(record)}"[:300],
-                (record.id,),
-                clear="an export test of this option that passes, planned and run again",
-                rule_message=message(
-                    "portability",
-                    "export test failed: {reason}",
-                    reason=_first_reason_message(record),
-                ),
-                clear_message=message(
-                    "portability",
-                    "an export test of this option that passes, planned and run again",
-                ),
-            )
-        ]
-    k = record.figures.get("checkpoint_step")
+        return [_failed(record, option)]
     if record.verdict == "pass":
+        passed = message(
+            "portability",
+            "export test passed: restored elsewhere, resumed at step {k}, final metrics within "
+            "the plan's tolerance (5)",
+            k=record.figures.get("checkpoint_step"),
+        )
         return [
-            Suggestion(
-                option,
-                CRITERION,
-                5,
-                f"export test passed: restored elsewhere, resumed at step {k}, final metrics "
-                "within the plan's tolerance (5)",
-                (record.id,),
-                rule_message=message(
-                    "portability",
-                    "export test passed: restored elsewhere, resumed at step {k}, final "
-                    "metrics within the plan's tolerance (5)",
-                    k=k,
-                ),
-            )
+            Suggestion(option, CRITERION, 5, english(passed), (record.id,), rule_message=passed)
         ]
     warned = [s["name"] for s in record.figures.get("steps", []) if s.get("status") == "warn"]
     # The step names in the reader's language ("; " between them), else "a step".
     steps: Message | list[Message] = [step_name(n) for n in warned] or message(
         "portability", "a step"
     )
-    return [
-        Suggestion(
-            option,
-            CRITERION,
-            4,
-            f"export test passed with warnings in {', '.join(warned) or 'a step'} (4)",
-            (record.id,),
-            rule_message=message(
-                "portability", "export test passed with warnings in {steps} (4)", steps=steps
-            ),
-        )
-    ]
+    four = message("portability", "export test passed with warnings in {steps} (4)", steps=steps)
+    return [Suggestion(option, CRITERION, 4, english(four), (record.id,), rule_message=four)]

@@ -37,15 +37,15 @@ from typing import Any, Literal
 
 from gpudecide import evidence as ev
 from gpudecide.fsutil import atomic_write_text, sha256_path
+from gpudecide.message import Message, english, message, nmessage, record_texts
 from gpudecide.portability import checkpoint as ck
 from gpudecide.portability.executors import Executor, JobOutcome
+from gpudecide.portability.export import check_export, run_info, write_manifest
 from gpudecide.portability.plan import ExportTestPlan
 from gpudecide.portability.storage import Storage, Transfer
 from gpudecide.portability.texts import (
-    Message,
     as_written,
     device_name,
-    english,
     figure,
     joined,
     plain,
@@ -54,7 +54,6 @@ from gpudecide.portability.texts import (
 )
 from gpudecide.portability.throughput import throughput_figures
 from gpudecide.portability.trainer import require_device
-from gpudecide.report.i18n import message
 
 SPEC_IDS = ["E1", "E2", "E3", "E4", "A2", "A4"]
 Status = Literal["pass", "fail", "warn", "skip"]
@@ -76,7 +75,7 @@ class Step:
     finished_at: str = ""
     detail: str = ""
     figures: dict[str, Any] = field(default_factory=dict)
-    # The detail as a message (issue 10): the report and the commands render it in ru/kk.
+    # The detail as a message: the report and the commands render it in the reader's language.
     detail_message: Message | None = None
 
     def tell(self, status: Status | None, parts: list[Message]) -> None:
@@ -133,8 +132,8 @@ class ExportTestResult:
         return bool(self.figures["verdict"] != "fail")
 
 
-class _Ctx:
-    """State shared by the steps of one run."""
+class RunState:
+    """State shared by the steps of one run (the full test's and `from_export`'s)."""
 
     def __init__(self, setup: ExportTestSetup) -> None:
         self.setup = setup
@@ -154,6 +153,8 @@ class _Ctx:
 
     @contextmanager
     def step(self, name: str) -> Iterator[Step]:
+        """Run step `name` inside the block: its UTC times, and its detail among the reasons
+        when it fails."""
         s = self.steps[name]
         s.started_at = utc_now()
         try:
@@ -161,29 +162,29 @@ class _Ctx:
         finally:
             s.finished_at = utc_now()
             if s.status == "fail" and s.detail:
-                self.reasons.append(f"{name}: {s.detail}")
-                self.reason_messages.append(
-                    plain(
-                        "{step}: {detail}",
-                        step=step_name(name),
-                        detail=s.detail_message or as_written(s.detail),
-                    )
+                reason = plain(
+                    "{step}: {detail}",
+                    step=step_name(name),
+                    detail=s.detail_message or as_written(s.detail),
                 )
+                self.reason_messages.append(reason)
+                self.reasons.append(english(reason))
 
 
-def _config(ctx: _Ctx, device: str) -> dict[str, Any]:
+def _config(ctx: RunState, device: str) -> dict[str, Any]:
     return ctx.setup.plan.model.train_config(device).model_dump()
 
 
-def step_plan(ctx: _Ctx) -> None:
+def step_plan(ctx: RunState) -> None:
     """1. Hash the plan before anything runs."""
     with ctx.step("plan") as s:
         ctx.plan_sha256 = sha256_path(ctx.setup.plan_path)[0]
         p = ctx.setup.plan
         detail = message(
             "portability",
-            "plan sha256 {sha}... fixed before training: {size} model, {steps:num} steps, "
-            "checkpoint at {k}, tolerance {tolerance}",
+            "plan {plan} sha256 {sha}... fixed before training: {size} model, {steps:num} "
+            "steps, checkpoint at {k}, tolerance {tolerance}",
+            plan=ctx.setup.plan_path.name,
             sha=ctx.plan_sha256[:16],
             size=p.model.size,
             steps=p.model.steps,
@@ -191,20 +192,13 @@ def step_plan(ctx: _Ctx) -> None:
             tolerance=_tolerance(p),
         )
         s.tell("pass", [detail])
-        # The English names the plan's file too; the report lists it (with its full SHA-256)
-        # verbatim among the record's inputs, so the message leaves it out.
-        s.detail = (
-            f"plan {ctx.setup.plan_path.name} sha256 {ctx.plan_sha256[:16]}... fixed before "
-            f"training: {p.model.size} model, {p.model.steps} steps, checkpoint at "
-            f"{p.model.checkpoint_step}, tolerance {english(_tolerance(p))}"
-        )
 
 
 def _tolerance(p: ExportTestPlan) -> Message:
     return tolerance(p.tolerance.relative, p.tolerance.absolute)
 
 
-def _job_failed(outcome: JobOutcome) -> Message | None:
+def job_failure(outcome: JobOutcome) -> Message | None:
     """Why a job failed, as a message (None when it did not): no result, or its reason."""
     res = outcome.result
     if res is None:
@@ -220,7 +214,7 @@ def _job_failed(outcome: JobOutcome) -> Message | None:
     return None
 
 
-def step_train(ctx: _Ctx) -> None:
+def step_train(ctx: RunState) -> None:
     """2. Train in the volume: checkpoint at the plan's step, reference run to the end."""
     with ctx.step("train") as s:
         spec = {
@@ -231,7 +225,7 @@ def step_train(ctx: _Ctx) -> None:
         }
         outcome = ctx.setup.executor.submit(spec, ctx.control, "train")
         ctx.jobs.append(outcome)
-        problem = _job_failed(outcome)
+        problem = job_failure(outcome)
         if problem:
             s.tell(
                 "fail", [message("portability", "training job failed: {problem}", problem=problem)]
@@ -240,10 +234,13 @@ def step_train(ctx: _Ctx) -> None:
         ctx.train = outcome.result
         assert ctx.train is not None
         ckpt = ctx.train["checkpoints"][0]
-        detail = message(
+        detail = nmessage(
             "portability",
             "{steps:num} steps on {device} ({parameters:num} parameters); checkpoint-{k} "
+            "{bytes:num} byte written atomically in {seconds:num} s",
+            "{steps:num} steps on {device} ({parameters:num} parameters); checkpoint-{k} "
             "{bytes:num} bytes written atomically in {seconds:num} s",
+            count="bytes",
             steps=ctx.train["final_step"],
             device=device_name(ctx.setup.device),
             parameters=ctx.train["parameters"],
@@ -260,7 +257,7 @@ def step_train(ctx: _Ctx) -> None:
         }
 
 
-def _vendor_trim(ctx: _Ctx, checkpoint: Path) -> None:
+def _vendor_trim(ctx: RunState, checkpoint: Path) -> None:
     """Leave files out as a vendor's export does, with sums consistent with what is left."""
     dropped = [n for n in ctx.setup.drop_from_export if (checkpoint / n).exists()]
     for name in dropped:
@@ -270,10 +267,8 @@ def _vendor_trim(ctx: _Ctx, checkpoint: Path) -> None:
     atomic_write_text(sums, "\n".join(kept) + "\n")
 
 
-def step_export(ctx: _Ctx) -> None:
+def step_export(ctx: RunState) -> None:
     """3. Manifest, lint, declared artifacts and layers; copy to storage, hashing."""
-    from gpudecide.portability.export import check_export, write_manifest
-
     with ctx.step("export") as s:
         if ctx.train is None:
             s.tell(None, [message("portability", "nothing to export: training failed")])
@@ -281,9 +276,10 @@ def step_export(ctx: _Ctx) -> None:
         checkpoint = Path(ctx.train["checkpoints"][0]["path"])
         if ctx.setup.drop_from_export:
             _vendor_trim(ctx, checkpoint)
-        manifest_path, lint = write_manifest(ctx, checkpoint)
+        info = run_info(ctx.setup.plan, ctx.setup.run_id, ctx.train, checkpoint)
+        manifest_path, lint = write_manifest(ctx.run_dir, info, ctx.setup.workspace_root)
         ctx.manifest_lint = lint
-        problems, warnings = check_export(ctx, manifest_path)
+        problems, warnings = check_export(ctx.setup.plan, ctx.run_dir, manifest_path, lint)
         ctx.export = ctx.setup.storage.put_dir(ctx.run_dir, ctx.setup.run_id)
         by_path = {f.path: f.sha256 for f in ctx.export.files}
         manifest = json.loads(manifest_path.read_text())
@@ -308,7 +304,7 @@ def step_export(ctx: _Ctx) -> None:
         s.tell(status, [head, *problems, *warnings])
 
 
-def step_delete(ctx: _Ctx) -> None:
+def step_delete(ctx: RunState) -> None:
     """4. Remove the volume; confirm by a listing (and the Slurm job's final state)."""
     with ctx.step("delete") as s:
         parent = ctx.volume.parent
@@ -384,7 +380,7 @@ def _structure(metrics: list[dict[str, Any]], after: int) -> list[tuple[int, tup
     return [(int(m["step"]), tuple(sorted(m))) for m in metrics if int(m["step"]) > after]
 
 
-def _resume_checks(ctx: _Ctx, res: dict[str, Any]) -> list[Message]:
+def _resume_checks(ctx: RunState, res: dict[str, Any]) -> list[Message]:
     plan = ctx.setup.plan
     k = plan.model.checkpoint_step
     problems = []
@@ -435,7 +431,7 @@ def _over_tolerance(row: dict[str, Any], plan: ExportTestPlan) -> Message:
     )
 
 
-def step_resume(ctx: _Ctx) -> None:
+def step_resume(ctx: RunState) -> None:
     """5. A new job restores the export into an empty folder and continues training."""
     with ctx.step("resume") as s:
         if ctx.export is None or ctx.train is None:
@@ -460,7 +456,7 @@ def step_resume(ctx: _Ctx) -> None:
         s.figures = {"job": outcome.as_dict(), "device": device}
         if res is not None and res.get("restore"):
             s.figures["restore"] = res["restore"]
-        problem = _job_failed(outcome)
+        problem = job_failure(outcome)
         if problem:
             s.tell("fail", [message("portability", "cannot resume: {problem}", problem=problem)])
             return
@@ -482,11 +478,12 @@ def _notes(res: dict[str, Any]) -> list[Message]:
     notes = [str(n) for n in res.get("notes", [])]
     stored = res.get("note_messages")
     if isinstance(stored, list) and len(stored) == len(notes):
-        return [dict(m) for m in stored]
+        kept: list[Message] = stored
+        return kept
     return [as_written(n) for n in notes]
 
 
-def step_record(ctx: _Ctx) -> dict[str, Any]:
+def step_record(ctx: RunState) -> dict[str, Any]:
     """6. Manual actions, closed formats, hand-restored fields, bytes, throughput."""
     plan = ctx.setup.plan
     with ctx.step("record") as s:
@@ -520,7 +517,8 @@ def step_record(ctx: _Ctx) -> dict[str, Any]:
         return {"export": export, "restore": restore}
 
 
-def _verdict(steps: list[Step]) -> ev.Verdict:
+def verdict_of(steps: list[Step]) -> ev.Verdict:
+    """fail when a step failed, else warn when one warned, else pass."""
     statuses = {s.status for s in steps}
     if "fail" in statuses:
         return "fail"
@@ -536,7 +534,7 @@ def _env_brief(env: dict[str, Any] | None) -> dict[str, Any]:
     return {k: (env or {}).get(k) for k in keys}
 
 
-def _figures(ctx: _Ctx, tput: dict[str, Any], verdict: ev.Verdict) -> dict[str, Any]:
+def _figures(ctx: RunState, tput: dict[str, Any], verdict: ev.Verdict) -> dict[str, Any]:
     setup, plan = ctx.setup, ctx.setup.plan
     train, res = ctx.train or {}, ctx.resume or {}
     rows = compare_metrics(plan, train.get("final_metrics", {}), res.get("final_metrics", {}))
@@ -652,7 +650,7 @@ def run_export_test(setup: ExportTestSetup) -> ExportTestResult:
     if setup.resume_device:
         require_device(setup.resume_device)
     plan_ref = ev.input_ref(setup.plan_path, setup.workspace_root)  # hashed before training
-    ctx = _Ctx(setup)
+    ctx = RunState(setup)
     try:
         step_plan(ctx)
         step_train(ctx)
@@ -663,12 +661,11 @@ def run_export_test(setup: ExportTestSetup) -> ExportTestResult:
     finally:
         if not setup.keep_work:
             shutil.rmtree(setup.work, ignore_errors=True)
-    verdict = _verdict(list(ctx.steps.values()))
+    verdict = verdict_of(list(ctx.steps.values()))
     figures = _figures(ctx, tput, verdict)
-    summary = summary_message(figures)
-    figures["summary"] = english(summary)[:400]
-    note_messages = _note_messages(setup, tput)
-    figures["messages"] = {"summary": summary, "notes": note_messages}
+    texts = record_texts(summary_message(figures), _note_messages(setup, tput))
+    figures["summary"] = texts.summary[:400]
+    figures["messages"] = texts.messages
     # Paths in the texts and their messages alike are written relative to the workspace.
     figures = ev.relative_figures(figures, setup.workspace_root)
     record = ev.Evidence(
@@ -678,7 +675,7 @@ def run_export_test(setup: ExportTestSetup) -> ExportTestResult:
         verdict=verdict,
         summary=figures["summary"],
         figures=figures,
-        notes=[english(m) for m in note_messages],
+        notes=texts.notes,
         inputs=[plan_ref],
     )
     return ExportTestResult(figures=figures, record=record)

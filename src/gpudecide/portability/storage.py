@@ -68,9 +68,11 @@ class Transfer:
 
 def _denied(url: str, exc: BaseException) -> InputError:
     return InputError(
-        f"access denied at {url} ({exc})",
+        "access denied at {url} ({exc})",
         field="--storage",
         hint="check the credentials and the bucket policy (403)",
+        url=url,
+        exc=exc,
     )
 
 
@@ -90,7 +92,9 @@ class Storage:
     def _path(self, name: str) -> str:
         parts = PurePosixPath(name).parts
         if ".." in parts or name.startswith("/"):
-            raise InputError(f"{name!r} is not a relative name inside the storage", field="name")
+            raise InputError(
+                "{name!r} is not a relative name inside the storage", field="name", name=name
+            )
         return f"{self.root}/{name}".rstrip("/") if name else self.root
 
     def child_url(self, name: str) -> str:
@@ -131,7 +135,12 @@ class Storage:
         """
         found, skipped = list_files(src)
         if skipped:
-            raise InputError(f"cannot export {skipped[0].path}: {skipped[0].reason}", path=src)
+            raise InputError(
+                "cannot export {file}: {reason}",
+                path=src,
+                file=skipped[0].path,
+                reason=skipped[0].reason,
+            )
         target = self._path(name)
         self._timings = []
         started = time.perf_counter()
@@ -148,7 +157,10 @@ class Storage:
             raise _denied(self.child_url(name), exc) from None
         except OSError as exc:
             raise InputError(
-                f"export to {self.child_url(name)} failed: {exc}", field="--storage"
+                "export to {child_url} failed: {exc}",
+                field="--storage",
+                child_url=self.child_url(name),
+                exc=exc,
             ) from None
         seconds = time.perf_counter() - started
         digests.sort(key=lambda d: path_key(d.path))

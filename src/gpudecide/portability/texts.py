@@ -1,38 +1,46 @@
-"""What the export test says to people, as messages (domain "portability", issue 10).
+"""What the export test says to people, as messages (domain "portability").
 
 Every sentence the test writes (a step's detail, a reason, the summary, the notes, the
-throughput note) is stored twice: the English text the JSON readers and the English report
-have always had, and beside it a message (`gpudecide.report.i18n.message`: msgid and
-arguments) that the report and the commands render in the reader's language. This module
-holds the small pieces the steps share: joining parts, text that has no message (a
-library's or a child process's own words), step names, the plan's tolerance, and figures
-rounded so that every language shows the same digits.
+throughput note) is a `gpudecide.message.Message` made where its fact is known; the record
+keeps its English beside it, and the report and the commands render it in the reader's
+language. This module holds the pieces the steps share: joining parts, text that has no
+message (a library's or a child process's own words), step and device names, the plan's
+tolerance, figures rounded so that every language shows the same digits, and the words of
+the record's statuses as the report and the command print them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gpudecide.report.i18n import P_, message, render_message
+from gpudecide.i18n import N_, translator
+from gpudecide.message import Message, message, render
 
-Message = dict[str, Any]
+__all__ = [
+    "DOMAIN",
+    "as_written",
+    "device_name",
+    "figure",
+    "joined",
+    "plain",
+    "render_detail",
+    "status_word",
+    "step_label",
+    "step_name",
+    "tolerance",
+]
+
 DOMAIN = "portability"
 
-# Texts of this domain are stored as messages, so no English needs matching against the
-# catalogue: marking one msgid as a pattern (P_) makes the domain offer only marked ones.
-P_(
-    "E4: no bitwise equality is required across devices and library versions; the "
-    "tolerance was fixed in the plan before the test"
-)
+_ = translator("portability")
 
 
 def plain(template: str, **args: Any) -> Message:
     """A message that is only punctuation around its fields ("{path}: {text}").
 
-    It reads the same in every language, so it stays out of the catalogues: a msgid made of
-    fields alone would match any English text as a pattern. (The template is passed as a
-    variable, which keeps it out of the extraction.)
+    It reads the same in every language, so it stays out of the catalogues (the template is
+    passed as a variable, which keeps it out of the extraction) and renders as written.
     """
     return message(DOMAIN, template, **args)
 
@@ -55,6 +63,21 @@ _DEVICES: dict[str, Message] = {
     "cuda": message("portability", "cuda"),
 }
 
+# Statuses, verdicts and transfer names as a record writes them (English ids).
+_WORDS: dict[str, str] = {
+    "pass": N_("pass"),
+    "fail": N_("fail"),
+    "warn": N_("warn"),
+    "skip": N_("skip"),
+    "export": N_("export"),
+    "restore": N_("restore"),
+}
+
+
+def status_word(word: str) -> str:
+    """A status, verdict or transfer name in the reader's language (another as written)."""
+    return _(_WORDS[word]) if word in _WORDS else word
+
 
 def device_name(device: str) -> Message:
     """A torch device type ("cpu", "cuda") as a message; another name as written."""
@@ -64,6 +87,11 @@ def device_name(device: str) -> Message:
 def step_name(name: str) -> Message:
     """The step (or transfer) `name` as a message; an unknown name is shown as written."""
     return _STEP_NAMES.get(name) or as_written(name)
+
+
+def step_label(name: str) -> str:
+    """A step's name in the reader's language (the record keeps the English name)."""
+    return render(step_name(name))
 
 
 def as_written(text: str) -> Message:
@@ -77,11 +105,6 @@ def joined(parts: Sequence[Message]) -> Message:
     if len(parts) == 1:
         return parts[0]
     return plain("{parts}", parts=list(parts))
-
-
-def english(msg: Message) -> str:
-    """The English text of a message (what the JSON fields hold)."""
-    return render_message(msg, "en")
 
 
 def figure(value: float, digits: int = 3) -> float | str:
@@ -111,9 +134,10 @@ def tolerance(relative: float | None, absolute: float | None) -> Message:
     return message("portability", "{rel:num} relative", rel=figure(relative or 0.0, 6))
 
 
-def render_detail(entry: dict[str, Any], lang: str, key: str = "detail") -> str:
-    """`entry[key]` in `lang`: its stored message (`<key>_message`) when there is one."""
-    from gpudecide.report.i18n import say
-
-    text = str(entry.get(key) or "")
-    return say(text, entry.get(f"{key}_message"), lang, ("portability",))
+def render_detail(entry: Mapping[str, Any], key: str = "detail") -> str:
+    """`entry[key]` in the reader's language: its stored message (`<key>_message`), else the
+    text as written (a record made before its sentences were stored as messages)."""
+    stored = entry.get(f"{key}_message")
+    if stored:
+        return render(stored)
+    return str(entry.get(key) or "")

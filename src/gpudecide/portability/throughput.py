@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from gpudecide.message import english, message
 from gpudecide.portability.plan import ExportTestPlan
-from gpudecide.report.i18n import message, render_message
 
 
 def significant(value: float, digits: int) -> float:
@@ -76,5 +76,5 @@ def throughput_figures(
             run=run_bytes,
         )
     # The note in English and as a message the report shows in the reader's language.
-    out["note"], out["note_message"] = render_message(note, "en"), note
+    out["note"], out["note_message"] = english(note), note
     return out

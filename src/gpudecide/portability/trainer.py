@@ -58,6 +58,7 @@ import torch
 import torch.nn.functional as F
 
 from gpudecide.errors import InputError
+from gpudecide.message import Message, english, message
 from gpudecide.portability import environment
 from gpudecide.portability.checkpoint import (
     CONFIG,
@@ -79,7 +80,6 @@ from gpudecide.portability.checkpoint import (
 )
 from gpudecide.portability.config import EVAL_SEQUENCES, RESUME_KEYS, TrainConfig
 from gpudecide.portability.lm import CausalLM, SyntheticTokens
-from gpudecide.report.i18n import message, render_message
 
 __all__ = [
     "CheckpointError",
@@ -96,12 +96,10 @@ __all__ = [
     "verify_checkpoint",
 ]
 
-# Notes a resume adds to its result, as messages (the report shows them in ru/kk); the
-# result's `notes` hold their English, `NOTE_MESSAGES` finds the message again by it.
+# A note a resume adds to its result (`TrainResult.note_messages`, English in `notes`).
 CUDA_RNG_NOT_RESTORED = message(
     "portability", "CUDA RNG states in the checkpoint were not restored: resumed on the CPU"
 )
-NOTE_MESSAGES = {render_message(m, "en"): m for m in (CUDA_RNG_NOT_RESTORED,)}
 
 
 class StepMetric(TypedDict, total=False):
@@ -128,7 +126,8 @@ class TrainResult:
     resumed_from: Path | None
     seconds: float
     parameters: int
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # English, one per note message
+    note_messages: list[Message] = field(default_factory=list)
 
     @property
     def tokens_per_second(self) -> float | None:
@@ -155,12 +154,16 @@ def require_device(device: str) -> torch.device:
             raise InputError(
                 "CUDA was asked for but torch sees no CUDA device",
                 field="device",
-                hint=f"torch {torch.__version__} (CUDA runtime {torch.version.cuda}); "
-                "use --device cpu, or run on a machine with an NVIDIA GPU and a CUDA build",
+                hint="torch {version} (CUDA runtime {cuda}); use --device cpu, or run on a "
+                "machine with an NVIDIA GPU and a CUDA build",
+                version=torch.__version__,
+                cuda=torch.version.cuda,
             )
         return torch.device("cuda")
     if device != "cpu":
-        raise InputError(f"unknown device {device!r}", field="device", hint="cpu or cuda")
+        raise InputError(
+            "unknown device {device!r}", field="device", hint="cpu or cuda", device=device
+        )
     return torch.device("cpu")
 
 
@@ -208,7 +211,7 @@ def _rng_state() -> dict[str, Any]:
     return state
 
 
-def _restore_rng(rng: dict[str, Any], device: torch.device, notes: list[str]) -> None:
+def _restore_rng(rng: dict[str, Any], device: torch.device, notes: list[Message]) -> None:
     random.setstate(_tupled(rng["python"]))
     kind, keys, pos, has_gauss, gauss = rng["numpy"]
     np.random.set_state((kind, keys.numpy().astype(np.uint32), pos, has_gauss, gauss))
@@ -218,7 +221,7 @@ def _restore_rng(rng: dict[str, Any], device: torch.device, notes: list[str]) ->
         count = min(len(cuda_states), torch.cuda.device_count())
         torch.cuda.set_rng_state_all(cuda_states[:count])
     elif cuda_states:
-        notes.append(render_message(CUDA_RNG_NOT_RESTORED, "en"))
+        notes.append(CUDA_RNG_NOT_RESTORED)
 
 
 def _tupled(value: Any) -> Any:
@@ -236,7 +239,7 @@ class _Run:
     scheduler: torch.optim.lr_scheduler.LambdaLR
     data: SyntheticTokens
     step: int = 0
-    notes: list[str] = field(default_factory=list)
+    notes: list[Message] = field(default_factory=list)
 
 
 def _build(config: TrainConfig, device: torch.device) -> _Run:
@@ -474,5 +477,6 @@ def train(
         resumed_from=resume_from,
         seconds=time.perf_counter() - started,
         parameters=sum(p.numel() for p in run.model.parameters()),
-        notes=run.notes,
+        notes=[english(n) for n in run.notes],
+        note_messages=list(run.notes),
     )

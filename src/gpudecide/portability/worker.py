@@ -29,16 +29,14 @@ import torch
 
 from gpudecide.errors import InputError
 from gpudecide.fsutil import atomic_write_text
+from gpudecide.message import Message, english, message
 from gpudecide.portability import environment
-from gpudecide.portability.texts import Message, as_written, english
 from gpudecide.portability.trainer import (
-    NOTE_MESSAGES,
     CheckpointError,
     CheckpointInfo,
     TrainConfig,
     train,
 )
-from gpudecide.report.i18n import message
 
 MANIFEST = "run-manifest.json"
 
@@ -125,7 +123,9 @@ def do_resume(spec: dict[str, Any]) -> dict[str, Any]:
     workdir = Path(spec["workdir"])
     leftovers = sorted(p.name for p in workdir.iterdir()) if workdir.exists() else []
     if leftovers:
-        raise InputError(f"working folder is not empty: {leftovers[:5]}", path=workdir)
+        raise InputError(
+            "working folder is not empty: {leftovers}", path=workdir, leftovers=leftovers[:5]
+        )
     store = open_storage(spec["storage"], spec.get("storage_options") or {})
     export = workdir / "export"
     transfer = store.get_dir(spec["export_name"], export)
@@ -165,7 +165,7 @@ def do_resume(spec: dict[str, Any]) -> dict[str, Any]:
         final_metrics=result.final_metrics(),
         tokens_per_second=result.tokens_per_second,
         notes=result.notes,
-        note_messages=[NOTE_MESSAGES.get(n) or as_written(n) for n in result.notes],
+        note_messages=result.note_messages,
         environment=environment.snapshot(config.device, spec.get("container_digest")),
     )
     return out
