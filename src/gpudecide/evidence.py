@@ -3,19 +3,29 @@
 A record is one JSON file, written atomically, named by a hash of what it says, carrying the
 SHA-256 of every input it was computed from. If an input changed since, the record is stale;
 if the file itself was edited, its content hash no longer matches.
+
+Every record names its producer (SPEC A5, R3: who produced it, on which host, with which
+tool version): the author from `--author`, else the workspace's `author`, else git's
+user.name and user.email, else the OS user. That is a declaration, not a proof: anyone can
+edit a record and reseal it; `gpudecide sign` (package `attest`) is the proof.
 """
 
 from __future__ import annotations
 
+import getpass
 import hashlib
 import json
+import os
+import socket
+import subprocess
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, Field, ValidationError
 
 from gpudecide import __version__
 from gpudecide.errors import InputError
@@ -51,6 +61,37 @@ class InputRef(BaseModel):
     )
 
 
+AUTHOR_MAX_CHARS = 200
+
+
+def check_author(name: str) -> str:
+    """An author as records keep it: the name stripped, one line of at most
+    AUTHOR_MAX_CHARS printable characters (a control character would reach a terminal
+    when the record is shown); a ValueError otherwise."""
+    name = name.strip()
+    if len(name) > AUTHOR_MAX_CHARS or not all(c.isprintable() for c in name):
+        raise ValueError("an author is one line of at most 200 printable characters")
+    return name
+
+
+# The workspace's `author` (gpudecide.yaml) is checked by the same rule as `--author`.
+AuthorName = Annotated[str, AfterValidator(check_author)]
+
+AuthorSource = Literal["option", "workspace", "git", "os"]
+
+
+class Producer(BaseModel):
+    """Who produced a record and where (SPEC A5, R3). A declaration, not a proof: the
+    signature of `gpudecide sign` proves which key vouched for the record."""
+
+    author: str = Field(description="Name (and e-mail) of the person who ran the analysis.")
+    author_from: AuthorSource = Field(
+        description="Where the name came from: option (--author), workspace (author in "
+        "gpudecide.yaml), git (user.name and user.email), os (the login name)."
+    )
+    host: str = Field(description="Host name of the machine the analysis ran on.")
+
+
 class Evidence(BaseModel):
     """One analysis result (DESIGN: evidence record)."""
 
@@ -64,11 +105,18 @@ class Evidence(BaseModel):
     notes: list[str] = Field(default_factory=list, description="What could not be measured.")
     inputs: list[InputRef] = Field(default_factory=list)
     tool_version: str = __version__
+    producer: Producer | None = Field(
+        default=None, description="Who produced the record, on which host (absent: older)."
+    )
     created_at_utc: str = ""
     content_sha256: str = ""
 
     def identity_sha256(self) -> str:
-        """Hash of what was computed from what: same analysis of same inputs, same id."""
+        """Hash of what was computed from what: same analysis of same inputs, same id.
+
+        The producer is left out, like the time: the same analysis of the same inputs run
+        by someone else is the same result, so a record citing it stays fresh.
+        """
         core = {
             "kind": self.kind,
             "figures": self.figures,
@@ -77,8 +125,13 @@ class Evidence(BaseModel):
         return hashlib.sha256(_canonical(core)).hexdigest()
 
     def compute_content_sha256(self) -> str:
-        """Hash of the whole record except the hash itself (tamper evidence)."""
+        """Hash of the whole record except the hash itself (tamper evidence), the producer
+        included: a changed author or host breaks the seal like a changed figure."""
         body = self.model_dump(exclude={"content_sha256"})
+        if body.get("producer") is None:
+            # A record written before records named their producer was sealed without the
+            # key; leaving it out keeps that seal, and such a record, valid.
+            body.pop("producer", None)
         return hashlib.sha256(_canonical(body)).hexdigest()
 
 
@@ -130,11 +183,93 @@ def input_ref(path: str | Path, root: Path | None = None) -> InputRef:
     return InputRef(path=shown, sha256=digest, size=size)
 
 
-def seal(record: Evidence, now: datetime | None = None) -> Evidence:
-    """Fill id, time and content hash."""
+# The author a run declares: `--author` (source "option") and the workspace's `author`
+# (source "workspace"), set once per run like the reader's language; None: not declared.
+_AUTHOR: dict[str, ContextVar[str | None]] = {
+    "option": ContextVar("gpudecide_author_option", default=None),
+    "workspace": ContextVar("gpudecide_author_workspace", default=None),
+}
+GIT_TIMEOUT_S = 5
+
+
+def set_author(name: str | None, source: Literal["option", "workspace"] = "option") -> None:
+    """Declare the author of the records this run writes: `--author` (source "option"), or
+    the workspace's `author` (source "workspace", which `--author` overrides). None or an
+    empty name: not declared. A name that is not one printable line is an InputError."""
+    if name is not None:
+        try:
+            name = check_author(name)
+        except ValueError as exc:
+            field = "--author" if source == "option" else "author"
+            raise InputError(str(exc), field=field, hint="give a name, e.g. 'A. Person'") from None
+    _AUTHOR[source].set(name or None)
+
+
+def _git_identity(where: Path | None) -> str | None:
+    """git's `user.name <user.email>` as git sees it from `where` (the repository's own
+    setting, else the user's), or None when git is absent, slow or has neither."""
+    cwd = where
+    while cwd is not None and not cwd.is_dir():
+        cwd = cwd.parent if cwd.parent != cwd else None
+    try:
+        done = subprocess.run(
+            ["git", "config", "--get-regexp", r"^user\.(name|email)$"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+        )
+    except (OSError, subprocess.SubprocessError, UnicodeDecodeError):
+        return None
+    values: dict[str, str] = {}
+    for line in done.stdout.splitlines():
+        key, _, value = line.partition(" ")
+        # Listed from the system's setting to the repository's: the last one wins, as in git.
+        values[key.lower()] = value.strip()
+    name, email = values.get("user.name", ""), values.get("user.email", "")
+    text = f"{name} <{email}>" if name and email else name or email
+    try:
+        return check_author(text) or None
+    except ValueError:
+        return None
+
+
+def _os_user() -> str:
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):  # no login name and no passwd entry (a bare container)
+        return f"uid {os.getuid()}"
+
+
+def producer(where: Path | None = None, workspace_author: str | None = None) -> Producer:
+    """Who is producing evidence now, and on which host: the declared `--author`, else the
+    workspace's author (`workspace_author`, else the one the run declared), else git's
+    identity as seen from `where`, else the OS user."""
+    declared = _AUTHOR["option"].get()
+    workspace_author = workspace_author or _AUTHOR["workspace"].get()
+    source: AuthorSource
+    if declared:
+        author, source = declared, "option"
+    elif workspace_author:
+        author, source = workspace_author, "workspace"
+    elif git := _git_identity(where):
+        author, source = git, "git"
+    else:
+        author, source = _os_user(), "os"
+    return Producer(author=author, author_from=source, host=socket.gethostname())
+
+
+def seal(record: Evidence, now: datetime | None = None, where: Path | None = None) -> Evidence:
+    """Fill id, time, producer (when the record has none) and content hash; `where` is the
+    folder git's identity is read from (default: the current one)."""
     # Microseconds: two runs in one second must still have an order ("latest" is defined).
     stamp = (now or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    record = record.model_copy(update={"created_at_utc": stamp})
+    update: dict[str, Any] = {"created_at_utc": stamp}
+    if record.producer is None:
+        update["producer"] = producer(where)
+    record = record.model_copy(update=update)
     record.id = f"{record.kind}-{record.identity_sha256()[:16]}"
     record.content_sha256 = record.compute_content_sha256()
     return record
@@ -159,7 +294,7 @@ def write(record: Evidence, evidence_dir: Path) -> Path:
             path=evidence_dir,
             hint="move the file away or pass another evidence folder",
         )
-    sealed = record if record.content_sha256 else seal(record)
+    sealed = record if record.content_sha256 else seal(record, where=evidence_dir)
     text = sealed.model_dump_json(indent=2) + "\n"
     if len(text) > MAX_RECORD_BYTES:
         raise InputError(

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from gpudecide.decision.schema import MatrixConfig
 from gpudecide.decision.schema import validate as validate_matrix
 from gpudecide.errors import InputError
+from gpudecide.evidence import AuthorName
 from gpudecide.fsutil import atomic_write_text, open_regular
 from gpudecide.inputs import load_yaml_model
 from gpudecide.jobs.classify import ClassifyConfig, validate_rules
@@ -99,6 +100,11 @@ class WorkspaceConfig(_Strict):
 
     version: Literal[1] = Field(default=1, description="Schema version of this file.")
     team: str = Field(default="", description="Who is deciding; shown on the report.")
+    author: AuthorName = Field(
+        default="",
+        description="Who produces this workspace's evidence, as every record names it "
+        "(--author overrides it); empty: git's user.name and user.email, else the OS user.",
+    )
     decision: str = Field(
         default="Where to fine-tune: dedicated GPUs, a managed endpoint or a hybrid",
         description="The question the report answers.",
