@@ -1,26 +1,21 @@
-"""`gpudecide queue` (SPEC Q1-Q5) and `gpudecide replay` (C8, D3): commands and printers."""
+"""`gpudecide queue` (SPEC Q1-Q5) and `gpudecide replay` (C8, D3): options, one library
+call (`gpudecide.queue.runs`), the lines people read or the JSON machines read."""
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
-from gpudecide import evidence as ev
-from gpudecide import workspace
 from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, guard, out, print_written
-from gpudecide.errors import InputError
 from gpudecide.fmt import digits, not_available, pct, pct0
 from gpudecide.i18n import translator
-from gpudecide.inputs import node_line, yaml_root
-from gpudecide.jobs.classify import ClassifyConfig
 from gpudecide.jobs.cli import (
     EvidenceDirOpt,
     FormatOpt,
-    Loaded,
     LogCommand,
     LogsArg,
     SacctFormatOpt,
@@ -29,19 +24,8 @@ from gpudecide.jobs.cli import (
 )
 from gpudecide.jobs.words import reconciliation_text
 from gpudecide.message import is_message, render
-from gpudecide.queue import preemption, restarts
-from gpudecide.queue import slo as slo_mod
-from gpudecide.queue.analysis import (
-    QueueOptions,
-    analyse_queue,
-    queue_evidence,
-    replay_evidence,
-    replay_input,
-    run_replay,
-    source_notes_of,
-)
-from gpudecide.queue.replay import POLICIES, Policy, PoolSizeError, parse_sizes
-from gpudecide.queue.slo import SLO, SLOFile
+from gpudecide.queue import preemption, restarts, runs
+from gpudecide.queue.analysis import source_notes_of
 from gpudecide.queue.words import (
     CATEGORIES,
     CAUSES,
@@ -51,43 +35,15 @@ from gpudecide.queue.words import (
     reason,
     word,
 )
-from gpudecide.workspace import ReplayConfig
+
+__all__ = ["register"]
 
 _ = translator("queue")
 _n = _.n
 
-
-def slo_path_of(path: Path | None, ws: workspace.Workspace | None) -> Path | None:
-    """The SLO file given with --slo, else the workspace's `queue.slo`, else None."""
-    if path is not None:
-        return path
-    if ws is not None and ws.config.queue.slo:
-        return Path(ws.root / ws.config.queue.slo)
-    return None
-
-
 SloOpt = Annotated[
     Path | None, typer.Option("--slo", help="slo.yaml with the normal and urgent SLOs (Q3).")
 ]
-
-
-def where_set(
-    flag: str, key: tuple[str, str], given: object, ws: workspace.Workspace | None
-) -> dict[str, Any]:
-    """Where a setting came from, for its error: the flag, or gpudecide.yaml's key and line."""
-    if given is not None or ws is None:
-        return {"field": flag}
-    path = ws.root / workspace.CONFIG_NAME
-    return {"path": path, "line": node_line(yaml_root(path), key), "field": ".".join(key)}
-
-
-def _check_chain_pattern(pattern: str, where: dict[str, Any]) -> None:
-    try:
-        compiled = re.compile(pattern)
-    except re.error as exc:
-        raise InputError("not a regular expression: {exc}", exc=str(exc), **where) from None
-    if "chain" not in compiled.groupindex:
-        raise InputError("needs a named group (?P<chain>...)", **where)
 
 
 def queue(
@@ -117,37 +73,26 @@ def queue(
         as_json,
     )
     with guard(as_json):
-        ws = command.workspace()
-        slo_path = slo_path_of(slo_opt, ws)
-        slos = slo_mod.load(slo_path) if slo_path else None
-        pattern = chain_pattern or (ws.config.queue.chain_pattern if ws else None)
-        if pattern is not None:
-            where = where_set("--chain-pattern", ("queue", "chain_pattern"), chain_pattern, ws)
-            _check_chain_pattern(pattern, where)
-        loaded = command.load()
-        figures, written = run_queue(loaded, slo_path, slos, pattern)
-    if as_json:
-        emit_json({**figures, "evidence": str(written) if written else None})
-    else:
-        _print_queue(figures)
-        if written:
-            print_written(written)
-    if "fail" in figures["summary"]["slo_verdicts"].values():
+        run = runs.queue_run(command.workspace(), command.load, slo_opt, chain_pattern)
+    _present(run.figures, run.written, as_json, _print_queue)
+    if run.failed:
         raise typer.Exit(1)
 
 
-def run_queue(
-    loaded: Loaded, slo_path: Path | None, slos: SLOFile | None, pattern: str | None
-) -> tuple[dict[str, Any], Path | None]:
-    """Queue analysis of loaded logs (SPEC Q1-Q5) and its evidence record."""
-    options = QueueOptions(slos=slos, chain_pattern=pattern)
-    if loaded.ws:
-        options.classify = loaded.ws.config.classify
-    figures = analyse_queue(loaded.log, options)
-    record = queue_evidence(figures, [])
-    if slo_path:
-        record.inputs.append(ev.input_ref(slo_path, loaded.ws.root if loaded.ws else None))
-    return figures, loaded.write(record)
+def _present(
+    figures: dict[str, Any],
+    written: Path | None,
+    as_json: bool,
+    lines: Callable[[dict[str, Any]], None],
+) -> None:
+    """The figures for machines (--json, English) or their lines for people, then where the
+    record went."""
+    if as_json:
+        emit_json({**figures, "evidence": str(written) if written else None})
+        return
+    lines(figures)
+    if written:
+        print_written(written)
 
 
 def _slo_lines(s: dict[str, Any]) -> list[str]:
@@ -315,82 +260,19 @@ def replay(
         as_json,
     )
     with guard(as_json):
-        ws = command.workspace()
-        rcfg = ws.config.replay if ws else ReplayConfig()
-        chosen_policy = policy or rcfg.policy
-        if chosen_policy not in POLICIES:
-            raise InputError(
-                "{policy!r} is not fifo, backfill or priority",
-                field="--policy",
-                policy=chosen_policy,
-            )
-        chosen_window = window or rcfg.window
-        if chosen_window not in ("full", "peak"):
-            raise InputError(
-                "{window!r} is not full or peak", field="--window", window=chosen_window
-            )
-        try:
-            sizes = parse_sizes(gpus or rcfg.gpus)
-        except PoolSizeError as exc:
-            where = where_set("--gpus", ("replay", "gpus"), gpus, ws)
-            raise InputError(
-                "{part!r} is not a positive whole number of GPUs",
-                hint="e.g. 8,16,32 or auto",
-                part=exc.part,
-                **where,
-            ) from None
-        slo_path = slo_path_of(slo_opt, ws)
-        slos = slo_mod.load(slo_path) if slo_path else None
-        name = slo_name or rcfg.slo
-        chosen_slo = None
-        if slos is not None:
-            if name not in slos.slos:
-                raise InputError(
-                    "no SLO named {name!r} (have {names})",
-                    field="--slo-name",
-                    name=name,
-                    names=", ".join(slos.slos),
-                )
-            chosen_slo = (name, slos.slos[name])
-        loaded = command.load()
-        ckpt = checkpoint_minutes or rcfg.checkpoint_minutes
-        figures, written = run_replay_for(
-            loaded,
-            sizes,
-            chosen_policy,
-            "peak" if chosen_window == "peak" else "full",
-            chosen_slo,
-            slo_path,
-            None if ckpt is None else ckpt * 60,
+        run = runs.replay_run(
+            command.workspace(),
+            command.load,
+            gpus=gpus,
+            slo=slo_opt,
+            slo_name=slo_name,
+            policy=policy,
+            window=window,
+            checkpoint_minutes=checkpoint_minutes,
         )
-    if as_json:
-        emit_json({**figures, "evidence": str(written) if written else None})
-    else:
-        _print_replay(figures)
-        if written:
-            print_written(written)
-    if figures["slo"] and figures["recommended_gpus"] is None:
+    _present(run.figures, run.written, as_json, _print_replay)
+    if run.failed:
         raise typer.Exit(1)
-
-
-def run_replay_for(
-    loaded: Loaded,
-    sizes: list[int] | Literal["auto"],
-    policy: Policy,
-    window: Literal["full", "peak"],
-    slo: tuple[str, SLO] | None,
-    slo_path: Path | None,
-    checkpoint_s: float | None = None,
-) -> tuple[dict[str, Any], Path | None]:
-    """Replay loaded logs through pools of the given sizes and write the evidence record."""
-    classify = loaded.ws.config.classify if loaded.ws else ClassifyConfig()
-    figures = run_replay(
-        replay_input(loaded.log, classify, window), sizes, policy, slo, checkpoint_s
-    )
-    record = replay_evidence(figures, [])
-    if slo_path:
-        record.inputs.append(ev.input_ref(slo_path, loaded.ws.root if loaded.ws else None))
-    return figures, loaded.write(record)
 
 
 def _print_replay(figures: dict[str, Any]) -> None:

@@ -1,0 +1,291 @@
+"""The library entry of `gpudecide queue` and `gpudecide replay`: settings and job logs in,
+evidence record out (SPEC Q1-Q5, C8, D3).
+
+    queue_settings(ws, slo, chain_pattern)      the SLO file and the chain naming rule
+    replay_settings(ws, gpus, slo, ...)         pool sizes, policy, window, SLO, checkpoints
+    run_queue(loaded, settings)                 -> QueueRun  (evidence kind "queue")
+    run_replay(loaded, settings)                -> ReplayRun (evidence kind "replay")
+    queue_run(ws, load, ...) / replay_run(...)  the commands' one call: settings, logs, run
+
+A setting comes from its flag, else from the workspace's gpudecide.yaml; a bad one is an
+`InputError` naming the flag or the file, line and key it came from, raised before a log is
+read. Nothing here prints: the commands present the runs, the demo runs them on its workspace.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from gpudecide import evidence as ev
+from gpudecide import workspace
+from gpudecide.errors import InputError
+from gpudecide.inputs import node_line, yaml_root
+from gpudecide.jobs.classify import ClassifyConfig
+from gpudecide.jobs.cli import Loaded
+from gpudecide.queue import slo as slo_mod
+from gpudecide.queue.analysis import (
+    QueueOptions,
+    analyse_queue,
+    queue_evidence,
+    replay_evidence,
+    replay_input,
+)
+from gpudecide.queue.analysis import run_replay as replay_figures
+from gpudecide.queue.replay import POLICIES, Policy, PoolSizeError, parse_sizes
+from gpudecide.queue.slo import SLO, SLOFile
+from gpudecide.workspace import ReplayConfig
+
+__all__ = [
+    "QueueRun",
+    "QueueSettings",
+    "ReplayRun",
+    "ReplaySettings",
+    "Window",
+    "queue_run",
+    "queue_settings",
+    "replay_run",
+    "replay_settings",
+    "run_queue",
+    "run_replay",
+    "slo_path_of",
+]
+
+Window = Literal["full", "peak"]
+WINDOWS: tuple[Window, ...] = ("full", "peak")
+
+
+@dataclass(frozen=True)
+class QueueSettings:
+    """What the queue analysis takes besides the logs: the SLO file (Q3) and the rule that
+    names a job's chain (Q5)."""
+
+    slo_path: Path | None = None
+    slos: SLOFile | None = None
+    chain_pattern: str | None = None
+
+
+@dataclass(frozen=True)
+class ReplaySettings:
+    """What a replay takes besides the logs (C8, D3): the pool sizes (or `auto`, the
+    smallest meeting the SLO), the scheduling policy, the window, the SLO to meet and the
+    checkpoint interval of priority preemption."""
+
+    sizes: list[int] | Literal["auto"]
+    policy: Policy = "fifo"
+    window: Window = "full"
+    slo: tuple[str, SLO] | None = None
+    slo_path: Path | None = None
+    checkpoint_s: float | None = None
+
+
+@dataclass
+class QueueRun:
+    """One queue analysis: its figures, its record and where the record went."""
+
+    figures: dict[str, Any]
+    record: ev.Evidence
+    written: Path | None
+
+    @property
+    def failed(self) -> bool:
+        """Whether an SLO failed with its whole interval above the allowed share (exit 1)."""
+        return "fail" in self.figures["summary"]["slo_verdicts"].values()
+
+
+@dataclass
+class ReplayRun:
+    """One replay: its figures, its record and where the record went."""
+
+    figures: dict[str, Any]
+    record: ev.Evidence
+    written: Path | None
+
+    @property
+    def failed(self) -> bool:
+        """Whether an SLO was given and no pool tried meets it (exit 1)."""
+        return bool(self.figures["slo"]) and self.figures["recommended_gpus"] is None
+
+
+def slo_path_of(path: Path | None, ws: workspace.Workspace | None) -> Path | None:
+    """The SLO file given with --slo, else the workspace's `queue.slo`, else None."""
+    if path is not None:
+        return path
+    if ws is not None and ws.config.queue.slo:
+        return Path(ws.root / ws.config.queue.slo)
+    return None
+
+
+def _where_set(
+    flag: str, key: tuple[str, str], given: object, ws: workspace.Workspace | None
+) -> dict[str, Any]:
+    """Where a setting came from, for its error: the flag, or gpudecide.yaml's key and line."""
+    if given is not None or ws is None:
+        return {"field": flag}
+    path = ws.root / workspace.CONFIG_NAME
+    return {"path": path, "line": node_line(yaml_root(path), key), "field": ".".join(key)}
+
+
+def _check_chain_pattern(pattern: str, where: dict[str, Any]) -> None:
+    try:
+        compiled = re.compile(pattern)
+    except re.error as exc:
+        raise InputError("not a regular expression: {exc}", exc=str(exc), **where) from None
+    if "chain" not in compiled.groupindex:
+        raise InputError("needs a named group (?P<chain>...)", **where)
+
+
+def queue_settings(
+    ws: workspace.Workspace | None, slo: Path | None = None, chain_pattern: str | None = None
+) -> QueueSettings:
+    """The queue's settings from its flags, else the workspace (the SLO file is read and the
+    chain pattern checked here)."""
+    slo_path = slo_path_of(slo, ws)
+    slos = slo_mod.load(slo_path) if slo_path else None
+    pattern = chain_pattern or (ws.config.queue.chain_pattern if ws else None)
+    if pattern is not None:
+        where = _where_set("--chain-pattern", ("queue", "chain_pattern"), chain_pattern, ws)
+        _check_chain_pattern(pattern, where)
+    return QueueSettings(slo_path=slo_path, slos=slos, chain_pattern=pattern)
+
+
+def _sizes(
+    gpus: str | None, rcfg: ReplayConfig, ws: workspace.Workspace | None
+) -> list[int] | Literal["auto"]:
+    try:
+        return parse_sizes(gpus or rcfg.gpus)
+    except PoolSizeError as exc:
+        where = _where_set("--gpus", ("replay", "gpus"), gpus, ws)
+        raise InputError(
+            "{part!r} is not a positive whole number of GPUs",
+            hint="e.g. 8,16,32 or auto",
+            part=exc.part,
+            **where,
+        ) from None
+
+
+def _policy(chosen: str) -> Policy:
+    for policy in POLICIES:
+        if policy == chosen:
+            return policy
+    raise InputError(
+        "{policy!r} is not fifo, backfill or priority", field="--policy", policy=chosen
+    )
+
+
+def _window(chosen: str) -> Window:
+    for window in WINDOWS:
+        if window == chosen:
+            return window
+    raise InputError("{window!r} is not full or peak", field="--window", window=chosen)
+
+
+def _slo_named(slos: SLOFile | None, name: str) -> tuple[str, SLO] | None:
+    if slos is None:
+        return None
+    if name not in slos.slos:
+        raise InputError(
+            "no SLO named {name!r} (have {names})",
+            field="--slo-name",
+            name=name,
+            names=", ".join(slos.slos),
+        )
+    return name, slos.slos[name]
+
+
+def replay_settings(
+    ws: workspace.Workspace | None,
+    *,
+    gpus: str | None = None,
+    slo: Path | None = None,
+    slo_name: str | None = None,
+    policy: str | None = None,
+    window: str | None = None,
+    checkpoint_minutes: float | None = None,
+) -> ReplaySettings:
+    """The replay's settings from its flags, else the workspace's `replay` block."""
+    rcfg = ws.config.replay if ws else ReplayConfig()
+    chosen_policy = _policy(policy or rcfg.policy)
+    chosen_window = _window(window or rcfg.window)
+    sizes = _sizes(gpus, rcfg, ws)
+    slo_path = slo_path_of(slo, ws)
+    slos = slo_mod.load(slo_path) if slo_path else None
+    ckpt = checkpoint_minutes or rcfg.checkpoint_minutes
+    return ReplaySettings(
+        sizes=sizes,
+        policy=chosen_policy,
+        window=chosen_window,
+        slo=_slo_named(slos, slo_name or rcfg.slo),
+        slo_path=slo_path,
+        checkpoint_s=None if ckpt is None else ckpt * 60,
+    )
+
+
+def _with_slo_input(record: ev.Evidence, slo_path: Path | None, loaded: Loaded) -> ev.Evidence:
+    if slo_path:
+        record.inputs.append(ev.input_ref(slo_path, loaded.ws.root if loaded.ws else None))
+    return record
+
+
+def run_queue(loaded: Loaded, settings: QueueSettings) -> QueueRun:
+    """Queue analysis of loaded logs (SPEC Q1-Q5) and its evidence record, written."""
+    options = QueueOptions(slos=settings.slos, chain_pattern=settings.chain_pattern)
+    if loaded.ws:
+        options.classify = loaded.ws.config.classify
+    figures = analyse_queue(loaded.log, options)
+    record = _with_slo_input(queue_evidence(figures, []), settings.slo_path, loaded)
+    return QueueRun(figures=figures, record=record, written=loaded.write(record))
+
+
+def run_replay(loaded: Loaded, settings: ReplaySettings) -> ReplayRun:
+    """Replay loaded logs through pools of the given sizes (SPEC C8, D3) and write the
+    evidence record."""
+    classify = loaded.ws.config.classify if loaded.ws else ClassifyConfig()
+    figures = replay_figures(
+        replay_input(loaded.log, classify, settings.window),
+        settings.sizes,
+        settings.policy,
+        settings.slo,
+        settings.checkpoint_s,
+    )
+    record = _with_slo_input(replay_evidence(figures, []), settings.slo_path, loaded)
+    return ReplayRun(figures=figures, record=record, written=loaded.write(record))
+
+
+def queue_run(
+    ws: workspace.Workspace | None,
+    load: Callable[[], Loaded],
+    slo: Path | None = None,
+    chain_pattern: str | None = None,
+) -> QueueRun:
+    """`gpudecide queue`: its settings (checked before a log is read), the logs, the run."""
+    settings = queue_settings(ws, slo, chain_pattern)
+    return run_queue(load(), settings)
+
+
+def replay_run(
+    ws: workspace.Workspace | None,
+    load: Callable[[], Loaded],
+    *,
+    gpus: str | None = None,
+    slo: Path | None = None,
+    slo_name: str | None = None,
+    policy: str | None = None,
+    window: str | None = None,
+    checkpoint_minutes: float | None = None,
+) -> ReplayRun:
+    """`gpudecide replay`: its settings (as `replay_settings` takes them, checked before a
+    log is read), the logs, the run."""
+    settings = replay_settings(
+        ws,
+        gpus=gpus,
+        slo=slo,
+        slo_name=slo_name,
+        policy=policy,
+        window=window,
+        checkpoint_minutes=checkpoint_minutes,
+    )
+    return run_replay(load(), settings)
