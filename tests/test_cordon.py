@@ -17,6 +17,7 @@ from gpudecide import workspace
 from gpudecide.drills import cordon, cordon_rules, cordon_run, telemetry
 from gpudecide.drills.cli import register
 from gpudecide.drills.report import cordon_section
+from gpudecide.i18n import speaking
 from gpudecide.report.model import Section
 
 FIX = Path(__file__).parent / "fixtures" / "telemetry"
@@ -298,7 +299,8 @@ def test_report_section_speaks_the_readers_language(tmp_path: Path) -> None:
     assert run.written is not None
     record = ev.load(run.written)
     s = Section("cordon", record.title, record, "fresh", "fresh", [])
-    cordon_section(s, "ru")
+    with speaking("ru"):
+        cordon_section(s)
     assert s.title == "Состояние GPU: какие GPU выводятся из работы"
     rows = {(r[0], r[1]): r for r in s.tables[0].rows}
     assert rows[("gpu-node-02", "")][4] == "XID 79 (освободить и сбросить GPU)"

@@ -18,11 +18,18 @@ from gpudecide import evidence as ev
 from gpudecide.decision.model import StopFactor, Suggestion
 from gpudecide.drills import cordon_rules, cordon_run, rules, telemetry
 from gpudecide.drills.cordon import decide
-from gpudecide.report.i18n import render_message
+from gpudecide.i18n import Language, speaking
+from gpudecide.message import render
 from tests.conftest import run_cli
 from tests.english import english_lines, english_runs
 
 FIX = Path(__file__).parent / "fixtures" / "telemetry"
+
+
+def render_message(msg: Any, lang: Language) -> str:
+    """A stored message as a reader of `lang` reads it."""
+    with speaking(lang):
+        return render(msg)
 
 
 def _commands_apart(output: str) -> tuple[str, list[str]]:

@@ -19,6 +19,7 @@ from gpudecide.drills.cli import register
 from gpudecide.drills.faults import FaultUnsupported, SmallFilesystem
 from gpudecide.drills.journal import Journal, always
 from gpudecide.drills.runner import DrillContext
+from gpudecide.i18n import speaking
 from gpudecide.jobs.load import load_logs
 from gpudecide.queue import restarts
 from gpudecide.report.model import Section
@@ -158,12 +159,13 @@ def test_report_section_in_russian_and_kazakh() -> None:
     record = _drill_record(log_restarts=restarts.restarts_from_zero(log.attempts))
     for lang, word in (("ru", "Учения"), ("kk", "Оқу-жаттығулар")):
         s = _section(record)
-        report.drills_section(s, lang)
+        with speaking(lang):
+            report.drills_section(s)
         assert s.title.startswith(word)
         assert len(s.tables) == 2
         assert {r[0] for r in s.tables[1].rows} == {"41874", "41892", "41909"}
     s = _section(record)
-    report.drills_section(s, "en")
+    report.drills_section(s)
     zero = next(r for r in s.tables[1].rows if r[0] == "41874")
     assert zero[5] == "restarted from zero" and zero[6] == "177.3"
 

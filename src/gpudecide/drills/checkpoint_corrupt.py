@@ -15,7 +15,7 @@ from gpudecide.drills.faults import flip_bytes
 from gpudecide.drills.job import stored_steps
 from gpudecide.drills.journal import Probe, always
 from gpudecide.drills.runner import DrillContext, DrillResult, last
-from gpudecide.report.i18n import message
+from gpudecide.message import nmessage
 
 
 def run(ctx: DrillContext, *, corrupt_all: bool = False) -> DrillResult:
@@ -87,25 +87,21 @@ def _judge(
     for e in rejected:
         j.observe(f"checkpoint-{e['step']} rejected", e["message"])
     if resumed is not None:
-        status = (
-            f"checkpoint-{newest} failed its SHA-256 check and was rejected; resumed from "
-            f"checkpoint-{from_step}; lost {newest - from_step} steps"
-        )
-        said = message(
+        said = nmessage(
             "drills",
             "checkpoint-{newest} failed its SHA-256 check and was rejected; resumed from "
+            "checkpoint-{step}; lost {lost} step",
+            "checkpoint-{newest} failed its SHA-256 check and was rejected; resumed from "
             "checkpoint-{step}; lost {lost} steps",
+            count="lost",
             newest=newest,
             step=from_step,
             lost=newest - from_step,
         )
     else:
-        status = (
-            f"all {len(rejected)} stored checkpoints failed their SHA-256 check: "
-            "restarted from zero"
-        )
-        said = message(
+        said = nmessage(
             "drills",
+            "the {n} stored checkpoint failed its SHA-256 check: restarted from zero",
             "all {n} stored checkpoints failed their SHA-256 check: restarted from zero",
             n=len(rejected),
         )
@@ -120,9 +116,8 @@ def _judge(
         lost_seconds=runner.seconds_between(
             runner.step_time(trained, from_step), runner.step_time(trained, newest)
         ),
-        status=status,
-        journal=run_dir / "journal.json",
         status_message=said,
+        journal=run_dir / "journal.json",
         details={
             "rejected": [{"step": e["step"], "reason": e["reason"]} for e in rejected],
             "corrupted_steps": corrupted,

@@ -10,7 +10,6 @@ run by `--apply` failed, or the breaker held nodes back; 2: bad input.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -22,20 +21,22 @@ from gpudecide.console import (
     WorkspaceOpt,
     emit_json,
     guard,
-    language,
     open_workspace,
     out,
     print_written,
 )
-from gpudecide.drills import cordon_run, report
-from gpudecide.i18n import Language, translator
-from gpudecide.report.fmt import localize_digits
-from gpudecide.report.i18n import N_, say
+from gpudecide.drills import cordon_run
+from gpudecide.drills.names import DRILLS
+from gpudecide.drills.words import word
+from gpudecide.fmt import digits
+from gpudecide.i18n import N_, translator
+from gpudecide.message import render
+from gpudecide.report.i18n import notes_of, summary_of
 
 if TYPE_CHECKING:
     from gpudecide.drills import drill_run
-from gpudecide.drills.names import DRILLS
-from gpudecide.errors import InputError
+
+__all__ = ["register"]
 
 _ = translator("drills")
 
@@ -43,54 +44,40 @@ _ = translator("drills")
 _CORDON_HEADERS = (N_("node"), N_("gpu"), N_("pci bus"), N_("action"), N_("reasons"))
 
 
-def _print_cordon(run: cordon_run.CordonRun, lang: Language) -> None:
-    out.print(cordon_run.summary_line(run.figures, lang), markup=False)
-    table = Table(*(_(h, lang) for h in _CORDON_HEADERS), box=None)
+def _print_cordon(run: cordon_run.CordonRun) -> None:
+    """The decision's lines for people: summary, GPUs, commands per node, notes."""
+    out.print(summary_of(run.record), markup=False)
+    table = Table(*(_(h) for h in _CORDON_HEADERS), box=None)
     for g in run.figures["gpus"]:
         table.add_row(
             g["node"],
             "" if g["gpu"]["index"] is None else str(g["gpu"]["index"]),
             g["gpu"]["pci_bus_id"] or "",
-            _word(g["action"], lang),
-            "; ".join(say(r["reason"], r.get("message"), lang, ("drills",)) for r in g["reasons"])
-            or "-",
+            word(g["action"]),
+            "; ".join(render(r["message"]) for r in g["reasons"]) or "-",
         )
     out.print(table)
     for n in run.figures["nodes"]:
-        _print_node(n, bool(run.figures["applied"]), lang)
-    said = run.result.note_messages
-    for i, note in enumerate(run.result.notes):
-        text = say(note, said[i] if len(said) == len(run.result.notes) else None, lang)
-        out.print(_("note: {text}", lang).format(text=text), markup=False)
+        _print_node(n, bool(run.figures["applied"]))
+    for note in notes_of(run.record):
+        out.print(_("note: {text}").format(text=note), markup=False)
     if run.written:
-        print_written(run.written, lang)
+        print_written(run.written)
 
 
-def _print_node(n: dict[str, Any], applied: bool, lang: Language) -> None:
+def _print_node(n: dict[str, Any], applied: bool) -> None:
     """One node's commands (with what ran) and the operator's next steps."""
-    if n["breaker"] == "allowed":
-        state = _("run", lang) if applied else _("would run", lang)
-    else:
-        state = _("held by the circuit breaker", lang)
+    state = (_("run") if applied else _("would run")) if n["breaker"] == "allowed" else word("held")
     for cmd in n["commands"]:
-        if lang == "en":
-            out.print(f"{n['node']}: {state}: {cmd}", markup=False)
-        else:
-            # The command on a line of its own: it is copied and run as it is (English Reason=).
-            out.print(f"{n['node']}: {state}:", markup=False)
-            out.print(f"  {cmd}", markup=False)
+        # Russian and Kazakh put the command on a line of its own: it is copied and run as it
+        # is, its English Reason= included.
+        line = _("{node}: {state}: {command}").format(node=n["node"], state=state, command=cmd)
+        out.print(line, markup=False)
     for r in n["results"]:
-        out.print(f"  rc={r['rc']} {r['output']}", markup=False)
-    said = n.get("follow_up_messages") or []
-    for i, step in enumerate(n["follow_up"]):
-        text = say(step, said[i] if i < len(said) else None, lang, ("drills",))
-        out.print(_("{node}: then: {step}", lang).format(node=n["node"], step=text), markup=False)
-
-
-def _cordon_exit(run: cordon_run.CordonRun) -> int:
-    held = any(n["breaker"] == "held" for n in run.figures["nodes"])
-    failed = any(r["rc"] != 0 for n in run.figures["nodes"] for r in n["results"])
-    return 1 if held or failed else 0
+        said = r.get("message")
+        out.print(f"  rc={r['rc']} {render(said) if said else r['output']}", markup=False)
+    for step in n["follow_up_messages"]:
+        out.print(_("{node}: then: {step}").format(node=n["node"], step=render(step)), markup=False)
 
 
 _DRILL_HEADERS = (
@@ -99,46 +86,36 @@ _DRILL_HEADERS = (
 )  # fmt: skip
 
 
-def _print_drills(run: drill_run.DrillRun, lang: Language) -> None:
-    table = Table(*(_(h, lang) for h in _DRILL_HEADERS), box=None)
+def _print_drills(run: drill_run.DrillRun) -> None:
+    """The game day's table, each drill's status and journal, the records written."""
+    table = Table(*(_(h) for h in _DRILL_HEADERS), box=None)
     for r in run.results:
         table.add_row(
             r.drill,
-            r.verdict if lang == "en" else _word(r.verdict, lang),
-            _yes(r.noticed, lang),
-            _yes(r.data_kept, lang),
-            _yes(r.explained, lang),
+            word(r.verdict),
+            _yes(r.noticed),
+            _yes(r.data_kept),
+            _yes(r.explained),
             "-" if r.resumed_from_step is None else str(r.resumed_from_step),
             "-" if r.lost_steps is None else str(r.lost_steps),
-            "-" if r.lost_seconds is None else _seconds(r.lost_seconds, lang),
+            # Seconds as the table always showed them (`:g`), in the reader's digits.
+            "-" if r.lost_seconds is None else digits(f"{r.lost_seconds:g}"),
         )
     out.print(table)
     for r in run.results:
-        status = say(r.status, r.status_message, lang, ("drills",))
-        out.print(f"{r.drill}: {status}", markup=False)
-        out.print(_("  journal: {path}", lang).format(path=r.journal), markup=False)
+        out.print(f"{r.drill}: {render(r.status_message)}", markup=False)
+        out.print(_("  journal: {path}").format(path=r.journal), markup=False)
     if run.option is None:
         out.print(
-            _("note: no option named (--option or drills.yaml): the evidence counts for none", lang)
+            _("note: no option named (--option or drills.yaml): the evidence counts for none")
         )
     for p in run.evidence:
-        print_written(p, lang)
+        print_written(p)
 
 
-def _seconds(value: float, lang: Language) -> str:
-    """Seconds as the English table always showed them (`:g`), in the reader's digits."""
-    return localize_digits(f"{value:g}", lang)
-
-
-def _yes(flag: bool, lang: Language = "en") -> str:
-    if lang == "en":
-        return "yes" if flag else "NO"
-    return _("yes", lang) if flag else _("NO", lang)
-
-
-def _word(word: str, lang: Language) -> str:
-    """An action or verdict word in the reader's language (the report's words)."""
-    return report.word(word, lang)
+def _yes(flag: bool) -> str:
+    """A G4 answer in the table: a missing one stands out (NO)."""
+    return _("yes") if flag else _("NO")
 
 
 def register(app: typer.Typer) -> None:
@@ -176,10 +153,6 @@ def _register_drill(app: typer.Typer) -> None:
     ) -> None:
         """Game day: break something real under the training job (SPEC G1, G4)."""
         with guard(as_json):
-            if executor not in (None, "local", "slurm"):
-                raise InputError(
-                    f"unknown executor {executor!r}", field="--executor", hint="local or slurm"
-                )
             ws = open_workspace(workspace_dir, required=False)
             # Imported here: the drills' training job needs torch, which every other command
             # (and `--help`) should not wait for.
@@ -189,19 +162,15 @@ def _register_drill(app: typer.Typer) -> None:
                 name,
                 ws=ws,
                 storage=storage,
-                executor=executor,  # type: ignore[arg-type]
+                executor=executor,
                 option=option,
                 evidence_dir=evidence_dir,
             )
-        objs = [
-            {**r.as_dict(), "option": run.option, "evidence": str(p)}
-            for r, p in zip(run.results, run.evidence, strict=True)
-        ]
         if as_json:
-            emit_json({"drills": objs} if name == "all" else objs[0])
+            emit_json(run.as_json(name))
         else:
-            _print_drills(run, language(ws))
-        if any(r.verdict != "pass" for r in run.results):
+            _print_drills(run)
+        if not run.passed:
             raise typer.Exit(1)
 
 
@@ -250,17 +219,9 @@ def _register_cordon(app: typer.Typer) -> None:
                 audit_path=audit,
             )
         if as_json:
-            payload: dict[str, Any] = {
-                **run.figures,
-                "summary": cordon_run.summary_line(run.figures),
-                "verdict": run.verdict,
-                "notes": run.result.notes,
-                "audit": str(run.audit_path),
-                "evidence": str(run.written) if run.written else None,
-            }
-            emit_json(json.loads(json.dumps(payload, default=str)))
+            emit_json(run.as_json())
         else:
-            _print_cordon(run, language(ws))
-        code = _cordon_exit(run)
+            _print_cordon(run)
+        code = run.exit_code()
         if code:
             raise typer.Exit(code)

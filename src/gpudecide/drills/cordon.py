@@ -24,22 +24,25 @@ from typing import Any
 
 from gpudecide.drills.cordon_rules import BUILT_IN_WHYS, Action, CordonRules, severity
 from gpudecide.drills.telemetry import Line, Sample, Telemetry, XidEvent
+from gpudecide.i18n import N_
 from gpudecide.jsonio import utc_iso
-from gpudecide.report.i18n import N_, message
-
-Message = dict[str, Any]
+from gpudecide.message import Message, english, message, nmessage
 
 
 @dataclass
 class Reason:
-    """One reason for an action, with the telemetry lines that show it."""
+    """One reason for an action, as people read it, with the telemetry lines that show it."""
 
     action: Action
-    text: str
+    said: Message
     lines: list[Line]
     code: str = ""  # xid | dbe_volatile | retired_pending | remap_pending | ... | ecc_rate
     value: float | None = None  # the Xid number, the count or the rate per hour
-    said: Message | None = None  # `text` as a message, for ru/kk readers
+
+    @property
+    def text(self) -> str:
+        """The reason in English (the JSON's, and the scheduler's `Reason=`)."""
+        return english(self.said)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -93,8 +96,12 @@ class NodePlan:
     why: str
     breaker: str = "allowed"  # allowed | held | none (nothing to do)
     results: list[dict[str, Any]] = field(default_factory=list)
-    follow_up: list[str] = field(default_factory=list)
     follow_up_messages: list[Message] = field(default_factory=list)
+
+    @property
+    def follow_up(self) -> list[str]:
+        """What the operator does next, in English."""
+        return [english(m) for m in self.follow_up_messages]
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -118,8 +125,12 @@ class CordonResult:
     nodes: list[NodePlan]
     fleet_nodes: int
     allowed_nodes: int
-    notes: list[str]
     note_messages: list[Message] = field(default_factory=list)
+
+    @property
+    def notes(self) -> list[str]:
+        """The notes in English."""
+        return [english(m) for m in self.note_messages]
 
 
 def _gpu_key(node: str, bus: str | None, index: int | None) -> tuple[str, str]:
@@ -154,21 +165,21 @@ def _xid_reasons(events: list[XidEvent], rules: CordonRules) -> list[Reason]:
     for xid, group in sorted(by_xid.items()):
         rule = rules.xid_rule(xid)
         action: Action = rule.action
-        text = f"Xid {xid} x{len(group)}: {rule.why}"
         why: Message | str = message("drills", rule.why) if rule.why in BUILT_IN_WHYS else rule.why
+        # "x3": how many times, as the kernel log counts them (a sign, not a noun).
         said = message("drills", "Xid {xid} x{n}: {why}", xid=xid, n=len(group), why=why)
         if rule.replace_after is not None and len(group) >= rule.replace_after:
             action = "replace"
-            text += f" (seen {len(group)} times; replace from {rule.replace_after})"
-            said = message(
+            said = nmessage(
                 "drills",
+                "{reason} (seen {n} time; replace from {limit})",
                 "{reason} (seen {n} times; replace from {limit})",
                 reason=said,
                 n=len(group),
                 limit=rule.replace_after,
             )
         sources = [e.source for e in group[:5]]
-        reasons.append(Reason(action, text, sources, "xid", float(xid), said))
+        reasons.append(Reason(action, said, sources, "xid", float(xid)))
     return reasons
 
 
@@ -184,7 +195,7 @@ def _counter_reasons(samples: list[Sample], rules: CordonRules) -> list[Reason]:
     mem = rules.memory
     reasons = []
     checks: list[tuple[str, Action, str]] = [
-        ("dbe_volatile", mem.uncorrected_action, N_("uncorrected (double-bit) ECC errors: {v}")),
+        ("dbe_volatile", mem.uncorrected_action, N_("uncorrected (double-bit) ECC errors: {v:g}")),
         ("retired_pending", mem.pending_action, N_("page retirement waits for a GPU reset")),
         ("remap_pending", mem.pending_action, N_("row remapping waits for a GPU reset")),
         ("remap_failure", mem.remap_failure_action, N_("row remapping failed: no spare rows left")),
@@ -193,30 +204,22 @@ def _counter_reasons(samples: list[Sample], rules: CordonRules) -> list[Reason]:
         s = _latest(samples, metric)
         if s is not None and s.metrics[metric] > 0:
             value = s.metrics[metric]
-            said = message("drills", text, v=f"{value:g}")
-            reasons.append(Reason(action, text.format(v=f"{value:g}"), [s.source], metric, value,
-                                  said))  # fmt: skip
+            said = message("drills", text, v=value)
+            reasons.append(Reason(action, said, [s.source], metric, value))
     sbe, dbe = _latest(samples, "retired_sbe"), _latest(samples, "retired_dbe")
     retired = (sbe.metrics["retired_sbe"] if sbe else 0) + (
         dbe.metrics["retired_dbe"] if dbe else 0
     )
     if retired >= mem.replace_retired_pages:
         lines = [s.source for s in (sbe, dbe) if s is not None]
-        reasons.append(
-            Reason(
-                "replace",
-                f"{retired:g} retired pages (replace from {mem.replace_retired_pages})",
-                lines,
-                "retired_pages",
-                retired,
-                message(
-                    "drills",
-                    "{n} retired pages (replace from {limit})",
-                    n=f"{retired:g}",
-                    limit=mem.replace_retired_pages,
-                ),
-            )
+        said = nmessage(
+            "drills",
+            "{n:g} retired page (replace from {limit})",
+            "{n:g} retired pages (replace from {limit})",
+            n=retired,
+            limit=mem.replace_retired_pages,
         )
+        reasons.append(Reason("replace", said, lines, "retired_pages", retired))
     return reasons
 
 
@@ -276,27 +279,23 @@ def _rate_reason(samples: list[Sample], rules: CordonRules) -> tuple[Reason | No
         action = "watch"
     if action == "ok":
         return None, rate.per_hour
-    trend = f", rising: {rate.recent_per_hour:.1f}/h in the recent half" if rate.rising else ""
-    text = (
-        f"corrected ECC errors {rate.per_hour:.1f}/h over {len(rate.window)} samples{trend} "
-        f"(watch from {cfg.watch_per_hour:g}/h, cordon from {cfg.cordon_per_hour:g}/h)"
-    )
     lines = [rate.window[0].source, rate.window[-1].source]
-    said = message(
+    trend = message(
+        "drills", ", rising: {rate:.1f}/h in the recent half", rate=rate.recent_per_hour
+    )
+    said = nmessage(
         "drills",
-        "corrected ECC errors {rate:n1}/h over {n} samples{trend} (watch from {watch:num}/h, "
-        "cordon from {cordon:num}/h)",
+        "corrected ECC errors {rate:.1f}/h over {n} sample{trend} (watch from {watch:g}/h, "
+        "cordon from {cordon:g}/h)",
+        "corrected ECC errors {rate:.1f}/h over {n} samples{trend} (watch from {watch:g}/h, "
+        "cordon from {cordon:g}/h)",
         rate=rate.per_hour,
         n=len(rate.window),
-        trend=message(
-            "drills", ", rising: {rate:n1}/h in the recent half", rate=rate.recent_per_hour
-        )
-        if rate.rising
-        else "",
+        trend=trend if rate.rising else "",
         watch=cfg.watch_per_hour,
         cordon=cfg.cordon_per_hour,
     )
-    reason = Reason(action, text, lines, "ecc_rate", round(judged, 2), said)
+    reason = Reason(action, said, lines, "ecc_rate", round(judged, 2))
     return reason, rate.per_hour
 
 
@@ -346,13 +345,11 @@ def node_commands(node: str, action: Action, why: str, rules: CordonRules) -> li
     ]
 
 
-def _follow_up(decisions: list[GpuDecision]) -> list[tuple[str, Message]]:
-    """What the operator does once the node is drained (printed, never run by gpudecide),
-    in English and as a message."""
-    steps: list[tuple[str, Message]] = []
+def _follow_up(decisions: list[GpuDecision]) -> list[Message]:
+    """What the operator does once the node is drained (printed, never run by gpudecide)."""
+    steps: list[Message] = []
     for d in decisions:
-        gpu = f"GPU {d.index}" if d.index is not None else f"GPU at {d.bus}"
-        said_gpu = (
+        gpu = (
             message("drills", "GPU {index}", index=d.index)
             if d.index is not None
             else message("drills", "GPU at {bus}", bus=d.bus)
@@ -360,22 +357,21 @@ def _follow_up(decisions: list[GpuDecision]) -> list[tuple[str, Message]]:
         if d.action == "drain-and-reset":
             target = str(d.index) if d.index is not None else f"<index of {d.bus}>"
             command = f"nvidia-smi --gpu-reset -i {target}"
-            text = (
-                f"{gpu}: once no job runs on it, {command} (or reboot the node if the reset fails)"
+            steps.append(
+                message(
+                    "drills",
+                    "{gpu}: once no job runs on it, {command} (or reboot the node if the reset "
+                    "fails)",
+                    gpu=gpu,
+                    command=command,
+                )
             )
-            said = message(
-                "drills",
-                "{gpu}: once no job runs on it, {command} (or reboot the node if the reset fails)",
-                gpu=said_gpu,
-                command=command,
-            )
-            steps.append((text, said))
         elif d.action == "replace":
-            text = f"{gpu}: take out of service and request a replacement (RMA)"
-            said = message(
-                "drills", "{gpu}: take out of service and request a replacement (RMA)", gpu=said_gpu
+            steps.append(
+                message(
+                    "drills", "{gpu}: take out of service and request a replacement (RMA)", gpu=gpu
+                )
             )
-            steps.append((text, said))
     return steps
 
 
@@ -395,9 +391,7 @@ def plan_nodes(gpus: list[GpuDecision], rules: CordonRules) -> tuple[list[NodePl
         why = f"{gpu} {worst.bus or ''} {top[0].text if top else ''}".replace("  ", " ").strip()
         cmds = node_commands(node, worst.action, why, rules)
         plan = NodePlan(node, worst.action, cmds, why, "allowed" if cmds else "none")
-        steps = _follow_up(decisions)
-        plan.follow_up = [text for text, _said in steps]
-        plan.follow_up_messages = [said for _text, said in steps]
+        plan.follow_up_messages = _follow_up(decisions)
         plans.append(plan)
     acting = sorted((p for p in plans if p.commands), key=lambda p: (-severity(p.action), p.node))
     for p in acting[allowed:]:
@@ -409,19 +403,15 @@ def decide(telemetry: Telemetry, rules: CordonRules) -> CordonResult:
     """Decisions per GPU and plans per node for one telemetry set."""
     gpus = decide_gpus(telemetry, rules)
     nodes, fleet, allowed = plan_nodes(gpus, rules)
-    notes = list(telemetry.notes)
     said = list(telemetry.note_messages)
-    # A note without its message (an older reader) is shown in English as written.
-    said += [message("drills", "{text}", text=n) for n in notes[len(said) :]]
     held = [p.node for p in nodes if p.breaker == "held"]
     if held:
-        notes.append(
-            f"circuit breaker: at most {allowed} of {fleet} nodes at once; held: {', '.join(held)}"
-        )
         said.append(
-            message(
+            nmessage(
                 "drills",
+                "circuit breaker: at most {n} of {m} node at once; held: {nodes}",
                 "circuit breaker: at most {n} of {m} nodes at once; held: {nodes}",
+                count="m",
                 n=allowed,
                 m=fleet,
                 nodes=held,
@@ -432,11 +422,6 @@ def decide(telemetry: Telemetry, rules: CordonRules) -> CordonResult:
             "sbe_volatile" in s.metrics for s in telemetry.samples if s.node == g.node
         ):
             gpu = g.index if g.index is not None else g.bus
-            notes.append(
-                f"{g.node} GPU {gpu}: corrected-error rate "
-                "not measured (needs timed samples: nvidia-smi with a timestamp column, "
-                "or dcgm-exporter samples with times)"
-            )
             said.append(
                 message(
                     "drills",
@@ -446,7 +431,7 @@ def decide(telemetry: Telemetry, rules: CordonRules) -> CordonResult:
                     gpu=gpu,
                 )
             )
-    return CordonResult(gpus, nodes, fleet, allowed, notes, said)
+    return CordonResult(gpus, nodes, fleet, allowed, said)
 
 
 def apply(result: CordonResult, timeout_s: float = 60.0) -> None:
@@ -455,16 +440,20 @@ def apply(result: CordonResult, timeout_s: float = 60.0) -> None:
         if plan.breaker != "allowed":
             continue
         for argv in plan.commands:
+            said: Message | None = None  # gpudecide's own words where the program gave none
             try:
                 done = subprocess.run(
                     argv, capture_output=True, text=True, timeout=timeout_s, check=False
                 )
                 rc, output = done.returncode, (done.stdout + done.stderr).strip()
             except FileNotFoundError:
-                rc, output = 127, f"{argv[0]}: program not found"
+                said = message("drills", "{program}: program not found", program=argv[0])
+                rc, output = 127, english(said)
             except subprocess.TimeoutExpired:
-                rc, output = 124, f"timed out after {timeout_s:g} s"
-            plan.results.append({"command": shlex.join(argv), "rc": rc, "output": output[-2000:]})
+                said = message("drills", "timed out after {limit:g} s", limit=timeout_s)
+                rc, output = 124, english(said)
+            ran = {"command": shlex.join(argv), "rc": rc, "output": output[-2000:]}
+            plan.results.append(ran if said is None else {**ran, "message": said})
             if rc != 0:
                 break
 

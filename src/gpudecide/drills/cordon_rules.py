@@ -15,8 +15,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpudecide.i18n import N_
 from gpudecide.inputs import load_yaml_model
-from gpudecide.report.i18n import N_
 
 Action = Literal["ok", "watch", "cordon", "drain-and-reset", "replace"]
 ACTIONS: tuple[Action, ...] = ("ok", "watch", "cordon", "drain-and-reset", "replace")
@@ -170,11 +170,12 @@ class CordonRules(_Strict):
         for rule in self.xid:
             if rule.xid == xid:
                 return rule
-        return XidRule(xid=xid, action=self.unknown_xid_action, why=N_("not in the Xid rules"))
+        return XidRule(xid=xid, action=self.unknown_xid_action, why=UNKNOWN_XID_WHY)
 
 
+UNKNOWN_XID_WHY = N_("not in the Xid rules")
 # The built-in meanings (translated for ru/kk readers); a team's own `why` is shown as written.
-BUILT_IN_WHYS = frozenset({*(r.why for r in DEFAULT_XIDS), "not in the Xid rules"})
+BUILT_IN_WHYS = frozenset({*(r.why for r in DEFAULT_XIDS), UNKNOWN_XID_WHY})
 
 
 def load(path: Path | None) -> CordonRules:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from gpudecide import workspace
 from gpudecide.drills import cordon, cordon_rules, telemetry
 from gpudecide.drills.cordon_rules import severity
 from gpudecide.errors import InputError
-from gpudecide.report.i18n import message, render_message
+from gpudecide.message import Message, message, nmessage, record_texts
 
 TELEMETRY_DIR = "telemetry"
 AUDIT_PATH = Path("audit") / "cordon.jsonl"
@@ -19,13 +20,41 @@ AUDIT_PATH = Path("audit") / "cordon.jsonl"
 
 @dataclass
 class CordonRun:
-    """What `run_cordon` did."""
+    """What `run_cordon` did: the decision, its record (written when telemetry was read)
+    and the audit trail it appended to."""
 
     result: cordon.CordonResult
-    figures: dict[str, Any]
-    verdict: ev.Verdict
+    record: ev.Evidence
     written: Path | None
     audit_path: Path
+
+    @property
+    def figures(self) -> dict[str, Any]:
+        """The record's figures (the `cordon --json` object's body)."""
+        return self.record.figures
+
+    @property
+    def verdict(self) -> ev.Verdict:
+        """The record's verdict."""
+        return self.record.verdict
+
+    def exit_code(self) -> int:
+        """1 when the breaker held a node back or a command run by `--apply` failed, else 0."""
+        held = any(n.breaker == "held" for n in self.result.nodes)
+        return 1 if held or cordon.apply_failed(self.result) else 0
+
+    def as_json(self) -> dict[str, Any]:
+        """The `cordon --json` object: the figures, the English summary and notes, where the
+        record and the audit trail went."""
+        payload: dict[str, Any] = {
+            **self.figures,
+            "summary": self.record.summary,
+            "verdict": self.verdict,
+            "notes": self.record.notes,
+            "audit": str(self.audit_path),
+            "evidence": str(self.written) if self.written else None,
+        }
+        return dict(json.loads(json.dumps(payload, default=str)))
 
 
 def verdict_of(result: cordon.CordonResult) -> ev.Verdict:
@@ -38,26 +67,20 @@ def verdict_of(result: cordon.CordonResult) -> ev.Verdict:
     return "warn" if worst == severity("watch") else "pass"
 
 
-def summary_message(figures: dict[str, Any]) -> dict[str, Any]:
-    """The summary as a message (gpudecide.report.i18n)."""
-    c = figures["counts"]
+def summary_message(counts: dict[str, int], nodes: int) -> Message:
+    """ "10 GPUs on 5 nodes: 5 ok, 2 watch, ...": GPUs per action over the nodes read."""
     return message(
         "drills",
-        "{gpus} GPUs on {nodes} nodes: {ok} ok, {watch} watch, {cordon} cordon, "
+        "{gpus} {on_nodes}: {ok} ok, {watch} watch, {cordon} cordon, "
         "{drain} drain-and-reset, {replace} replace",
-        gpus=sum(c.values()),
-        nodes=len(figures["nodes"]),
-        ok=c["ok"],
-        watch=c["watch"],
-        cordon=c["cordon"],
-        drain=c["drain-and-reset"],
-        replace=c["replace"],
+        gpus=nmessage("drills", "{n} GPU", "{n} GPUs", n=sum(counts.values())),
+        on_nodes=nmessage("drills", "on {n} node", "on {n} nodes", n=nodes),
+        ok=counts["ok"],
+        watch=counts["watch"],
+        cordon=counts["cordon"],
+        drain=counts["drain-and-reset"],
+        replace=counts["replace"],
     )
-
-
-def summary_line(figures: dict[str, Any], lang: str = "en") -> str:
-    """One line for people."""
-    return render_message(summary_message(figures), lang)
 
 
 def _paths(given: list[Path], ws: workspace.Workspace | None) -> list[Path]:
@@ -94,37 +117,38 @@ def run_cordon(
     data = telemetry.read_all(files, node)
     result = cordon.decide(data, rules)
     if not data.files:
-        said = message(
-            "drills",
-            "no telemetry given and no files in {dir}/: nothing to decide",
-            dir=TELEMETRY_DIR,
+        result.note_messages.append(
+            message(
+                "drills",
+                "no telemetry given and no files in {dir}/: nothing to decide",
+                dir=TELEMETRY_DIR,
+            )
         )
-        result.notes.append(render_message(said, "en"))
-        result.note_messages.append(said)
     if do_apply:
         cordon.apply(result)
+    counts = cordon.counts(result)
+    texts = record_texts(summary_message(counts, len(result.nodes)), result.note_messages)
     figures: dict[str, Any] = {
         "gpus": [g.as_dict() for g in result.gpus],
         "nodes": [p.as_dict() for p in result.nodes],
-        "counts": cordon.counts(result),
+        "counts": counts,
         "fleet_nodes": result.fleet_nodes,
         "allowed_nodes": result.allowed_nodes,
         "orchestrator": rules.commands.orchestrator,
         "applied": do_apply,
         "rules": str(rules_path) if rules_path else "built-in",
         "files": [str(p) for p in data.files],
+        "messages": texts.messages,
     }
-    figures["messages"] = {"summary": summary_message(figures), "notes": result.note_messages}
-    verdict = verdict_of(result)
     inputs = [ev.input_ref(p, root) for p in [*data.files, *([rules_path] if rules_path else [])]]
     record = ev.Evidence(
         kind="cordon",
         title="GPU health: which GPUs leave service (auto-cordon)",
         spec_ids=["G2", "G3"],
-        verdict=verdict,
-        summary=summary_line(figures),
+        verdict=verdict_of(result),
+        summary=texts.summary,
         figures=figures,
-        notes=result.notes,
+        notes=texts.notes,
         inputs=inputs,
     )
     written = None
@@ -133,4 +157,4 @@ def run_cordon(
         written = ev.write(record, out_dir)
     audit_to = audit_path or root / AUDIT_PATH
     cordon.audit(result, audit_to, applied=do_apply, evidence_id=written.stem if written else None)
-    return CordonRun(result, figures, verdict, written, audit_to)
+    return CordonRun(result, record, written, audit_to)

@@ -19,7 +19,8 @@ import torch
 from gpudecide.drills import runner
 from gpudecide.drills.faults import FaultUnsupported, SmallFilesystem
 from gpudecide.drills.journal import Probe, always
-from gpudecide.drills.runner import DrillContext, DrillResult, Message, last, steps_of
+from gpudecide.drills.runner import DrillContext, DrillResult, last, steps_of
+from gpudecide.message import Message, english, message, nmessage
 from gpudecide.portability.lm import CausalLM
 from gpudecide.portability.trainer import (
     CheckpointError,
@@ -28,7 +29,6 @@ from gpudecide.portability.trainer import (
     train,
     verify_checkpoint,
 )
-from gpudecide.report.i18n import message
 
 # Checkpoint overhead beyond weights and two Adam moments (RNG states, JSON, pickle framing).
 OVERHEAD_BYTES = 48 << 10
@@ -102,7 +102,7 @@ def run(ctx: DrillContext, *, naive_copy: bool = False) -> DrillResult:
             try:
                 rec["output"] = fs.mount()
             except FaultUnsupported as exc:
-                return runner.cannot_inject(j, "disk-full", run_dir, str(exc))
+                return runner.cannot_inject(j, "disk-full", run_dir, exc.said)
         j.fault = {"type": "ENOSPC", "filesystem": fs.kind, "size_bytes": size}
         workdir = fs.mountpoint / "job"
         with j.activity("action", "train until the disk is full") as rec:
@@ -154,18 +154,11 @@ def _judge(
     kept = bool(good) and not facts["looks_whole_but_broken"] and all(p.ok for p in after)
     explained = noticed and "No space left on device" in (failed or {}).get("message", "")
     broken = facts.get("looks_whole_but_broken") or []
-    status = (
-        f"disk full (ENOSPC from the kernel) at step {step_at_failure} while writing a "
-        f"checkpoint; checkpoint-{from_step} intact and resumable"
-        if kept
-        else f"disk full at step {step_at_failure}; "
-        + (f"{len(broken)} checkpoint folder(s) look whole but fail their sums" if broken
-           else "no usable checkpoint left")
-    )  # fmt: skip
-    j.observe("status", status)
+    said = _status_message(kept, step_at_failure, from_step, len(broken))
+    j.observe("status", english(said))
     result = DrillResult(
         drill="disk-full",
-        status_message=_status_message(kept, step_at_failure, from_step, len(broken)),
+        status_message=said,
         verdict=runner.verdict_of(noticed, kept, explained),
         noticed=noticed,
         data_kept=kept,
@@ -175,7 +168,6 @@ def _judge(
         lost_seconds=runner.seconds_between(
             runner.step_time(events, from_step), failed["at"] if failed else None
         ),
-        status=status,
         journal=run_dir / "journal.json",
         details={"disk": {k: v for k, v in facts.items() if k != "good_copy"}},
     )
@@ -184,7 +176,7 @@ def _judge(
 
 
 def _status_message(kept: bool, step: int, from_step: int, broken: int) -> Message:
-    """The status as a message (the same sentence as the English status)."""
+    """The drill's status: the kernel's ENOSPC and what was left on the full disk."""
     if kept:
         return message(
             "drills",
@@ -194,9 +186,10 @@ def _status_message(kept: bool, step: int, from_step: int, broken: int) -> Messa
             good=from_step,
         )
     if broken:
-        return message(
+        return nmessage(
             "drills",
-            "disk full at step {step}; {n} checkpoint folder(s) look whole but fail their sums",
+            "disk full at step {step}; {n} checkpoint folder looks whole but fails its sums",
+            "disk full at step {step}; {n} checkpoint folders look whole but fail their sums",
             step=step,
             n=broken,
         )

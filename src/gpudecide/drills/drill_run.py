@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -65,11 +65,24 @@ class DrillConfig(BaseModel):
 
 @dataclass
 class DrillRun:
-    """What `run_drills` did."""
+    """What `run_drills` did: each drill's result and the record it wrote."""
 
     results: list[DrillResult]
     evidence: list[Path]
     option: str | None
+
+    @property
+    def passed(self) -> bool:
+        """Whether every drill passed (the command's exit 0)."""
+        return all(r.verdict == "pass" for r in self.results)
+
+    def as_json(self, which: str) -> dict[str, Any] | list[dict[str, Any]]:
+        """The `drill --json` output: one drill's object, or all of them under "drills"."""
+        objs = [
+            {**r.as_dict(), "option": self.option, "evidence": str(p)}
+            for r, p in zip(self.results, self.evidence, strict=True)
+        ]
+        return {"drills": objs} if which == "all" else objs[0]
 
 
 def load_config(ws: workspace.Workspace | None) -> tuple[DrillConfig, Path | None]:
@@ -88,9 +101,26 @@ def names(which: str) -> list[str]:
         return list(DRILLS)
     if which not in DRILLS:
         raise InputError(
-            f"unknown drill {which!r}", field="NAME", hint=f"one of {', '.join(DRILLS)}, all"
+            "unknown drill {name!r}",
+            field="NAME",
+            hint="one of {choices}, all",
+            name=which,
+            choices=", ".join(DRILLS),
         )
     return [which]
+
+
+EXECUTORS = ("local", "slurm")
+
+
+def executor_of(given: str | None) -> Literal["local", "slurm"] | None:
+    """The `--executor` asked for (None: drills.yaml's, else local)."""
+    if given is not None and given not in EXECUTORS:
+        raise InputError(
+            "unknown executor {executor!r}", field="--executor", hint="local or slurm",
+            executor=given,
+        )  # fmt: skip
+    return cast(Literal["local", "slurm"] | None, given)
 
 
 def run_drills(
@@ -98,12 +128,13 @@ def run_drills(
     *,
     ws: workspace.Workspace | None,
     storage: str | None = None,
-    executor: Literal["local", "slurm"] | None = None,
+    executor: str | None = None,
     option: str | None = None,
     evidence_dir: Path | None = None,
 ) -> DrillRun:
     """Run one drill or all; each writes its journal and a `drill` evidence record."""
     todo = names(which)
+    chosen_executor = executor_of(executor)
     cfg, cfg_path = load_config(ws)
     chosen = option or cfg.option
     if chosen is not None and ws is not None:
@@ -118,7 +149,7 @@ def run_drills(
     ctx = DrillContext(
         root=root / "drills" / stamp,
         storage=storage or cfg.storage,
-        executor=executor or cfg.executor,
+        executor=chosen_executor or cfg.executor,
         option=chosen,
         timeout_s=cfg.timeout_s,
     )
@@ -149,7 +180,7 @@ def game_day_row(r: DrillResult) -> dict[str, object]:
     keys = ("drill", "verdict", "noticed", "data_kept", "explained", "resumed_from_step")
     row = {k: v for k, v in r.as_dict().items() if k in keys}
     row.update(lost_steps=r.lost_steps, lost_seconds=r.lost_seconds, status=r.status)
-    row["status_message"] = runner.status_of(r)
+    row["status_message"] = r.status_message
     row["restarted_from_zero"] = r.details.get("restarted_from_zero")
     return row
 

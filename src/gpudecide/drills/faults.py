@@ -26,11 +26,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpudecide.message import Message, english, message
 from gpudecide.portability.storage import Storage
 
 
 class FaultUnsupported(Exception):
-    """This machine cannot inject the fault (no mount rights, no moto_server, ...)."""
+    """This machine cannot inject the fault (no mount rights, no moto_server, ...).
+
+    `said` is the reason as people read it; a plain text (a system's own words) is kept as
+    written. `str(exc)` is the English.
+    """
+
+    def __init__(self, said: Message | str) -> None:
+        self.said: Message = (
+            message("drills", "{text}", text=said) if isinstance(said, str) else said
+        )
+        super().__init__(english(self.said))
 
 
 @dataclass
@@ -67,9 +78,12 @@ class SmallFilesystem:
                 self.tried.append(f"loop ext4: {problem}")
                 self.image.unlink(missing_ok=True)
                 raise FaultUnsupported(
-                    "cannot mount a small filesystem for the disk-full drill ("
-                    + "; ".join(self.tried)
-                    + "): run it as root, or where mount is allowed"
+                    message(
+                        "drills",
+                        "cannot mount a small filesystem for the disk-full drill ({tried}): "
+                        "run it as root, or where mount is allowed",
+                        tried="; ".join(self.tried),
+                    )
                 )
         self.kind = "loop-ext4"
         return self.kind
@@ -172,7 +186,9 @@ class MotoS3:
         if not exe.exists():
             found = shutil.which("moto_server")
             if found is None:
-                raise FaultUnsupported("moto_server is not installed (pip install 'moto[server]')")
+                raise FaultUnsupported(
+                    message("drills", "moto_server is not installed (pip install 'moto[server]')")
+                )
             exe = Path(found)
         port = _free_port()
         self.proc = subprocess.Popen(
@@ -189,7 +205,7 @@ class MotoS3:
             except OSError:
                 if time.monotonic() > deadline or self.proc.poll() is not None:
                     self.stop()
-                    raise FaultUnsupported("moto_server did not start") from None
+                    raise FaultUnsupported(message("drills", "moto_server did not start")) from None
                 time.sleep(0.1)
         try:
             self._set_up_auth()

@@ -23,8 +23,8 @@ from gpudecide.drills.launch import LOCAL_WAIT_REASON, SlurmJob, Status
 from gpudecide.drills.runner import DrillContext, DrillResult, last
 from gpudecide.jobs.classify import jobs_table
 from gpudecide.jobs.schema import attempts_table
+from gpudecide.message import message
 from gpudecide.queue import lifecycle
-from gpudecide.report.i18n import message
 
 DELAY_S = 2.0
 
@@ -135,12 +135,6 @@ def _judge(
     # sacct prints whole seconds: a Slurm start may read up to 1 s early.
     tolerance = 1.0 if ctx.executor == "slurm" else 0.2
     explained = noticed and wait is not None and wait >= DELAY_S - tolerance
-    status = (
-        f"pending for {wait:g} s ({reason}) before its GPU was assigned; then ran to step "
-        f"{finished['final_step'] if finished else '?'}"
-        if noticed
-        else "reported as running while it had no GPU: the wait was not visible"
-    )
     # The local executor's own reason is explained in the reader's language; Slurm's as is.
     local_reason = message("drills", "Resources (GPU not yet assigned)")
     said = (
@@ -153,9 +147,7 @@ def _judge(
             step=finished["final_step"] if finished else "?",
         )
         if noticed
-        else message(
-            "drills", "reported as running while it had no GPU: the wait was not visible"
-        )
+        else message("drills", "reported as running while it had no GPU: the wait was not visible")
     )
     result = DrillResult(
         drill="gpu-delay",
@@ -167,7 +159,6 @@ def _judge(
         resumed_from_step=0,
         lost_steps=0,
         lost_seconds=wait,
-        status=status,
         journal=run_dir / "journal.json",
         details={"queue_wait_s": wait, "wait_reason": reason, "samples_while_waiting": len(early)},
     )

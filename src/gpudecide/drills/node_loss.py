@@ -15,8 +15,8 @@ from typing import Any
 
 from gpudecide.drills import runner
 from gpudecide.drills.journal import Probe, always
-from gpudecide.drills.runner import DrillContext, DrillResult, Message, last, steps_of
-from gpudecide.report.i18n import message
+from gpudecide.drills.runner import DrillContext, DrillResult, last, steps_of
+from gpudecide.message import Message, english, message, nmessage
 
 SLURM_PACE_S = 0.5
 
@@ -124,31 +124,26 @@ def _judge(
     kept = bool(committed) and from_step >= committed[-1] and all(p.ok for p in after)
     explained = noticed and (resumed is not None or fresh is not None) and finished is not None
     if resumed is not None:
-        status = (
-            f"killed (SIGKILL) at step {kill_step}; resumed on a new node from "
-            f"checkpoint-{from_step} in {resumed['source']}; lost {kill_step - from_step} steps"
-        )
-        said = message(
+        said = nmessage(
             "drills",
             "killed (SIGKILL) at step {step}; resumed on a new node from checkpoint-{resumed} "
+            "in {source}; lost {lost} step",
+            "killed (SIGKILL) at step {step}; resumed on a new node from checkpoint-{resumed} "
             "in {source}; lost {lost} steps",
+            count="lost",
             step=kill_step,
             resumed=from_step,
             source=resumed["source"],
             lost=kill_step - from_step,
         )
     else:
-        status = (
-            f"killed (SIGKILL) at step {kill_step}; restarted from zero: "
-            f"{fresh['reason'] if fresh else 'no resume point'}"
-        )
         said = message(
             "drills",
             "killed (SIGKILL) at step {step}; restarted from zero: {why}",
             step=kill_step,
             why=fresh_reason(fresh),
         )
-    j.observe("status", status)
+    j.observe("status", english(said))
     result = DrillResult(
         drill="node-loss",
         verdict=runner.verdict_of(noticed, kept, explained),
@@ -158,9 +153,8 @@ def _judge(
         resumed_from_step=from_step,
         lost_steps=kill_step - from_step,
         lost_seconds=lost_s,
-        status=status,
-        journal=run_dir / "journal.json",
         status_message=said,
+        journal=run_dir / "journal.json",
         details={
             "restarted_from_zero": from_step == 0,
             # The node's disk went with the node: checkpoints kept only there were lost.

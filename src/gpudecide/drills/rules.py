@@ -10,9 +10,12 @@ Pure functions of the record: no file reads.
 
 from __future__ import annotations
 
+from typing import cast
+
 from gpudecide import evidence as ev
-from gpudecide.decision.model import Message, StopFactor, Suggestion
-from gpudecide.report.i18n import message
+from gpudecide.decision.model import StopFactor, Suggestion
+from gpudecide.drills.words import QUESTIONS, word_message
+from gpudecide.message import Message, english, is_message, message
 
 PASS_SCORE = 4
 FAIL_SCORE = 2
@@ -44,74 +47,51 @@ def _row_rules(
     drill = str(f.get("drill"))
     out: list[Suggestion | StopFactor] = []
     if f.get("verdict") == "pass":
-        out.append(
-            Suggestion(
-                option,
-                "operations",
-                PASS_SCORE,
-                f"game day {drill} passed: noticed, data kept, status explained",
-                ids,
-                rule_message=message(
-                    "drills",
-                    "game day {drill} passed: noticed, data kept, status explained",
-                    drill=drill,
-                ),
-            )
+        said = message(
+            "drills", "game day {drill} passed: noticed, data kept, status explained", drill=drill
         )
+        out.append(Suggestion(option, "operations", PASS_SCORE, english(said), ids, said))
     else:
-        missing = [k for k in ("noticed", "data_kept", "explained") if not f.get(k)]
+        missing = [k for k in QUESTIONS if not f.get(k)]
         score = NODE_LOSS_FAIL_SCORE if drill == "node-loss" else FAIL_SCORE
-        out.append(
-            Suggestion(
-                option,
-                "operations",
-                score,
-                f"game day {drill} failed ({', '.join(missing) or 'verdict'}): {f.get('status')}",
-                ids,
-                rule_message=message(
-                    "drills",
-                    "game day {drill} failed ({missing}): {status}",
-                    drill=drill,
-                    missing=[_MISSING[k] for k in missing] or [message("drills", "verdict")],
-                    status=_status(f),
-                ),
-            )
+        said = message(
+            "drills",
+            "game day {drill} failed ({missing}): {status}",
+            drill=drill,
+            missing=[word_message(k, QUESTIONS) for k in missing] or [message("drills", "verdict")],
+            status=_status(f),
         )
+        # --json names the unanswered G4 questions by their fields and quotes the English
+        # status the record holds.
+        rule = f"game day {drill} failed ({', '.join(missing) or 'verdict'}): {f.get('status')}"
+        out.append(Suggestion(option, "operations", score, rule, ids, said))
     if drill == "node-loss" and (f.get("restarted_from_zero") or f.get("resumed_from_step") == 0):
+        clear = message(
+            "drills",
+            "write checkpoints to external storage and re-run `gpudecide drill node-loss` "
+            "until it resumes from the last checkpoint",
+        )
         out.append(
             StopFactor(
                 option,
                 "cannot_resume_after_node_loss",
                 f"node-loss drill: the job restarted from zero ({f.get('status')})",
                 ids,
-                clear="write checkpoints to external storage and re-run `gpudecide drill "
-                "node-loss` until it resumes from the last checkpoint",
+                clear=english(clear),
                 rule_message=message(
                     "drills",
                     "node-loss drill: the job restarted from zero ({status})",
                     status=_status(f),
                 ),
-                clear_message=message(
-                    "drills",
-                    "write checkpoints to external storage and re-run `gpudecide drill "
-                    "node-loss` until it resumes from the last checkpoint",
-                ),
+                clear_message=clear,
             )
         )
     return out
 
 
-# The G4 questions a failed drill left unanswered, as messages ("noticed" and so on).
-_MISSING: dict[str, Message] = {
-    "noticed": message("drills", "noticed"),
-    "data_kept": message("drills", "data kept"),
-    "explained": message("drills", "explained"),
-}
-
-
 def _status(f: dict[str, object]) -> Message:
     """The drill's status as a message (older records without one: the English text)."""
     said = f.get("status_message")
-    if isinstance(said, dict) and "msgid" in said:
-        return said
+    if is_message(said):
+        return cast(Message, said)
     return message("drills", "{text}", text=str(f.get("status")))

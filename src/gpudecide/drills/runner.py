@@ -23,13 +23,12 @@ from gpudecide.drills.job import JobSpec, now_iso, read_events
 from gpudecide.drills.journal import Journal, Probe
 from gpudecide.drills.launch import LocalExecutor, SlurmExecutor, SlurmJob
 from gpudecide.drills.names import NODE_LOCAL, SPEC_IDS
+from gpudecide.drills.words import word_message
 from gpudecide.fsutil import relative_or_given
+from gpudecide.message import Message, english, message, record_texts
 from gpudecide.portability.storage import Storage, open_storage
 from gpudecide.portability.trainer import CheckpointError, verify_checkpoint
 from gpudecide.portability.zygote import Zygote
-from gpudecide.report.i18n import message
-
-Message = dict[str, Any]
 
 # A tiny model (about 17k parameters, ~250 kB a checkpoint): every drill runs in seconds.
 TINY_TRAIN: dict[str, Any] = {
@@ -81,7 +80,12 @@ class DrillContext:
 
 @dataclass
 class DrillResult:
-    """The answer of one drill (the `drill --json` object)."""
+    """The answer of one drill (the `drill --json` object).
+
+    `status_message` is the one-line status as people read it; `status` is its English
+    (the JSON's and the record's), unless `status_text` quotes another program's own words
+    (a storage's error line) that the message names by their code.
+    """
 
     drill: str
     verdict: Literal["pass", "fail"]
@@ -91,11 +95,15 @@ class DrillResult:
     resumed_from_step: int | None
     lost_steps: int | None
     lost_seconds: float | None
-    status: str
+    status_message: Message
     journal: Path
     details: dict[str, Any] = field(default_factory=dict)
-    # `status` as a message (gpudecide.report.i18n): what ru/kk readers see; not in the JSON.
-    status_message: Message | None = None
+    status_text: str | None = None
+
+    @property
+    def status(self) -> str:
+        """The status in English."""
+        return self.status_text if self.status_text is not None else english(self.status_message)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -253,38 +261,25 @@ def cancel(job: Any) -> str:
 
 def to_evidence(result: DrillResult, ctx: DrillContext, root: Path) -> ev.Evidence:
     """A `drill` evidence record; figures["option"] names the contour drilled."""
-    notes = list(result.details.get("notes", []))
+    texts = record_texts(summary_message(result))
     figures = {
         **result.as_dict(),
         "journal": relative_or_given(result.journal, root),
         "option": ctx.option,
         "executor": ctx.executor,
         "storage": ctx.storage or "local folder",
-        "messages": {
-            "summary": summary_message(result),
-            "notes": [message("drills", "{text}", text=n) for n in notes],
-        },
+        "messages": texts.messages,
     }
     return ev.Evidence(
         kind="drill",
         title=f"Game day: {result.drill}",
         spec_ids=SPEC_IDS[result.drill],
         verdict=result.verdict,
-        summary=f"{result.drill}: {result.verdict}: {result.status}",
+        summary=texts.summary,
         figures=figures,
-        notes=notes,
+        notes=texts.notes,
         inputs=[ev.input_ref(result.journal, root)],
     )
-
-
-def verdict_message(verdict: str) -> Message:
-    """pass / fail as a message."""
-    return message("drills", "pass") if verdict == "pass" else message("drills", "fail")
-
-
-def status_of(result: DrillResult) -> Message:
-    """The status as a message (the English status itself when none was stored)."""
-    return result.status_message or message("drills", "{text}", text=result.status)
 
 
 def summary_message(result: DrillResult) -> Message:
@@ -293,18 +288,17 @@ def summary_message(result: DrillResult) -> Message:
         "drills",
         "{drill}: {verdict}: {status}",
         drill=result.drill,
-        verdict=verdict_message(result.verdict),
-        status=status_of(result),
+        verdict=word_message(result.verdict),
+        status=result.status_message,
     )
 
 
-def cannot_inject(j: Journal, drill: str, run_dir: Path, why: str) -> DrillResult:
+def cannot_inject(j: Journal, drill: str, run_dir: Path, why: Message) -> DrillResult:
     """A drill whose fault this machine cannot inject: a failed drill that says why."""
-    j.observe("fault not injected", why)
+    j.observe("fault not injected", english(why))
     result = DrillResult(
         drill, "fail", False, False, False, None, None, None,
-        f"cannot inject the fault: {why}", run_dir / "journal.json",
-        status_message=message("drills", "cannot inject the fault: {why}", why=why),
+        message("drills", "cannot inject the fault: {why}", why=why), run_dir / "journal.json",
     )  # fmt: skip
     j.write(result.journal, result.as_dict())
     return result
@@ -314,14 +308,12 @@ def without_external_storage(drill: str, run_dir: Path) -> DrillResult:
     """The answer of a drill that needs external storage when checkpoints stay on the node."""
     j = new_journal(drill, drill, "checkpoints stay on the node's own disk", "external storage")
     j.steady("before", [Probe("checkpoints go to external storage", False, "node-local disk")])
-    status = "no external storage: checkpoints live only on the node's disk (--storage node)"
-    j.observe("not run", status)
+    said = message(
+        "drills", "no external storage: checkpoints live only on the node's disk (--storage node)"
+    )
+    j.observe("not run", english(said))
     result = DrillResult(
-        drill, "fail", False, False, False, None, None, None, status, run_dir / "journal.json",
-        status_message=message(
-            "drills",
-            "no external storage: checkpoints live only on the node's disk (--storage node)",
-        ),
+        drill, "fail", False, False, False, None, None, None, said, run_dir / "journal.json"
     )  # fmt: skip
     j.write(result.journal, result.as_dict())
     return result

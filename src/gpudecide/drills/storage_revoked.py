@@ -24,7 +24,7 @@ from gpudecide.drills.journal import Probe, always
 from gpudecide.drills.names import NODE_LOCAL
 from gpudecide.drills.runner import DrillContext, DrillResult, last, steps_of
 from gpudecide.errors import InputError
-from gpudecide.report.i18n import message
+from gpudecide.message import Message, message, nmessage
 
 RETRIES = 3
 BACKOFF_S = 0.1
@@ -46,8 +46,11 @@ class _Access:
             assert self.url is not None
             if os.geteuid() == 0 and shutil.which("setpriv") is None:
                 raise FaultUnsupported(
-                    "running as root, which ignores file permissions, and setpriv (util-linux) "
-                    "is missing to run the job without CAP_DAC_OVERRIDE"
+                    message(
+                        "drills",
+                        "running as root, which ignores file permissions, and setpriv "
+                        "(util-linux) is missing to run the job without CAP_DAC_OVERRIDE",
+                    )
                 )
             Path(self.url, "run").mkdir(parents=True, exist_ok=True)
             self.local = LocalRevocation(Path(self.url))
@@ -60,9 +63,10 @@ class _Access:
             raise
         except Exception as exc:  # the S3 API's refusal of the set-up (a bad bucket name)
             raise InputError(
-                f"cannot set up the S3 drill: {exc}",
+                "cannot set up the S3 drill: {reason}",
                 field="--storage",
                 hint="s3://BUCKET/PREFIX with a valid bucket name (3-63 characters)",
+                reason=str(exc),
             ) from None
         self.ctx.storage_options = self.moto.options()
         return out
@@ -102,7 +106,7 @@ def run(ctx: DrillContext, *, retries: int = RETRIES) -> DrillResult:
                 rec["output"] = access.setup()
             except FaultUnsupported as exc:
                 rec["output"] = str(exc)
-                return runner.cannot_inject(j, "storage-revoked", run_dir, str(exc))
+                return runner.cannot_inject(j, "storage-revoked", run_dir, exc.said)
         assert access.url is not None
         j.steady("before", [runner.storage_probe(ctx, access.url)])
         with j.activity("action", "train until a checkpoint is stored, then revoke") as rec:
@@ -176,16 +180,20 @@ def _judge(
     step_at_stop = max(steps_of(first, "step") or [0])
     backoff = ", ".join(f"{w:g}" for w in waits) or "none"
     error = denied[0]["error"] if denied else "-"
+    # The English status quotes the storage's own error line; the message names the denial
+    # by where it happened and the storage's code, so no system text reaches ru/kk readers.
     status = (
         f"storage refused checkpoint uploads ({len(denied)} attempts, back-off {backoff} s): "
         f"{error}; stopped at step {step_at_stop}; resumed from checkpoint-{from_step}"
     )
-    said = message(
+    said = nmessage(
         "drills",
+        "storage refused checkpoint uploads ({n} attempt, back-off {backoff} s): {error}; "
+        "stopped at step {step}; resumed from checkpoint-{good}",
         "storage refused checkpoint uploads ({n} attempts, back-off {backoff} s): {error}; "
         "stopped at step {step}; resumed from checkpoint-{good}",
         n=len(denied),
-        backoff=[_number(w) for w in waits] or message("drills", "none"),
+        backoff=_numbers(waits) if waits else message("drills", "none"),
         error=_denial(denied[0]) if denied else "-",
         step=step_at_stop,
         good=from_step,
@@ -193,6 +201,7 @@ def _judge(
     return DrillResult(
         drill="storage-revoked",
         status_message=said,
+        status_text=status,
         verdict=runner.verdict_of(noticed, kept, explained),
         noticed=noticed,
         data_kept=kept,
@@ -202,7 +211,6 @@ def _judge(
         lost_seconds=runner.seconds_between(
             runner.step_time(first, from_step), gave_up["at"] if gave_up else None
         ),
-        status=status,
         journal=run_dir / "journal.json",
         details={
             "retried_with_backoff": backed_off,
@@ -212,7 +220,7 @@ def _judge(
     )
 
 
-def _denial(event: dict[str, Any]) -> runner.Message | str:
+def _denial(event: dict[str, Any]) -> Message | str:
     """The first denial as a message: where and the storage's own code (EACCES,
     AccessDenied); an event without them (an older job) as the job wrote it."""
     if event.get("target") and event.get("code"):
@@ -223,6 +231,10 @@ def _denial(event: dict[str, Any]) -> runner.Message | str:
     return str(event["error"])
 
 
-def _number(value: float) -> runner.Message:
-    """A number in the reader's digits (a list of them is joined with "; ")."""
-    return message("drills", "{v:num}", v=value)
+def _numbers(values: list[float]) -> Message:
+    """Numbers in the reader's digits, joined by the language's list separator (", " in
+    English; "; " where the decimal sign is a comma)."""
+    said = message("drills", "{v:num}", v=values[-1])
+    for value in reversed(values[:-1]):
+        said = message("drills", "{first:num}, {rest}", first=value, rest=said)
+    return said

@@ -26,10 +26,9 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from gpudecide.errors import InputError
-from gpudecide.report.i18n import message
+from gpudecide.message import Message, english, message
 
 # Canonical metric names, with the spellings each tool uses for them.
 SMI_COLUMNS: dict[str, str] = {
@@ -138,9 +137,12 @@ class Telemetry:
     samples: list[Sample] = field(default_factory=list)
     xids: list[XidEvent] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    # The notes as messages (gpudecide.report.i18n), one per note, for ru/kk readers.
-    note_messages: list[dict[str, Any]] = field(default_factory=list)
+    note_messages: list[Message] = field(default_factory=list)
+
+    @property
+    def notes(self) -> list[str]:
+        """The notes in English."""
+        return [english(m) for m in self.note_messages]
 
 
 def normalise_bus(text: str | None) -> str | None:
@@ -186,10 +188,11 @@ def _smi_time(text: str, path: Path, line: int) -> datetime:
         except ValueError:
             continue
     raise InputError(
-        f"timestamp {text.strip()!r} is not as nvidia-smi prints it (YYYY/MM/DD HH:MM:SS.mmm)",
+        "timestamp {value!r} is not as nvidia-smi prints it (YYYY/MM/DD HH:MM:SS.mmm)",
         path=path,
         line=line,
         field="timestamp",
+        value=text.strip(),
     )
 
 
@@ -220,7 +223,13 @@ def read_smi_csv(path: Path, text: str, node: str) -> list[Sample]:
         if not row or all(not c.strip() for c in row):
             continue
         if len(row) != len(header):
-            raise InputError(f"{len(row)} values for {len(header)} columns", path=path, line=n)
+            raise InputError(
+                "values in the row: {got}, columns in the header: {want}",
+                path=path,
+                line=n,
+                got=len(row),
+                want=len(header),
+            )
         metrics = {name: v for i, name in wanted.items() if (v := _value(row[i])) is not None}
         index = None
         if idx_col is not None:
@@ -228,10 +237,11 @@ def read_smi_csv(path: Path, text: str, node: str) -> list[Sample]:
                 index = int(row[idx_col])
             except ValueError:
                 raise InputError(
-                    f"GPU index {row[idx_col].strip()!r} is not a number",
+                    "GPU index {value!r} is not a number",
                     path=path,
                     line=n,
                     field="index",
+                    value=row[idx_col].strip(),
                 ) from None
         samples.append(
             Sample(
@@ -400,7 +410,6 @@ def read_file(path: Path, node: str | None = None) -> Telemetry:
     if kind == "dmon":
         out.samples, unknown = read_dmon(path, text, named)
         if unknown:
-            out.notes = [f"{path}: dmon columns not used: {', '.join(unknown)}"]
             out.note_messages = [
                 message("drills", "{path}: dmon columns not used: {cols}", path=str(path),
                         cols=unknown)
@@ -434,6 +443,5 @@ def read_all(paths: list[Path], node: str | None = None) -> Telemetry:
         out.samples.extend(one.samples)
         out.xids.extend(one.xids)
         out.files.extend(one.files)
-        out.notes.extend(one.notes)
         out.note_messages.extend(one.note_messages)
     return out
