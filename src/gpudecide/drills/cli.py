@@ -3,9 +3,11 @@
     gpudecide drill NAME|all [--storage URL] [--executor local|slurm] [--option ID]
     gpudecide cordon [TELEMETRY...] [--rules cordon.yaml] [--apply]
 
-The main CLI adds both with `register(app)`; errors, exit codes and JSON come from
-`gpudecide.console`. Exit 0: all passed / nothing to exclude; 1: a drill failed, a command
-run by `--apply` failed, or the breaker held nodes back; 2: bad input.
+Each command is its options, one library call (`drill_run.run_drills`,
+`cordon_run.run_cordon`) and one presenter (JSON, or lines for people in the reader's
+language). The main CLI adds both with `register(app)`; errors and the JSON output come
+from `gpudecide.console`. Exit 0: all passed / nothing to exclude; 1: a drill failed, a
+command run by `--apply` failed, or the breaker held nodes back; 2: bad input.
 """
 
 from __future__ import annotations
@@ -65,6 +67,18 @@ def _print_cordon(run: cordon_run.CordonRun) -> None:
         print_written(run.written)
 
 
+def _emit_cordon(run: cordon_run.CordonRun, as_json: bool) -> None:
+    """The decision as JSON or lines for people; exit 1 when the breaker held a node back
+    or a command run by `--apply` failed."""
+    if as_json:
+        emit_json(run.as_json())
+    else:
+        _print_cordon(run)
+    code = run.exit_code()
+    if code:
+        raise typer.Exit(code)
+
+
 def _print_node(n: dict[str, Any], applied: bool) -> None:
     """One node's commands (with what ran) and the operator's next steps."""
     state = (_("run") if applied else _("would run")) if n["breaker"] == "allowed" else word("held")
@@ -111,6 +125,16 @@ def _print_drills(run: drill_run.DrillRun) -> None:
         )
     for p in run.evidence:
         print_written(p)
+
+
+def _emit_drills(run: drill_run.DrillRun, which: str, as_json: bool) -> None:
+    """The game day as JSON or lines for people; exit 1 when a drill failed."""
+    if as_json:
+        emit_json(run.as_json(which))
+    else:
+        _print_drills(run)
+    if not run.passed:
+        raise typer.Exit(1)
 
 
 def _yes(flag: bool) -> str:
@@ -166,12 +190,7 @@ def _register_drill(app: typer.Typer) -> None:
                 option=option,
                 evidence_dir=evidence_dir,
             )
-        if as_json:
-            emit_json(run.as_json(name))
-        else:
-            _print_drills(run)
-        if not run.passed:
-            raise typer.Exit(1)
+        _emit_drills(run, name, as_json)
 
 
 def _register_cordon(app: typer.Typer) -> None:
@@ -218,10 +237,4 @@ def _register_cordon(app: typer.Typer) -> None:
                 evidence_dir=evidence_dir,
                 audit_path=audit,
             )
-        if as_json:
-            emit_json(run.as_json())
-        else:
-            _print_cordon(run)
-        code = run.exit_code()
-        if code:
-            raise typer.Exit(code)
+        _emit_cordon(run, as_json)
