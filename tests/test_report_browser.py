@@ -150,3 +150,37 @@ def test_decision_opens_the_report_in_russian_and_kazakh(
         (out / f"decision-{lang}.png").write_bytes(shot)
         browser.close()
     assert all(u.startswith(("file:", "data:", "about:")) for u in requests), requests
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize(
+    ("lang", "status", "label"),
+    [
+        ("en", "provisional", "leading option"),
+        ("ru", "предварительно", "вариант впереди"),
+        ("kk", "алдын ала", "алдағы нұсқа"),
+    ],
+)
+def test_the_first_screen_holds_the_status_and_the_option(
+    demo_ws: Path, tmp_path: Path, lang: str, status: str, label: str
+) -> None:
+    """At 1440x900 the committee sees the decision's status and the option it concerns
+    without scrolling (issue 22); at 1024 px wide nothing scrolls sideways."""
+    out = tmp_path / f"report-{lang}"
+    run = run_cli("--lang", lang, "report", "--workspace", str(demo_ws), "--out", str(out))
+    assert run.returncode == 0, run.stderr
+    with _browser() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        page.goto((out / "index.html").as_uri())
+        badge = page.locator("#overview .status-badge")
+        option = page.locator("#overview .answer .leader")
+        assert badge.inner_text() == status and option.inner_text() == "kz-local"
+        assert label in page.locator("#overview .answer").inner_text()
+        for element in (badge, option):
+            box = element.bounding_box()
+            assert box is not None and box["y"] + box["height"] <= 900, box
+        page.set_viewport_size({"width": 1024, "height": 900})
+        wide = page.evaluate("document.documentElement.scrollWidth")
+        assert wide <= 1024, f"{wide} px wide at a 1024 px viewport"
+        browser.close()

@@ -50,7 +50,12 @@ from gpudecide.sections import build_report
 _ = translator("report")
 
 # What `report` and `demo` wrote, by the key build_report returns (English: the key itself).
-REPORT_FILES = {"html": N_("html"), "markdown": N_("markdown"), "json": N_("json")}
+REPORT_FILES = {
+    "html": N_("html"),
+    "markdown": N_("markdown"),
+    "json": N_("json"),
+    "pdf": N_("pdf"),
+}
 # The freshness words of `gpudecide evidence` (the record states and the two list states).
 FRESHNESS = {
     "fresh": N_("fresh"),
@@ -135,13 +140,16 @@ register_governance(app)  # `check raci|standard-path|isolation|residency|secret
 def report(
     workspace_dir: WorkspaceOpt = None,
     out_dir: Annotated[Path | None, typer.Option("--out", help="Folder to write to.")] = None,
+    pdf: Annotated[
+        bool, typer.Option("--pdf", help="Also write report.pdf for the archive (WeasyPrint).")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Write report/index.html, report.md and report.json from the workspace's evidence."""
     with guard(as_json):
         ws = open_workspace(workspace_dir, required=True)
         assert ws is not None
-        paths = build_report(ws, out_dir, language(ws))
+        paths = build_report(ws, out_dir, language(ws), pdf=pdf)
     if as_json:
         emit_json({k: str(v) for k, v in paths.items()})
         return

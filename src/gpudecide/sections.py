@@ -12,7 +12,8 @@ from pathlib import Path
 from gpudecide import evidence as ev
 from gpudecide.artifacts.report import audit_section
 from gpudecide.cost.report import cost_section
-from gpudecide.decision.report import decision_section, hybrid_section
+from gpudecide.decision.context import standing
+from gpudecide.decision.report import decision_overview, decision_section, hybrid_section
 from gpudecide.drills.report import cordon_section, drills_section
 from gpudecide.governance.report import governance_section
 from gpudecide.i18n import Language, speaking
@@ -43,13 +44,22 @@ SECTIONS: dict[str, SectionBuilder] = {
 
 
 def build_report(
-    ws: Workspace, out_dir: Path | None = None, language: Language | None = None
+    ws: Workspace,
+    out_dir: Path | None = None,
+    language: Language | None = None,
+    *,
+    pdf: bool = False,
 ) -> dict[str, Path]:
     """Render the workspace's evidence into report/ (HTML, Markdown, JSON) in `language`
     (default: the workspace's report.language); damaged record files are listed in the
     report and the rest still render."""
     records, damaged = ev.scan(ws.evidence_dir)
     lang = language or ws.config.report.language
+    # The report shows what the decision stands on: one record per check (decision.context).
+    shown = [
+        *standing(records, ws.config.options).values(),
+        *[r for r in ev.current(records).values() if r.kind == "decision"],
+    ]
     with speaking(lang):
         report = render.build(
             records,
@@ -59,5 +69,7 @@ def build_report(
             decision=ws.config.decision,
             language=lang,
             damaged=damaged,
+            shown=shown,
+            overview=decision_overview,
         )
-        return render.write(report, out_dir or ws.report_dir)
+        return render.write(report, out_dir or ws.report_dir, pdf=pdf)

@@ -69,6 +69,8 @@ class Assessment:
     summary_message: Message | None = None
     # The option that leads a provisional decision.
     leading: str | None = None
+    # The answer alone (the summary's first part), for the report's first screen.
+    headline_message: Message | None = None
 
     @property
     def verdict(self) -> ev.Verdict:
@@ -110,7 +112,11 @@ class Assessment:
             "conditions": self.conditions,
             "reversibility": self.reversibility,
             "cites": self.cites,
-            "messages": {"summary": self.summary_message, "notes": self.note_messages()},
+            "messages": {
+                "summary": self.summary_message,
+                "headline": self.headline_message,
+                "notes": self.note_messages(),
+            },
         }
 
 
@@ -381,6 +387,7 @@ def assess(
         leading=leader,
         summary=english(summary),
         summary_message=summary,
+        headline_message=head,
         options=[_option_row(ctx, o, stops, cells, totals, ranks, covered[o]) for o in ctx.ids()],
         weights=weights,
         assumptions=assumed,

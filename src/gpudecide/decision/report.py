@@ -24,10 +24,11 @@ from gpudecide.decision.robustness import CRITERION_NAMES
 from gpudecide.i18n import N_, translator
 from gpudecide.message import is_message, render
 from gpudecide.report.charts import figure_svg
-from gpudecide.report.model import Chart, Section, Table
+from gpudecide.report.model import Chart, Overview, Section, Table
 
 __all__ = [
     "criterion",
+    "decision_overview",
     "decision_section",
     "hybrid_section",
     "mark",
@@ -481,3 +482,99 @@ def hybrid_section(section: Section) -> None:
                 [[", ".join(b["crosses"]) or "-", b["approved_by"] or "-"]],
             )
         )
+
+
+def _leader_row(f: dict[str, Any]) -> dict[str, Any] | None:
+    leader = f["decision"].get("leading") or f["decision"].get("recommended")
+    return next((o for o in f["options"] if o["id"] == leader), None)
+
+
+def _why(f: dict[str, Any], row: dict[str, Any]) -> list[str]:
+    """Why the leader leads, in a few sentences drawn from its scores and the ranking."""
+    ranked = [o for o in _ranked(f) if not o["stop_factors"] and o["id"] != row["id"]]
+    out = []
+    if row.get("total") is not None:
+        if ranked and ranked[0].get("total") is not None:
+            out.append(
+                _(
+                    "{option} has {total}/100; the next option that passes, {other}, "
+                    "{other_total}/100."
+                ).format(
+                    option=row["id"],
+                    total=fmt.num(row["total"], 0),
+                    other=ranked[0]["id"],
+                    other_total=fmt.num(ranked[0]["total"], 0),
+                )
+            )
+        else:
+            out.append(
+                _("{option} has {total}/100 and is the only option that passes.").format(
+                    option=row["id"], total=fmt.num(row["total"], 0)
+                )
+            )
+    strong = [
+        criterion(c)
+        for c, cell in row["scores"].items()
+        if cell["score"] >= 4 and cell["source"] in ("evidence", "document", "override")
+    ]
+    if strong:
+        out.append(
+            _("Evidence scores it 4 or 5 on: {criteria}.").format(criteria=", ".join(strong))
+        )
+    unsettled = [
+        f"{criterion(c)} ({_word(SOURCE_NAMES, cell['source'])})"
+        for c, cell in row["scores"].items()
+        if cell["source"] in ("assumption", "rehearsal")
+    ]
+    if unsettled:
+        out.append(
+            _("Not settled by its own evidence: {criteria}.").format(criteria=", ".join(unsettled))
+        )
+    return out
+
+
+def decision_overview(record: Any) -> Overview:
+    """The report's first screen from a decision record: the status, the answer, why, the
+    stop factors of the others, the conditions still unknown, what the leader has not
+    proven, and the next actions (SPEC D1-D5)."""
+    f = record.figures
+    d = f["decision"]
+    row = _leader_row(f)
+    said = f.get("messages", {})
+    head = said.get("headline") or said.get("summary")
+    headline = render(head) if is_message(head) else record.summary
+    stopped = [
+        _("{option}: {stops}").format(
+            option=o["id"], stops=", ".join(sorted({s["id"] for s in o["stop_factors"]}))
+        )
+        for o in f["options"]
+        if o["stop_factors"]
+    ]
+    unknown = [
+        f"{c['group']}: {_said(c, 'text')}" + (f" ({c['option']})" if c.get("option") else "")
+        for c in f["conditions"]
+        if c["state"] == "unknown"
+    ]
+    unverified = [
+        _("{item}: {state}").format(
+            item=_word(ITEM_NAMES, i["id"]), state=_word(STATE_NAMES, i["state"])
+        )
+        for i in (row or {}).get("coverage", [])
+        if i["state"] != "verified"
+    ]
+    leader_first = sorted(
+        f["options"], key=lambda o: (o["id"] != (row or {}).get("id"), o["rank"] or 99)
+    )
+    return Overview(
+        status=d["status"],
+        status_label=_word(STATUSES, d["status"]),
+        verdict=record.verdict,
+        headline=headline,
+        option=(row or {}).get("id"),
+        why=_why(f, row) if row else [],
+        stopped=stopped,
+        unknown=unknown,
+        unverified=unverified,
+        actions=[(a["command"], render(a["settles"])) for a in d.get("next_actions") or []],
+        options=[(o["id"], o.get("name") or o["id"]) for o in leader_first],
+    )

@@ -40,6 +40,32 @@ class Section:
     problems: list[str]
     tables: list[Table] = field(default_factory=list)
     charts: list[Chart] = field(default_factory=list)
+    # The option the record is about (None: the whole workload), for the index by option.
+    option: str | None = None
+
+
+@dataclass
+class Overview:
+    """The first screen of the report: the decision in plain words, from its record.
+
+    `status` is decided, provisional, tie or no_option_passes; each list holds sentences
+    already in the reader's language; `actions` are (command, what it settles) pairs."""
+
+    status: str
+    status_label: str
+    verdict: str
+    headline: str
+    option: str | None
+    why: list[str] = field(default_factory=list)
+    stopped: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+    unverified: list[str] = field(default_factory=list)
+    actions: list[tuple[str, str]] = field(default_factory=list)
+    # The order of the options in the evidence index (the leader first) and their names.
+    options: list[tuple[str, str]] = field(default_factory=list)
+
+
+OverviewBuilder = Callable[[ev.Evidence], Overview]
 
 
 # Transitional: `(section, lang)` until every builder reads the run's language.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -24,7 +25,7 @@ from gpudecide.fsutil import atomic_write_set
 from gpudecide.jsonio import utc_iso
 from gpudecide.report.i18n import Language, t
 from gpudecide.report.i18n import install as install_i18n
-from gpudecide.report.model import Section, SectionBuilder
+from gpudecide.report.model import Overview, OverviewBuilder, Section, SectionBuilder
 
 
 @dataclass
@@ -40,6 +41,23 @@ class Report:
     labels: dict[str, str]
     superseded: list[ev.Evidence] = field(default_factory=list)
     damaged: list[ev.Damaged] = field(default_factory=list)
+    overview: Overview | None = None
+    # Print and PDF: every <details> open.
+    expanded: bool = False
+
+    def groups(self) -> list[tuple[str | None, list[Section]]]:
+        """The sections by the option they concern: the whole workload first, then the
+        options in the overview's order (the leader first), then any other."""
+        order = [o for o, _name in self.overview.options] if self.overview else []
+        found = {s.option for s in self.sections}
+        keys = [None, *[o for o in order if o in found]]
+        keys += sorted(o for o in found if o is not None and o not in keys)
+        return [(k, [s for s in self.sections if s.option == k]) for k in keys if k in found]
+
+    def option_name(self, option: str) -> str:
+        """An option's name for people, as the decision lists it."""
+        names = dict(self.overview.options) if self.overview else {}
+        return names.get(option, option)
 
 
 def build(
@@ -52,27 +70,37 @@ def build(
     language: Language = "en",
     now: datetime | None = None,
     damaged: Sequence[ev.Damaged] = (),
+    shown: Sequence[ev.Evidence] | None = None,
+    overview: OverviewBuilder | None = None,
 ) -> Report:
-    """Sections for the newest record of every kind and option, each with its freshness.
+    """Sections for the records shown (default: the newest of every kind and option), each
+    with its freshness, and the first screen from the decision record (`overview`).
 
     Kinds appear in the order of `builders`; kinds without a builder follow in record order.
-    Records a newer one replaces, and damaged files, are listed apart (never mixed in).
+    Records not shown (a newer one replaces them) and damaged files are listed apart.
     """
-    newest = ev.current(records)
+    if shown is None:
+        shown = list(ev.current(records).values())
     rank = {kind: i for i, kind in enumerate(builders)}
-    order = sorted(newest, key=lambda s: (rank.get(s[0], len(rank)), s[1] or ""))
-    kinds = [s[0] for s in order]
+    ordered = sorted(
+        shown, key=lambda r: (rank.get(r.kind, len(rank)), ev.subject(r)[1] or "", r.id)
+    )
+    kinds = [r.kind for r in ordered]
+    anchors: dict[str, int] = {}
     sections: list[Section] = []
-    for kind, option in order:
-        record = newest[(kind, option)]
+    for record in ordered:
+        kind, option = ev.subject(record)
         state, problems = ev.freshness(record, root)
+        base = kind if kinds.count(kind) == 1 else f"{kind}-{option or 'all'}"
+        anchors[base] = anchors.get(base, 0) + 1
         section = Section(
-            anchor=kind if kinds.count(kind) == 1 else f"{kind}-{option or 'all'}",
+            anchor=base if anchors[base] == 1 else f"{base}-{anchors[base]}",
             title=record.title,
             record=record,
             freshness=state.value,
             freshness_label=t(state.value, language),
             problems=problems,
+            option=option,
         )
         builder = builders.get(kind)
         if builder is not None:
@@ -93,7 +121,11 @@ def build(
             "no_evidence",
         )
     }
+    decisions = [s.record for s in sections if s.record.kind == "decision"]
+    first = overview(decisions[-1]) if overview is not None and decisions else None
+    shown_ids = {r.id for r in shown}
     return Report(
+        overview=first,
         title=t("report_title", language),
         team=team,
         decision=decision,
@@ -101,7 +133,7 @@ def build(
         generated_at_utc=stamp,
         sections=sections,
         labels=labels,
-        superseded=[r for r in records if r.id in ev.superseded(records)],
+        superseded=[r for r in records if r.id not in shown_ids],
         damaged=list(damaged),
     )
 
@@ -123,13 +155,26 @@ def _fill(builder: SectionBuilder, section: Section, language: Language) -> None
         )
 
 
+_NUMBER_CELL = re.compile(
+    r"[-+−]?\d[\d\s\u00a0\u202f.,]*(?:%|\s?[*~]|\s?[^\W\d_]{1,5}\.?)?(?:\s?/\s?\d+)?"
+)
+
 _ENV = Environment(
     loader=PackageLoader("gpudecide.report", "templates"),
     autoescape=select_autoescape(["html"]),
     trim_blocks=True,
     lstrip_blocks=True,
 )
+
+
+def is_number(cell: str) -> bool:
+    """Whether a table cell holds a figure (right-aligned): digits with the locale's signs,
+    an optional sign, a percent or a short unit ("1 290 966", "12,5%", "0.8 h", "4 ~")."""
+    return bool(_NUMBER_CELL.fullmatch(cell.strip())) if cell else False
+
+
 install_i18n(_ENV)
+_ENV.globals["is_number"] = is_number
 
 
 def to_html(report: Report) -> str:
@@ -185,16 +230,21 @@ def to_json(report: Report) -> str:
     return json.dumps(body.model_dump(), indent=2, ensure_ascii=False) + "\n"
 
 
-def write(report: Report, out_dir: Path) -> dict[str, Path]:
-    """Write index.html, report.md and report.json as one unit: a reader sees the old three
-    or the new three, never a mix or a part (the folder is swapped in one rename)."""
+def write(report: Report, out_dir: Path, *, pdf: bool = False) -> dict[str, Path]:
+    """Write index.html, report.md and report.json (and report.pdf) as one unit: a reader
+    sees the old set or the new one, never a mix or a part (the folder is swapped in one
+    rename)."""
     names = {"html": "index.html", "markdown": "report.md", "json": "report.json"}
-    atomic_write_set(
-        out_dir,
-        {
-            names["html"]: to_html(report).encode("utf-8"),
-            names["markdown"]: to_markdown(report).encode("utf-8"),
-            names["json"]: to_json(report).encode("utf-8"),
-        },
-    )
+    files = {
+        names["html"]: to_html(report).encode("utf-8"),
+        names["markdown"]: to_markdown(report).encode("utf-8"),
+        names["json"]: to_json(report).encode("utf-8"),
+    }
+    if pdf:
+        from gpudecide.report.pdf import pdf_bytes
+
+        names["pdf"] = "report.pdf"
+        printed = Report(**{**report.__dict__, "expanded": True})
+        files[names["pdf"]] = pdf_bytes(to_html(printed))
+    atomic_write_set(out_dir, files)
     return {kind: out_dir / name for kind, name in names.items()}
