@@ -21,6 +21,7 @@ from gpudecide.cost.cli import register, run_cost
 from gpudecide.cost.demo import demo_costs_yaml
 from gpudecide.demo import CONFIG_DATA as DEMO_CONFIG
 from gpudecide.errors import InputError
+from gpudecide.i18n import speaking
 from gpudecide.report import render
 from gpudecide.sections import SECTIONS
 
@@ -190,9 +191,11 @@ def test_report_section(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert "<script" not in section
     md = render.to_markdown(report)
     assert "Every component (C1-C3)" in md
-    ru = render.to_html(render.build(records, ws, SECTIONS, language="ru"))
+    with speaking("ru"):
+        ru = render.to_html(render.build(records, ws, SECTIONS, language="ru"))
     assert "Стоимость: обычный, пиковый и пустой месяц" in ru
-    kk = render.to_html(render.build(records, ws, SECTIONS, language="kk"))
+    with speaking("kk"):
+        kk = render.to_html(render.build(records, ws, SECTIONS, language="kk"))
     assert "Құны: қалыпты, шыңдық және бос ай" in kk
 
 

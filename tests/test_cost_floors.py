@@ -9,7 +9,7 @@ import itertools
 from decimal import Decimal
 
 from gpudecide.cost.regimes import from_profile
-from gpudecide.cost.report import _side
+from gpudecide.cost.report import side_text
 from gpudecide.cost.tco import month_cost
 
 from .test_cost_fixtures import MANAGED, P, cfg, profile_figures
@@ -82,7 +82,7 @@ def _is_number(word: str) -> bool:
 
 def test_sensitivity_cells_say_who_leads_and_who_takes_over() -> None:
     stays = {"cheapest": "kz-local", "gap": "6490.00", "leader_total": "1.00"}
-    assert _side(stays, "kz-local", "en") == "kz-local stays cheapest, ahead by 6,490"
+    assert side_text(stays, "kz-local") == "kz-local stays cheapest, ahead by 6,490"
     over = {"cheapest": "managed-ft", "gap": "-6490.00", "leader_total": "1.00"}
-    assert _side(over, "kz-local", "en") == "managed-ft takes over; kz-local behind by 6,490"
-    assert _side(None, "kz-local", "en") == "n/a"
+    assert side_text(over, "kz-local") == "managed-ft takes over; kz-local behind by 6,490"
+    assert side_text(None, "kz-local") == "n/a"

@@ -11,7 +11,7 @@ from gpudecide.cost import analysis
 from gpudecide.cost.regimes import from_profile
 from gpudecide.cost.tco import month_cost, reversibility
 from gpudecide.errors import InputError
-from gpudecide.report.i18n import render_message
+from gpudecide.message import english
 
 from .test_cost_fixtures import (
     MANAGED,
@@ -402,7 +402,7 @@ def test_a_win_only_near_full_utilisation_is_flagged() -> None:
     }
     found = analysis._findings([pair], {"own": {"normal": 0.3, "peak": 0.5}})
     # Findings are stored as messages, rendered in the reader's language; here in English.
-    assert [render_message(m, "en") for m in found] == [
+    assert [english(m) for m in found] == [
         "own is cheaper than man only above 93.0% useful utilisation (only at ~100 % "
         "utilisation); observed 30.0% in the normal month, 50.0% in the peak month"
     ]

@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-from gpudecide.cost.fmt import num
 from gpudecide.cost.regimes import KINDS, ZERO, Workload, dec, from_profile
 from gpudecide.cost.tco import month_cost, pool_gpus, reversibility, split
 from gpudecide.errors import InputError
+from gpudecide.fmt import num
+from gpudecide.message import english, message
 
 from .test_cost_fixtures import START, P, _iso, cfg, config, labour, profile_figures
 
@@ -203,7 +204,7 @@ def test_a_missing_figure_names_it() -> None:
 def _work(**kw: Any) -> Workload:
     base: dict[str, Any] = {
         "regime": "normal",
-        "basis": "b",
+        "basis_message": message("cost", "b"),
         "gpu_hours": D(100),
         "useful_gpu_hours": D(80),
         "attempts": D(10),
@@ -404,7 +405,7 @@ def test_split_by_kinds() -> None:
     c = _hybrid_cfg({"rule": "kinds", "kinds": ["train"]})
     w = _work(attempts=D(20))  # 10 jobs, 2 attempts each; train 70 % of 100 GPU-hours
     base, over, how = split(w, c.hybrid[0], 4)
-    assert how == "job kinds train go to man"
+    assert english(how) == "job kinds train go to man"
     assert (over.gpu_hours, base.gpu_hours) == (70, 30)
     assert (over.useful_gpu_hours, base.useful_gpu_hours) == (56, 24)  # 80 % useful
     assert over.jobs_by_kind == dict.fromkeys(KINDS, D(0)) | {"train": D(4)}
@@ -417,7 +418,7 @@ def test_split_over_capacity_and_an_empty_month() -> None:
     c = _hybrid_cfg({"rule": "over_capacity"})
     w = _work()  # levels (4, 6, 0) x 24 h: above 5 GPUs, 24 GPU-hours of 100
     base, over, how = split(w, c.hybrid[0], 5)
-    assert how == (
+    assert english(how) == (
         "demand above the base pool's 5 GPUs goes to man (upper bound: the profile keeps the "
         "busiest moment of each time bucket; jobs split in proportion)"
     )

@@ -3,7 +3,10 @@
 Reads costs.yaml, the profile evidence (the team's measured workload) and, when there is one,
 the pool replay evidence (how long jobs wait on a pool of N GPUs). Writes one evidence record
 of kind "cost". Money in the figures is a decimal string in the file's currency (exact, and
-JSON has no decimal type); GPU-hours and shares are numbers.
+JSON has no decimal type); GPU-hours and shares are numbers. Every text a person reads (a
+cost line, how a month was chosen, a peak check, the findings, the summary and the notes) is
+stored as a message next to its English, so it is said in the reader's language where it is
+shown.
 """
 
 from __future__ import annotations
@@ -13,8 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpudecide import evidence as ev
-from gpudecide.cost import sensitivity
-from gpudecide.cost.fmt import num
+from gpudecide.cost import sensitivity, words
 from gpudecide.cost.regimes import REGIMES, Regimes, Workload, from_profile
 from gpudecide.cost.schema import (
     CostsConfig,
@@ -33,9 +35,10 @@ from gpudecide.cost.tco import (
     cents,
     month_cost,
     pool_gpus,
-    reversibility,
+    shrinking,
 )
-from gpudecide.report.i18n import N_, message, render_message
+from gpudecide.cost.words import figure
+from gpudecide.message import Message, english, message, nmessage, record_texts
 
 # C8: a dedicated option that beats managed only at or above this useful utilisation "only
 # wins at ~100 %": research work with failed hypotheses and pauses does not get there.
@@ -44,18 +47,13 @@ NEAR_FULL = Decimal("0.9")
 PLACEHOLDER = "placeholder"
 # Where the cost-per-useful-GPU-hour curves are sampled, as shares of the useful utilisation a
 # pool can reach at most (failed attempts occupy it too).
-# The months of the analysis as a person reads them (msgids of the "cost" catalogue).
-REGIME_MONTHS = {
-    "normal": N_("normal month"),
-    "peak": N_("peak month"),
-    "empty": N_("empty month"),
-}
 CURVE_POINTS = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 
 @dataclass
 class CostResult:
-    """JSON-ready figures and the notes the evidence record carries."""
+    """JSON-ready figures and the notes the evidence record carries (in English; their
+    messages are `figures["messages"]["notes"]`)."""
 
     figures: dict[str, Any]
     notes: list[str]
@@ -97,6 +95,7 @@ def _month_json(mc: MonthCost) -> dict[str, Any]:
             {
                 "component": ln.component,
                 "label": ln.label,
+                "label_message": ln.text,
                 "amount": str(ln.amount),
                 "source": ln.source,
             }
@@ -125,7 +124,8 @@ def _replay_pool(
 def peak_check(
     cfg: CostsConfig, option: Option, peak: Workload, replays: list[ev.Evidence]
 ) -> dict[str, Any] | None:
-    """C8 peak month: can the dedicated pool take the parallel jobs?"""
+    """C8 peak month: can the dedicated pool take the parallel jobs? `meaning` says what the
+    check found (`meaning_message`: the same as a message)."""
     gpus = pool_gpus(cfg, option)
     if gpus is None:
         return None
@@ -140,27 +140,54 @@ def peak_check(
         over = option.overflow_rule
         out["source"] = "profile"
         out["absorbs"] = True if over.rule == "over_capacity" else None
-        out["meaning"] = (
-            f"demand above {gpus} GPUs goes to {option.overflow}"
+        meaning = (
+            message(
+                "cost",
+                "demand above {gpus} goes to {option}",
+                gpus=words.gpus(gpus),
+                option=option.overflow,
+            )
             if over.rule == "over_capacity"
-            else f"kinds {', '.join(over.kinds)} go to {option.overflow}; the concurrency of "
-            "the jobs left on the base pool is not in the profile evidence"
+            else message(
+                "cost",
+                "kinds {kinds} go to {option}; the concurrency of the jobs left on the base "
+                "pool is not in the profile evidence",
+                kinds=list(over.kinds),
+                option=option.overflow,
+            )
         )
-        return out
+        return _meaning(out, meaning)
     found = _replay_pool(replays, gpus)
     if found is not None:
         return _replay_check(out, *found, peak, gpus)
     absorbs = peak.peak_concurrent_gpus <= gpus and peak.gpu_hours <= capacity
-    out.update(
-        {
-            "source": "profile",
-            "absorbs": absorbs,
-            "meaning": f"no replay of a pool of {gpus} GPUs in the evidence: the profile's peak of "
-            f"{peak.peak_concurrent_gpus} GPUs in use at once is compared with the pool "
-            f"({'fits' if peak.peak_concurrent_gpus <= gpus else 'jobs queue'}); run "
-            "`gpudecide replay` for the waits",
-        }
+    pool, seen = words.gpus(gpus), words.gpus(peak.peak_concurrent_gpus)
+    meaning = (
+        message(
+            "cost",
+            "no replay of a pool of {gpus} in the evidence: the profile's peak of {peak} in use "
+            "at once is compared with the pool (fits); run `gpudecide replay` for the waits",
+            gpus=pool,
+            peak=seen,
+        )
+        if peak.peak_concurrent_gpus <= gpus
+        else message(
+            "cost",
+            "no replay of a pool of {gpus} in the evidence: the profile's peak of {peak} in use "
+            "at once is compared with the pool (jobs queue); run `gpudecide replay` for the "
+            "waits",
+            gpus=pool,
+            peak=seen,
+        )
     )
+    out.update({"source": "profile", "absorbs": absorbs})
+    return _meaning(out, meaning)
+
+
+def _meaning(out: dict[str, Any], meaning: Message) -> dict[str, Any]:
+    """The peak check with what it found, in English and as a message."""
+    out["meaning"] = english(meaning)
+    out["meaning_message"] = meaning
     return out
 
 
@@ -197,42 +224,77 @@ def _replay_check(
             "recommended_gpus": record.figures.get("recommended_gpus"),
         }
     )
-    p95, worst = pool.get("wait_p95_s"), pool.get("wait_max_s")
-    wait = f"wait p95 {_wait(p95)}" + (f", max {_wait(worst)}" if worst is not None else "")
+    parts: list[Message] = []
     # Jobs that never fit lead the line: a short wait of the rest must not hide them.
-    out["meaning"] = (
-        (
-            f"{unplaceable} job(s) larger than the pool ({gpus} GPUs) can never run here; "
-            if unplaceable
-            else ""
+    if unplaceable:
+        parts.append(
+            message(
+                "cost",
+                "{n} job(s) larger than the pool ({gpus}) can never run here",
+                n=unplaceable,
+                gpus=words.gpus(gpus),
+            )
         )
-        + f"replay of {gpus} GPUs ({out['window']} window, {out['policy']}): {wait}"
-        + (
-            f"; the log has {peak.peak_concurrent_gpus} GPUs in use at once, more than the "
-            "pool: jobs queue at the peak"
-            if exceeds
-            else ""
+    parts.append(_replay_waits(gpus, out, pool))
+    if exceeds:
+        parts.append(
+            message(
+                "cost",
+                "the log has {peak} in use at once, more than the pool: jobs queue at the peak",
+                peak=words.gpus(peak.peak_concurrent_gpus),
+            )
         )
-        + (
-            f"; SLO {slo.get('name')} violated by {float(violation):.1%} of jobs"
-            if slo and violation is not None
-            else ""
+    if slo and violation is not None:
+        parts.append(
+            message(
+                "cost",
+                "SLO {slo} violated by {share:pct} of jobs",
+                slo=slo.get("name"),
+                share=float(violation),
+            )
         )
+    return _meaning(out, message("cost", "{parts}", parts=parts))
+
+
+def _replay_waits(gpus: int, out: dict[str, Any], pool: dict[str, Any]) -> Message:
+    """The waits the replay of this pool measured."""
+    p95, worst = pool.get("wait_p95_s"), pool.get("wait_max_s")
+    window = words.window_word(out["window"])
+    if worst is None:
+        return message(
+            "cost",
+            "replay of {gpus} ({window}, {policy}): wait p95 {p95}",
+            gpus=words.gpus(gpus),
+            window=window,
+            policy=out["policy"],
+            p95=_wait(p95),
+        )
+    return message(
+        "cost",
+        "replay of {gpus} ({window}, {policy}): wait p95 {p95}, max {max}",
+        gpus=words.gpus(gpus),
+        window=window,
+        policy=out["policy"],
+        p95=_wait(p95),
+        max=_wait(worst),
     )
-    return out
 
 
-def _wait(seconds: float | None) -> str:
+def _wait(seconds: float | None) -> Message:
     if seconds is None:
-        return "n/a"
-    return f"{seconds / 60:.0f} min" if seconds < 3600 else f"{seconds / 3600:.1f} h"
+        return message("cost", "n/a")
+    if seconds < 3600:
+        return message("cost", "{n:.0f} min", n=seconds / 60)
+    return message("cost", "{n:.1f} h", n=seconds / 3600)
 
 
-def _measured_waits(cfg: CostsConfig, option: Option, check: dict[str, Any] | None) -> list[str]:
+def _measured_waits(
+    cfg: CostsConfig, option: Option, check: dict[str, Any] | None
+) -> list[Message]:
     """C7: what was measured about waiting next to the consequence the team wrote."""
-    out: list[str] = []
+    out: list[Message] = []
     if check is not None:
-        out.append(check["meaning"])
+        out.append(check["meaning_message"])
     managed = option if isinstance(option, ManagedOption) else None
     if isinstance(option, HybridOption):
         over = cfg.option(option.overflow)
@@ -240,9 +302,15 @@ def _measured_waits(cfg: CostsConfig, option: Option, check: dict[str, Any] | No
     if managed is not None:
         load = cfg.data.loaded_gb_per_job * managed.loading_minutes_per_gb
         out.append(
-            f"{managed.id}: environment start-up {num(managed.startup_minutes_per_job)} min and "
-            f"data loading {num(load)} min per job, from the contract (not measured; the queue "
-            "evidence measures submit-to-start)"
+            message(
+                "cost",
+                "{option}: environment start-up {startup:num} min and data loading {loading:num} "
+                "min per job, from the contract (not measured; the queue evidence measures "
+                "submit-to-start)",
+                option=managed.id,
+                startup=figure(managed.startup_minutes_per_job),
+                loading=figure(load),
+            )
         )
     return out
 
@@ -325,13 +393,13 @@ def _curves(
 
 def _findings(
     pairs: list[dict[str, Any]], observed: dict[str, dict[str, float | None]]
-) -> list[dict[str, Any]]:
+) -> list[Message]:
     """C8: decisions that win only above the utilisation actually seen.
 
     Each finding is a message (id and arguments, rendered in the reader's language) and its
     English text, stored on the pair as `finding`.
     """
-    out: list[dict[str, Any]] = []
+    out: list[Message] = []
     for p in pairs:
         seen = observed[p["dedicated"]]
         normal, peak = seen["normal"], seen["peak"]
@@ -342,7 +410,7 @@ def _findings(
             peak=peak,
         )
         u = p["break_even_useful_utilisation"]
-        msg: dict[str, Any] | None = None
+        msg: Message | None = None
         if p["dedicated_cheaper"] == "above" and u is not None and (normal or 0) < u:
             args = {"dedicated": p["dedicated"], "managed": p["managed"], "u": u, "seen": seen_msg}
             msg = (
@@ -371,7 +439,7 @@ def _findings(
                 max=p["achievable_max"],
                 seen=seen_msg,
             )
-        p["finding"] = render_message(msg, "en") if msg else None
+        p["finding"] = english(msg) if msg else None
         if msg:
             out.append(msg)
     return out
@@ -387,9 +455,15 @@ def analyse(
     """Cost every option in three months, with break-evens, findings and sensitivity."""
     replays = replays or []
     regimes = from_profile(profile.figures, cfg.hours_per_month)
-    notes = list(regimes.notes)
+    notes = list(regimes.note_messages)
     if not profile_fresh:
-        notes.append(f"profile evidence {profile.id} is not fresh: its log changed or is gone")
+        notes.append(
+            message(
+                "cost",
+                "profile evidence {id} is not fresh: its log changed or is gone",
+                id=profile.id,
+            )
+        )
     # A building block of a hybrid (standalone: false) is costed inside the hybrid only: on
     # its own it would be charged with the whole workload it never carries.
     standalone = cfg.compared()
@@ -407,7 +481,7 @@ def analyse(
     sens = sensitivity.tornado(cfg, regimes.normal) if standalone else None
     if sens and sens["flips"]:
         finding_msgs.append(_flip_finding(sens))
-    findings = [render_message(m, "en") for m in finding_msgs]
+    findings = [english(m) for m in finding_msgs]
     figures: dict[str, Any] = {
         "currency": cfg.currency,
         "hours_per_month": float(cfg.hours_per_month),
@@ -429,9 +503,10 @@ def analyse(
         "prices": _prices(cfg),
         "data": {k: str(v) for k, v in cfg.data.model_dump().items()},
     }
-    figures["messages"] = {"summary": summary_message(figures)}
+    texts = record_texts(summary_message(figures), notes)
+    figures["messages"] = texts.messages
     verdict: ev.Verdict = "warn" if findings or placeholders or not profile_fresh else "info"
-    return CostResult(figures=figures, notes=notes, verdict=verdict)
+    return CostResult(figures=figures, notes=texts.notes, verdict=verdict)
 
 
 def _option_json(
@@ -440,18 +515,21 @@ def _option_json(
     m: dict[str, MonthCost],
     regimes: Regimes,
     replays: list[ev.Evidence],
-    notes: list[str],
+    notes: list[Message],
 ) -> dict[str, Any]:
     """One option's three months, peak check, waiting and reversibility; its notes added."""
     check = peak_check(cfg, o, regimes.peak, replays)
     if check is not None and check["source"] == "profile" and not isinstance(o, HybridOption):
-        notes.append(f"{o.id}: {check['meaning']}")
+        notes.append(
+            message("cost", "{option}: {text}", option=o.id, text=check["meaning_message"])
+        )
     waiting = o.waiting
     assumed = waiting.assumed_monthly_cost if waiting else None
     for r in REGIMES:
-        for note in m[r].notes:
+        for note in m[r].note_messages:
             if note not in notes:
                 notes.append(note)
+    measured = _measured_waits(cfg, o, check)
     return {
         "id": o.id,
         "name": o.name,
@@ -466,10 +544,20 @@ def _option_json(
             "consequence": waiting.consequence if waiting else None,
             "assumed_monthly_cost": str(assumed.amount) if assumed else None,
             "assumption_source": assumed.source if assumed else None,
-            "measured": _measured_waits(cfg, o, check),
+            "measured": [english(m) for m in measured],
+            "measured_messages": measured,
         },
-        "reversibility": reversibility(cfg, o),
+        "reversibility": _reversibility(cfg, o),
     }
+
+
+def _reversibility(cfg: CostsConfig, option: Option) -> dict[str, Any] | None:
+    """V2 figures of an option, how shrinking goes in English and as a message."""
+    found = shrinking(cfg, option)
+    if found is None:
+        return None
+    figures, how = found
+    return {**figures, "how": english(how), "how_message": how}
 
 
 def _break_evens(
@@ -477,7 +565,7 @@ def _break_evens(
     standalone: list[Option],
     months: dict[str, dict[str, MonthCost]],
     regimes: Regimes,
-    notes: list[str],
+    notes: list[Message],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, dict[str, float | None]]]:
     """Break-even of every dedicated option against every managed one, their curves, and
     the useful utilisation each dedicated option reaches in the normal and peak month."""
@@ -491,7 +579,9 @@ def _break_evens(
         for o in dedicated
     }
     if ref is None:
-        notes.append("no GPU-hours in the profile: no break-even utilisation to compute")
+        notes.append(
+            message("cost", "no GPU-hours in the profile: no break-even utilisation to compute")
+        )
         return pairs, curves, observed
     for d in dedicated:
         for mo in managed:
@@ -506,29 +596,39 @@ def _break_evens(
     return pairs, curves, observed
 
 
-def _placeholder_note(cfg: CostsConfig, notes: list[str]) -> list[str]:
+def _placeholder_note(cfg: CostsConfig, notes: list[Message]) -> list[str]:
     """Prices whose source is still a placeholder (C5), noted; their fields returned."""
     placeholders = [
         dotted(loc) for loc, price in iter_prices(cfg) if PLACEHOLDER in price.source.lower()
     ]
     if placeholders:
         notes.append(
-            f"{len(placeholders)} price(s) still have a placeholder source (C5: take tariffs "
-            f"from the contract): {', '.join(placeholders[:8])}"
-            + (" ..." if len(placeholders) > 8 else "")
+            message(
+                "cost",
+                "{n} price(s) still have a placeholder source (C5: take tariffs from the "
+                "contract): {fields}",
+                n=len(placeholders),
+                fields=", ".join(placeholders[:8]) + (" ..." if len(placeholders) > 8 else ""),
+            )
         )
     return placeholders
 
 
-def _flip_finding(sens: dict[str, Any]) -> dict[str, Any]:
+def _flip_finding(sens: dict[str, Any]) -> Message:
+    """C8: the inputs whose move by one step makes another option the cheapest."""
+    named = {r["input"]: r["input_message"] for r in sens["inputs"]}
     moved = sorted({f["input"] for f in sens["flips"]})
+    shown = [named[name] for name in moved[:6]]
+    if len(moved) > 6:
+        rest = len(moved) - 6
+        shown.append(nmessage("cost", "and {n} more", "and {n} more", n=rest))
     return message(
         "cost",
         "the cheapest option in the normal month ({cheapest}) changes when one of "
         "these moves by {step:pct0}: {inputs}",
         cheapest=sens["baseline_cheapest"],
         step=sens["step"],
-        inputs=", ".join(moved[:6]) + (" ..." if len(moved) > 6 else ""),
+        inputs=shown,
     )
 
 
@@ -553,6 +653,7 @@ def _owner(cfg: CostsConfig, loc: Loc) -> str:
 def _regime_json(w: Workload) -> dict[str, Any]:
     return {
         "basis": w.basis,
+        "basis_message": w.basis_message,
         "window": w.window,
         "gpu_hours": _h(w.gpu_hours),
         "useful_gpu_hours": _h(w.useful_gpu_hours),
@@ -562,7 +663,7 @@ def _regime_json(w: Workload) -> dict[str, Any]:
     }
 
 
-def summary_message(figures: dict[str, Any]) -> dict[str, Any]:
+def summary_message(figures: dict[str, Any]) -> Message:
     """Cheapest option per month, with its cost per useful GPU-hour, as a message."""
     by_id = {o["id"]: o for o in figures["options"]}
     cur = figures["currency"]
@@ -573,7 +674,7 @@ def summary_message(figures: dict[str, Any]) -> dict[str, Any]:
             continue
         m = by_id[oid]["regimes"][r]
         per = m["cost_per_useful_gpu_hour"]
-        regime = message("cost", REGIME_MONTHS[r])
+        regime = words.month_word(r)
         if per:
             parts.append(
                 message(
@@ -610,7 +711,7 @@ def summary_message(figures: dict[str, Any]) -> dict[str, Any]:
 
 def summary_line(figures: dict[str, Any]) -> str:
     """Cheapest option per month, with its cost per useful GPU-hour (English)."""
-    return render_message(summary_message(figures), "en")
+    return english(summary_message(figures))
 
 
 def to_evidence(result: CostResult, inputs: list[ev.InputRef]) -> ev.Evidence:

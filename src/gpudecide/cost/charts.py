@@ -15,11 +15,18 @@ from typing import Any
 import matplotlib.pyplot as plt
 from matplotlib.patches import Patch
 
-from gpudecide.cost.fmt import num
-from gpudecide.i18n import translator
+from gpudecide.cost.words import component_name
+from gpudecide.fmt import num, pct, pct0
+from gpudecide.i18n import N_, translator
 from gpudecide.report.charts import _svg
-from gpudecide.report.fmt import pct, pct0
-from gpudecide.report.i18n import N_
+
+__all__ = [
+    "COMPONENT_COLOURS",
+    "REGIME_MARKS",
+    "stacked_components",
+    "tornado",
+    "utilisation_curves",
+]
 
 _ = translator("cost")
 
@@ -31,32 +38,17 @@ COMPONENT_COLOURS = {
     "engineer_labour": "#2ca02c",
     "waiting_cost": "#d62728",
 }
-# The one-letter marks of the three months under the bars, and the legend that explains them.
-REGIME_MARKS: dict[str, dict[str, str]] = {
-    "en": {"normal": "N", "peak": "P", "empty": "E"},
-    "ru": {"normal": "О", "peak": "П", "empty": "0"},
-    "kk": {"normal": "Қ", "peak": "Ш", "empty": "0"},
-}
-REGIME_MARK = REGIME_MARKS["en"]
-
-# Names of the C1 components as a person reads them (msgids of the "cost" catalogue).
-COMPONENT_NAMES = {
-    "compute": N_("compute"),
-    "storage": N_("storage"),
-    "data_transfer": N_("data transfer"),
-    "platform_ops": N_("platform ops"),
-    "engineer_labour": N_("engineer labour"),
-    "waiting_cost": N_("waiting cost"),
-}
+# The one-letter marks of the three months under the bars (the legend in the title explains
+# them: "(N normal, P peak, E empty)").
+REGIME_MARKS = {"normal": N_("N"), "peak": N_("P"), "empty": N_("E")}
 
 
-def component_name(component: str, lang: str) -> str:
-    """A C1 component's name in `lang` (unknown ones with spaces for underscores)."""
-    return _(COMPONENT_NAMES.get(component, component.replace("_", " ")), lang)
+def _mark(regime: str) -> str:
+    return _(REGIME_MARKS[regime]) if regime in REGIME_MARKS else regime[:1].upper()
 
 
-def _ticks(value: float, lang: str) -> str:
-    return num(Decimal(str(round(value))), 0, lang)
+def _ticks(value: float) -> str:
+    return num(Decimal(str(round(value))), 0)
 
 
 def stacked_components(
@@ -65,10 +57,8 @@ def stacked_components(
     regimes: Sequence[str],
     currency: str,
     title: str,
-    lang: str = "en",
 ) -> str:
     """Bars per option and month (N, P, E), each stacked by C1 component."""
-    marks = REGIME_MARKS.get(lang, REGIME_MARK)
     options = list(data)
     width = max(7.5, 1.2 * len(options) * len(regimes) / 3 + 2)
     fig, ax = plt.subplots(figsize=(width, 3.6))
@@ -84,11 +74,11 @@ def stacked_components(
             heights,
             bottom=bottoms,
             width=0.85,
-            label=component_name(comp, lang),
+            label=component_name(comp),
             color=COMPONENT_COLOURS.get(comp),
         )
         bottoms = [b + h for b, h in zip(bottoms, heights, strict=True)]
-    ax.set_xticks(xs, [marks.get(r, r[:1].upper()) for _o in options for r in regimes])
+    ax.set_xticks(xs, [_mark(r) for _o in options for r in regimes])
     for i, option in enumerate(options):
         ax.annotate(
             option,
@@ -100,9 +90,9 @@ def stacked_components(
             va="top",
         )
     ax.margins(y=0.08)
-    ax.set_ylabel(_("{currency} per month", lang).format(currency=currency))
-    ax.yaxis.set_major_formatter(lambda v, _pos: _ticks(v, lang))
-    ax.set_title(title + "  " + _("(N normal, P peak, E empty)", lang), loc="left")
+    ax.set_ylabel(_("{currency} per month").format(currency=currency))
+    ax.yaxis.set_major_formatter(lambda v, _pos: _ticks(v))
+    ax.set_title(title + "  " + _("(N normal, P peak, E empty)"), loc="left")
     ax.legend(ncols=6, fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(0, -0.16))
     return _svg(fig, title)
 
@@ -112,7 +102,6 @@ def utilisation_curves(
     break_even: Sequence[Mapping[str, Any]],
     currency: str,
     title: str,
-    lang: str = "en",
 ) -> str:
     """Cost per useful GPU-hour against useful utilisation, one panel per dedicated option."""
     fig, axes = plt.subplots(len(curves), 1, figsize=(7.5, 2.9 * len(curves)), squeeze=False)
@@ -140,7 +129,7 @@ def utilisation_curves(
             y = _interpolate(xs, own, x)
             ax.plot([x], [y], marker="o", color="black", markersize=4)
             ax.annotate(
-                f"{pair['managed']}: {pct(u, lang)}",
+                f"{pair['managed']}: {pct(u)}",
                 xy=(x, y),
                 xytext=(4, 6 + 11 * k),  # stacked: break-evens are often close
                 textcoords="offset points",
@@ -150,7 +139,7 @@ def utilisation_curves(
         if observed is not None:
             ax.axvline(100 * observed, color="#d62728", linestyle=":", linewidth=1)
             ax.annotate(
-                _("observed {share}", lang).format(share=pct(observed, lang)),
+                _("observed {share}").format(share=pct(observed)),
                 xy=(100 * observed, 1),
                 xycoords=("data", "axes fraction"),
                 xytext=(3, -10),
@@ -160,11 +149,11 @@ def utilisation_curves(
             )
         ax.set_yscale("log")
         ax.set_xlabel(
-            _("useful utilisation of {option} ({gpus} GPUs), %", lang).format(
+            _("useful utilisation of {option} ({gpus} GPUs), %").format(
                 option=dedicated, gpus=curve["pool_gpus"]
             )
         )
-        ax.set_ylabel(_("{currency} per useful GPU-hour", lang).format(currency=currency))
+        ax.set_ylabel(_("{currency} per useful GPU-hour").format(currency=currency))
         ax.legend(fontsize=8, frameon=False)
     axes[0, 0].set_title(title, loc="left")
     fig.tight_layout()
@@ -189,14 +178,13 @@ def tornado(
     step: float,
     currency: str,
     title: str,
-    lang: str = "en",
 ) -> str:
     """Horizontal bars from the baseline to the value after -step (left colour) and +step."""
     rows = list(rows)[::-1]  # largest swing on top
     fig, ax = plt.subplots(figsize=(7.5, 0.32 * len(rows) + 1.4))
     sides = (
-        ("low", "#4c78a8", f"-{pct0(step, lang)}"),
-        ("high", "#f58518", f"+{pct0(step, lang)}"),
+        ("low", "#4c78a8", f"-{pct0(step)}"),
+        ("high", "#f58518", f"+{pct0(step)}"),
     )
     for i, row in enumerate(rows):
         for side, colour, _text in sides:
@@ -210,13 +198,12 @@ def tornado(
         ax.set_xlabel(
             _(
                 "lead of the cheapest option over the next, {currency} per month "
-                "(below 0: another option is cheapest)",
-                lang,
+                "(below 0: another option is cheapest)"
             ).format(currency=currency)
         )
     else:
-        ax.set_xlabel(_("monthly cost of the option, {currency}", lang).format(currency=currency))
-    ax.xaxis.set_major_formatter(lambda v, _pos: _ticks(v, lang))
+        ax.set_xlabel(_("monthly cost of the option, {currency}").format(currency=currency))
+    ax.xaxis.set_major_formatter(lambda v, _pos: _ticks(v))
     ax.set_title(title, loc="left")
     ax.legend(
         handles=[Patch(color=colour, label=text) for _side, colour, text in sides],

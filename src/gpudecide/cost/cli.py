@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import typer
 from rich.table import Table
@@ -19,15 +19,14 @@ from rich.table import Table
 from gpudecide import evidence as ev
 from gpudecide import workspace
 from gpudecide.console import emit_json, guard, language, out, print_written
-from gpudecide.cost import analysis, schema
-from gpudecide.cost.analysis import REGIME_MONTHS
-from gpudecide.cost.fmt import money
+from gpudecide.cost import analysis, schema, words
 from gpudecide.errors import InputError
+from gpudecide.fmt import money, pct
 from gpudecide.i18n import translator
 from gpudecide.inputs import node_line, yaml_root
+from gpudecide.message import render
 from gpudecide.options import OptionDecl, require_known
-from gpudecide.report.fmt import localize_digits, pct
-from gpudecide.report.i18n import N_, localize, notes_of, render_message, summary_of
+from gpudecide.report.i18n import notes_of, summary_of
 
 _ = translator("cost")
 
@@ -48,10 +47,12 @@ def _record(path: Path, kind: str) -> ev.Evidence:
     record = ev.load(path, verify=True)
     if record.kind != kind:
         raise InputError(
-            f"is a {record.kind!r} record, not {kind!r}",
+            "is a {kind!r} record, not {want!r}",
             path=path,
             field="kind",
-            hint=f"pass the evidence/{kind}-*.json that `gpudecide {kind}` wrote",
+            hint="pass the evidence/{want}-*.json that `gpudecide {want}` wrote",
+            kind=record.kind,
+            want=kind,
         )
     return record
 
@@ -101,9 +102,10 @@ def _workspace_inputs(
     costs_path = ws.root / schema.COSTS_NAME
     if not costs_path.is_file():
         raise InputError(
-            f"no {schema.COSTS_NAME} in the workspace",
+            "no {name} in the workspace",
             path=costs_path,
             hint="`gpudecide init` writes a commented template of it",
+            name=schema.COSTS_NAME,
         )
     records = ev.load_all(ws.evidence_dir)
     if profile is None:
@@ -143,7 +145,7 @@ def _file_inputs(
 
 def _analyse(cfg: schema.CostsConfig, inputs: _Inputs) -> analysis.CostResult:
     profile_record = _record(inputs.profile, "profile")
-    state, _ = ev.freshness(profile_record, inputs.root)
+    state, _problems = ev.freshness(profile_record, inputs.root)
     try:
         return analysis.analyse(
             cfg, profile_record, inputs.replay_records, profile_fresh=state is ev.Freshness.FRESH
@@ -152,7 +154,13 @@ def _analyse(cfg: schema.CostsConfig, inputs: _Inputs) -> analysis.CostResult:
         if exc.path is not None:
             raise
         # The record is the bad input: name its file.
-        raise InputError(exc.message, path=inputs.profile, field=exc.field, hint=exc.hint) from None
+        raise InputError(
+            exc.template,
+            path=inputs.profile,
+            field=exc.field,
+            hint=exc.hint_template,
+            **cast(dict[str, Any], exc.values),
+        ) from None
 
 
 def run_cost(
@@ -199,86 +207,53 @@ def check_declared(cfg: schema.CostsConfig, options: list[OptionDecl], path: Pat
             require_known(option.id, options, path=path, field=f"{section}.{i}.id", line=line)
             if kinds[option.id] != section:
                 raise InputError(
-                    f"{option.id!r} is declared as {kinds[option.id]} in gpudecide.yaml",
+                    "{option!r} is declared as {kind} in gpudecide.yaml",
                     path=path,
                     line=line,
                     field=f"{section}.{i}.id",
-                    hint=f"cost it under `{kinds[option.id]}`, or fix its kind in gpudecide.yaml",
+                    hint="cost it under `{kind}`, or fix its kind in gpudecide.yaml",
+                    option=option.id,
+                    kind=kinds[option.id],
                 )
 
 
-# Option kinds as a person reads them in the table's "type" column.
-_TYPES = {
-    "owned": N_("owned"),
-    "rented": N_("rented"),
-    "managed": N_("managed"),
-    "hybrid": N_("hybrid"),
-}
-_CHEAPER = {
-    "above": N_("above"),
-    "below": N_("below"),
-    "never": N_("never"),
-    "always": N_("always"),
-}
-
-
-def _word(table: dict[str, str], key: str, lang: str) -> str:
-    """A known id's name in `lang` (English keeps the id itself, as before)."""
-    if lang == "en" or key not in table:
-        return key
-    return _(table[key], lang)
-
-
-def _english(text: str, lang: str) -> str:
-    """English the analysis wrote without a message id, in `lang` by the catalogue patterns."""
-    return text if lang == "en" else localize(text, lang, ("cost", "report"))
-
-
-def _findings(figures: dict[str, Any], lang: str) -> list[str]:
-    """The findings: their stored messages in `lang`, else their English by pattern."""
-    msgs = figures.get("finding_messages")
-    if lang != "en" and isinstance(msgs, list) and len(msgs) == len(figures["findings"]):
-        return [render_message(m, lang) for m in msgs]
-    return [_english(text, lang) for text in figures["findings"]]
-
-
-def _table(figures: dict[str, Any], lang: str) -> Table:
+def _table(figures: dict[str, Any]) -> Table:
     """One row per option: the three months, cost per useful GPU-hour, useful utilisation."""
     cur = figures["currency"]
     table = Table(
-        _("option", lang),
-        _("type", lang),
-        _("normal ({cur})", lang).format(cur=cur),
-        _("peak ({cur})", lang).format(cur=cur),
-        _("empty ({cur})", lang).format(cur=cur),
-        _("per useful GPU-h ({cur})", lang).format(cur=cur),
-        _("useful util.", lang),
+        _("option"),
+        _("type"),
+        _("normal ({cur})").format(cur=cur),
+        _("peak ({cur})").format(cur=cur),
+        _("empty ({cur})").format(cur=cur),
+        _("per useful GPU-h ({cur})").format(cur=cur),
+        _("useful util."),
         box=None,
     )
     for o in figures["options"]:
         r = o["regimes"]
         table.add_row(
             o["id"],
-            _word(_TYPES, o["type"], lang),
-            money(r["normal"]["total"], 0, lang),
-            money(r["peak"]["total"], 0, lang),
-            money(r["empty"]["total"], 0, lang),
-            money(r["normal"]["cost_per_useful_gpu_hour"], 2, lang),
-            pct(r["normal"]["useful_utilisation"], lang),
+            words.word(words.OPTION_TYPES, o["type"]),
+            money(r["normal"]["total"], 0),
+            money(r["peak"]["total"], 0),
+            money(r["empty"]["total"], 0),
+            money(r["normal"]["cost_per_useful_gpu_hour"], 2),
+            pct(r["normal"]["useful_utilisation"]),
         )
     return table
 
 
-def _month_lines(figures: dict[str, Any], lang: str) -> list[str]:
+def _month_lines(figures: dict[str, Any]) -> list[str]:
     """Each month's workload and how it was chosen, then the break-evens (C8)."""
     lines = []
     for regime, w in figures["regimes"].items():
         lines.append(
-            _("{month}: {gpu_hours} GPU-hours, {attempts} attempts; {basis}", lang).format(
-                month=f"{regime} month" if lang == "en" else _(REGIME_MONTHS[regime], lang),
-                gpu_hours=localize_digits(str(w["gpu_hours"]), lang),
-                attempts=localize_digits(str(w["attempts"]), lang),
-                basis=_english(w["basis"], lang),
+            _("{month}: {gpu_hours}, {attempts}; {basis}").format(
+                month=render(words.month_word(regime)),
+                gpu_hours=render(words.gpu_hours(w["gpu_hours"])),
+                attempts=render(words.attempts(w["attempts"])),
+                basis=render(w["basis_message"]),
             )
         )
     for p in figures["break_even"]:
@@ -286,20 +261,19 @@ def _month_lines(figures: dict[str, Any], lang: str) -> list[str]:
         lines.append(
             _(
                 "break-even {dedicated} vs {managed}: {u} useful utilisation (dedicated cheaper: "
-                "{cheaper}; observed {observed})",
-                lang,
+                "{cheaper}; observed {observed})"
             ).format(
                 dedicated=p["dedicated"],
                 managed=p["managed"],
-                u=pct(u, lang) if u is not None else _("none", lang),
-                cheaper=_word(_CHEAPER, str(p["dedicated_cheaper"]), lang),
-                observed=pct(p["observed_normal"], lang),
+                u=pct(u) if u is not None else _("none"),
+                cheaper=words.word(words.CHEAPER, str(p["dedicated_cheaper"])),
+                observed=pct(p["observed_normal"]),
             )
         )
     return lines
 
 
-def print_summary(figures: dict[str, Any], console: Any, lang: str = "en") -> None:
+def print_summary(figures: dict[str, Any], console: Any) -> None:
     """The human form: one row per option, then break-evens, findings and notes."""
     record = ev.Evidence(
         kind="cost",
@@ -309,13 +283,13 @@ def print_summary(figures: dict[str, Any], console: Any, lang: str = "en") -> No
         summary=analysis.summary_line(figures),
         figures=figures,
     )
-    console.print(summary_of(record, lang), markup=False)
-    console.print(_table(figures, lang))
-    for line in _month_lines(figures, lang):
+    console.print(summary_of(record), markup=False)
+    console.print(_table(figures))
+    for line in _month_lines(figures):
         console.print(line, markup=False)
-    finding = _("finding: {text}", lang)
-    for text in _findings(figures, lang):
-        console.print(finding.format(text=text), markup=False)
+    finding = _("finding: {text}")
+    for msg in figures["finding_messages"]:
+        console.print(finding.format(text=render(msg)), markup=False)
 
 
 def _workspace_of(run: CostRun) -> workspace.Workspace | None:
@@ -372,7 +346,9 @@ def register(app: typer.Typer) -> None:
             run = run_cost(
                 target or workspace_dir, profile=profile, replays=replay, evidence_dir=evidence_dir
             )
-            lang = language(_workspace_of(run)) if not as_json else "en"
+            if not as_json:
+                # The costs file's workspace names the language people read (--json: English).
+                language(_workspace_of(run))
         figures = run.result.figures
         if as_json:
             emit_json(
@@ -385,9 +361,9 @@ def register(app: typer.Typer) -> None:
                 }
             )
             return
-        print_summary(figures, out, lang)
+        print_summary(figures, out)
         record = analysis.to_evidence(run.result, [])
-        for note in notes_of(record, lang):
-            out.print(_("note: {text}", lang).format(text=note), markup=False)
+        for note in notes_of(record):
+            out.print(_("note: {text}").format(text=note), markup=False)
         if run.written:
-            print_written(run.written, lang)
+            print_written(run.written)

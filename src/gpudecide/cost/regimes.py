@@ -7,18 +7,19 @@
 A 4-week window is 672 hours; its volumes are scaled to the billing month of costs.yaml
 (`hours_per_month`, 730 by default) so that they meet prices quoted per month. With fewer
 than four measured weeks the whole measured window is scaled instead, and normal = peak; the
-basis of every regime is written next to its figures.
+basis of every regime is written next to its figures (a message, and its English).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
-from decimal import Decimal
+from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any, Literal
 
 from gpudecide.errors import InputError
 from gpudecide.jobs.schema import KINDS
+from gpudecide.message import Message, english, message, nmessage
 
 Regime = Literal["normal", "peak", "empty"]
 REGIMES: tuple[Regime, ...] = ("normal", "peak", "empty")
@@ -37,7 +38,7 @@ class Workload:
     """One month of the team's GPU work, as the cost model needs it."""
 
     regime: Regime
-    basis: str
+    basis_message: Message  # how the month was chosen
     gpu_hours: Decimal  # occupied: every attempt, lost ones included (a managed bill counts them)
     useful_gpu_hours: Decimal  # completed attempts only (C2)
     attempts: Decimal  # job starts: each pays a managed start-up and data load
@@ -52,7 +53,11 @@ class Workload:
     bucket_hours: Decimal = ZERO
     # The month before an empty one: its artifacts are still stored while retention lasts.
     prior: Workload | None = None
-    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def basis(self) -> str:
+        """How the month was chosen, in English."""
+        return english(self.basis_message)
 
     @property
     def trainings(self) -> Decimal:
@@ -99,7 +104,12 @@ class Regimes:
     peak: Workload
     empty: Workload
     windows: list[dict[str, Any]]
-    notes: list[str]
+    note_messages: list[Message]
+
+    @property
+    def notes(self) -> list[str]:
+        """What the months could not measure or had to assume, in English."""
+        return [english(m) for m in self.note_messages]
 
     def get(self, regime: Regime) -> Workload:
         """The workload of one regime."""
@@ -159,9 +169,10 @@ def _totals(figures: dict[str, Any]) -> _Totals:
         mean_h = (figures.get("duration_hours") or {}).get("mean")
     except KeyError as exc:
         raise InputError(
-            f"profile evidence lacks the figure {exc.args[0]!r}",
+            "profile evidence lacks the figure {figure!r}",
             field=f"figures.{exc.args[0]}",
             hint="re-run `gpudecide profile` with this version",
+            figure=exc.args[0],
         ) from None
     mean_gpus = Decimal(1)
     measured_gpus = figures.get("gpus_per_attempt_mean")
@@ -189,7 +200,7 @@ def _totals(figures: dict[str, Any]) -> _Totals:
 
 
 def _measured_weeks(
-    figures: dict[str, Any], weeks: list[dict[str, Any]], notes: list[str]
+    figures: dict[str, Any], weeks: list[dict[str, Any]], notes: list[Message]
 ) -> list[dict[str, Any]]:
     """Weeks wholly before the log began are zeros that were never measured, not idle weeks."""
     covered = (figures.get("window") or {}).get("weeks_covered_by_log")
@@ -198,8 +209,13 @@ def _measured_weeks(
     drop = max(0, min(len(weeks) - 1, int(len(weeks) - float(covered) + 1e-9)))
     if drop:
         notes.append(
-            f"the log covers {covered} weeks: the first {drop} week(s) of the profile are "
-            "left out of the monthly windows (not measured)"
+            message(
+                "cost",
+                "the log covers {covered} weeks: the first {drop} week(s) of the profile are "
+                "left out of the monthly windows (not measured)",
+                covered=covered,
+                drop=drop,
+            )
         )
     return weeks[drop:]
 
@@ -223,37 +239,66 @@ def _rolling_windows(weeks: list[dict[str, Any]], span: int) -> list[dict[str, A
 
 
 def _pick(
-    windows: list[dict[str, Any]], span: int, hours_per_month: Decimal, notes: list[str]
-) -> tuple[int, str, int, str]:
+    windows: list[dict[str, Any]], span: int, hours_per_month: Decimal, notes: list[Message]
+) -> tuple[int, Message, int, Message]:
     """The normal (lower median) and peak (busiest) window, each with how it was chosen."""
     # Ties go to the earlier window, so the choice is stable across runs.
     ranked = sorted(range(len(windows)), key=lambda i: (windows[i]["gpu_hours"], i))
     normal_i = ranked[(len(ranked) - 1) // 2]  # the lower median: always a real window
     peak_i = max(range(len(windows)), key=lambda i: (windows[i]["gpu_hours"], -i))
+    hours, window_hours = _plain(hours_per_month), _plain(HOURS_PER_WEEK * span)
     if span < WINDOW_WEEKS:
-        how = (
-            f"fewer than {WINDOW_WEEKS} measured weeks: the whole {span}-week window scaled "
-            f"x{hours_per_month}/{HOURS_PER_WEEK * span} to a {hours_per_month}-hour month; "
-            "normal and peak month are the same"
+        how = message(
+            "cost",
+            "fewer than {weeks} measured weeks: the whole {span}-week window scaled "
+            "x{hours:num}/{window_hours:num} to a {hours:num}-hour month; normal and peak month "
+            "are the same",
+            weeks=WINDOW_WEEKS,
+            span=span,
+            hours=hours,
+        window_hours=window_hours,
         )
         notes.append(how)
         return normal_i, how, peak_i, how
-    tail = f"scaled x{hours_per_month}/{HOURS_PER_WEEK * span} to a {hours_per_month}-hour month"
-    normal_how = (
-        f"median of {len(windows)} rolling {span}-week windows by GPU-hours "
-        f"(weeks {windows[normal_i]['weeks'][0]}-{windows[normal_i]['weeks'][1]}), {tail}"
+    # English reads "windows" for one window too, as the basis always has.
+    normal_how = nmessage(
+        "cost",
+        "median of {n} rolling {span}-week windows by GPU-hours (weeks {first}-{last}), scaled "
+        "x{hours:num}/{window_hours:num} to a {hours:num}-hour month",
+        "median of {n} rolling {span}-week windows by GPU-hours (weeks {first}-{last}), scaled "
+        "x{hours:num}/{window_hours:num} to a {hours:num}-hour month",
+        n=len(windows),
+        span=span,
+        first=windows[normal_i]["weeks"][0],
+        last=windows[normal_i]["weeks"][1],
+        hours=hours,
+        window_hours=window_hours,
     )
-    peak_how = (
-        f"busiest of {len(windows)} rolling {span}-week windows "
-        f"(weeks {windows[peak_i]['weeks'][0]}-{windows[peak_i]['weeks'][1]}), {tail}"
+    peak_how = nmessage(
+        "cost",
+        "busiest of {n} rolling {span}-week windows (weeks {first}-{last}), scaled "
+        "x{hours:num}/{window_hours:num} to a {hours:num}-hour month",
+        "busiest of {n} rolling {span}-week windows (weeks {first}-{last}), scaled "
+        "x{hours:num}/{window_hours:num} to a {hours:num}-hour month",
+        n=len(windows),
+        span=span,
+        first=windows[peak_i]["weeks"][0],
+        last=windows[peak_i]["weeks"][1],
+        hours=hours,
+        window_hours=window_hours,
     )
     return normal_i, normal_how, peak_i, peak_how
+
+
+def _plain(value: Decimal) -> int | float:
+    """A whole or decimal number of hours, JSON-ready, as its Decimal reads ("730")."""
+    return int(value) if value == value.to_integral_value() else float(value)
 
 
 def _month(
     regime: Regime,
     win: dict[str, Any],
-    how: str,
+    how: Message,
     t: _Totals,
     series: dict[str, Any],
     scale: Decimal,
@@ -263,7 +308,7 @@ def _month(
     hours = win["gpu_hours"] * scale
     return Workload(
         regime=regime,
-        basis=how,
+        basis_message=how,
         gpu_hours=hours,
         useful_gpu_hours=hours * t.useful_share,
         attempts=sum(jobs.values(), ZERO) * t.attempts_per_job,
@@ -280,7 +325,10 @@ def _month(
 def _empty(t: _Totals, normal: Workload) -> Workload:
     return Workload(
         regime="empty",
-        basis="no jobs for a whole month after normal months: idle capacity, storage, commitments",
+        basis_message=message(
+            "cost",
+            "no jobs for a whole month after normal months: idle capacity, storage, commitments",
+        ),
         gpu_hours=ZERO,
         useful_gpu_hours=ZERO,
         attempts=ZERO,
@@ -295,7 +343,7 @@ def _empty(t: _Totals, normal: Workload) -> Workload:
 def from_profile(figures: dict[str, Any], hours_per_month: Decimal) -> Regimes:
     """Normal, peak and empty month of the profiled log (SPEC C8)."""
     t = _totals(figures)
-    notes: list[str] = []
+    notes: list[Message] = []
     weeks = _measured_weeks(figures, t.weeks, notes)
     span = min(WINDOW_WEEKS, len(weeks))
     windows = _rolling_windows(weeks, span)
@@ -306,14 +354,22 @@ def from_profile(figures: dict[str, Any], hours_per_month: Decimal) -> Regimes:
     peak = _month("peak", windows[peak_i], peak_how, t, series, scale)
     if t.gpu_hours > 0 and not t.measured_gpus:
         notes.append(
-            f"per-attempt overheads (managed start-up, data loading, billing increment) are "
-            f"charged on {t.mean_gpus:.2f} GPUs: GPU-hours over attempt-hours, so long, wide "
-            "jobs weigh more (the profile evidence has no per-job GPU count)"
+            message(
+                "cost",
+                "per-attempt overheads (managed start-up, data loading, billing increment) are "
+                "charged on {gpus:.2f} GPUs: GPU-hours over attempt-hours, so long, wide jobs "
+                "weigh more (the profile evidence has no per-job GPU count)",
+                gpus=float(t.mean_gpus.quantize(Decimal("0.01"), rounding=ROUND_HALF_EVEN)),
+            )
         )
     if t.useful_share < 1:
         notes.append(
-            f"useful GPU-hours are {t.useful_share:.1%} of occupied GPU-hours over the profile "
-            "(completed attempts); each month uses that share"
+            message(
+                "cost",
+                "useful GPU-hours are {share:pct} of occupied GPU-hours over the profile "
+                "(completed attempts); each month uses that share",
+                share=float(t.useful_share.quantize(Decimal("0.001"), rounding=ROUND_HALF_EVEN)),
+            )
         )
     public = [
         {**w, "gpu_hours": str(round(w["gpu_hours"], 3)), "jobs": sum(w["jobs_by_kind"].values())}
@@ -321,4 +377,6 @@ def from_profile(figures: dict[str, Any], hours_per_month: Decimal) -> Regimes:
     ]
     for w in public:
         del w["jobs_by_kind"]
-    return Regimes(normal=normal, peak=peak, empty=_empty(t, normal), windows=public, notes=notes)
+    return Regimes(
+        normal=normal, peak=peak, empty=_empty(t, normal), windows=public, note_messages=notes
+    )

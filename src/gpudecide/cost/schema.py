@@ -313,11 +313,14 @@ _LABOUR_WHY = (
 )
 
 
-def _ids(options: list[Any]) -> str | None:
-    return "ids: " + ", ".join(o.id for o in options) if options else None
+def _ids(options: list[Any]) -> dict[str, object]:
+    """The ids a reference may name, for the hint "ids: {ids}"."""
+    return {"ids": ", ".join(o.id for o in options)}
 
 
-Problem = tuple[Loc, str, str | None]
+# Where, the message and the hint (msgids of the errors catalogue), and the values that fill
+# their fields.
+Problem = tuple[Loc, str, str | None, dict[str, object]]
 
 
 def _currency_problems(cfg: CostsConfig) -> Iterator[Problem]:
@@ -325,9 +328,10 @@ def _currency_problems(cfg: CostsConfig) -> Iterator[Problem]:
         if price.currency is not None and price.currency != cfg.currency:
             yield (
                 (*where, "currency"),
-                f"amount in {price.currency} but the file's currency is {cfg.currency}",
-                f"convert it to {cfg.currency} at a rate you can cite and name the rate in "
+                "amount in {currency} but the file's currency is {file_currency}",
+                "convert it to {file_currency} at a rate you can cite and name the rate in "
                 "`source`; gpudecide does not guess exchange rates",
+                {"currency": price.currency, "file_currency": cfg.currency},
             )
 
 
@@ -337,13 +341,14 @@ def _staffing_problems(opt: Any, loc: Loc) -> Iterator[Problem]:
         return
     hours = sum((r.hours_per_month for r in opt.labour), Decimal(0))
     if hours <= 0:
-        yield (*loc, "labour"), "no engineer hours", _LABOUR_WHY
+        yield (*loc, "labour"), "no engineer hours", _LABOUR_WHY, {}
     if opt.waiting is None:
         yield (
             (*loc, "waiting"),
             "no waiting consequence",
             "SPEC C7: write what a delay on this option causes (missed release "
             "window, team-days without result, fix not in production)",
+            {},
         )
 
 
@@ -352,10 +357,11 @@ def _colocation_problems(opt: Any, loc: Loc) -> Iterator[Problem]:
     if colo is not None and colo.commitment_months > opt.write_off_months:
         yield (
             (*loc, "colocation", "commitment_months"),
-            f"rack commitment of {colo.commitment_months} months is longer than the "
-            f"write-off period of {opt.write_off_months} months",
+            "rack commitment of {months} months is longer than the write-off period of "
+            "{write_off} months",
             "the rack would be paid for after the servers are written off: shorten "
             "the commitment or lengthen write_off_months",
+            {"months": colo.commitment_months, "write_off": opt.write_off_months},
         )
 
 
@@ -366,18 +372,21 @@ def _rented_problems(opt: RentedOption, loc: Loc) -> Iterator[Problem]:
             (*loc, "price_per_gpu_hour"),
             "give exactly one of price_per_gpu_hour or price_per_gpu_month",
             None,
+            {},
         )
     if opt.scale_down_step_gpus > opt.gpus:
         yield (
             (*loc, "scale_down_step_gpus"),
-            f"step of {opt.scale_down_step_gpus} GPUs is larger than the pool ({opt.gpus})",
+            "step of {step} GPUs is larger than the pool ({gpus})",
             None,
+            {"step": opt.scale_down_step_gpus, "gpus": opt.gpus},
         )
     if opt.storage_gb > 0 and opt.storage_price_per_gb_month is None:
         yield (
             (*loc, "storage_price_per_gb_month"),
             "storage_gb is set but has no price",
             "add the price per GB-month from the contract (amount 0 if included)",
+            {},
         )
 
 
@@ -387,6 +396,7 @@ def _managed_problems(opt: ManagedOption, loc: Loc) -> Iterator[Problem]:
             (*loc, "endpoint_price_per_hour"),
             "endpoint_hours_per_training is set but the endpoint has no price",
             None,
+            {},
         )
 
 
@@ -397,7 +407,12 @@ def _option_problems(cfg: CostsConfig) -> Iterator[Problem]:
         for i, opt in enumerate(options):
             loc: Loc = (kind, i)
             if opt.id in seen:
-                yield (*loc, "id"), f"id {opt.id!r} is used twice", "give every option its own id"
+                yield (
+                    (*loc, "id"),
+                    "id {id!r} is used twice",
+                    "give every option its own id",
+                    {"id": opt.id},
+                )
             seen.add(opt.id)
             yield from _staffing_problems(opt, loc)
             yield from _colocation_problems(opt, loc)
@@ -412,17 +427,20 @@ def _hybrid_problems(cfg: CostsConfig) -> Iterator[Problem]:
     for i, hyb in enumerate(cfg.hybrid):
         base = by_id.get(hyb.base)
         if not isinstance(base, OwnedOption | RentedOption):
+            known = [*cfg.owned, *cfg.rented]
             yield (
                 ("hybrid", i, "base"),
-                f"{hyb.base!r} is not the id of an owned or rented option",
-                _ids([*cfg.owned, *cfg.rented]),
+                "{base!r} is not the id of an owned or rented option",
+                "ids: {ids}" if known else None,
+                {"base": hyb.base, **_ids(known)},
             )
         over = by_id.get(hyb.overflow)
         if not isinstance(over, ManagedOption):
             yield (
                 ("hybrid", i, "overflow"),
-                f"{hyb.overflow!r} is not the id of a managed option",
-                _ids(cfg.managed),
+                "{overflow!r} is not the id of a managed option",
+                "ids: {ids}" if cfg.managed else None,
+                {"overflow": hyb.overflow, **_ids(cfg.managed)},
             )
         rule = hyb.overflow_rule
         if rule.rule == "kinds" and not rule.kinds:
@@ -430,17 +448,19 @@ def _hybrid_problems(cfg: CostsConfig) -> Iterator[Problem]:
                 ("hybrid", i, "overflow_rule", "kinds"),
                 "rule `kinds` needs the job kinds sent to the managed side",
                 "e.g. kinds: [train, restart]",
+                {},
             )
         if rule.rule == "over_capacity" and rule.kinds:
             yield (
                 ("hybrid", i, "overflow_rule", "kinds"),
                 "kinds are only read by rule `kinds`",
                 "remove them, or use rule: kinds",
+                {},
             )
 
 
 def _problems(cfg: CostsConfig) -> Iterator[Problem]:
-    """Cross-field problems as (location, message, hint), in file order."""
+    """Cross-field problems as (location, message, hint, values), in file order."""
     yield from _currency_problems(cfg)
     yield from _option_problems(cfg)
     yield from _hybrid_problems(cfg)
@@ -456,9 +476,11 @@ def validate(cfg: CostsConfig, path: Path) -> CostsConfig:
     first = next(_problems(cfg), None)
     if first is None:
         return cfg
-    loc, message, hint = first
+    loc, template, hint, values = first
     root = yaml_root(path)
-    raise InputError(message, path=path, line=node_line(root, loc), field=dotted(loc), hint=hint)
+    raise InputError(
+        template, path=path, line=node_line(root, loc), field=dotted(loc), hint=hint, **values
+    )
 
 
 def load(path: Path) -> CostsConfig:

@@ -4,7 +4,8 @@ Every number in costs.yaml that feeds a monthly cost is moved on its own, and so
 profiled workload (its GPU-hours, and its number of jobs at the same GPU-hours). After each
 move the normal month of every standalone option is costed again. What is measured is the
 lead of the cheapest option over the best of the rest (the "gap"): a gap below zero means the
-move changed which option is cheapest, and the input is listed as one that flips it.
+move changed which option is cheapest, and the input is listed as one that flips it. Each
+input is named in English (`input`) and as a message (`input_message`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pydantic import ValidationError
 from gpudecide.cost.regimes import Workload
 from gpudecide.cost.schema import CostsConfig, Loc, dotted, is_consistent
 from gpudecide.cost.tco import cents, month_cost
+from gpudecide.message import Message, english, message
 
 STEP = Decimal("0.2")
 # Whole-number inputs that are costs levers; other integers are counts or V2-only terms.
@@ -74,6 +76,11 @@ def _set(tree: dict[str, Any], loc: Loc, value: Decimal | int) -> None:
 
 def label(cfg: CostsConfig, loc: Loc) -> str:
     """A reader's name for an input: option id, then the field path (`capex[0].unit_price`)."""
+    return english(label_message(cfg, loc))
+
+
+def label_message(cfg: CostsConfig, loc: Loc) -> Message:
+    """`label` as a message (the id and the path stay as written in every language)."""
     parts = list(loc)
     if parts and parts[-1] == "amount":
         parts.pop()
@@ -86,7 +93,7 @@ def label(cfg: CostsConfig, loc: Loc) -> str:
     text = ""
     for p in parts:
         text += f"[{p}]" if isinstance(p, int) else (f".{p}" if text else str(p))
-    return f"{head}: {text}"
+    return message("cost", "{option}: {field}", option=head, field=text)
 
 
 def _moved(value: Decimal | int, factor: Decimal) -> Decimal | int:
@@ -105,7 +112,10 @@ def tornado(cfg: CostsConfig, normal: Workload, step: Decimal = STEP) -> dict[st
     skipped: list[str] = []
     rows: list[dict[str, Any]] = []
 
-    def record(name: str, field: str, value: Any, run: Callable[[Decimal], Outcome | None]) -> None:
+    def record(
+        named: Message, field: str, value: Any, run: Callable[[Decimal], Outcome | None]
+    ) -> None:
+        name = english(named)
         sides: dict[str, dict[str, Any] | None] = {}
         for side, factor in factors.items():
             outcome = run(factor)
@@ -128,7 +138,16 @@ def tornado(cfg: CostsConfig, normal: Workload, step: Decimal = STEP) -> dict[st
         for s in sides.values():
             if s is not None:
                 del s["_gap"]
-        rows.append({"input": name, "field": field, "base": value, **sides, "swing": cents(swing)})
+        rows.append(
+            {
+                "input": name,
+                "input_message": named,
+                "field": field,
+                "base": value,
+                **sides,
+                "swing": cents(swing),
+            }
+        )
 
     for loc, value in _leaves(tree):
         if value == 0:
@@ -146,16 +165,16 @@ def tornado(cfg: CostsConfig, normal: Workload, step: Decimal = STEP) -> dict[st
                 return None  # outside the field's allowed range (a PUE below 1, a share over 1)
             return totals(new, normal) if is_consistent(new) else None
 
-        record(label(cfg, loc), dotted(loc), str(value), run)
+        record(label_message(cfg, loc), dotted(loc), str(value), run)
 
     record(
-        "workload: GPU-hours per month",
+        message("cost", "workload: GPU-hours per month"),
         "profile",
         str(cents(normal.gpu_hours)),
         lambda f: totals(cfg, normal.scaled(f)),
     )
     record(
-        "workload: jobs per month at the same GPU-hours",
+        message("cost", "workload: jobs per month at the same GPU-hours"),
         "profile",
         str(cents(normal.attempts)),
         lambda f: totals(cfg, normal.scaled(Decimal(1), f)),

@@ -5,9 +5,10 @@
     useful_utilisation = useful GPU-hours / available GPU-hours                (C2)
     cost_per_useful_GPU_hour = monthly_cost / useful GPU-hours                 (C3)
 
-Every component is a list of lines, each with the arithmetic in its label and the `source` of
-its price, so the report never shows one opaque "GPU" line (C9). Lines are rounded to cents
-(the currency's hundredths) when made, so a component is exactly the sum of its lines.
+Every component is a list of lines, each with the arithmetic in its label (a message, said in
+the reader's language where it is shown) and the `source` of its price, so the report never
+shows one opaque "GPU" line (C9). Lines are rounded to cents (the currency's hundredths) when
+made, so a component is exactly the sum of its lines.
 
 Where the C1 components sit, for every option type alike:
 - compute: GPU time. Owned: amortisation of servers, spares and redundancy plus their power;
@@ -22,11 +23,12 @@ Where the C1 components sit, for every option type alike:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Literal
 
-from gpudecide.cost.fmt import num
+from gpudecide.cost import words
 from gpudecide.cost.regimes import ZERO, Workload
 from gpudecide.cost.schema import (
     CostsConfig,
@@ -39,6 +41,8 @@ from gpudecide.cost.schema import (
     RentedOption,
     Waiting,
 )
+from gpudecide.cost.words import figure, share
+from gpudecide.message import Message, english, message
 
 Component = Literal[
     "compute", "storage", "data_transfer", "platform_ops", "engineer_labour", "waiting_cost"
@@ -69,12 +73,18 @@ def cents(value: Decimal) -> Decimal:
 
 @dataclass(frozen=True)
 class Line:
-    """One amount inside a C1 component, with how it was computed and where its price is from."""
+    """One amount inside a C1 component, with how it was computed (`text`) and where its
+    price is from."""
 
     component: Component
-    label: str
+    text: Message
     amount: Decimal
     source: str = ""
+
+    @property
+    def label(self) -> str:
+        """How the amount was computed, in English (the record's own text)."""
+        return english(self.text)
 
 
 @dataclass
@@ -86,7 +96,12 @@ class MonthCost:
     useful_gpu_hours: Decimal
     available_gpu_hours: Decimal  # dedicated: pool x month; managed: billed GPU-hours
     demand_gpu_hours: Decimal
-    notes: list[str] = field(default_factory=list)
+    note_messages: list[Message] = field(default_factory=list)
+
+    @property
+    def notes(self) -> list[str]:
+        """What the month could not cost as asked, in English."""
+        return [english(m) for m in self.note_messages]
 
     @property
     def components(self) -> dict[Component, Decimal]:
@@ -116,16 +131,22 @@ class MonthCost:
         return self.total / self.useful_gpu_hours
 
 
-def _line(component: Component, label: str, amount: Decimal, *prices: Price | None) -> Line:
+def _line(component: Component, text: Message, amount: Decimal, *prices: Price | None) -> Line:
     source = "; ".join(dict.fromkeys(p.source for p in prices if p is not None))
-    return Line(component, label, cents(amount), source)
+    return Line(component, text, cents(amount), source)
 
 
 def _labour(roles: list[LabourRole]) -> list[Line]:
     return [
         _line(
             "engineer_labour",
-            f"{r.role}: {num(r.hours_per_month)} h x {num(r.rate_per_hour.amount)}",
+            message(
+                "cost",
+                "{role}: {hours:num} h x {rate:num}",
+                role=r.role,
+                hours=figure(r.hours_per_month),
+                rate=figure(r.rate_per_hour.amount),
+            ),
             r.hours_per_month * r.rate_per_hour.amount,
             r.rate_per_hour,
         )
@@ -138,12 +159,18 @@ def _waiting(waiting: Waiting | None, w: Workload) -> list[Line]:
     cost = waiting.assumed_monthly_cost if waiting is not None else None
     if cost is None or w.gpu_hours <= 0:
         return []
-    return [_line("waiting_cost", "team's assumption (not measured)", cost.amount, cost)]
+    assumption = message("cost", "team's assumption (not measured)")
+    return [_line("waiting_cost", assumption, cost.amount, cost)]
 
 
 def _fees(option: OwnedOption | RentedOption | ManagedOption) -> list[Line]:
     return [
-        _line(f.component, f"{f.name} (per month)", f.price_per_month.amount, f.price_per_month)
+        _line(
+            f.component,
+            message("cost", "{name} (per month)", name=f.name),
+            f.price_per_month.amount,
+            f.price_per_month,
+        )
         for f in option.fees
     ]
 
@@ -158,7 +185,14 @@ def _owned(cfg: CostsConfig, o: OwnedOption, w: Workload) -> MonthCost:
         lines.append(
             _line(
                 CAPEX_COMPONENT[item.kind],
-                f"{item.item}: {item.quantity} x {num(item.unit_price.amount)} / {months} months",
+                message(
+                    "cost",
+                    "{item}: {quantity} x {price:num} / {months}",
+                    item=item.item,
+                    quantity=item.quantity,
+                    price=figure(item.unit_price.amount),
+                    months=words.months(months),
+                ),
                 item.quantity * item.unit_price.amount / months,
                 item.unit_price,
             )
@@ -170,24 +204,41 @@ def _owned(cfg: CostsConfig, o: OwnedOption, w: Workload) -> MonthCost:
     lines.append(
         _line(
             "compute",
-            f"power: {o.servers} server(s) x {num(kw, 3)} kW at {load:.1%} load x {num(hours)} h "
-            f"x PUE {num(p.pue)} = {num(kwh, 0)} kWh x {num(p.price_per_kwh.amount)}",
+            message(
+                "cost",
+                "power: {servers} x {kw:num} kW at {load:pct} load x {hours:num} h x PUE "
+                "{pue:num} = {kwh:num} kWh x {price:num}",
+                servers=words.servers(o.servers),
+                kw=figure(kw, 3),
+                load=share(load),
+                hours=figure(hours),
+                pue=figure(p.pue),
+                kwh=figure(kwh, 0),
+                price=figure(p.price_per_kwh.amount),
+            ),
             kwh * p.price_per_kwh.amount,
             p.price_per_kwh,
         )
     )
     if o.colocation is not None:
         c = o.colocation.price_per_month
-        lines.append(_line("platform_ops", "rack / colocation (per month)", c.amount, c))
+        rack = message("cost", "rack / colocation (per month)")
+        lines.append(_line("platform_ops", rack, c.amount, c))
     if o.support_per_month is not None:
         s = o.support_per_month
-        lines.append(_line("platform_ops", "support contract (per month)", s.amount, s))
+        support = message("cost", "support contract (per month)")
+        lines.append(_line("platform_ops", support, s.amount, s))
     if o.replacements is not None:
         r = o.replacements
         lines.append(
             _line(
                 "platform_ops",
-                f"replacements: {num(r.per_year)} a year x {num(r.unit_cost.amount)} / 12",
+                message(
+                    "cost",
+                    "replacements: {n:num} a year x {cost:num} / 12",
+                    n=figure(r.per_year),
+                    cost=figure(r.unit_cost.amount),
+                ),
                 r.per_year * r.unit_cost.amount / 12,
                 r.unit_cost,
             )
@@ -205,7 +256,12 @@ def _rented(cfg: CostsConfig, o: RentedOption, w: Workload) -> MonthCost:
         lines.append(
             _line(
                 "storage",
-                f"provisioned storage: {num(o.storage_gb)} GB x {num(s.amount)}",
+                message(
+                    "cost",
+                    "provisioned storage: {gb:num} GB x {price:num}",
+                    gb=figure(o.storage_gb),
+                    price=figure(s.amount),
+                ),
                 o.storage_gb * s.amount,
                 s,
             )
@@ -221,8 +277,13 @@ def _rented_pool_line(cfg: CostsConfig, o: RentedOption) -> Line:
         p = o.price_per_gpu_hour
         return _line(
             "compute",
-            f"pool: {o.gpus} GPUs x {num(cfg.hours_per_month)} h x {num(p.amount)}, billed "
-            "whether used or not (C4)",
+            message(
+                "cost",
+                "pool: {gpus} x {hours:num} h x {price:num}, billed whether used or not (C4)",
+                gpus=words.gpus(o.gpus),
+                hours=figure(cfg.hours_per_month),
+                price=figure(p.amount),
+            ),
             o.gpus * cfg.hours_per_month * p.amount,
             p,
         )
@@ -230,7 +291,12 @@ def _rented_pool_line(cfg: CostsConfig, o: RentedOption) -> Line:
     p = o.price_per_gpu_month
     return _line(
         "compute",
-        f"pool: {o.gpus} GPUs x {num(p.amount)} per month, billed whether used or not (C4)",
+        message(
+            "cost",
+            "pool: {gpus} x {price:num} per month, billed whether used or not (C4)",
+            gpus=words.gpus(o.gpus),
+            price=figure(p.amount),
+        ),
         o.gpus * p.amount,
         p,
     )
@@ -240,8 +306,13 @@ def _egress(cfg: CostsConfig, w: Workload, price: Price) -> Line:
     gb = w.trainings * cfg.data.egress_gb_per_training
     return _line(
         "data_transfer",
-        f"egress: {num(w.trainings)} trainings x {num(cfg.data.egress_gb_per_training)} GB "
-        f"x {num(price.amount)}",
+        message(
+            "cost",
+            "egress: {trainings} x {gb:num} GB x {price:num}",
+            trainings=words.trainings(w.trainings),
+            gb=figure(cfg.data.egress_gb_per_training),
+            price=figure(price.amount),
+        ),
         gb * price.amount,
         price,
     )
@@ -250,12 +321,18 @@ def _egress(cfg: CostsConfig, w: Workload, price: Price) -> Line:
 def _dedicated_month(
     o: OwnedOption | RentedOption, w: Workload, lines: list[Line], capacity: Decimal
 ) -> MonthCost:
-    notes: list[str] = []
+    notes: list[Message] = []
     served = min(w.gpu_hours, capacity)
     if w.gpu_hours > capacity:
         notes.append(
-            f"{o.id}: the month asks for {num(w.gpu_hours)} GPU-hours, the pool has "
-            f"{num(capacity)}: the rest waits into the next month"
+            message(
+                "cost",
+                "{option}: the month asks for {asked}, the pool has {has:num}: the rest waits "
+                "into the next month",
+                option=o.id,
+                asked=words.gpu_hours(w.gpu_hours),
+                has=figure(capacity),
+            )
         )
     return MonthCost(
         option_id=o.id,
@@ -263,7 +340,7 @@ def _dedicated_month(
         useful_gpu_hours=served * w.useful_share,
         available_gpu_hours=capacity,
         demand_gpu_hours=w.gpu_hours,
-        notes=notes,
+        note_messages=notes,
     )
 
 
@@ -305,7 +382,12 @@ def _managed_compute(cfg: CostsConfig, o: ManagedOption, w: Workload) -> tuple[l
     lines = [
         _line(
             "compute",
-            f"job time: {num(w.gpu_hours)} GPU-hours x {num(price.amount)} per GPU-hour",
+            message(
+                "cost",
+                "job time: {hours} x {price:num} per GPU-hour",
+                hours=words.gpu_hours(w.gpu_hours),
+                price=figure(price.amount),
+            ),
             w.gpu_hours * price.amount,
             price,
         )
@@ -313,44 +395,67 @@ def _managed_compute(cfg: CostsConfig, o: ManagedOption, w: Workload) -> tuple[l
     billed = w.gpu_hours
     # Per-job durations are not in the profile evidence: rounding up to the billing increment
     # is taken as half an increment per attempt, on the mean GPUs an attempt holds.
-    extra = [
+    extra: list[tuple[Decimal, bool, Callable[..., Message]]] = [
         (
-            "billing increment",
             o.billing_increment_minutes / 2,
-            f"min per attempt (on average half of the {num(o.billing_increment_minutes)}-min "
-            "increment)",
             True,
+            lambda **done: message(
+                "cost",
+                "billing increment: {attempts} x {minutes:num} min per attempt (on average half "
+                "of the {increment:num}-min increment) x {gpus} = {gpu_hours} x {price:num} per "
+                "GPU-hour",
+                increment=figure(o.billing_increment_minutes),
+                **done,
+            ),
         ),
-        ("environment start-up", o.startup_minutes_per_job, "min per attempt", o.startup_billed),
         (
-            "data loading",
+            o.startup_minutes_per_job,
+            o.startup_billed,
+            lambda **done: message(
+                "cost",
+                "environment start-up: {attempts} x {minutes:num} min per attempt x {gpus} = "
+                "{gpu_hours} x {price:num} per GPU-hour",
+                **done,
+            ),
+        ),
+        (
             d.loaded_gb_per_job * o.loading_minutes_per_gb,
-            f"min per attempt ({num(d.loaded_gb_per_job)} GB x "
-            f"{num(o.loading_minutes_per_gb)} min/GB)",
             o.loading_billed,
+            lambda **done: message(
+                "cost",
+                "data loading: {attempts} x {minutes:num} min per attempt ({gb:num} GB x "
+                "{rate:num} min/GB) x {gpus} = {gpu_hours} x {price:num} per GPU-hour",
+                gb=figure(d.loaded_gb_per_job),
+                rate=figure(o.loading_minutes_per_gb),
+                **done,
+            ),
         ),
     ]
-    for what, minutes, how, is_billed in extra:
+    for minutes, is_billed, say in extra:
         if not is_billed or minutes <= 0:
             continue
         gpu_h = w.attempts * minutes / 60 * gpus
         billed += gpu_h
-        lines.append(
-            _line(
-                "compute",
-                f"{what}: {num(w.attempts)} attempts x {num(minutes)} {how} x {num(gpus)} GPUs "
-                f"= {num(gpu_h)} GPU-hours x {num(price.amount)} per GPU-hour",
-                gpu_h * price.amount,
-                price,
-            )
+        text = say(
+            attempts=words.attempts(w.attempts),
+            minutes=figure(minutes),
+            gpus=words.gpus(gpus),
+            gpu_hours=words.gpu_hours(gpu_h),
+            price=figure(price.amount),
         )
+        lines.append(_line("compute", text, gpu_h * price.amount, price))
     if o.endpoint_price_per_hour is not None and o.endpoint_hours_per_training > 0:
         e = o.endpoint_price_per_hour
         lines.append(
             _line(
                 "compute",
-                f"endpoint until deletion: {num(w.trainings)} trainings x "
-                f"{num(o.endpoint_hours_per_training)} h x {num(e.amount)} per hour",
+                message(
+                    "cost",
+                    "endpoint until deletion: {trainings} x {hours:num} h x {price:num} per hour",
+                    trainings=words.trainings(w.trainings),
+                    hours=figure(o.endpoint_hours_per_training),
+                    price=figure(e.amount),
+                ),
                 w.trainings * o.endpoint_hours_per_training * e.amount,
                 e,
             )
@@ -365,19 +470,32 @@ def _managed_storage(cfg: CostsConfig, o: ManagedOption, w: Workload) -> list[Li
     keep = retention_months(cfg, o.retention_days)
     if w.attempts > 0:
         kept = w.attempts * d.artifacts_gb_per_job * keep
-        how = (
-            f"{num(w.attempts)} attempts x {num(d.artifacts_gb_per_job)} GB kept "
-            f"{o.retention_days} days"
+        how = message(
+            "cost",
+            "{attempts} x {gb:num} GB kept {days}",
+            attempts=words.attempts(w.attempts),
+            gb=figure(d.artifacts_gb_per_job),
+            days=words.days(o.retention_days),
         )
     else:
         before = w.prior.attempts if w.prior is not None else ZERO
         kept = before * d.artifacts_gb_per_job * _carried_over(keep)
-        how = f"earlier artifacts still inside {o.retention_days} days of retention"
+        how = message(
+            "cost",
+            "earlier artifacts still inside {days} of retention",
+            days=words.days(o.retention_days),
+        )
     return [
         _line(
             "storage",
-            f"storage: ({num(d.stored_gb)} GB kept + {num(kept)} GB: {how}) x "
-            f"{num(s.amount)} per GB-month",
+            message(
+                "cost",
+                "storage: ({gb:num} GB kept + {kept:num} GB: {how}) x {price:num} per GB-month",
+                gb=figure(d.stored_gb),
+                kept=figure(kept),
+                how=how,
+                price=figure(s.amount),
+            ),
             (d.stored_gb + kept) * s.amount,
             s,
         )
@@ -393,8 +511,13 @@ def _managed_transfer(cfg: CostsConfig, o: ManagedOption, w: Workload) -> list[L
         lines.append(
             _line(
                 "data_transfer",
-                f"data in: {num(w.attempts)} attempts x {num(d.loaded_gb_per_job)} GB x "
-                f"{num(i.amount)} per GB",
+                message(
+                    "cost",
+                    "data in: {attempts} x {gb:num} GB x {price:num} per GB",
+                    attempts=words.attempts(w.attempts),
+                    gb=figure(d.loaded_gb_per_job),
+                    price=figure(i.amount),
+                ),
                 w.attempts * d.loaded_gb_per_job * i.amount,
                 i,
             )
@@ -415,30 +538,41 @@ def _minimum_spend(o: ManagedOption, usage: list[Line]) -> list[Line]:
     return [
         _line(
             "compute",
-            f"minimum monthly commitment: usage of {num(used)} is below the floor of "
-            f"{num(floor.amount)}, topped up by the difference",
+            message(
+                "cost",
+                "minimum monthly commitment: usage of {used:num} is below the floor of "
+                "{floor:num}, topped up by the difference",
+                used=figure(used),
+                floor=figure(floor.amount),
+            ),
             floor.amount - used,
             floor,
         )
     ]
 
 
-def split(w: Workload, h: HybridOption, base_gpus: int) -> tuple[Workload, Workload, str]:
-    """The part of a month a hybrid keeps on its base pool and the part it sends out (H1)."""
+def split(w: Workload, h: HybridOption, base_gpus: int) -> tuple[Workload, Workload, Message]:
+    """The part of a month a hybrid keeps on its base pool, the part it sends out, and how
+    the work was split (H1)."""
     jobs = sum(w.jobs_by_kind.values(), ZERO)
     attempts_per_job = w.attempts / jobs if jobs > 0 else ZERO
     rule = h.overflow_rule
     if rule.rule == "kinds":
         over_hours = w.gpu_hours_of(list(rule.kinds))
         over_jobs = {k: (v if k in rule.kinds else ZERO) for k, v in w.jobs_by_kind.items()}
-        how = f"job kinds {', '.join(rule.kinds)} go to {h.overflow}"
+        how = message(
+            "cost", "job kinds {kinds} go to {option}", kinds=list(rule.kinds), option=h.overflow
+        )
     else:
         over_hours = w.gpu_hours_above(base_gpus)
-        share = over_hours / w.gpu_hours if w.gpu_hours > 0 else ZERO
-        over_jobs = {k: v * share for k, v in w.jobs_by_kind.items()}
-        how = (
-            f"demand above the base pool's {base_gpus} GPUs goes to {h.overflow} (upper bound: "
-            "the profile keeps the busiest moment of each time bucket; jobs split in proportion)"
+        part_out = over_hours / w.gpu_hours if w.gpu_hours > 0 else ZERO
+        over_jobs = {k: v * part_out for k, v in w.jobs_by_kind.items()}
+        how = message(
+            "cost",
+            "demand above the base pool's {gpus} goes to {option} (upper bound: the profile "
+            "keeps the busiest moment of each time bucket; jobs split in proportion)",
+            gpus=words.gpus(base_gpus),
+            option=h.overflow,
         )
     base_jobs = {k: v - over_jobs[k] for k, v in w.jobs_by_kind.items()}
     over_attempts = sum(over_jobs.values(), ZERO) * attempts_per_job
@@ -474,11 +608,17 @@ def _hybrid(cfg: CostsConfig, h: HybridOption, w: Workload) -> MonthCost:
     # is its own staffing, and a wait is felt once.
     own = ("engineer_labour", "waiting_cost")
     lines = [
-        replace(ln, label=f"base {base_opt.id}: {ln.label}")
+        replace(
+            ln,
+            text=message("cost", "base {option}: {label}", option=base_opt.id, label=ln.text),
+        )
         for ln in base.lines
         if ln.component not in own
     ] + [
-        replace(ln, label=f"overflow {over_opt.id}: {ln.label}")
+        replace(
+            ln,
+            text=message("cost", "overflow {option}: {label}", option=over_opt.id, label=ln.text),
+        )
         for ln in over.lines
         if ln.component not in own
     ]
@@ -489,7 +629,10 @@ def _hybrid(cfg: CostsConfig, h: HybridOption, w: Workload) -> MonthCost:
         useful_gpu_hours=base.useful_gpu_hours + over.useful_gpu_hours,
         available_gpu_hours=base.available_gpu_hours + over.available_gpu_hours,
         demand_gpu_hours=w.gpu_hours,
-        notes=[f"{h.id}: {how}", *base.notes],
+        note_messages=[
+            message("cost", "{option}: {how}", option=h.id, how=how),
+            *base.note_messages,
+        ],
     )
 
 
@@ -514,44 +657,25 @@ def pool_gpus(cfg: CostsConfig, option: Option) -> int | None:
 
 
 def reversibility(cfg: CostsConfig, option: Option) -> dict[str, Any] | None:
-    """V2: what shrinking an option costs and takes if load drops after a while."""
+    """V2: what shrinking an option costs and takes if load drops after a while; `how` in
+    English."""
+    found = shrinking(cfg, option)
+    if found is None:
+        return None
+    figures, how = found
+    return {**figures, "how": english(how)}
+
+
+def shrinking(cfg: CostsConfig, option: Option) -> tuple[dict[str, Any], Message] | None:
+    """V2 figures of shrinking an option, and how it goes (a message); None for an option
+    without a pool of its own."""
     after = cfg.exit_after_months
     days_per_month = cfg.hours_per_month / 24
     if isinstance(option, HybridOption):
-        inner = reversibility(cfg, cfg.option(option.base))
-        return {**inner, "of_base": option.base} if inner else None
+        inner = shrinking(cfg, cfg.option(option.base))
+        return ({**inner[0], "of_base": option.base}, inner[1]) if inner else None
     if isinstance(option, OwnedOption):
-        bought = sum((i.quantity * i.unit_price.amount for i in option.capex), ZERO)
-        book = sum(
-            (
-                i.quantity
-                * i.unit_price.amount
-                * max(0, (i.write_off_months or option.write_off_months) - after)
-                / (i.write_off_months or option.write_off_months)
-                for i in option.capex
-            ),
-            ZERO,
-        )
-        resale = bought * option.exit.resale_share
-        colo = option.colocation
-        colo_left = max(0, colo.commitment_months - after) if colo else 0
-        colo_cost = colo_left * colo.price_per_month.amount if colo else ZERO
-        loss = book - resale
-        return {
-            "kind": "owned",
-            "exit_after_months": after,
-            "months_left_to_write_off": max(0, option.write_off_months - after),
-            "commitment_months_left": colo_left,
-            "book_value": str(cents(book)),
-            "resale_value": str(cents(resale)),
-            "loss_on_sale": str(cents(loss)),
-            "committed_payments_left": str(cents(colo_cost)),
-            "cost_to_shrink": str(cents(loss + colo_cost)),
-            "days_to_shrink": float(option.exit.weeks_to_shrink * 7),
-            "how": f"sell the servers ({option.exit.resale_share:.0%} of the purchase price "
-            f"assumed), pay the rack for {colo_left} more month(s), move jobs within "
-            f"{num(option.exit.weeks_to_shrink)} weeks",
-        }
+        return _owned_shrinking(cfg, option)
     if isinstance(option, RentedOption):
         monthly = _rented_pool_line(cfg, option).amount
         left = max(0, option.min_commitment_months - after)
@@ -559,11 +683,19 @@ def reversibility(cfg: CostsConfig, option: Option) -> dict[str, Any] | None:
         cost = monthly * left + monthly * notice / days_per_month
         step = option.scale_down_step_gpus
         how = (
-            f"release {step} GPU(s) at a time with {notice} days' notice after the commitment"
+            message(
+                "cost",
+                "release {gpus} GPU(s) at a time with {days} days' notice after the commitment",
+                gpus=step,
+                days=notice,
+            )
             if step
-            else "capacity cannot be reduced: only the whole contract ends, after the commitment"
+            else message(
+                "cost",
+                "capacity cannot be reduced: only the whole contract ends, after the commitment",
+            )
         )
-        return {
+        figures = {
             "kind": "rented",
             "exit_after_months": after,
             "commitment_months_left": left,
@@ -572,12 +704,54 @@ def reversibility(cfg: CostsConfig, option: Option) -> dict[str, Any] | None:
             "committed_payments_left": str(cents(monthly * left)),
             "cost_to_shrink": str(cents(cost)),
             "days_to_shrink": round(float(left * days_per_month + notice), 1),
-            "how": how,
         }
-    return _managed_reversibility(cfg, option)
+        return figures, how
+    return _managed_shrinking(cfg, option)
 
 
-def _managed_reversibility(cfg: CostsConfig, option: ManagedOption) -> dict[str, Any]:
+def _owned_shrinking(cfg: CostsConfig, option: OwnedOption) -> tuple[dict[str, Any], Message]:
+    """V2 for owned servers: the loss on selling them and the rack still owed."""
+    after = cfg.exit_after_months
+    bought = sum((i.quantity * i.unit_price.amount for i in option.capex), ZERO)
+    book = sum(
+        (
+            i.quantity
+            * i.unit_price.amount
+            * max(0, (i.write_off_months or option.write_off_months) - after)
+            / (i.write_off_months or option.write_off_months)
+            for i in option.capex
+        ),
+        ZERO,
+    )
+    resale = bought * option.exit.resale_share
+    colo = option.colocation
+    colo_left = max(0, colo.commitment_months - after) if colo else 0
+    colo_cost = colo_left * colo.price_per_month.amount if colo else ZERO
+    loss = book - resale
+    figures = {
+        "kind": "owned",
+        "exit_after_months": after,
+        "months_left_to_write_off": max(0, option.write_off_months - after),
+        "commitment_months_left": colo_left,
+        "book_value": str(cents(book)),
+        "resale_value": str(cents(resale)),
+        "loss_on_sale": str(cents(loss)),
+        "committed_payments_left": str(cents(colo_cost)),
+        "cost_to_shrink": str(cents(loss + colo_cost)),
+        "days_to_shrink": float(option.exit.weeks_to_shrink * 7),
+    }
+    how = message(
+        "cost",
+        "sell the servers ({share:pct0} of the purchase price assumed), pay the rack for "
+        "{months} more month(s), move jobs within {weeks}",
+        share=share(option.exit.resale_share, 0),
+        months=colo_left,
+        weeks=words.weeks(option.exit.weeks_to_shrink),
+    )
+    return figures, how
+
+
+def _managed_shrinking(cfg: CostsConfig, option: ManagedOption) -> tuple[dict[str, Any], Message]:
     """V1/V2 for a managed option: nothing to shrink, but leaving moves the kept data out.
 
     The time to move a run out is measured by the export audit and the export test; the
@@ -586,7 +760,7 @@ def _managed_reversibility(cfg: CostsConfig, option: ManagedOption) -> dict[str,
     gb = cfg.data.stored_gb
     price = option.egress_price_per_gb
     egress = gb * price.amount if price is not None else None
-    return {
+    figures = {
         "kind": "managed",
         "exit_after_months": cfg.exit_after_months,
         "commitment_months_left": 0,
@@ -594,11 +768,22 @@ def _managed_reversibility(cfg: CostsConfig, option: ManagedOption) -> dict[str,
         "egress_cost": None if egress is None else str(cents(egress)),
         "cost_to_shrink": str(cents(egress or ZERO)),
         "days_to_shrink": 0.0,
-        "how": f"billed per use, nothing to shrink; leaving moves {num(gb)} GB kept at the "
-        + (
-            f"vendor out at {num(price.amount)} per GB"
-            if price is not None
-            else "vendor out (egress price not in the contract: ask)"
-        )
-        + "; the time and manual steps come from the export test",
     }
+    how = (
+        message(
+            "cost",
+            "billed per use, nothing to shrink; leaving moves {gb:num} GB kept at the vendor out "
+            "at {price:num} per GB; the time and manual steps come from the export test",
+            gb=figure(gb),
+            price=figure(price.amount),
+        )
+        if price is not None
+        else message(
+            "cost",
+            "billed per use, nothing to shrink; leaving moves {gb:num} GB kept at the vendor out "
+            "(egress price not in the contract: ask); the time and manual steps come from the "
+            "export test",
+            gb=figure(gb),
+        )
+    )
+    return figures, how
