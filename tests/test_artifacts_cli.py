@@ -385,11 +385,13 @@ def test_retention_undefined_class_names_line_and_field(tmp_path: Path) -> None:
 
 def test_audit_section_builds_tables(arts: dict[str, Path], here: Path) -> None:
     from gpudecide.artifacts import audit
+    from gpudecide.i18n import speaking
     from gpudecide.report.model import Section
 
     result = audit.run(arts["adapter_local"])
     section = Section("audit", "", ev.seal(result.record), "fresh", "fresh", [])
-    audit_section(section, "ru")
+    with speaking("ru"):
+        audit_section(section)
     assert section.title.startswith("Аудит экспорта")
     captions = [t.caption for t in section.tables]
     assert len(captions) == 4 and captions[0] == "Четыре слоя экспорта (E2)"

@@ -33,14 +33,17 @@ from typing import IO, Any, cast
 
 from gpudecide.artifacts import numpy_files
 from gpudecide.artifacts.pickle_scan import PickleReport, scan_stream
+from gpudecide.i18n import N_
 
 LOCAL = b"PK\x03\x04"
 PICKLE_NAMES = (".pkl", ".pickle", ".joblib", ".dill", ".sav", ".p")
+# The formats by their magic bytes; each name is a msgid, said in the reader's language where
+# a finding names it.
 UNOPENABLE = {
-    b"7z\xbc\xaf\x27\x1c": "7z archive",
-    b"Rar!\x1a\x07": "RAR archive",
-    b"\x28\xb5\x2f\xfd": "zstd stream",
-    b"\x04\x22\x4d\x18": "LZ4 frame",
+    b"7z\xbc\xaf\x27\x1c": N_("7z archive"),
+    b"Rar!\x1a\x07": N_("RAR archive"),
+    b"\x28\xb5\x2f\xfd": N_("zstd stream"),
+    b"\x04\x22\x4d\x18": N_("LZ4 frame"),
 }
 MAX_MEMBERS = 100_000
 CRC_LIMIT = 256 << 20

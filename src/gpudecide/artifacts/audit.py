@@ -32,10 +32,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from gpudecide import evidence as ev
 from gpudecide.artifacts import formats, hashing, remote
 from gpudecide.artifacts import retention as ret
+from gpudecide.artifacts.words import as_written
 from gpudecide.errors import InputError
 from gpudecide.fsutil import ProgressFn
 from gpudecide.inputs import load_yaml_model, parse_yaml, read_input_text
 from gpudecide.jsonio import get, loads_bounded
+from gpudecide.message import Message, english, message, nmessage, record_texts
 
 SPEC_IDS = ["A1", "A2", "A3", "A5", "A6", "A7", "A8", "E2", "E5"]
 HazardId = Literal[
@@ -101,17 +103,32 @@ def load_plan(path: Path) -> ExportPlan:
     return load_yaml_model(path, ExportPlan)
 
 
-def _item(name: str, status: Status, path: str | None, detail: str = "") -> dict[str, Any]:
-    return {"name": name, "status": status, "path": path, "detail": detail}
+def _item(
+    name: str, status: Status, path: str | None, detail: Message | None = None
+) -> dict[str, Any]:
+    """One E2 item: its proof (`path`) or why it is absent (`detail`, kept in English beside
+    its `message`)."""
+    return {
+        "name": name,
+        "status": status,
+        "path": path,
+        "detail": english(detail) if detail else "",
+        "message": detail,
+    }
+
+
+def _value(value: object) -> Message | None:
+    """A value the export states (a digest, a base model id), as written; none when empty."""
+    return as_written(str(value)) if value else None
 
 
 def _found(
     name: str,
     path: str | None,
-    detail: str = "",
+    detail: Message | None = None,
     *,
     absent: Status = "missing",
-    absent_detail: str = "",
+    absent_detail: Message | None = None,
 ) -> dict[str, Any]:
     if path:
         return _item(name, "found", path, detail)
@@ -163,23 +180,35 @@ def _adapter_hazards(det: formats.Detection, pinned_by: str | None) -> list[dict
     for f in det.with_role("adapter_config"):
         base = f.details.get("base_model_name_or_path")
         rev = f.details.get("revision")
-        problems = []
+        problems: list[Message] = []
         if not base:
-            problems.append("names no base model")
+            problems.append(message("artifacts", "names no base model"))
         elif _is_local_path(str(base)):
-            problems.append(f"names a local path {base!r} as its base: not reproducible elsewhere")
-        if rev is None:
-            problems.append("has no base model revision (revision: null)")
-        elif not _COMMIT40.match(str(rev)):
-            problems.append(f"revision {rev!r} is not a 40-hex commit: a branch or tag can move")
-        if problems and pinned_by is None:
-            hazards.append(
-                _hazard("adapter_base_revision_missing", f.path, "adapter " + "; ".join(problems))
+            problems.append(
+                message(
+                    "artifacts",
+                    "names a local path {base!r} as its base: not reproducible elsewhere",
+                    base=base,
+                )
             )
+        if rev is None:
+            problems.append(message("artifacts", "has no base model revision (revision: null)"))
+        elif not _COMMIT40.match(str(rev)):
+            problems.append(
+                message(
+                    "artifacts",
+                    "revision {rev!r} is not a 40-hex commit: a branch or tag can move",
+                    rev=rev,
+                )
+            )
+        if problems and pinned_by is None:
+            why = message("artifacts", "adapter {problems}", problems=problems)
+            hazards.append(_hazard("adapter_base_revision_missing", f.path, why))
     return hazards
 
 
-def _hazard(hid: HazardId, path: str | None, detail: str) -> dict[str, Any]:
+def _hazard(hid: HazardId, path: str | None, why: Message) -> dict[str, Any]:
+    """A lock-in hazard (a stop factor): its id, file, detail in English and as a message."""
     spec = {
         "adapter_base_revision_missing": "E5",
         "weights_without_optimizer_state": "A2, E5",
@@ -193,7 +222,14 @@ def _hazard(hid: HazardId, path: str | None, detail: str) -> dict[str, Any]:
         "egress_throttled": "E5, V1",
         "declared_artifact_missing": "E3",
     }[hid]
-    return {"id": hid, "path": path, "detail": detail, "stop_factor": True, "spec": spec}
+    return {
+        "id": hid,
+        "path": path,
+        "detail": english(why),
+        "stop_factor": True,
+        "spec": spec,
+        "message": why,
+    }
 
 
 def _best_unit(det: formats.Detection) -> formats.Unit | None:
@@ -211,7 +247,7 @@ def _layers(
     """The four E2 layers, each item found, missing or not applicable."""
     need_resume = plan.resumable_required if plan else True
     absent: Status = "missing" if need_resume else "not_applicable"
-    why = "" if need_resume else "the plan does not require resumption"
+    why = None if need_resume else message("artifacts", "the plan does not require resumption")
     return {
         "data": _data_layer(det, absent, why),
         "training": _training_layer(det, manifests, absent, why),
@@ -226,7 +262,7 @@ def _role_path(det: formats.Detection, role: str) -> str | None:
 
 
 def _data_layer(
-    det: formats.Detection, resume_absent: Status, resume_why: str
+    det: formats.Detection, resume_absent: Status, resume_why: Message | None
 ) -> list[dict[str, Any]]:
     best = _best_unit(det)
     checkpoints = [
@@ -243,7 +279,7 @@ def _data_layer(
         _found(
             "intermediate_checkpoints",
             checkpoints[0].path if checkpoints else None,
-            f"{len(checkpoints)} checkpoint(s)",
+            nmessage("artifacts", "{n} checkpoint", "{n} checkpoints", n=len(checkpoints)),
             absent=resume_absent,
             absent_detail=resume_why,
         ),
@@ -254,7 +290,7 @@ def _training_layer(
     det: formats.Detection,
     manifests: list[tuple[str, dict[str, Any]]],
     resume_absent: Status,
-    resume_why: str,
+    resume_why: Message | None,
 ) -> list[dict[str, Any]]:
     best = _best_unit(det)
     optim = (best.optimizer_state if best and best.optimizer_state else None) or _role_path(
@@ -289,23 +325,25 @@ def _training_layer(
         _found(
             "step_epoch",
             step_src,
-            f"step {best.step}" if best and best.step is not None else "",
+            message("artifacts", "step {step}", step=best.step)
+            if best and best.step is not None
+            else None,
             absent=resume_absent,
             absent_detail=resume_why,
         ),
     ]
     scaler = _role_path(det, "grad_scaler")
     if scaler or precision == "fp16":
-        training.append(_found("grad_scaler", scaler, "fp16 training needs the loss scaler state"))
+        needs = message("artifacts", "fp16 training needs the loss scaler state")
+        training.append(_found("grad_scaler", scaler, needs))
     else:
-        training.append(
-            _item(
-                "grad_scaler",
-                "not_applicable",
-                None,
-                f"precision {precision or 'unknown'}: no fp16 loss scaling",
+        if precision:
+            why = message(
+                "artifacts", "precision {precision}: no fp16 loss scaling", precision=precision
             )
-        )
+        else:
+            why = message("artifacts", "precision unknown: no fp16 loss scaling")
+        training.append(_item("grad_scaler", "not_applicable", None, why))
     return training
 
 
@@ -321,8 +359,8 @@ def _execution_layer(
                 libs_src = f.path
                 break
     return [
-        _found("container_digest", container_src, str(container or "")),
-        _found("driver_version", driver_src, str(driver or "")),
+        _found("container_digest", container_src, _value(container)),
+        _found("driver_version", driver_src, _value(driver)),
         _found("library_versions", libs_src),
     ]
 
@@ -351,10 +389,10 @@ def _provenance_layer(
             manifests, "environment", "provenance", "evaluation_metrics"
         )
     return [
-        _found("base_model_id", base_src, str(base or "")),
+        _found("base_model_id", base_src, _value(base)),
         _found("base_model_revision", rev_src),
-        _found("dataset_snapshot", dataset_src, str(dataset or "")),
-        _found("code_commit", commit_src, str(commit or "")),
+        _found("dataset_snapshot", dataset_src, _value(dataset)),
+        _found("code_commit", commit_src, _value(commit)),
         _found("evaluation_metrics", metrics_src),
     ]
 
@@ -533,7 +571,7 @@ def _hazards(
         # format findings carry hazard ids too; an id outside the contract is a bug here
         if f.id not in get_args(HazardId):
             raise ValueError(f"format finding with an unknown hazard id {f.id!r}")
-        hazards.append(_hazard(cast(HazardId, f.id), f.path, f.detail))
+        hazards.append(_hazard(cast(HazardId, f.id), f.path, f.why))
     base_pin, _ = _manifest_value(manifests, "base_model")
     pinned_by = None
     if isinstance(base_pin, str) and _DIGEST.search(base_pin):
@@ -542,21 +580,18 @@ def _hazards(
     need_resume = plan.resumable_required if plan else True
     weights = det.with_role("weights")
     if weights and not det.resumable and need_resume:
-        hazards.append(
-            _hazard(
-                "weights_without_optimizer_state",
-                weights[0].path,
-                "weights without optimizer state and step in one checkpoint: inference only, "
-                "training cannot continue (A2)",
-            )
+        why = message(
+            "artifacts",
+            "weights without optimizer state and step in one checkpoint: inference only, "
+            "training cannot continue (A2)",
         )
+        hazards.append(_hazard("weights_without_optimizer_state", weights[0].path, why))
     if plan is not None:
         names = [d.path for d in digests]
         for pattern in plan.expected_files:
             if not any(fnmatch.fnmatchcase(n, pattern) for n in names):
-                hazards.append(
-                    _hazard("declared_artifact_missing", pattern, f"no file matches {pattern!r}")
-                )
+                why = message("artifacts", "no file matches {pattern!r}", pattern=pattern)
+                hazards.append(_hazard("declared_artifact_missing", pattern, why))
     return hazards
 
 
@@ -571,31 +606,55 @@ def _egress_hazard(
     limit = plan.max_migration_hours if plan else None
     if limit is None or window is None or window <= limit:
         return fig, []
-    detail = (
-        f"{fig['throughput_mb_s']} MB/s measured: moving {fig['run_bytes'] / 1e9:.3f} GB "
-        f"takes {window:.2f} h, over the plan's {limit} h"
+    why = message(
+        "artifacts",
+        "{speed} MB/s measured: moving {gb:.3f} GB takes {hours:.2f} h, over the plan's {limit} h",
+        speed=fig["throughput_mb_s"],
+        gb=fig["run_bytes"] / 1e9,
+        hours=window,
+        limit=limit,
     )
-    return fig, [_hazard("egress_throttled", source, detail)]
+    return fig, [_hazard("egress_throttled", source, why)]
 
 
-def _notes(det: formats.Detection, skipped: list[hashing.Skipped]) -> list[str]:
+def _notes(det: formats.Detection, skipped: list[hashing.Skipped]) -> list[Message]:
     """What a reader must know beyond the hazards."""
-    notes: list[str] = [f"{s.path}: not audited ({s.reason})" for s in skipped]
+    notes: list[Message] = [
+        message("artifacts", "{path}: not audited ({reason})", path=s.path, reason=s.why)
+        for s in skipped
+    ]
     for report in det.files.values():
         if report.details.get("library_classes"):
             classes = ", ".join(report.details["library_classes"][:4])
             notes.append(
-                f"{report.path}: loading it constructs {classes}; "
-                "torch.load(weights_only=True) refuses it; read it only where that library "
-                "is trusted"
+                message(
+                    "artifacts",
+                    "{path}: loading it constructs {classes}; torch.load(weights_only=True) "
+                    "refuses it; read it only where that library is trusted",
+                    path=report.path,
+                    classes=classes,
+                )
             )
     if any(u.kind == "peft_adapter" or "PEFT" in " ".join(u.notes) for u in det.units):
-        notes.append("an adapter is usable only with the exact base model it was trained on (E5)")
+        notes.append(
+            message(
+                "artifacts",
+                "an adapter is usable only with the exact base model it was trained on (E5)",
+            )
+        )
     notes.append(
-        "A4: hashes prove integrity, not that the artifacts load: restore them and continue "
-        "training elsewhere (E1)"
+        message(
+            "artifacts",
+            "A4: hashes prove integrity, not that the artifacts load: restore them and continue "
+            "training elsewhere (E1)",
+        )
     )
     return notes
+
+
+# The summary's parts joined as the English has always joined them; a template of fields
+# alone, passed as a variable so that it stays out of the catalogues.
+_SUMMARY = "{head}; {hazards}; {missing}; {open}"
 
 
 def _verdict(
@@ -603,7 +662,7 @@ def _verdict(
     hazards: list[dict[str, Any]],
     layers: dict[str, list[dict[str, Any]]],
     retention: dict[str, Any],
-) -> tuple[ev.Verdict, str, list[str], dict[str, Any] | None]:
+) -> tuple[ev.Verdict, Message, list[str], dict[str, Any] | None]:
     """Verdict, summary line, missing E2 items and the unit training resumes from."""
     best = _best_unit(det)
     resumable_from = None
@@ -618,14 +677,25 @@ def _verdict(
     open_q = [q["id"] for q in retention["questions"] if q["status"] == "open"]
     verdict: ev.Verdict = "fail" if hazards else ("warn" if missing or open_q else "pass")
     if resumable_from:
-        head = f"resumable from {resumable_from['path']} (step {resumable_from['step']})"
+        head = message(
+            "artifacts",
+            "resumable from {path} (step {step})",
+            path=resumable_from["path"],
+            step=resumable_from["step"],
+        )
     elif det.with_role("weights"):
-        head = "weights only: not resumable"
+        head = message("artifacts", "weights only: not resumable")
     else:
-        head = "no model weights found"
-    summary = (
-        f"{head}; {len(hazards)} hazard(s); {len(missing)} E2 item(s) missing; "
-        f"{len(open_q)} A8 question(s) open"
+        head = message("artifacts", "no model weights found")
+    summary = message(
+        "artifacts",
+        _SUMMARY,
+        head=head,
+        hazards=nmessage("artifacts", "{n} hazard", "{n} hazards", n=len(hazards)),
+        missing=nmessage(
+            "artifacts", "{n} E2 item missing", "{n} E2 items missing", n=len(missing)
+        ),
+        open=nmessage("artifacts", "{n} A8 question open", "{n} A8 questions open", n=len(open_q)),
     )
     return verdict, summary, missing, resumable_from
 
@@ -653,8 +723,9 @@ def run(
     hazards += egress_hazards
     layers = _layers(det, manifests, plan)
     retention = _retention(inputs.policy, det, manifests, workspace_root)
-    verdict, summary, missing, resumable_from = _verdict(det, hazards, layers, retention)
-    notes = _notes(det, skipped)
+    verdict, summary_msg, missing, resumable_from = _verdict(det, hazards, layers, retention)
+    texts = record_texts(summary_msg, _notes(det, skipped))
+    summary, notes = texts.summary, texts.notes
     figures: dict[str, Any] = {
         "export": ev.shown_path(export, workspace_root),
         "source": source,
@@ -675,6 +746,7 @@ def run(
         "verdict": verdict,
         "summary": summary,
         "notes": notes,
+        "messages": texts.messages,
     }
     used = [p for p in (plan_path, inputs.policy_path) if p is not None]
     refs = _input_refs(used, workspace_root)

@@ -14,7 +14,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from gpudecide.artifacts.report import ITEMS, LAYERS, STATUSES
+from gpudecide import fmt
+from gpudecide.artifacts.retention import A8_QUESTIONS
+from gpudecide.artifacts.words import (
+    BASES,
+    ITEMS,
+    LAYERS,
+    SEVERITIES,
+    STATUSES,
+    rule_label,
+    word,
+)
 from gpudecide.console import (
     JsonOpt,
     WorkspaceOpt,
@@ -27,15 +37,15 @@ from gpudecide.console import (
     print_written,
 )
 from gpudecide.errors import InputError
-from gpudecide.i18n import translator
+from gpudecide.i18n import Language, speaking, translator
 from gpudecide.inputs import read_input_text
+from gpudecide.message import render
 from gpudecide.options import require_known
-from gpudecide.report.fmt import localize_digits, not_available
-from gpudecide.report.i18n import N_, P_, localize, notes_of, summary_of
+from gpudecide.report.i18n import notes_of, summary_of
 from gpudecide.workspace import CONFIG_NAME
 
 if TYPE_CHECKING:
-    from gpudecide.artifacts.hashing import SumsCheck
+    from gpudecide.artifacts.hashing import Skipped, SumsCheck
 
 WorkersOpt = Annotated[
     int | None, typer.Option(min=1, help="Hashing threads (default: one per core).")
@@ -46,126 +56,37 @@ RetentionOpt = Annotated[
 ]
 
 _ = translator("artifacts")
-
-# English that hashing and the manifest lint write (reasons a file was skipped or refused,
-# lint messages), translated for ru and kk by pattern (`gpudecide.report.i18n.localize`).
-GENERATED = (
-    P_("directory not readable: {reason}"),
-    P_("file name is not valid UTF-8"),
-    P_("cannot stat: {reason}"),
-    P_("not a regular file (socket, FIFO or device)"),
-    P_("not readable (permission denied)"),
-    P_("not readable: {reason}"),
-    P_("absolute path: refused, only files under the root are checked"),
-    P_("'..' leaves the root: refused"),
-    P_("no {what} given"),
-    P_("base model"),
-    P_("precision"),
-    P_("method"),
-    P_("container digest"),
-    P_("{value} names a moving tag; it proves nothing"),
-    P_("{value} has a tag instead of a digest: pin it as name@sha256:<64 hex digits>"),
-    P_("{value} has no immutable digest: pin it as name@sha256:<64 hex digits>"),
-    P_("no dataset snapshot given"),
-    P_("{value} points at a moving name"),
-    P_("{value} has no version or snapshot id: the run cannot be reproduced from it"),
-    P_("no code commit given"),
-    P_("{value} is not a hex commit id"),
-    P_("{value} is too short to name a commit"),
-    P_(
-        "{value} is abbreviated: unique today, maybe ambiguous later; record the full 40-hex id"
-    ),
-    P_("{value} is not 40 or 64 hex digits long"),
-    P_("no creation time given"),
-    P_("{value} has no time of day"),
-    P_("{value} is not an ISO 8601 time"),
-    P_("{value} has no zone: write it in UTC with Z"),
-    P_("{value} is not UTC"),
-    P_("{value} is not one of {known}"),
-    P_("no files listed with size and SHA-256"),
-    P_("{path} listed twice"),
-    P_("{path} is outside the run folder"),
-    P_("names {path}, which is not among the files"),
-    P_("not stated (true/false)"),
-    P_("true, but no optimizer state is among the files (A2: not resumable)"),
-    P_("false, but {path} looks like optimizer state"),
-    P_("no retention class"),
-    P_("no retention.yaml to check it against (pass --retention or run in a workspace)"),
-    P_("{value} is not defined in {path} (defined: {defined})"),
-    P_("not recorded: a restore elsewhere cannot match the environment"),
-    P_("no library versions recorded (torch, transformers, ...)"),
-    P_("no evaluation metrics recorded"),
-    P_("no run_id given"),
-    P_("export size (no run_size_gb in the plan)"),
-)
-# The words of the lint rules ("A6 commit") and severities, as a person reads them.
-RULE_WORDS = {
-    "required": N_("required"),
-    "files": N_("files"),
-    "optimizer": N_("optimizer"),
-    "vocabulary": N_("vocabulary"),
-    "commit": N_("commit"),
-    "digest": N_("digest"),
-    "mutable": N_("mutable"),
-    "time": N_("time"),
-    "version": N_("version"),
-    "retention": N_("retention"),
-    "execution": N_("execution"),
-    "provenance": N_("provenance"),
-}
-SEVERITIES = {"error": N_("error"), "warning": N_("warning")}
+_n = _.n
 
 
-def _english(text: str, lang: str) -> str:
-    """English that hashing, the lint or the audit wrote, in `lang` by the catalogue patterns."""
-    return text if lang == "en" else localize(text, lang, ("artifacts", "report"))
+def _figure(value: Any) -> str:
+    """A figure as the audit wrote it, with the reader's number signs; n/a when absent."""
+    return fmt.not_available() if value is None else fmt.digits(str(value))
 
 
-def _word(table: dict[str, str], key: str, lang: str) -> str:
-    """A known id's name in `lang` (English keeps the id itself, as before)."""
-    if lang == "en" or key not in table:
-        return key
-    return _(table[key], lang)
-
-
-def _rule(rule: str, lang: str) -> str:
-    """A lint rule ("A6 commit") in `lang`: the SPEC id kept, the word translated."""
-    spec, _sep, word = rule.partition(" ")
-    return rule if lang == "en" or not word else f"{spec} {_word(RULE_WORDS, word, lang)}"
-
-
-def _figure(value: Any, lang: str) -> str:
-    """A figure as the audit wrote it (English), else with `lang`'s signs; n/a when absent."""
-    if value is None and lang != "en":
-        return not_available(lang)
-    return localize_digits(str(value), lang)
-
-
-def _num(value: int, lang: str) -> str:
-    """A count as the command printed it in English, with `lang`'s number signs."""
-    return localize_digits(f"{value:,}", lang)
-
-
-def _lang(workspace_dir: Path | None = None) -> str:
-    """The language of the command's output: --lang, $GPUDECIDE_LANG, else the workspace's
-    (a broken or absent workspace is no reason to refuse a file command: English then)."""
+def _speak_workspace_language(workspace_dir: Path | None = None) -> None:
+    """Speak the language of the command's output: --lang, $GPUDECIDE_LANG, else the
+    workspace's (a broken or absent workspace is no reason to refuse a file command:
+    English then)."""
     try:
-        return language(open_workspace(workspace_dir, required=False))
+        open_workspace(workspace_dir, required=False)
     except (InputError, OSError):
-        return language(None)
+        language(None)
 
 
-def _print_check(check: SumsCheck, *, extra: str, lang: str = "en") -> None:
-    """One line per file that does not match, in `sha256sum -c` style."""
+def _print_check(check: SumsCheck, *, extra: str) -> None:
+    """One line per file that does not match, in `sha256sum -c` style (`extra`: the word
+    for a file the list does not name)."""
     for m in check.mismatched:
-        out.print(_("{path}: FAILED", lang).format(path=m["path"]), markup=False)
+        out.print(_("{path}: FAILED").format(path=m["path"]), markup=False)
     for p in check.missing:
-        out.print(_("{path}: MISSING", lang).format(path=p), markup=False)
+        out.print(_("{path}: MISSING").format(path=p), markup=False)
     for p in check.extra:
-        out.print(f"{p}: {_(extra, lang)}", markup=False)
+        out.print(f"{p}: {extra}", markup=False)
     for r in check.refused:
-        reason = _english(r["reason"], lang)
-        out.print(_("{path}: REFUSED ({reason})", lang).format(path=r["path"], reason=reason))
+        why = check.refusals.get(r["path"])
+        reason = render(why) if why is not None else r["reason"]
+        out.print(_("{path}: REFUSED ({reason})").format(path=r["path"], reason=reason))
 
 
 @contextmanager
@@ -205,10 +126,10 @@ def _bytes_progress(
         yield on_bytes, on_total
 
 
-def _print_skipped(skipped: list[dict[str, str]], lang: str = "en") -> None:
+def _print_skipped(skipped: list[Skipped]) -> None:
     for s in skipped:
-        text = _("skipped: {path}: {reason}", lang)
-        err.print(text.format(path=s["path"], reason=_english(s["reason"], lang)), markup=False)
+        text = _("skipped: {path}: {reason}").format(path=s.path, reason=render(s.why))
+        err.print(text, markup=False)
 
 
 def _workspace_root(workspace_dir: Path | None) -> Path | None:
@@ -252,7 +173,11 @@ def hash_cmd(
 
     with guard(as_json):
         if out_format not in ("sha256sum", "model-signing"):
-            raise InputError(f"{out_format!r} is not sha256sum or model-signing", field="--format")
+            raise InputError(
+                "{out_format!r} is not sha256sum or model-signing",
+                field="--format",
+                out_format=out_format,
+            )
         expected = None
         if verify is not None:
             # A regular file only: a FIFO given as SUMS would block forever.
@@ -268,18 +193,18 @@ def hash_cmd(
                 path, exclude=exclude, workers=workers, on_bytes=on_bytes, on_total=on_total
             )
     body = tree.as_dict()
-    lang = "en" if as_json else _lang()
+    if not as_json:
+        _speak_workspace_language()
     if expected is not None:
         check = hashing.check_tree(tree, expected)
         if as_json:
             emit_json({**check.as_dict(), "root": str(path), "sums": str(verify)})
         else:
-            _print_check(check, extra=N_("NOT LISTED"), lang=lang)
+            _print_check(check, extra=_("NOT LISTED"))
             out.print(
                 _(
                     "{ok} OK, {failed} failed, {missing} missing, {extra} not listed, "
-                    "{refused} refused",
-                    lang,
+                    "{refused} refused"
                 ).format(
                     ok=check.matched,
                     failed=len(check.mismatched),
@@ -306,16 +231,15 @@ def hash_cmd(
         if as_json:
             emit_json({**body, "written": str(out_file)})
         else:
+            n = len(tree.files)
+            line = _n("{n} file, {bytes} bytes -> {path}", "{n} files, {bytes} bytes -> {path}", n)
             out.print(
-                _("{n} files, {bytes} bytes -> {path}", lang).format(
-                    n=len(tree.files), bytes=_num(tree.total_bytes, lang), path=out_file
-                ),
-                markup=False,
+                line.format(n=n, bytes=fmt.fmt(tree.total_bytes), path=out_file), markup=False
             )
     else:
         print(text, end="")
     if not as_json:
-        _print_skipped(body["skipped"], lang)
+        _print_skipped(tree.skipped)
 
 
 def manifest_create(
@@ -346,25 +270,29 @@ def manifest_create(
     if as_json:
         emit_json({"manifest": str(target), **manifest.model_dump(by_alias=True)})
         return
-    lang = _lang()
+    _speak_workspace_language()
     exported = manifest.optimizer_state_exported
+    n = len(manifest.files)
+    line = _n(
+        "manifest: {path} ({n} file, {bytes} bytes; format {format}, precision {precision}, "
+        "optimizer state {exported})",
+        "manifest: {path} ({n} files, {bytes} bytes; format {format}, precision {precision}, "
+        "optimizer state {exported})",
+        n,
+    )
     out.print(
-        _(
-            "manifest: {path} ({n} files, {bytes} bytes; format {format}, precision {precision}, "
-            "optimizer state {exported})",
-            lang,
-        ).format(
+        line.format(
             path=target,
-            n=len(manifest.files),
-            bytes=_num(tree.total_bytes, lang),
+            n=n,
+            bytes=fmt.fmt(tree.total_bytes),
             format=manifest.checkpoint_format,
             precision=manifest.precision,
-            exported=_("yes", lang) if exported else _("no", lang),
+            exported=_("yes") if exported else _("no"),
         ),
         markup=False,
     )
-    _print_skipped(manifest.skipped, lang)
-    out.print(_("next: {command}", lang).format(command=f"gpudecide manifest lint {target}"))
+    _print_skipped(tree.skipped)
+    out.print(_("next: {command}").format(command=f"gpudecide manifest lint {target}"))
 
 
 def manifest_lint(
@@ -394,19 +322,18 @@ def manifest_lint(
             }
         )
     else:
-        lang = _lang(workspace_dir)
+        _speak_workspace_language(workspace_dir)
         for f in findings:
             where = f"{manifest_path}:{f.line}" if f.line else str(manifest_path)
-            severity = _word(SEVERITIES, f.severity, lang)
-            message = _english(f.message, lang)
+            severity = word(SEVERITIES, f.severity)
             out.print(
-                f"{where}: {severity}: {f.field}: {message} [{_rule(f.rule, lang)}]", markup=False
+                f"{where}: {severity}: {f.field}: {render(f.why)} [{rule_label(f.rule)}]",
+                markup=False,
             )
-        out.print(
-            _("{errors} error(s), {warnings} warning(s)", lang).format(
-                errors=len(errors), warnings=len(findings) - len(errors)
-            )
-        )
+        n_errors, n_warnings = len(errors), len(findings) - len(errors)
+        said_errors = _n("{n} error", "{n} errors", n_errors).format(n=n_errors)
+        said_warnings = _n("{n} warning", "{n} warnings", n_warnings).format(n=n_warnings)
+        out.print(f"{said_errors}, {said_warnings}")
     if errors:
         raise typer.Exit(1)
 
@@ -425,15 +352,13 @@ def manifest_verify(
     if as_json:
         emit_json({"directory": str(directory), "manifest": str(manifest_path), **check.as_dict()})
     else:
-        lang = _lang()
-        _print_check(check, extra=N_("EXTRA"), lang=lang)
-        verdict = _("verified", lang) if check.ok else _("DOES NOT MATCH", lang)
-        out.print(
-            _("{verdict}: {n} file(s) match {path}", lang).format(
-                verdict=verdict, n=check.matched, path=manifest_path
-            ),
-            markup=False,
+        _speak_workspace_language()
+        _print_check(check, extra=_("EXTRA"))
+        verdict = _("verified") if check.ok else _("DOES NOT MATCH")
+        line = _n(
+            "{verdict}: {n} file matches {path}", "{verdict}: {n} files match {path}", check.matched
         )
+        out.print(line.format(verdict=verdict, n=check.matched, path=manifest_path), markup=False)
     if not check.ok:
         raise typer.Exit(1)
 
@@ -459,77 +384,96 @@ def manifest_provenance(
     elif as_json:
         emit_json({"written": str(out_file), "subjects": len(statement["subject"])})
     else:
-        out.print(
-            _("statement: {path} ({n} subjects)", _lang()).format(
-                path=out_file, n=len(statement["subject"])
-            ),
-            markup=False,
-        )
+        _speak_workspace_language()
+        n = len(statement["subject"])
+        line = _n("statement: {path} ({n} subject)", "statement: {path} ({n} subjects)", n)
+        out.print(line.format(path=out_file, n=n), markup=False)
 
 
-def _audit_lines(f: dict[str, Any], lang: str) -> list[str]:
+def _hazard_detail(h: dict[str, Any]) -> str:
+    """A hazard's detail in the reader's language (a record without its message: as written)."""
+    msg = h.get("message")
+    return render(msg) if msg else str(h.get("detail") or "")
+
+
+def _question(q: dict[str, Any]) -> str:
+    """An A8 question in the reader's language (an unknown one as the record words it)."""
+    return word(A8_QUESTIONS, str(q["id"])) if q["id"] in A8_QUESTIONS else str(q["question"])
+
+
+def _proof(item: dict[str, Any]) -> str:
+    """What proves an E2 item: its file, else why it is absent."""
+    if item.get("path"):
+        return str(item["path"])
+    msg = item.get("message")
+    return render(msg) if msg else str(item.get("detail") or "")
+
+
+def _audit_lines(f: dict[str, Any], lang: Language | None = None) -> list[str]:
     """Checkpoints, hazards, egress and open A8 questions, one line each (A2, E5, A8)."""
+    # transitional: callers outside artifacts still pass a language (tests/test_commands_i18n
+    # reads the lines in ru and kk); said in it, else in the run's language
+    if lang is not None:
+        with speaking(lang):
+            return _audit_lines(f)
     lines = []
     for u in f["units"]:
-        resumable = _("resumable", lang) if u["resumable"] else _("not resumable", lang)
-        step = "" if u["step"] is None else _(", step {step}", lang).format(step=u["step"])
+        resumable = _("resumable") if u["resumable"] else _("not resumable")
+        step = "" if u["step"] is None else _(", step {step}").format(step=u["step"])
         lines.append(
-            _("unit {path} ({kind}): {resumable}{step}", lang).format(
+            _("unit {path} ({kind}): {resumable}{step}").format(
                 path=u["path"], kind=u["kind"], resumable=resumable, step=step
             )
         )
     for h in f["hazards"]:
         lines.append(
-            _("HAZARD {id}: {path}: {detail}", lang).format(
-                id=h["id"], path=h["path"], detail=_english(h["detail"], lang)
+            _("HAZARD {id}: {path}: {detail}").format(
+                id=h["id"], path=h["path"], detail=_hazard_detail(h)
             )
         )
     eg = f.get("egress")
     if eg:
+        line = _n(
+            "egress: {speed} MB/s over {bytes} byte; moving {run_bytes} bytes ({basis}) "
+            "takes {hours} h",
+            "egress: {speed} MB/s over {bytes} bytes; moving {run_bytes} bytes ({basis}) "
+            "takes {hours} h",
+            eg["bytes"],
+        )
         lines.append(
-            _(
-                "egress: {speed} MB/s over {bytes} bytes; moving {run_bytes} bytes ({basis}) "
-                "takes {hours} h",
-                lang,
-            ).format(
-                speed=_figure(eg["throughput_mb_s"], lang),
-                bytes=_num(eg["bytes"], lang),
-                run_bytes=_num(eg["run_bytes"], lang),
-                basis=_english(str(eg["extrapolated_from"]), lang),
-                hours=_figure(eg["migration_window_hours"], lang),
+            line.format(
+                speed=_figure(eg["throughput_mb_s"]),
+                bytes=fmt.fmt(eg["bytes"]),
+                run_bytes=fmt.fmt(eg["run_bytes"]),
+                basis=word(BASES, str(eg["extrapolated_from"])),
+                hours=_figure(eg["migration_window_hours"]),
             )
         )
     for q in f["retention"]["questions"]:
         if q["status"] == "open":
-            text = _english(q["question"], lang)
-            lines.append(_("open (A8): {question}", lang).format(question=text))
+            lines.append(_("open (A8): {question}").format(question=_question(q)))
     return lines
 
 
-def _print_audit(result: Any, lang: str) -> None:
+def _print_audit(result: Any) -> None:
     from rich.table import Table
 
     f = result.figures
-    out.print(summary_of(result.record, lang), markup=False)
-    table = Table(_("layer", lang), _("item", lang), _("status", lang), _("proof", lang), box=None)
+    out.print(summary_of(result.record), markup=False)
+    table = Table(_("layer"), _("item"), _("status"), _("proof"), box=None)
     for layer, items in f["layers"].items():
         for item in items:
-            proof = item["path"] or _english(item["detail"] or "", lang)
             table.add_row(
-                _word(LAYERS, layer, lang),
-                _word(ITEMS, item["name"], lang),
-                _word(STATUSES, item["status"], lang),
-                proof,
+                word(LAYERS, layer),
+                word(ITEMS, item["name"]),
+                word(STATUSES, item["status"]),
+                _proof(item),
             )
     out.print(table)
-    for line in _audit_lines(f, lang):
+    for line in _audit_lines(f):
         out.print(line, markup=False)
-    if len(result.record.notes) == len(f.get("notes", [])):
-        notes = notes_of(result.record, lang)
-    else:
-        notes = [_english(n, lang) for n in f.get("notes", [])]
-    for note in notes:
-        out.print(_("note: {text}", lang).format(text=note), markup=False)
+    for note in notes_of(result.record):
+        out.print(_("note: {text}").format(text=note), markup=False)
 
 
 def audit_cmd(
@@ -594,8 +538,7 @@ def audit_cmd(
     if as_json:
         emit_json({**result.figures, "option": option, "evidence": str(written)})
     else:
-        lang = language(ws)
-        _print_audit(result, lang)
-        print_written(written, lang)
+        _print_audit(result)
+        print_written(written)
     if result.stop:
         raise typer.Exit(1)

@@ -37,8 +37,10 @@ from gpudecide.artifacts.torch_files import (
     inspect_pickle_file,
     is_pickle_head,
 )
+from gpudecide.artifacts.words import as_written
 from gpudecide.errors import InputError
 from gpudecide.inputs import parse_yaml, read_input_text
+from gpudecide.message import Message, english, message, nmessage
 
 JSON_LIMIT = 64 << 20
 TEXT_SNIFF = 8192
@@ -121,11 +123,17 @@ _RNG_KEYS = ("python", "numpy", "cpu", "cuda", "mps", "xla", "npu", "hpu")
 
 @dataclass
 class Finding:
-    """A problem with one file; `id` is the audit's hazard id."""
+    """A problem with one file; `id` is the audit's hazard id, `why` what is wrong (a
+    message: the scanners' own diagnostics inside it are shown as written)."""
 
     id: str
     path: str
-    detail: str
+    why: Message
+
+    @property
+    def detail(self) -> str:
+        """What is wrong, in English (the record keeps it beside the message)."""
+        return english(self.why)
 
 
 @dataclass
@@ -248,7 +256,8 @@ def _is_text(path: Path) -> bool:
     return True
 
 
-def _roles_by_name(rel: str) -> list[str]:
+def roles_by_name(rel: str) -> list[str]:
+    """What a file is for, from its name alone (weights, optimizer state, tokenizer, ...)."""
     name = PurePosixPath(rel).name
     lower = name.lower()
     parent = PurePosixPath(rel).parent.name
@@ -295,9 +304,8 @@ def _json_file(path: Path, report: FileReport) -> Any:
     try:
         return jsonio.read_json(path, JSON_LIMIT)
     except InputError as exc:
-        report.findings.append(
-            Finding("corrupt_file", report.path, f"not valid JSON: {exc.message[:120]}")
-        )
+        why = message("artifacts", "not valid JSON: {error}", error=as_written(exc.message[:120]))
+        report.findings.append(Finding("corrupt_file", report.path, why))
         return None
 
 
@@ -351,7 +359,8 @@ def _json_details(rel: str, data: Any, report: FileReport) -> None:
     elif name.endswith(".index.json"):
         weight_map = data.get("weight_map")
         if not isinstance(weight_map, dict):
-            report.findings.append(Finding("corrupt_file", rel, "index without a weight_map"))
+            why = message("artifacts", "index without a weight_map")
+            report.findings.append(Finding("corrupt_file", rel, why))
         else:
             report.details["shards"] = sorted({str(v) for v in weight_map.values()})
             report.details["tensors"] = len(weight_map)
@@ -404,9 +413,17 @@ def _pickle_roles(info: TorchInfo, report: FileReport) -> None:
                 report.details[key] = value
 
 
-def _names(lines: list[str], cap: int = 40) -> str:
+def _names(lines: list[str], cap: int = 40) -> Message:
+    """The first `cap` of a scanner's lines (names, offsets: as written), and how many more."""
     shown = "; ".join(lines[:cap])
-    return shown + (f"; and {len(lines) - cap} more" if len(lines) > cap else "")
+    if len(lines) <= cap:
+        return as_written(shown)
+    return message("artifacts", "{names}; and {n} more", names=shown, n=len(lines) - cap)
+
+
+def _problems(problems: list[str]) -> Message:
+    """A scanner's first three problems, as it wrote them."""
+    return as_written("; ".join(problems[:3]))
 
 
 def _pickle_findings(info: TorchInfo, report: FileReport) -> None:
@@ -414,36 +431,31 @@ def _pickle_findings(info: TorchInfo, report: FileReport) -> None:
     p = info.pickle
     path = report.path
     if p.denied:
-        report.findings.append(
-            Finding("dangerous_pickle", path, "code execution on load: " + _names(p.denied))
-        )
+        why = message("artifacts", "code execution on load: {names}", names=_names(p.denied))
+        report.findings.append(Finding("dangerous_pickle", path, why))
     if p.untrusted:
-        report.findings.append(
-            Finding(
-                "untrusted_pickle_import",
-                path,
-                "loading needs trust in code outside the weights-only allow list: "
-                + _names(p.untrusted),
-            )
+        why = message(
+            "artifacts",
+            "loading needs trust in code outside the weights-only allow list: {names}",
+            names=_names(p.untrusted),
         )
+        report.findings.append(Finding("untrusted_pickle_import", path, why))
     if p.frame_issues:
-        report.findings.append(
-            Finding(
-                "pickle_frame_mismatch",
-                path,
-                "frame and opcode boundaries disagree, so scanners and the unpickler read "
-                "different programs: " + _names(p.frame_issues, 5),
-            )
+        why = message(
+            "artifacts",
+            "frame and opcode boundaries disagree, so scanners and the unpickler read "
+            "different programs: {issues}",
+            issues=_names(p.frame_issues, 5),
         )
+        report.findings.append(Finding("pickle_frame_mismatch", path, why))
     if p.too_large:
-        report.findings.append(
-            Finding("pickle_not_scanned_too_large", path, f"not scanned: too large ({p.too_large})")
-        )
+        why = message("artifacts", "not scanned: too large ({reason})", reason=p.too_large)
+        report.findings.append(Finding("pickle_not_scanned_too_large", path, why))
     problems = info.problems + p.problems
     if problems and info.container != "distcp":
-        report.findings.append(Finding("corrupt_file", path, "; ".join(problems[:3])))
+        report.findings.append(Finding("corrupt_file", path, _problems(problems)))
     elif p.problems and info.container == "distcp":
-        report.findings.append(Finding("corrupt_file", path, "; ".join(p.problems[:3])))
+        report.findings.append(Finding("corrupt_file", path, _problems(p.problems)))
     if p.library:
         report.details["library_classes"] = p.library
 
@@ -453,17 +465,17 @@ def inspect_file(root: Path, rel: str, size: int) -> FileReport:
     path = root / rel
     name = PurePosixPath(rel).name
     ext = _ext(name)
-    report = FileReport(rel, size, "unknown", roles=_roles_by_name(rel))
+    report = FileReport(rel, size, "unknown", roles=roles_by_name(rel))
     try:
         _inspect(path, rel, name, ext, report)
     except OSError as exc:
-        report.findings.append(
-            Finding("corrupt_file", rel, f"cannot be read: {exc.strerror or exc}")
-        )
+        why = message("artifacts", "cannot be read: {reason}", reason=str(exc.strerror or exc))
+        report.findings.append(Finding("corrupt_file", rel, why))
     except NotImplementedError as exc:
         # zipfile refuses members it cannot decode (a "version needed" it does not know, a
         # compression it lacks): what cannot be read cannot be cleared, so it is named.
-        report.findings.append(Finding("archive_not_scanned", rel, f"not scanned: {exc}"))
+        why = message("artifacts", "not scanned: {reason}", reason=str(exc))
+        report.findings.append(Finding("archive_not_scanned", rel, why))
     return report
 
 
@@ -481,14 +493,14 @@ def _inspect(path: Path, rel: str, name: str, ext: str, report: FileReport) -> N
     for step in (_by_header, _by_container, _by_pickle, _by_name):
         if step(path, rel, ext, head, report):
             return
-    report.findings.append(
-        Finding(
-            "unknown_format",
-            rel,
-            f"no open format explains it (starts with {head[:8].hex() or 'nothing'}): "
-            "a package only its vendor's SDK may read",
-        )
+    magic: str | Message = head[:8].hex() or message("artifacts", "nothing")
+    why = message(
+        "artifacts",
+        "no open format explains it (starts with {magic}): a package only its vendor's SDK "
+        "may read",
+        magic=magic,
     )
+    report.findings.append(Finding("unknown_format", rel, why))
 
 
 def _by_header(path: Path, rel: str, ext: str, head: bytes, report: FileReport) -> bool:
@@ -497,7 +509,7 @@ def _by_header(path: Path, rel: str, ext: str, head: bytes, report: FileReport) 
         sinfo = st.inspect_file(path)
         report.details.update(sinfo.summary())
         if not sinfo.ok:
-            report.findings.append(Finding("corrupt_file", rel, "; ".join(sinfo.problems[:3])))
+            report.findings.append(Finding("corrupt_file", rel, _problems(sinfo.problems)))
         elif "weights" not in report.roles:
             report.roles.append("weights")
         return True
@@ -506,7 +518,7 @@ def _by_header(path: Path, rel: str, ext: str, head: bytes, report: FileReport) 
         ginfo = gguf.inspect_file(path)
         report.details.update(ginfo.summary())
         if ginfo.problems:
-            report.findings.append(Finding("corrupt_file", rel, "; ".join(ginfo.problems[:3])))
+            report.findings.append(Finding("corrupt_file", rel, _problems(ginfo.problems)))
         else:
             report.roles.append("weights")
         return True
@@ -535,14 +547,13 @@ def _by_container(path: Path, rel: str, ext: str, head: bytes, report: FileRepor
     closed = archives.unopenable(head)
     if closed:
         report.format = closed.split()[0].lower()
-        report.findings.append(
-            Finding(
-                "archive_not_scanned",
-                rel,
-                f"{closed} cannot be opened here: what it holds is not scanned, and a "
-                "pickle inside would run on load",
-            )
+        why = message(
+            "artifacts",
+            "{kind} cannot be opened here: what it holds is not scanned, and a pickle inside "
+            "would run on load",
+            kind=message("artifacts", closed),
         )
+        report.findings.append(Finding("archive_not_scanned", rel, why))
         return True
     kind = archives.compression(head)
     if kind is None and archives.is_tar(head):
@@ -562,15 +573,16 @@ def _archive_findings(path: Path, arc: archives.ArchiveInfo, report: FileReport)
     if arc.pickle_members:
         _torch(path, report, from_archive(arc))
     elif arc.damage:
-        report.findings.append(Finding("corrupt_file", report.path, "; ".join(arc.damage[:3])))
+        report.findings.append(Finding("corrupt_file", report.path, _problems(arc.damage)))
     if arc.not_scanned:
-        report.findings.append(
-            Finding(
-                "archive_not_scanned",
-                report.path,
-                "member(s) not scanned: " + "; ".join(arc.not_scanned[:5]),
-            )
+        why = nmessage(
+            "artifacts",
+            "{n} member not scanned: {members}",
+            "{n} members not scanned: {members}",
+            n=len(arc.not_scanned),
+            members="; ".join(arc.not_scanned[:5]),
         )
+        report.findings.append(Finding("archive_not_scanned", report.path, why))
 
 
 def _npy(path: Path, report: FileReport) -> None:
@@ -580,7 +592,8 @@ def _npy(path: Path, report: FileReport) -> None:
     if npy.pickle is not None:
         _torch(path, report, TorchInfo("pickle", pickle=npy.pickle))
     elif npy.problems:
-        report.findings.append(Finding("corrupt_file", report.path, "; ".join(npy.problems)))
+        why = as_written("; ".join(npy.problems))
+        report.findings.append(Finding("corrupt_file", report.path, why))
 
 
 def _by_pickle(path: Path, rel: str, ext: str, head: bytes, report: FileReport) -> bool:
@@ -594,14 +607,13 @@ def _by_pickle(path: Path, rel: str, ext: str, head: bytes, report: FileReport) 
         if not named:
             return False
         if p.opcodes <= 1:
-            report.findings.append(
-                Finding(
-                    "unknown_format",
-                    rel,
-                    f"{ext} file that is neither a torch zip nor a pickle "
-                    f"(starts with {head[:8].hex()})",
-                )
+            why = message(
+                "artifacts",
+                "{ext} file that is neither a torch zip nor a pickle (starts with {magic})",
+                ext=ext,
+                magic=head[:8].hex(),
             )
+            report.findings.append(Finding("unknown_format", rel, why))
             return True
     report.format = "torch_legacy" if info.container == "legacy" else "pickle"
     if ext == ".ckpt":
@@ -645,9 +657,8 @@ def _yaml(path: Path, report: FileReport) -> None:
         text = read_input_text(path, JSON_LIMIT) if report.size <= JSON_LIMIT else None
         data = parse_yaml(text, path)[0] if text is not None else None
     except InputError as exc:
-        report.findings.append(
-            Finding("corrupt_file", report.path, f"not valid YAML: {exc.message}")
-        )
+        why = message("artifacts", "not valid YAML: {error}", error=as_written(exc.message))
+        report.findings.append(Finding("corrupt_file", report.path, why))
         return
     if isinstance(data, dict) and _looks_like_manifest(data):
         report.roles.append("run_manifest")
@@ -669,13 +680,13 @@ def _zip(path: Path, rel: str, ext: str, report: FileReport) -> None:
     report.format = "zip"
     _archive_findings(path, arc, report)
     if not arc.pickle_members and not arc.damage and not arc.not_scanned:
-        report.findings.append(
-            Finding(
-                "unknown_format",
-                rel,
-                f"zip archive of {len(names)} member(s) in no known model format",
-            )
+        why = nmessage(
+            "artifacts",
+            "zip archive of {n} member in no known model format",
+            "zip archive of {n} members in no known model format",
+            n=len(names),
         )
+        report.findings.append(Finding("unknown_format", rel, why))
 
 
 # ---- folders and units ------------------------------------------------------------------
@@ -742,9 +753,10 @@ def _check_index(files: dict[str, FileReport], rel: str) -> None:
     d = _parent(rel)
     for shard in report.details.get("shards") or []:
         if _join(d, shard) not in files:
-            report.findings.append(
-                Finding("corrupt_file", rel, f"names shard {shard!r}, which is not in the export")
+            why = message(
+                "artifacts", "names shard {shard!r}, which is not in the export", shard=shard
             )
+            report.findings.append(Finding("corrupt_file", rel, why))
 
 
 def _check_index_tensors(root: Path, files: dict[str, FileReport], rel: str) -> None:
@@ -775,13 +787,15 @@ def _check_index_tensors(root: Path, files: dict[str, FileReport], rel: str) -> 
         total += sum(t.end - t.begin for t in info.tensors)
         lost = sorted(wanted - have)
         if info.ok and lost:
-            report.findings.append(
-                Finding(
-                    "corrupt_file",
-                    rel,
-                    f"{len(lost)} tensor(s) mapped to {shard} are not in it (e.g. {lost[0]!r})",
-                )
+            why = nmessage(
+                "artifacts",
+                "{n} tensor mapped to {shard} is not in it (e.g. {first!r})",
+                "{n} tensors mapped to {shard} are not in it (e.g. {first!r})",
+                n=len(lost),
+                shard=shard,
+                first=lost[0],
             )
+            report.findings.append(Finding("corrupt_file", rel, why))
     declared = report.details.get("total_size")
     if isinstance(declared, int) and total and declared != total:
         report.details["total_size_note"] = (

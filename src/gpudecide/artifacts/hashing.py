@@ -30,6 +30,7 @@ from typing import Any
 
 from gpudecide.errors import InputError
 from gpudecide.fsutil import ProgressFn, file_kind, sha256_path
+from gpudecide.message import Message, english, message
 
 MODEL_SIGNING_PREDICATE = "https://model_signing/signature/v1.0"
 IN_TOTO_STATEMENT = "https://in-toto.io/Statement/v1"
@@ -46,10 +47,15 @@ class FileDigest:
 
 @dataclass(frozen=True)
 class Skipped:
-    """A path that was not hashed, and why."""
+    """A path that was not hashed, and why (`why`: the reason as a message)."""
 
     path: str
-    reason: str
+    why: Message
+
+    @property
+    def reason(self) -> str:
+        """Why, in English (the JSON outputs and the manifest keep it)."""
+        return english(self.why)
 
 
 @dataclass
@@ -113,7 +119,7 @@ def list_files(
     except PermissionError:
         raise InputError("permission denied", path=root) from None
     except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", path=root) from None
+        raise InputError("cannot read: {strerror}", path=root, strerror=exc.strerror) from None
     if stat.S_ISLNK(st.st_mode):
         # The root too: a link given as the root is listed and refused, never followed (a
         # link to /etc would otherwise hash /etc; README: links are listed, never followed).
@@ -122,15 +128,18 @@ def list_files(
         except OSError:
             target = "?"
         raise InputError(
-            f"is a symbolic link (to {target!r}); links are listed, never followed",
+            "is a symbolic link (to {target!r}); links are listed, never followed",
             path=root,
             hint="pass the folder itself if it is the one you mean",
+            target=target,
         )
     if stat.S_ISREG(st.st_mode):
         return [(root.name, root, st.st_size)], []
     if not stat.S_ISDIR(st.st_mode):
         raise InputError(
-            f"is {file_kind(st.st_mode)}, not a regular file or a directory", path=root
+            "is {file_kind}, not a regular file or a directory",
+            path=root,
+            file_kind=file_kind(st.st_mode),
         )
     found: list[tuple[str, Path, int]] = []
     skipped: list[Skipped] = []
@@ -140,8 +149,11 @@ def list_files(
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError as exc:
             if not prefix:  # the root itself: bad input, not a finding
-                raise InputError(f"cannot read: {exc.strerror}", path=root) from None
-            skipped.append(Skipped(_rel(prefix) + "/", f"directory not readable: {exc.strerror}"))
+                raise InputError(
+                    "cannot read: {strerror}", path=root, strerror=exc.strerror
+                ) from None
+            why = message("artifacts", "directory not readable: {reason}", reason=exc.strerror)
+            skipped.append(Skipped(_rel(prefix) + "/", why))
             return
         for entry in entries:
             parts = (*prefix, entry.name)
@@ -149,30 +161,35 @@ def list_files(
             try:
                 rel.encode("utf-8")
             except UnicodeEncodeError:
-                skipped.append(Skipped(ascii(rel), "file name is not valid UTF-8"))
+                skipped.append(
+                    Skipped(ascii(rel), message("artifacts", "file name is not valid UTF-8"))
+                )
                 continue
             if rel in excluded:
                 continue
             try:
                 if entry.is_symlink():
                     target = os.readlink(entry.path)
-                    skipped.append(
-                        Skipped(
-                            rel, f"symbolic link to {target!r}: refused, links are not followed"
-                        )
+                    why = message(
+                        "artifacts",
+                        "symbolic link to {target!r}: refused, links are not followed",
+                        target=target,
                     )
+                    skipped.append(Skipped(rel, why))
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     walk(Path(entry.path), parts)
                     continue
                 info = entry.stat(follow_symlinks=False)
             except OSError as exc:
-                skipped.append(Skipped(rel, f"cannot stat: {exc.strerror}"))
+                why = message("artifacts", "cannot stat: {reason}", reason=exc.strerror)
+                skipped.append(Skipped(rel, why))
                 continue
             if stat.S_ISREG(info.st_mode):
                 found.append((rel, Path(entry.path), info.st_size))
             else:
-                skipped.append(Skipped(rel, "not a regular file (socket, FIFO or device)"))
+                why = message("artifacts", "not a regular file (socket, FIFO or device)")
+                skipped.append(Skipped(rel, why))
 
     walk(root, ())
     return found, skipped
@@ -192,9 +209,10 @@ def hash_files(
         try:
             hexdigest, size = sha256_path(path, on_bytes)
         except PermissionError:
-            return Skipped(rel, "not readable (permission denied)")
+            return Skipped(rel, message("artifacts", "not readable (permission denied)"))
         except OSError as exc:
-            return Skipped(rel, f"not readable: {exc.strerror or exc}")
+            reason = str(exc.strerror or exc)
+            return Skipped(rel, message("artifacts", "not readable: {reason}", reason=reason))
         return FileDigest(rel, size, hexdigest)
 
     # Largest first (longest-processing-time scheduling): the big shard starts at once.
@@ -313,7 +331,8 @@ def parse_sums(text: str, path: str | Path) -> list[tuple[str, str, int]]:
 
 @dataclass
 class SumsCheck:
-    """Result of checking a tree against a list of expected digests."""
+    """Result of checking a tree against a list of expected digests; `refusals` holds why
+    each refused path was refused, as a message (`refused` keeps the English)."""
 
     ok: bool
     matched: int
@@ -322,6 +341,7 @@ class SumsCheck:
     extra: list[str]
     refused: list[dict[str, str]]
     skipped: list[Skipped]
+    refusals: dict[str, Message] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         """Machine form."""
@@ -336,12 +356,12 @@ class SumsCheck:
         }
 
 
-def _outside_root(name: str) -> str | None:
+def _outside_root(name: str) -> Message | None:
     if name.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", name):
-        return "absolute path: refused, only files under the root are checked"
+        return message("artifacts", "absolute path: refused, only files under the root are checked")
     parts = PurePosixPath(name).parts
     if ".." in parts:
-        return "'..' leaves the root: refused"
+        return message("artifacts", "'..' leaves the root: refused")
     return None
 
 
@@ -353,23 +373,29 @@ def normalise_name(name: str) -> str:
 def check_tree(tree: TreeHash, expected: list[tuple[str, str, int]]) -> SumsCheck:
     """Every expected digest matches, nothing expected is missing, nothing unexpected is there."""
     have = tree.by_path()
-    skipped_paths = {s.path: s.reason for s in tree.skipped}
+    skipped_paths = {s.path: s.why for s in tree.skipped}
     seen: set[str] = set()
     mismatched: list[dict[str, Any]] = []
     missing: list[str] = []
     refused: list[dict[str, str]] = []
+    refusals: dict[str, Message] = {}
+
+    def refuse(path: str, why: Message, lineno: int) -> None:
+        refused.append({"path": path, "reason": english(why), "line": str(lineno)})
+        refusals[path] = why
+
     matched = 0
     for name, hexdigest, lineno in expected:
-        why = _outside_root(name)
-        if why:
-            refused.append({"path": name, "reason": why, "line": str(lineno)})
+        outside = _outside_root(name)
+        if outside:
+            refuse(name, outside, lineno)
             continue
         key = normalise_name(name)
         seen.add(key)
         got = have.get(key)
         if got is None:
             if key in skipped_paths:
-                refused.append({"path": key, "reason": skipped_paths[key], "line": str(lineno)})
+                refuse(key, skipped_paths[key], lineno)
             else:
                 missing.append(key)
         elif got.sha256 != hexdigest:
@@ -380,7 +406,14 @@ def check_tree(tree: TreeHash, expected: list[tuple[str, str, int]]) -> SumsChec
     extra += [s.path for s in tree.skipped if s.path not in seen]
     ok = not (mismatched or missing or extra or refused)
     return SumsCheck(
-        ok, matched, mismatched, missing, sorted(extra, key=path_key), refused, tree.skipped
+        ok,
+        matched,
+        mismatched,
+        missing,
+        sorted(extra, key=path_key),
+        refused,
+        tree.skipped,
+        refusals,
     )
 
 

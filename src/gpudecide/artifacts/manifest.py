@@ -29,10 +29,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from gpudecide.artifacts import formats, hashing
 from gpudecide.artifacts.retention import LoadedPolicy
+from gpudecide.artifacts.words import as_written
 from gpudecide.errors import InputError
 from gpudecide.fsutil import ProgressFn, atomic_write_text
 from gpudecide.inputs import load_yaml_model, node_line, yaml_root
 from gpudecide.jsonio import utc_iso
+from gpudecide.message import Message, english, message
 
 SCHEMA: Literal["gpudecide/run-manifest/v1"] = "gpudecide/run-manifest/v1"
 DEFAULT_NAME = "run-manifest.json"
@@ -367,13 +369,18 @@ def create(
 
 @dataclass
 class LintFinding:
-    """One problem with a manifest field."""
+    """One problem with a manifest field; `why` says what is wrong, as a message."""
 
     field: str
     severity: Literal["error", "warning"]
     rule: str
-    message: str
+    why: Message
     line: int | None = None
+
+    @property
+    def message(self) -> str:
+        """What is wrong, in English (the `--json` output keeps it)."""
+        return english(self.why)
 
     def as_dict(self) -> dict[str, Any]:
         """Machine form."""
@@ -408,120 +415,144 @@ KNOWN_FORMATS = (
 )  # fmt: skip
 
 
-def _image_ref(name: str, value: str | None, what: str) -> list[LintFinding]:
+def _image_ref(name: str, value: str | None, what: Message) -> list[LintFinding]:
     if not value:
-        return [LintFinding(name, "error", "A5 required", f"no {what} given")]
+        return [
+            LintFinding(
+                name, "error", "A5 required", message("artifacts", "no {what} given", what=what)
+            )
+        ]
     found: list[LintFinding] = []
     if _MUTABLE_WORDS.search(value.split("@sha256:")[0]) and not _SHA256_DIGEST.search(value):
-        found.append(
-            LintFinding(
-                name, "error", "A6 mutable", f"{value!r} names a moving tag; it proves nothing"
-            )
-        )
+        why = message("artifacts", "{value!r} names a moving tag; it proves nothing", value=value)
+        found.append(LintFinding(name, "error", "A6 mutable", why))
     if not (
         _SHA256_DIGEST.search(value) or (name == "container_digest" and _BARE_DIGEST.match(value))
     ):
         last = value.rsplit("/", 1)[-1]
-        kind = "a tag instead of a digest" if ":" in last else "no immutable digest"
-        found.append(
-            LintFinding(
-                name,
-                "error",
-                "A6 digest",
-                f"{value!r} has {kind}: pin it as name@sha256:<64 hex digits>",
+        if ":" in last:
+            why = message(
+                "artifacts",
+                "{value!r} has a tag instead of a digest: pin it as name@sha256:<64 hex digits>",
+                value=value,
             )
-        )
+        else:
+            why = message(
+                "artifacts",
+                "{value!r} has no immutable digest: pin it as name@sha256:<64 hex digits>",
+                value=value,
+            )
+        found.append(LintFinding(name, "error", "A6 digest", why))
     return found
 
 
 def _dataset(value: str | None) -> list[LintFinding]:
     name = "dataset_snapshot"
     if not value:
-        return [LintFinding(name, "error", "A5 required", "no dataset snapshot given")]
-    path = re.sub(r"^[a-z][a-z0-9+.-]*://[^/]*", "", value)  # drop scheme://bucket
-    if _MUTABLE_WORDS.search(path):
-        return [LintFinding(name, "error", "A6 mutable", f"{value!r} points at a moving name")]
-    if not any(m.search(path) for m in _VERSION_MARKERS):
         return [
             LintFinding(
-                name,
-                "error",
-                "A6 version",
-                f"{value!r} has no version or snapshot id: the run cannot be reproduced from it",
+                name, "error", "A5 required", message("artifacts", "no dataset snapshot given")
             )
         ]
+    path = re.sub(r"^[a-z][a-z0-9+.-]*://[^/]*", "", value)  # drop scheme://bucket
+    if _MUTABLE_WORDS.search(path):
+        why = message("artifacts", "{value!r} points at a moving name", value=value)
+        return [LintFinding(name, "error", "A6 mutable", why)]
+    if not any(m.search(path) for m in _VERSION_MARKERS):
+        why = message(
+            "artifacts",
+            "{value!r} has no version or snapshot id: the run cannot be reproduced from it",
+            value=value,
+        )
+        return [LintFinding(name, "error", "A6 version", why)]
     return []
 
 
 def _commit(value: str | None) -> list[LintFinding]:
     name = "code_commit"
     if not value:
-        return [LintFinding(name, "error", "A5 required", "no code commit given")]
+        return [
+            LintFinding(name, "error", "A5 required", message("artifacts", "no code commit given"))
+        ]
     if not re.fullmatch(r"[0-9a-fA-F]+", value):
-        return [LintFinding(name, "error", "A6 commit", f"{value!r} is not a hex commit id")]
+        why = message("artifacts", "{value!r} is not a hex commit id", value=value)
+        return [LintFinding(name, "error", "A6 commit", why)]
     if len(value) < 7:
-        return [LintFinding(name, "error", "A6 commit", f"{value!r} is too short to name a commit")]
+        why = message("artifacts", "{value!r} is too short to name a commit", value=value)
+        return [LintFinding(name, "error", "A6 commit", why)]
     if len(value) in (40, 64):
         return []
     if len(value) < 40:
-        return [
-            LintFinding(
-                name,
-                "warning",
-                "A6 commit",
-                f"{value!r} is abbreviated: unique today, maybe ambiguous later; record the "
-                "full 40-hex id",
-            )
-        ]
-    return [LintFinding(name, "error", "A6 commit", f"{value!r} is not 40 or 64 hex digits long")]
+        why = message(
+            "artifacts",
+            "{value!r} is abbreviated: unique today, maybe ambiguous later; record the full "
+            "40-hex id",
+            value=value,
+        )
+        return [LintFinding(name, "warning", "A6 commit", why)]
+    why = message("artifacts", "{value!r} is not 40 or 64 hex digits long", value=value)
+    return [LintFinding(name, "error", "A6 commit", why)]
 
 
 def _created(value: str | None) -> list[LintFinding]:
     name = "created_at_utc"
     if not value:
-        return [LintFinding(name, "error", "A5 required", "no creation time given")]
+        return [
+            LintFinding(
+                name, "error", "A5 required", message("artifacts", "no creation time given")
+            )
+        ]
     if "T" not in value and " " not in value:
-        return [LintFinding(name, "error", "A6 time", f"{value!r} has no time of day")]
+        why = message("artifacts", "{value!r} has no time of day", value=value)
+        return [LintFinding(name, "error", "A6 time", why)]
     try:
         stamp = datetime.fromisoformat(value)
     except ValueError:
-        return [LintFinding(name, "error", "A6 time", f"{value!r} is not an ISO 8601 time")]
+        why = message("artifacts", "{value!r} is not an ISO 8601 time", value=value)
+        return [LintFinding(name, "error", "A6 time", why)]
     if stamp.tzinfo is None:
-        return [
-            LintFinding(name, "error", "A6 time", f"{value!r} has no zone: write it in UTC with Z")
-        ]
+        why = message("artifacts", "{value!r} has no zone: write it in UTC with Z", value=value)
+        return [LintFinding(name, "error", "A6 time", why)]
     if stamp.utcoffset() != UTC.utcoffset(None):
-        return [LintFinding(name, "error", "A6 time", f"{value!r} is not UTC")]
+        why = message("artifacts", "{value!r} is not UTC", value=value)
+        return [LintFinding(name, "error", "A6 time", why)]
     return []
+
+
+# The A5 fields checked against a vocabulary, as the "no ... given" finding names them.
+_FIELD_WORDS: dict[str, Message] = {
+    "precision": message("artifacts", "precision"),
+    "method": message("artifacts", "method"),
+}
 
 
 def _known(name: str, value: str | None, known: tuple[str, ...]) -> list[LintFinding]:
     if not value:
-        return [LintFinding(name, "error", "A5 required", f"no {name} given")]
+        what = _FIELD_WORDS.get(name) or as_written(name)
+        why = message("artifacts", "no {what} given", what=what)
+        return [LintFinding(name, "error", "A5 required", why)]
     if not any(value.lower().startswith(k) for k in known):
-        return [
-            LintFinding(
-                name, "warning", "A5 vocabulary", f"{value!r} is not one of {', '.join(known)}"
-            )
-        ]
+        why = message(
+            "artifacts", "{value!r} is not one of {known}", value=value, known=", ".join(known)
+        )
+        return [LintFinding(name, "warning", "A5 vocabulary", why)]
     return []
 
 
 def _files(paths: list[str]) -> list[LintFinding]:
     if not paths:
-        return [LintFinding("files", "error", "A5 files", "no files listed with size and SHA-256")]
+        why = message("artifacts", "no files listed with size and SHA-256")
+        return [LintFinding("files", "error", "A5 files", why)]
     found: list[LintFinding] = []
     seen: set[str] = set()
     for i, p in enumerate(paths):
         if p in seen:
-            found.append(LintFinding(f"files.{i}.path", "error", "A5 files", f"{p!r} listed twice"))
+            why = message("artifacts", "{file!r} listed twice", file=p)
+            found.append(LintFinding(f"files.{i}.path", "error", "A5 files", why))
         seen.add(p)
         if p.startswith("/") or ".." in PurePosixPath(p).parts:
-            found.append(
-                LintFinding(
-                    f"files.{i}.path", "error", "A5 files", f"{p!r} is outside the run folder"
-                )
-            )
+            why = message("artifacts", "{file!r} is outside the run folder", file=p)
+            found.append(LintFinding(f"files.{i}.path", "error", "A5 files", why))
     return found
 
 
@@ -529,68 +560,64 @@ def _optimizer(m: RunManifest, paths: list[str]) -> list[LintFinding]:
     """The optimizer state the manifest names, against the files and `optimizer_state_exported`."""
     found: list[LintFinding] = []
     listed = set(paths)
-    optimizer = {p for p in paths if "optimizer_state" in formats._roles_by_name(p)}
+    optimizer = {p for p in paths if "optimizer_state" in formats.roles_by_name(p)}
     for i, p in enumerate(m.environment.training.optimizer_state):
         if p in listed:
             optimizer.add(p)
         else:
+            why = message("artifacts", "names {file!r}, which is not among the files", file=p)
             found.append(
                 LintFinding(
-                    f"environment.training.optimizer_state.{i}",
-                    "error",
-                    "A5 optimizer",
-                    f"names {p!r}, which is not among the files",
+                    f"environment.training.optimizer_state.{i}", "error", "A5 optimizer", why
                 )
             )
+    name = "optimizer_state_exported"
     if m.optimizer_state_exported is None:
-        found.append(
-            LintFinding(
-                "optimizer_state_exported", "error", "A5 required", "not stated (true/false)"
-            )
-        )
+        why = message("artifacts", "not stated (true/false)")
+        found.append(LintFinding(name, "error", "A5 required", why))
     elif m.optimizer_state_exported and not optimizer:
-        found.append(
-            LintFinding(
-                "optimizer_state_exported",
-                "error",
-                "A6 optimizer",
-                "true, but no optimizer state is among the files (A2: not resumable)",
-            )
+        why = message(
+            "artifacts", "true, but no optimizer state is among the files (A2: not resumable)"
         )
+        found.append(LintFinding(name, "error", "A6 optimizer", why))
     elif not m.optimizer_state_exported and optimizer:
-        found.append(
-            LintFinding(
-                "optimizer_state_exported",
-                "warning",
-                "A6 optimizer",
-                f"false, but {sorted(optimizer)[0]!r} looks like optimizer state",
-            )
+        why = message(
+            "artifacts", "false, but {file!r} looks like optimizer state", file=sorted(optimizer)[0]
         )
+        found.append(LintFinding(name, "warning", "A6 optimizer", why))
     return found
 
 
 def _retention(retention_class: str | None, policy: LoadedPolicy | None) -> list[LintFinding]:
+    name = "retention_class"
     if not retention_class:
-        return [LintFinding("retention_class", "error", "A5 required", "no retention class")]
+        return [
+            LintFinding(name, "error", "A5 required", message("artifacts", "no retention class"))
+        ]
     if policy is None:
-        return [
-            LintFinding(
-                "retention_class",
-                "warning",
-                "A3 retention",
-                "no retention.yaml to check it against (pass --retention or run in a workspace)",
-            )
-        ]
+        why = message(
+            "artifacts",
+            "no retention.yaml to check it against (pass --retention or run in a workspace)",
+        )
+        return [LintFinding(name, "warning", "A3 retention", why)]
     if retention_class not in policy.policy.classes:
-        defined = ", ".join(sorted(policy.policy.classes)) or "none"
-        return [
-            LintFinding(
-                "retention_class",
-                "error",
-                "A3 retention",
-                f"{retention_class!r} is not defined in {policy.path} (defined: {defined})",
+        classes = sorted(policy.policy.classes)
+        if classes:
+            why = message(
+                "artifacts",
+                "{value!r} is not defined in {policy} (defined: {defined})",
+                value=retention_class,
+                policy=str(policy.path),
+                defined=", ".join(classes),
             )
-        ]
+        else:
+            why = message(
+                "artifacts",
+                "{value!r} is not defined in {policy} (defined: none)",
+                value=retention_class,
+                policy=str(policy.path),
+            )
+        return [LintFinding(name, "error", "A3 retention", why)]
     return []
 
 
@@ -600,31 +627,21 @@ def _environment(m: RunManifest) -> list[LintFinding]:
     ex = m.environment.execution
     for key in ("driver_version", "cuda_version"):
         if not getattr(ex, key):
+            why = message(
+                "artifacts", "not recorded: a restore elsewhere cannot match the environment"
+            )
             found.append(
-                LintFinding(
-                    f"environment.execution.{key}",
-                    "warning",
-                    "E2 execution",
-                    "not recorded: a restore elsewhere cannot match the environment",
-                )
+                LintFinding(f"environment.execution.{key}", "warning", "E2 execution", why)
             )
     if not ex.libraries:
-        found.append(
-            LintFinding(
-                "environment.execution.libraries",
-                "warning",
-                "E2 execution",
-                "no library versions recorded (torch, transformers, ...)",
-            )
-        )
+        why = message("artifacts", "no library versions recorded (torch, transformers, ...)")
+        found.append(LintFinding("environment.execution.libraries", "warning", "E2 execution", why))
     prov = m.environment.provenance
     if not prov.evaluation_metrics and not prov.evaluation_metrics_files:
+        why = message("artifacts", "no evaluation metrics recorded")
         found.append(
             LintFinding(
-                "environment.provenance.evaluation_metrics",
-                "warning",
-                "E2 provenance",
-                "no evaluation metrics recorded",
+                "environment.provenance.evaluation_metrics", "warning", "E2 provenance", why
             )
         )
     return found
@@ -634,9 +651,13 @@ def lint(m: RunManifest, policy: LoadedPolicy | None) -> list[LintFinding]:
     """A6 checks of a manifest (lines are filled by `lint_file`)."""
     found: list[LintFinding] = []
     if not m.run_id:
-        found.append(LintFinding("run_id", "error", "A5 required", "no run_id given"))
-    found += _image_ref("base_model", m.base_model, "base model")
-    found += _image_ref("container_digest", m.container_digest, "container digest")
+        found.append(
+            LintFinding("run_id", "error", "A5 required", message("artifacts", "no run_id given"))
+        )
+    found += _image_ref("base_model", m.base_model, message("artifacts", "base model"))
+    found += _image_ref(
+        "container_digest", m.container_digest, message("artifacts", "container digest")
+    )
     found += _dataset(m.dataset_snapshot)
     found += _commit(m.code_commit)
     found += _created(m.created_at_utc)

@@ -58,9 +58,10 @@ def parse_options(pairs: list[str]) -> dict[str, Any]:
         key, sep, value = pair.partition("=")
         if not sep or not key:
             raise InputError(
-                f"{pair!r} is not KEY=VALUE",
+                "{pair!r} is not KEY=VALUE",
                 field="--storage-option",
                 hint="e.g. endpoint_url=http://host:9000",
+                pair=pair,
             )
         low = value.lower()
         parsed: Any = value
@@ -76,9 +77,11 @@ def parse_options(pairs: list[str]) -> dict[str, Any]:
 
 def _denied(url: str, exc: BaseException) -> InputError:
     return InputError(
-        f"access denied reading {url} ({exc})",
+        "access denied reading {url} ({exc})",
         field="--source",
         hint="check the credentials and the bucket policy (403): the export cannot be read",
+        url=url,
+        exc=str(exc),
     )
 
 
@@ -92,12 +95,16 @@ def _filesystem(url: str, options: dict[str, Any]) -> tuple[Any, str]:
     except ImportError as exc:
         proto = url.split("://", 1)[0]
         raise InputError(
-            f"no driver for {proto}:// ({exc})",
+            "no driver for {proto}:// ({exc})",
             field="--source",
             hint="install it, e.g. `pip install s3fs` for s3://",
+            proto=proto,
+            exc=str(exc),
         ) from None
     except (ValueError, TypeError) as exc:
-        raise InputError(f"cannot open {url}: {exc}", field="--source") from None
+        raise InputError(
+            "cannot open {url}: {exc}", field="--source", url=url, exc=str(exc)
+        ) from None
 
 
 class _LocalFault(Exception):
@@ -132,7 +139,9 @@ def _find(fs: Any, root: str, url: str) -> dict[str, Any]:
     except FileNotFoundError:
         raise InputError("nothing there", field="--source", path=url) from None
     except OSError as exc:
-        raise InputError(f"cannot list {url}: {exc}", field="--source") from None
+        raise InputError(
+            "cannot list {url}: {exc}", field="--source", url=url, exc=str(exc)
+        ) from None
 
 
 def _files_under(listing: dict[str, Any], root: str, url: str) -> list[tuple[str, str, int]]:
@@ -145,7 +154,9 @@ def _files_under(listing: dict[str, Any], root: str, url: str) -> list[tuple[str
         rel = str(name)[len(root_key) :].lstrip("/") if str(name).startswith(root_key) else ""
         parts = PurePosixPath(rel).parts
         if not rel or ".." in parts or rel.startswith("/"):
-            raise InputError(f"object {name!r} is not under {url}", field="--source")
+            raise InputError(
+                "object {name!r} is not under {url}", field="--source", name=str(name), url=url
+            )
         items.append((rel, str(name), int(info.get("size") or 0)))
     if not items:
         raise InputError("no files under this URL", field="--source", path=url)
@@ -207,7 +218,9 @@ def _copy_into(
         raise _denied(url, exc) from None
     except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise InputError(f"copy from {url} failed: {exc}", field="--source") from None
+        raise InputError(
+            "copy from {url} failed: {exc}", field="--source", url=url, exc=str(exc)
+        ) from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpudecide.errors import InputError
+from gpudecide.i18n import N_
 from gpudecide.inputs import load_yaml_model, node_line, yaml_root
 
 FILE_NAME = "retention.yaml"
@@ -34,15 +35,18 @@ ArtifactClass = Literal[
 ]
 ARTIFACT_CLASSES: tuple[str, ...] = ArtifactClass.__args__  # type: ignore[attr-defined]
 
-# A8, in the article's order; the keys are the fields of `questions` in retention.yaml.
+# A8, in the article's order; the keys are the fields of `questions` in retention.yaml, the
+# questions msgids (the audit shows them in the reader's language).
 A8_QUESTIONS: dict[str, str] = {
-    "checkpoints_kept_after_deletion": (
+    "checkpoints_kept_after_deletion": N_(
         "After the job or endpoint is deleted, are checkpoints kept separately, and where?"
     ),
-    "retention_owner": "Who sets retention?",
-    "legal_hold": "Is a legal hold possible, and who places it?",
-    "copy_deletion": "How are copies (replicas, backups, caches) deleted, and how is it confirmed?",
-    "key_access": "Who sees the encryption keys?",
+    "retention_owner": N_("Who sets retention?"),
+    "legal_hold": N_("Is a legal hold possible, and who places it?"),
+    "copy_deletion": N_(
+        "How are copies (replicas, backups, caches) deleted, and how is it confirmed?"
+    ),
+    "key_access": N_("Who sees the encryption keys?"),
 }
 
 
@@ -114,19 +118,38 @@ class LoadedPolicy:
         return out
 
 
+def _undefined_class(
+    path: Path, line: int | None, field: str, cls: str, policy: RetentionPolicy
+) -> InputError:
+    """An artifact class mapped to a retention class that `classes` does not define."""
+    if policy.classes:
+        return InputError(
+            "retention class {cls!r} is not defined under `classes`",
+            path=path,
+            line=line,
+            field=field,
+            hint="define it, or use one of: {defined}",
+            cls=cls,
+            defined=", ".join(sorted(policy.classes)),
+        )
+    return InputError(
+        "retention class {cls!r} is not defined under `classes`",
+        path=path,
+        line=line,
+        field=field,
+        hint="define it under `classes`: none is defined yet",
+        cls=cls,
+    )
+
+
 def load(path: Path) -> LoadedPolicy:
     """Read and validate retention.yaml; bad input is one InputError naming file:line:field."""
     policy = load_yaml_model(path, RetentionPolicy)
     root = yaml_root(path)
     for artifact, cls in policy.artifact_classes.items():
         if cls not in policy.classes:
-            raise InputError(
-                f"retention class {cls!r} is not defined under `classes`",
-                path=path,
-                line=node_line(root, ("artifact_classes", artifact)),
-                field=f"artifact_classes.{artifact}",
-                hint=f"define it, or use one of: {', '.join(sorted(policy.classes)) or 'none yet'}",
-            )
+            line = node_line(root, ("artifact_classes", artifact))
+            raise _undefined_class(path, line, f"artifact_classes.{artifact}", cls, policy)
     lines = {key: node_line(root, ("questions", key)) for key in A8_QUESTIONS}
     return LoadedPolicy(path=path, policy=policy, lines=lines)
 
