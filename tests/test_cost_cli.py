@@ -17,8 +17,9 @@ from typer.testing import CliRunner
 from gpudecide import evidence as ev
 from gpudecide import workspace
 from gpudecide.cost import schema
-from gpudecide.cost.cli import register, run_cost
+from gpudecide.cost.cli import register
 from gpudecide.cost.demo import demo_costs_yaml
+from gpudecide.cost.runs import run_cost
 from gpudecide.demo import CONFIG_DATA as DEMO_CONFIG
 from gpudecide.errors import InputError
 from gpudecide.i18n import speaking

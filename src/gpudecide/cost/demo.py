@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpudecide.cost.cli import CostRun, run_cost
+from gpudecide.cost.runs import CostRun, run_cost
 from gpudecide.cost.schema import COSTS_NAME
 from gpudecide.fsutil import atomic_write_text
 from gpudecide.workspace import Workspace
