@@ -10,15 +10,16 @@ from pathlib import Path
 import pytest
 import typer
 from babel.messages.extract import extract_from_dir
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from trestle.oscal.assessment_results import AssessmentResults
 from typer.testing import CliRunner
 
 from gpudecide import evidence as ev
 from gpudecide import workspace
 from gpudecide.decision.model import StopFactor, Suggestion
-from gpudecide.governance import demo, rules
+from gpudecide.governance import checks, demo, rules
 from gpudecide.governance.cli import check_app, register
+from gpudecide.governance.figures import FIGURES, ResidencyFigures, figures_of
 from gpudecide.governance.isolation import IsolationFile
 from gpudecide.governance.raci import RaciFile
 from gpudecide.governance.report import governance_section
@@ -265,6 +266,39 @@ def test_demo_run_and_rules(ws: workspace.Workspace) -> None:
         if isinstance(o, Suggestion) and o.option == "managed-ft" and o.criterion == "isolation"
     )
     assert iso.score == 2
+
+
+def test_figures_models_hold_each_record_as_written(ws: workspace.Workspace) -> None:
+    """Every governance record the demo writes reads back through the model of its kind and
+    dumps to the very JSON it holds: the content hash is the one it was sealed with."""
+    written = demo.run(ws)
+    records = [ev.load(p) for p in written if p.parent == ws.evidence_dir]
+    assert {r.kind for r in records} == set(FIGURES)
+    for record in records:
+        model = figures_of(record)
+        assert isinstance(model, FIGURES[record.kind])
+        dumped = model.model_dump(mode="json")
+        assert dumped == record.figures, record.kind
+        again = record.model_copy(update={"figures": dumped})
+        assert again.compute_content_sha256() == record.content_sha256
+    residency = next(r for r in records if r.kind == "residency")
+    figures = figures_of(residency)
+    assert isinstance(figures, ResidencyFigures)
+    assert [o.option for o in figures.options if o.stopped] == ["managed-ft"]
+
+
+def test_figures_of_refuses_another_kind_and_another_shape(ws: workspace.Workspace) -> None:
+    """Negative: a record of another kind is refused; figures an edit broke name the field."""
+    other = ev.Evidence(
+        kind="profile", title="t", spec_ids=[], verdict="pass", summary="s", figures={}
+    )
+    with pytest.raises(LookupError):
+        figures_of(other)
+    run = checks.run_raci(ws)
+    broken = dict(run.record.figures)
+    broken["options"] = [{**broken["options"][0], "activities": "many"}]
+    with pytest.raises(ValidationError, match=r"options\.0\.activities"):
+        figures_of(run.record.model_copy(update={"figures": broken}))
 
 
 def test_rules_stop_factor_ids() -> None:

@@ -185,10 +185,10 @@ def test_controls_map_and_ids() -> None:
 def test_coverage_per_family(tmp_path: Path) -> None:
     data = copy.deepcopy(CLEAN)
     del _bound(data, 0, "logs")["proof"]
-    row = _run(data, tmp_path).figures["options"][0]
-    assert row["coverage"]["AU"] == {"evidenced": 0, "claimed": 3, "open": 0}
-    assert row["coverage"]["SI"] == {"evidenced": 0, "claimed": 1, "open": 0}
-    assert row["coverage"]["SC"]["evidenced"] == 5  # SC-4, SC-39, SC-7, SC-28, SC-12
+    row = _run(data, tmp_path).figures.options[0]
+    assert row.coverage["AU"].model_dump() == {"evidenced": 0, "claimed": 3, "open": 0}
+    assert row.coverage["SI"].model_dump() == {"evidenced": 0, "claimed": 1, "open": 0}
+    assert row.coverage["SC"].evidenced == 5  # SC-4, SC-39, SC-7, SC-28, SC-12
 
 
 def _oscal(tmp_path: Path, data: dict[str, Any]) -> AssessmentResults:

@@ -234,7 +234,7 @@ def test_unanswered_option() -> None:
     spec = standard_path.StandardPathSpec.model_validate({"options": []})
     findings, figures = standard_path.check(spec, OPTIONS)
     assert [f.id for f in findings] == ["path_unanswered", "path_unanswered"]
-    assert figures["options"][0]["answered"] is False
+    assert figures.options[0].answered is False
 
 
 @pytest.mark.parametrize("share", [0, 1.5])

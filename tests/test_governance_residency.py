@@ -36,9 +36,9 @@ def test_site_abroad_stops_the_option() -> None:
     ]
     assert _found(options) == [("residency_violated", "de", True)]
     result = residency.check([REQ], options)
-    row = result.figures["options"][1]["assets"][0]
-    assert row["violations"][0]["country"] == "DE" and row["ok"] is False
-    assert result.figures["options"][0]["assets"][0]["ok"] is True
+    row = result.figures.options[1].assets[0]
+    assert row.violations[0].country == "DE" and row.ok is False
+    assert result.figures.options[0].assets[0].ok is True
 
 
 def test_backup_abroad_only_counts_when_backups_are_covered() -> None:

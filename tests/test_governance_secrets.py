@@ -14,6 +14,7 @@ from gpudecide import workspace
 from gpudecide.governance import checks, rules, secrets
 from gpudecide.governance.cli import register
 from gpudecide.governance.report import governance_section
+from gpudecide.governance.secrets import SecretsFigures
 from gpudecide.i18n import speaking
 from gpudecide.report.model import Section
 
@@ -79,12 +80,12 @@ def test_planted_credentials_found_at_their_lines(tmp_path: Path) -> None:
     assert (3, "Basic Auth Credentials") in found
     assert (5, "Private Key") in found
     assert all(f.params["path"] == "logs/job-41902.log" for f in result.findings)
-    _no_secret(json.dumps(result.figures))
+    _no_secret(result.figures.model_dump_json())
 
 
 def test_clean_log_has_no_finding(tmp_path: Path) -> None:
     result = secrets.scan([_clean(tmp_path)])
-    assert result.findings == [] and result.figures["files_scanned"] == 1
+    assert result.findings == [] and result.figures.files_scanned == 1
 
 
 def test_cli_masks_values_in_text_json_and_evidence(tmp_path: Path) -> None:
@@ -128,7 +129,16 @@ def test_option_scores_isolation(tmp_path: Path) -> None:
     log = _plant(ws.root)
     run = checks.run_secrets([log], ws, "managed-ft")
     assert run.record.figures["option"] == "managed-ft"
+    # The model holds the record as written, the option included (absent without one).
+    figures = SecretsFigures.model_validate(run.record.figures)
+    assert figures.option == "managed-ft"
+    assert figures.model_dump(mode="json") == run.record.figures
     out = rules.rules(run.record)
     assert [(s.option, s.criterion, s.score) for s in out] == [("managed-ft", "isolation", 2)]  # type: ignore[union-attr]
     clean = checks.run_secrets([_clean(tmp_path)], ws, "managed-ft")
     assert rules.rules(clean.record) == []
+    unowned = checks.run_secrets([_clean(tmp_path)], ws)
+    assert "option" not in unowned.record.figures
+    figures = SecretsFigures.model_validate(unowned.record.figures)
+    assert figures.option is None
+    assert figures.model_dump(mode="json") == unowned.record.figures

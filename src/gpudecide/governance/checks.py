@@ -15,12 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from gpudecide import evidence as ev
 from gpudecide.errors import InputError
 from gpudecide.governance import isolation, oscal, raci, residency, secrets, standard_path
-from gpudecide.governance.findings import Finding, verdict_of
+from gpudecide.governance.findings import Figure, Finding, verdict_of
 from gpudecide.i18n import N_
 from gpudecide.message import Message, message, record_texts
 from gpudecide.options import require_known
@@ -67,11 +66,12 @@ def _record(
     kind: str,
     spec_ids: list[str],
     findings: list[Finding],
-    figures: dict[str, Any],
+    figures: Figure,
     inputs: list[ev.InputRef],
     options: int,
     notes: list[Message] | None = None,
 ) -> ev.Evidence:
+    """The record of one check: its figures as JSON, the summary and notes beside them."""
     said = record_texts(_summary(findings, options), notes or [])
     return ev.Evidence(
         kind=kind,
@@ -79,7 +79,7 @@ def _record(
         spec_ids=spec_ids,
         verdict=verdict_of(findings),
         summary=said.summary,
-        figures={**figures, "messages": said.messages},
+        figures={**figures.model_dump(mode="json"), "messages": said.messages},
         notes=said.notes,
         inputs=inputs,
     )
@@ -226,7 +226,7 @@ def run_secrets(
         spec_ids=["I3"],
         verdict="fail" if result.findings else "pass",
         summary=said.summary,
-        figures={**result.figures, "messages": said.messages},
+        figures={**result.figures.model_dump(mode="json"), "messages": said.messages},
         notes=said.notes,
         inputs=inputs,
     )

@@ -32,7 +32,7 @@ Boundary = Literal[
     "incident_response",
 ]
 
-BOUNDARY_CONTROLS: dict[str, tuple[str, ...]] = {
+BOUNDARY_CONTROLS: dict[Boundary, tuple[str, ...]] = {
     # Physical node and GPU sharing mode (I3): information in shared resources, process isolation.
     "gpu_sharing": ("SC-4", "SC-39"),
     # Project, namespace, service accounts (I3).
@@ -83,7 +83,7 @@ def family(control: str) -> str:
     return control.split("-", 1)[0]
 
 
-def families(boundary: str) -> frozenset[str]:
+def families(boundary: Boundary) -> frozenset[str]:
     """Control families a boundary belongs to."""
     return frozenset(family(c) for c in BOUNDARY_CONTROLS[boundary])
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -26,7 +26,7 @@ from gpudecide import evidence as ev
 from gpudecide.errors import InputError
 from gpudecide.governance import controls
 from gpudecide.governance.controls import Boundary
-from gpudecide.governance.findings import Finding, finding
+from gpudecide.governance.findings import Figure, Finding, RecordMessages, finding
 from gpudecide.governance.loading import Loaded, load
 from gpudecide.inputs import read_input_text
 from gpudecide.options import OPTION_ID_PATTERN, OptionDecl
@@ -58,34 +58,51 @@ RegulatedItem = Literal[
     "restore_results",
     "incident_response",
 ]
+Handling = Literal["cleared", "deleted", "not_kept", "encrypted_only", "kept", "unknown"]
+# What a boundary rests on, and its state as the check derives it (I3, I6).
+ProofKind = Literal["document", "test", "claim"]
+BoundaryStatus = Literal["evidenced", "claimed", "weak", "missing", "unknown"]
 RESIDUE_ITEMS: tuple[str, ...] = ResidueItem.__args__  # type: ignore[attr-defined]
 REGULATED_ITEMS: tuple[str, ...] = RegulatedItem.__args__  # type: ignore[attr-defined]
-ANSWERED_BOUNDARIES = tuple(b for b in controls.BOUNDARY_CONTROLS if b != "residue")
+ANSWERED_BOUNDARIES: tuple[Boundary, ...] = tuple(
+    b for b in controls.BOUNDARY_CONTROLS if b != "residue"
+)
+# Every boundary of a row: the answered ones, then residue (derived from the I4 items).
+BOUNDARIES: tuple[Boundary, ...] = (*ANSWERED_BOUNDARIES, "residue")
+
+
+class SharingFact(Figure):
+    """What one GPU sharing mode isolates: memory, faults, and whether tenants are apart."""
+
+    memory: str
+    fault: str
+    isolated: bool
+
 
 # What each GPU sharing mode isolates (NVIDIA MIG and MPS user guides, Kubernetes device
 # plugin time-slicing notes). Only exclusive and MIG keep another tenant out of the memory
 # and the faults of a job.
-SHARING_FACTS: dict[str, dict[str, Any]] = {
-    "exclusive": {
-        "memory": "whole GPU for one job",
-        "fault": "a fault affects only this job",
-        "isolated": True,
-    },
-    "mig": {
-        "memory": "hardware partition: own memory slices, cache and SMs",
-        "fault": "an error stays inside its GPU instance",
-        "isolated": True,
-    },
-    "mps": {
-        "memory": "separate address spaces, no hardware partition of memory bandwidth",
-        "fault": "a fatal fault of one client ends every client of the MPS server",
-        "isolated": False,
-    },
-    "time_slicing": {
-        "memory": "no memory limits or partition between the sharing processes",
-        "fault": "no fault isolation between the sharing processes",
-        "isolated": False,
-    },
+SHARING_FACTS: dict[str, SharingFact] = {
+    "exclusive": SharingFact(
+        memory="whole GPU for one job",
+        fault="a fault affects only this job",
+        isolated=True,
+    ),
+    "mig": SharingFact(
+        memory="hardware partition: own memory slices, cache and SMs",
+        fault="an error stays inside its GPU instance",
+        isolated=True,
+    ),
+    "mps": SharingFact(
+        memory="separate address spaces, no hardware partition of memory bandwidth",
+        fault="a fatal fault of one client ends every client of the MPS server",
+        isolated=False,
+    ),
+    "time_slicing": SharingFact(
+        memory="no memory limits or partition between the sharing processes",
+        fault="no fault isolation between the sharing processes",
+        isolated=False,
+    ),
 }
 CLOSING_HANDLING = ("cleared", "deleted", "not_kept")
 
@@ -141,9 +158,7 @@ class ResidueAnswer(_Strict):
     """What happens to one kind of residue after the job (I4)."""
 
     item: ResidueItem = Field(description="Residue item.")
-    handling: Literal["cleared", "deleted", "not_kept", "encrypted_only", "kept", "unknown"] = (
-        Field(description="What happens to it.")
-    )
+    handling: Handling = Field(description="What happens to it.")
     detail: str = Field(default="", description="When and how.")
     proof: Proof | None = Field(default=None, description="Document excerpt or test result.")
 
@@ -182,12 +197,80 @@ class IsolationFile(_Strict):
     placement: list[Placement] = Field(default_factory=list, description="Hybrid data placement.")
 
 
+class ProofFigures(Figure):
+    """What an answer rests on, as the record keeps it: a document (its path in the
+    workspace, SHA-256 and the excerpt), a test, or neither (a claim)."""
+
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"document", "sha256", "excerpt", "test"})
+
+    kind: ProofKind
+    document: str | None = None
+    sha256: str | None = None
+    excerpt: str | None = None
+    test: str | None = None
+
+
+class BoundaryFigures(Figure):
+    """One boundary of one option (I3): its status, mechanism, proof and SP 800-53 controls."""
+
+    boundary: Boundary
+    status: BoundaryStatus
+    mechanism: str
+    sharing_mode: SharingMode | None
+    proof: ProofFigures
+    controls: list[str]
+
+
+class ResidueFigures(Figure):
+    """One residue item of one option after the job (I4)."""
+
+    item: ResidueItem
+    handling: Handling
+    detail: str
+    proof: ProofFigures
+
+
+class Coverage(Figure):
+    """How many controls of one family are evidenced, claimed or open (I5)."""
+
+    evidenced: int = 0
+    claimed: int = 0
+    open: int = 0
+
+
+class IsolationOptionFigures(Figure):
+    """One option's row of the `isolation` figures."""
+
+    option: str
+    answered: bool
+    stopped: bool
+    boundaries: list[BoundaryFigures]
+    residue: list[ResidueFigures]
+    regulated: dict[str, ProofFigures | None]
+    coverage: dict[str, Coverage]
+    findings: list[Finding]
+
+
+class IsolationFigures(Figure):
+    """The figures of an `isolation` record (SPEC I1-I6)."""
+
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"messages"})
+
+    regulated: bool
+    assets: list[Asset]
+    options: list[IsolationOptionFigures]
+    controls: dict[str, tuple[str, ...]]
+    sharing_facts: dict[str, SharingFact]
+    findings: list[Finding]
+    messages: RecordMessages | None = None
+
+
 @dataclass
 class IsolationResult:
     """Findings, figures and the documents the answers rest on."""
 
     findings: list[Finding]
-    figures: dict[str, Any]
+    figures: IsolationFigures
     documents: list[Path] = field(default_factory=list)
 
 
@@ -283,7 +366,7 @@ def _squash(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-def proof_kind(proof: Proof | None) -> str:
+def proof_kind(proof: Proof | None) -> ProofKind:
     """document, test or claim: what an answer rests on."""
     if proof is None:
         return "claim"
@@ -292,30 +375,33 @@ def proof_kind(proof: Proof | None) -> str:
     return "test" if (proof.test or "").strip() else "claim"
 
 
-def _proof_dict(proof: Proof | None, root: Path) -> dict[str, Any]:
-    kind = proof_kind(proof)
-    out: dict[str, Any] = {"kind": kind}
-    if proof is not None and kind == "document" and proof.document:
+def _proof_figures(proof: Proof | None, root: Path) -> ProofFigures:
+    out = ProofFigures(kind=proof_kind(proof))
+    if proof is None:
+        return out
+    if out.kind == "document" and proof.document:
         ref = ev.input_ref(root / proof.document, root)
-        out.update(document=ref.path, sha256=ref.sha256, excerpt=proof.excerpt)
-    if proof is not None and proof.test:
-        out["test"] = proof.test
+        out = out.model_copy(
+            update={"document": ref.path, "sha256": ref.sha256, "excerpt": proof.excerpt}
+        )
+    if proof.test:
+        out = out.model_copy(update={"test": proof.test})
     return out
 
 
-def boundary_status(answer: BoundaryAnswer | None) -> str:
+def boundary_status(answer: BoundaryAnswer | None) -> BoundaryStatus:
     """evidenced | claimed | weak | missing | unknown."""
     if answer is None or answer.status == "unknown":
         return "unknown"
     if answer.status == "missing":
         return "missing"
     mode = answer.sharing_mode if answer.boundary == "gpu_sharing" else None
-    if mode is not None and not SHARING_FACTS[mode]["isolated"]:
+    if mode is not None and not SHARING_FACTS[mode].isolated:
         return "weak"
     return "claimed" if proof_kind(answer.proof) == "claim" else "evidenced"
 
 
-def residue_status(entry: OptionIsolation) -> str:
+def residue_status(entry: OptionIsolation) -> BoundaryStatus:
     """The derived status of the residue boundary: every I4 item closed, with proof."""
     by_item: dict[str, ResidueAnswer] = {r.item: r for r in entry.residue}
     if any(by_item.get(i) is None or by_item[i].handling == "unknown" for i in RESIDUE_ITEMS):
@@ -326,9 +412,11 @@ def residue_status(entry: OptionIsolation) -> str:
     return "claimed" if claims else "evidenced"
 
 
-def _statuses(entry: OptionIsolation | None) -> dict[str, str]:
+def _statuses(entry: OptionIsolation | None) -> dict[str, BoundaryStatus]:
     answers: dict[str, BoundaryAnswer] = {b.boundary: b for b in entry.boundaries} if entry else {}
-    out = {b: boundary_status(answers.get(b)) for b in ANSWERED_BOUNDARIES}
+    out: dict[str, BoundaryStatus] = {
+        b: boundary_status(answers.get(b)) for b in ANSWERED_BOUNDARIES
+    }
     out["residue"] = residue_status(entry) if entry else "unknown"
     return out
 
@@ -337,7 +425,7 @@ def check(iso: IsolationFile, options: list[OptionDecl], root: Path) -> Isolatio
     """Every isolation finding for every declared option."""
     by_id = {e.option: e for e in iso.options}
     findings: list[Finding] = []
-    rows: list[dict[str, Any]] = []
+    rows: list[IsolationOptionFigures] = []
     documents: set[Path] = set()
     for option in options:
         entry = by_id.get(option.id)
@@ -349,18 +437,18 @@ def check(iso: IsolationFile, options: list[OptionDecl], root: Path) -> Isolatio
         found += _regulated_missing(iso, option.id, entry)
         findings += found
         rows.append(_option_row(option.id, entry, statuses, found, root))
-    figures: dict[str, Any] = {
-        "regulated": iso.regulated,
-        "assets": [a.model_dump() for a in iso.assets],
-        "options": rows,
-        "controls": controls.BOUNDARY_CONTROLS,
-        "sharing_facts": SHARING_FACTS,
-        "findings": [f.as_dict() for f in findings],
-    }
+    figures = IsolationFigures(
+        regulated=iso.regulated,
+        assets=list(iso.assets),
+        options=rows,
+        controls=controls.BOUNDARY_CONTROLS,
+        sharing_facts=SHARING_FACTS,
+        findings=findings,
+    )
     return IsolationResult(findings, figures, sorted(documents))
 
 
-def _required(iso: IsolationFile, oid: str, statuses: dict[str, str]) -> list[Finding]:
+def _required(iso: IsolationFile, oid: str, statuses: dict[str, BoundaryStatus]) -> list[Finding]:
     """Boundaries the threat model requires: missing stops (closed asset), a claim is a finding."""
     needs: dict[str, list[str]] = defaultdict(list)  # boundary -> asset/adversary
     closed: dict[str, bool] = defaultdict(bool)
@@ -390,7 +478,7 @@ def _required(iso: IsolationFile, oid: str, statuses: dict[str, str]) -> list[Fi
     return out
 
 
-def _answer_findings(entry: OptionIsolation, statuses: dict[str, str]) -> list[Finding]:
+def _answer_findings(entry: OptionIsolation, statuses: dict[str, BoundaryStatus]) -> list[Finding]:
     oid = entry.option
     out: list[Finding] = []
     for b in entry.boundaries:
@@ -405,7 +493,7 @@ def _answer_findings(entry: OptionIsolation, statuses: dict[str, str]) -> list[F
     for item in RESIDUE_ITEMS:
         if item not in answered:
             out.append(finding("residue_open", oid, False, "I4", item=item, handling="unanswered"))
-    by_mechanism: dict[str, list[str]] = defaultdict(list)
+    by_mechanism: dict[str, list[Boundary]] = defaultdict(list)
     for b in entry.boundaries:
         key = " ".join(b.mechanism.lower().split())
         if key and b.status == "in_place":
@@ -446,67 +534,67 @@ def _documents(entry: OptionIsolation, root: Path) -> set[Path]:
     return {root / p.document for p in proofs if p is not None and p.document}
 
 
-def coverage(statuses: dict[str, str]) -> dict[str, dict[str, int]]:
+def coverage(statuses: dict[str, BoundaryStatus]) -> dict[str, Coverage]:
     """Per control family: how many of its mapped controls are evidenced, claimed, open (I5)."""
-    per: dict[str, dict[str, int]] = {}
+    per: dict[str, Coverage] = {}
     for boundary, ctrl in controls.BOUNDARY_CONTROLS.items():
         state = statuses[boundary]
-        bucket = state if state in ("evidenced", "claimed") else "open"
         for c in ctrl:
-            fam = per.setdefault(controls.family(c), {"evidenced": 0, "claimed": 0, "open": 0})
-            fam[bucket] += 1
+            fam = per.setdefault(controls.family(c), Coverage())
+            if state == "evidenced":
+                fam.evidenced += 1
+            elif state == "claimed":
+                fam.claimed += 1
+            else:
+                fam.open += 1
     return dict(sorted(per.items()))
 
 
 def _option_row(
     oid: str,
     entry: OptionIsolation | None,
-    statuses: dict[str, str],
+    statuses: dict[str, BoundaryStatus],
     found: list[Finding],
     root: Path,
-) -> dict[str, Any]:
+) -> IsolationOptionFigures:
     answers: dict[str, BoundaryAnswer] = {b.boundary: b for b in entry.boundaries} if entry else {}
     boundaries = []
-    for b in (*ANSWERED_BOUNDARIES, "residue"):
+    for b in BOUNDARIES:
         a = answers.get(b)
         boundaries.append(
-            {
-                "boundary": b,
-                "status": statuses[b],
-                "mechanism": a.mechanism if a else "",
-                "sharing_mode": a.sharing_mode if a else None,
-                "proof": _proof_dict(a.proof if a else None, root),
-                "controls": list(controls.BOUNDARY_CONTROLS[b]),
-            }
+            BoundaryFigures(
+                boundary=b,
+                status=statuses[b],
+                mechanism=a.mechanism if a else "",
+                sharing_mode=a.sharing_mode if a else None,
+                proof=_proof_figures(a.proof if a else None, root),
+                controls=list(controls.BOUNDARY_CONTROLS[b]),
+            )
         )
-    return {
-        "option": oid,
-        "answered": entry is not None,
-        "stopped": any(f.stop for f in found),
-        "boundaries": boundaries,
-        "residue": [
-            {
-                "item": r.item,
-                "handling": r.handling,
-                "detail": r.detail,
-                "proof": _proof_dict(r.proof, root),
-            }
+    regulated: dict[str, Proof] = {}
+    for g in entry.regulated if entry else []:
+        regulated.setdefault(g.item, g.proof)  # the first answer of an item counts
+    return IsolationOptionFigures(
+        option=oid,
+        answered=entry is not None,
+        stopped=any(f.stop for f in found),
+        boundaries=boundaries,
+        residue=[
+            ResidueFigures(
+                item=r.item,
+                handling=r.handling,
+                detail=r.detail,
+                proof=_proof_figures(r.proof, root),
+            )
             for r in (entry.residue if entry else [])
         ],
-        "regulated": {
-            item: next(
-                (
-                    _proof_dict(g.proof, root)
-                    for g in (entry.regulated if entry else [])
-                    if g.item == item
-                ),
-                None,
-            )
+        regulated={
+            item: _proof_figures(regulated[item], root) if item in regulated else None
             for item in REGULATED_ITEMS
         },
-        "coverage": coverage(statuses),
-        "findings": [f.as_dict() for f in found],
-    }
+        coverage=coverage(statuses),
+        findings=found,
+    )
 
 
 def placements(iso: IsolationFile | None) -> dict[tuple[str, str], list[str]]:

@@ -13,7 +13,7 @@ names, legal basis) stay as written.
 from __future__ import annotations
 
 import string
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from gpudecide.i18n import N_, translator
@@ -195,7 +195,7 @@ def term(value: str) -> str:
     return _(value) if value in WORDS else value
 
 
-def terms(values: list[str]) -> str:
+def terms(values: Iterable[str]) -> str:
     """Schema words in the reader's language, joined by ", "."""
     return ", ".join(term(v) for v in values)
 

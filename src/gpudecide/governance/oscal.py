@@ -21,6 +21,7 @@ from typing import Any
 from gpudecide import __version__
 from gpudecide.fsutil import atomic_write_text
 from gpudecide.governance import controls
+from gpudecide.governance.isolation import BoundaryFigures, IsolationFigures
 
 OSCAL_VERSION = "1.1.2"
 OSCAL_NAME = "isolation-assessment-results.json"
@@ -32,47 +33,47 @@ def _uuid(*parts: str) -> str:
     return str(uuid.uuid5(_NS, "/".join(parts)))
 
 
-def _observation(seed: str, oid: str, comp: str, b: dict[str, Any], at: str) -> dict[str, Any]:
-    proof = b["proof"]
+def _observation(seed: str, oid: str, comp: str, b: BoundaryFigures, at: str) -> dict[str, Any]:
+    proof = b.proof
     obs: dict[str, Any] = {
-        "uuid": _uuid(seed, "obs", oid, b["boundary"]),
-        "title": f"{oid}: {b['boundary']}",
+        "uuid": _uuid(seed, "obs", oid, b.boundary),
+        "title": f"{oid}: {b.boundary}",
         "description": (
-            f"Boundary {b['boundary']} of option {oid}: {b['status']}"
-            + (f"; mechanism: {b['mechanism']}" if b["mechanism"] else "")
-            + (f"; GPU sharing mode: {b['sharing_mode']}" if b.get("sharing_mode") else "")
+            f"Boundary {b.boundary} of option {oid}: {b.status}"
+            + (f"; mechanism: {b.mechanism}" if b.mechanism else "")
+            + (f"; GPU sharing mode: {b.sharing_mode}" if b.sharing_mode else "")
         ),
         "props": [
-            {"name": "boundary-status", "ns": "https://gpudecide.invalid/ns", "value": b["status"]},
+            {"name": "boundary-status", "ns": "https://gpudecide.invalid/ns", "value": b.status},
         ],
-        "methods": [_METHODS[proof["kind"]]],
+        "methods": [_METHODS[proof.kind]],
         "subjects": [{"subject-uuid": comp, "type": "component", "title": oid}],
         "collected": at,
     }
-    if proof["kind"] == "document":
+    if proof.kind == "document":
         obs["relevant-evidence"] = [
             {
-                "href": proof["document"],
-                "description": proof.get("excerpt") or proof["document"],
+                "href": proof.document,
+                "description": proof.excerpt or proof.document,
                 "props": [
                     {
                         "name": "sha256",
                         "ns": "https://gpudecide.invalid/ns",
-                        "value": proof["sha256"],
+                        "value": proof.sha256,
                     }
                 ],
             }
         ]
-    elif proof["kind"] == "test":
-        obs["relevant-evidence"] = [{"description": proof["test"]}]
+    elif proof.kind == "test":
+        obs["relevant-evidence"] = [{"description": proof.test}]
     return obs
 
 
 def _control_finding(
-    seed: str, oid: str, control: str, bounds: list[dict[str, Any]], obs: dict[str, str]
+    seed: str, oid: str, control: str, bounds: list[BoundaryFigures], obs: dict[str, str]
 ) -> dict[str, Any]:
-    ok = all(b["status"] == "evidenced" for b in bounds)
-    states = ", ".join(f"{b['boundary']}: {b['status']}" for b in bounds)
+    ok = all(b.status == "evidenced" for b in bounds)
+    states = ", ".join(f"{b.boundary}: {b.status}" for b in bounds)
     target: dict[str, Any] = {
         "type": "objective-id",
         "target-id": f"{controls.oscal_id(control)}_obj",
@@ -86,35 +87,39 @@ def _control_finding(
         "description": f"{control} for option {oid} ({states})",
         "props": [{"name": "option", "ns": "https://gpudecide.invalid/ns", "value": oid}],
         "target": target,
-        "related-observations": [{"observation-uuid": obs[b["boundary"]]} for b in bounds],
+        "related-observations": [{"observation-uuid": obs[b.boundary]} for b in bounds],
     }
 
 
-def build(figures: dict[str, Any], at: str, plan_href: str) -> dict[str, Any]:
+def _component(seed: str, oid: str) -> dict[str, Any]:
+    return {
+        "uuid": _uuid(seed, "component", oid),
+        "type": "service",
+        "title": oid,
+        "description": f"Fine-tuning option {oid} as declared in gpudecide.yaml.",
+        "status": {"state": "other"},
+    }
+
+
+def build(figures: IsolationFigures, at: str, plan_href: str) -> dict[str, Any]:
     """The assessment-results document of an isolation record's figures, at time `at` (UTC)."""
-    seed = hashlib.sha256(json.dumps(figures, sort_keys=True, default=str).encode()).hexdigest()
+    # The UUIDs derive from the figures as the record holds them (its JSON, without messages).
+    data = figures.model_dump(mode="json", exclude={"messages"})
+    seed = hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
     components: list[dict[str, Any]] = []
     observations: list[dict[str, Any]] = []
     findings: list[dict[str, Any]] = []
-    for row in figures["options"]:
-        oid = row["option"]
-        comp = _uuid(seed, "component", oid)
-        components.append(
-            {
-                "uuid": comp,
-                "type": "service",
-                "title": oid,
-                "description": f"Fine-tuning option {oid} as declared in gpudecide.yaml.",
-                "status": {"state": "other"},
-            }
-        )
+    for row in figures.options:
+        oid = row.option
+        component = _component(seed, oid)
+        components.append(component)
         obs_ids: dict[str, str] = {}
-        by_control: dict[str, list[dict[str, Any]]] = {}
-        for b in row["boundaries"]:
-            o = _observation(seed, oid, comp, b, at)
+        by_control: dict[str, list[BoundaryFigures]] = {}
+        for b in row.boundaries:
+            o = _observation(seed, oid, component["uuid"], b, at)
             observations.append(o)
-            obs_ids[b["boundary"]] = o["uuid"]
-            for c in b["controls"]:
+            obs_ids[b.boundary] = o["uuid"]
+            for c in b.controls:
                 by_control.setdefault(c, []).append(b)
         for control in controls.all_controls():
             if control in by_control:
@@ -156,7 +161,7 @@ def build(figures: dict[str, Any], at: str, plan_href: str) -> dict[str, Any]:
     }
 
 
-def write(figures: dict[str, Any], at: str, plan_href: str, path: Path) -> Path:
+def write(figures: IsolationFigures, at: str, plan_href: str, path: Path) -> Path:
     """Write the document atomically."""
     atomic_write_text(path, json.dumps(build(figures, at, plan_href), indent=2) + "\n")
     return path

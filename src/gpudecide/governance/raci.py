@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpudecide.errors import InputError
-from gpudecide.governance.findings import Finding, finding
+from gpudecide.governance.findings import Figure, Finding, RecordMessages, finding
 from gpudecide.governance.loading import Loaded, load
 from gpudecide.governance.standard_path import StandardPathSpec
 from gpudecide.options import OPTION_ID_PATTERN, OptionDecl, OptionKind
@@ -105,12 +105,52 @@ class RaciFile(_Strict):
     )
 
 
+class RaciOptionFigures(Figure):
+    """One option's row of the `raci` figures: what the team and the vendors carry."""
+
+    option: str
+    activities: int
+    assigned: int
+    team_responsible: int
+    vendor_responsible: int
+    roles_needed: dict[str, int]
+    on_call_load: dict[str, int]
+    stopped: bool
+    findings: list[Finding]
+
+
+class ActivityRow(Figure):
+    """One row of the RACI table as the record keeps it (its letters per option)."""
+
+    id: str
+    title: str
+    spec: Literal["R1", "R3", "G3", "A8", "H2", "other"]
+    role: Role
+    on_call: bool
+    node_replacement: bool
+    assignments: list[Assignment]
+
+
+class RaciFigures(Figure):
+    """The figures of a `raci` record (SPEC R1-R3, G3, D5)."""
+
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"messages"})
+
+    options: list[RaciOptionFigures]
+    people: list[Person]
+    vendors: list[Vendor]
+    activities: list[ActivityRow]
+    bus_factor_max_share: float
+    findings: list[Finding]
+    messages: RecordMessages | None = None
+
+
 @dataclass
 class RaciResult:
     """Findings and figures of one check."""
 
     findings: list[Finding]
-    figures: dict[str, Any]
+    figures: RaciFigures
 
 
 def _unique(ids: list[str], loaded: Loaded, key: str) -> None:
@@ -224,49 +264,62 @@ def _row_findings(act: Activity, asg: Assignment | None, oid: str, t: _Table) ->
     return out
 
 
-def _option_figures(
-    option: OptionDecl, acts: list[tuple[Activity, Assignment | None]], t: _Table, share: float
-) -> tuple[list[Finding], dict[str, Any]]:
+def _bus_factor(
+    oid: str, on_call: list[tuple[Activity, Assignment]], t: _Table, share: float
+) -> tuple[Counter[str], list[Finding]]:
+    """How many on-call duties each person of the team does; who carries more than `share`."""
+    load_count: Counter[str] = Counter()
+    for _, asg in on_call:
+        for name in set(t.team(asg.responsible)):
+            load_count[name] += 1
+    found = [
+        finding(
+            "bus_factor",
+            oid,
+            False,
+            "R2",
+            who=name,
+            count=n,
+            total=len(on_call),
+            share=round(n / len(on_call), 3),
+            limit=share,
+        )
+        for name, n in sorted(load_count.items())
+        if n / len(on_call) > share
+    ]
+    return load_count, found
+
+
+def _option_row(
+    option: OptionDecl,
+    acts: list[tuple[Activity, Assignment | None]],
+    t: _Table,
+    share: float,
+    options: list[OptionDecl],
+) -> RaciOptionFigures:
     oid = option.id
     found: list[Finding] = []
     for act, asg in acts:
         found.extend(_row_findings(act, asg, oid, t))
     on_call = [(a, s) for a, s in acts if a.on_call and s is not None]
-    load_count: Counter[str] = Counter()
-    for _, asg in on_call:
-        for name in set(t.team(asg.responsible)):
-            load_count[name] += 1
-    for name, n in sorted(load_count.items()):
-        if on_call and n / len(on_call) > share:
-            found.append(
-                finding(
-                    "bus_factor",
-                    oid,
-                    False,
-                    "R2",
-                    who=name,
-                    count=n,
-                    total=len(on_call),
-                    share=round(n / len(on_call), 3),
-                    limit=share,
-                )
-            )
+    load_count, overloaded = _bus_factor(oid, on_call, t, share)
+    found += overloaded
+    found += _node_replacement(option, acts, options)
     roles: Counter[str] = Counter()
     for act, asg in acts:
         if asg is not None and t.team(asg.responsible):
             roles[act.role] += 1
-    figures = {
-        "option": oid,
-        "activities": len(acts),
-        "assigned": sum(1 for _, s in acts if s is not None),
-        "team_responsible": sum(1 for _, s in acts if s is not None and t.team(s.responsible)),
-        "vendor_responsible": sum(
-            1 for _, s in acts if s is not None and t.vendors_in(s.responsible)
-        ),
-        "roles_needed": {r: roles[r] for r in ROLES if roles[r]},
-        "on_call_load": dict(sorted(load_count.items())),
-    }
-    return found, figures
+    return RaciOptionFigures(
+        option=oid,
+        activities=len(acts),
+        assigned=sum(1 for _, s in acts if s is not None),
+        team_responsible=sum(1 for _, s in acts if s is not None and t.team(s.responsible)),
+        vendor_responsible=sum(1 for _, s in acts if s is not None and t.vendors_in(s.responsible)),
+        roles_needed={r: roles[r] for r in ROLES if roles[r]},
+        on_call_load=dict(sorted(load_count.items())),
+        stopped=any(f.stop for f in found),
+        findings=found,
+    )
 
 
 def _node_replacement(
@@ -285,8 +338,7 @@ def _node_replacement(
 def check(raci: RaciFile, options: list[OptionDecl]) -> RaciResult:
     """Run every RACI finding for every declared option."""
     t = _Table(raci)
-    findings: list[Finding] = []
-    per_option: list[dict[str, Any]] = []
+    rows: list[RaciOptionFigures] = []
     for option in options:
         kinds = option_kinds(option, options)
         acts = [
@@ -294,33 +346,26 @@ def check(raci: RaciFile, options: list[OptionDecl]) -> RaciResult:
             for act in raci.activities
             if kinds & set(act.applies_to)
         ]
-        found, fig = _option_figures(option, acts, t, raci.bus_factor_max_share)
-        found += _node_replacement(option, acts, options)
-        findings += found
-        fig["stopped"] = any(f.stop for f in found)
-        fig["findings"] = [f.as_dict() for f in found]
-        per_option.append(fig)
-    figures: dict[str, Any] = {
-        "options": per_option,
-        "people": [
-            {"id": p.id, "name": p.name, "roles": list(p.roles), "on_call": p.on_call}
-            for p in raci.people
-        ],
-        "vendors": [{"id": v.id, "name": v.name} for v in raci.vendors],
-        "activities": [_activity_row(a) for a in raci.activities],
-        "bus_factor_max_share": raci.bus_factor_max_share,
-        "findings": [f.as_dict() for f in findings],
-    }
+        rows.append(_option_row(option, acts, t, raci.bus_factor_max_share, options))
+    findings = [f for row in rows for f in row.findings]
+    figures = RaciFigures(
+        options=rows,
+        people=list(raci.people),
+        vendors=list(raci.vendors),
+        activities=[_activity_row(a) for a in raci.activities],
+        bus_factor_max_share=raci.bus_factor_max_share,
+        findings=findings,
+    )
     return RaciResult(findings, figures)
 
 
-def _activity_row(act: Activity) -> dict[str, Any]:
-    return {
-        "id": act.id,
-        "title": act.title,
-        "spec": act.spec,
-        "role": act.role,
-        "on_call": act.on_call,
-        "node_replacement": act.node_replacement,
-        "assignments": [s.model_dump() for s in act.assignments],
-    }
+def _activity_row(act: Activity) -> ActivityRow:
+    return ActivityRow(
+        id=act.id,
+        title=act.title,
+        spec=act.spec,
+        role=act.role,
+        on_call=act.on_call,
+        node_replacement=act.node_replacement,
+        assignments=list(act.assignments),
+    )

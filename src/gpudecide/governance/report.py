@@ -1,36 +1,49 @@
 """Report sections of the governance evidence (raci, standard_path, isolation, residency,
 secrets): register `governance_section` as the builder of each of those kinds.
 
-Every section ends with its findings, worded in the reader's language from their ids, each
-marked with the option it concerns and whether it is a stop factor there (D5).
+Every section reads its record through the figures model of its kind (`figures.figures_of`)
+and ends with its findings, worded in the reader's language from their ids, each marked with
+the option it concerns and whether it is a stop factor there (D5).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from gpudecide.governance import charts, controls, messages
+from gpudecide.governance.figures import (
+    FIGURES,
+    IsolationFigures,
+    RaciFigures,
+    ResidencyFigures,
+    SecretsFigures,
+    StandardPathFigures,
+    figures_of,
+)
+from gpudecide.governance.findings import Finding
+from gpudecide.governance.isolation import Coverage, ProofFigures
+from gpudecide.governance.raci import Assignment
+from gpudecide.governance.residency import SiteFigures
 from gpudecide.i18n import translator
 from gpudecide.report.model import Chart, Section, Table
 
+__all__ = ["KINDS", "governance_section"]
+
 _ = translator("governance")
-KINDS = ("raci", "standard_path", "isolation", "residency", "secrets")
+KINDS = tuple(FIGURES)
 
 
 def _yes(flag: bool) -> str:
     return _("yes") if flag else _("no")
 
 
-def _findings_table(f: dict[str, Any]) -> Table:
+def _findings_table(findings: list[Finding]) -> Table:
     rows = [
         [
-            x["option"] or "-",
-            _("STOP") if x["stop"] else "",
-            messages.render(x["id"], x["params"]),
-            x["spec"],
+            x.option or "-",
+            _("STOP") if x.stop else "",
+            messages.render(x.id, x.params),
+            x.spec,
         ]
-        for x in f["findings"]
+        for x in findings
     ]
     return Table(
         _("Findings: the option each concerns and whether it stops it"),
@@ -39,22 +52,22 @@ def _findings_table(f: dict[str, Any]) -> Table:
     )
 
 
-def _letters(asg: dict[str, Any]) -> str:
+def _letters(asg: Assignment) -> str:
     parts = []
-    for key, letter in (
-        ("responsible", "R"),
-        ("accountable", "A"),
-        ("consulted", "C"),
-        ("informed", "I"),
+    for names, letter in (
+        (asg.responsible, "R"),
+        (asg.accountable, "A"),
+        (asg.consulted, "C"),
+        (asg.informed, "I"),
     ):
-        if asg[key]:
-            parts.append(f"{letter}: {', '.join(asg[key])}")
+        if names:
+            parts.append(f"{letter}: {', '.join(names)}")
     return "; ".join(parts)
 
 
-def _raci(section: Section, f: dict[str, Any]) -> None:
+def _raci(section: Section, f: RaciFigures) -> None:
     section.title = _("Ownership per option (RACI)")
-    options = [o["option"] for o in f["options"]]
+    options = [o.option for o in f.options]
     section.tables.append(
         Table(
             _("Per option: who carries the activities (R2, R3)"),
@@ -69,29 +82,29 @@ def _raci(section: Section, f: dict[str, Any]) -> None:
             ],
             [
                 [
-                    o["option"],
-                    str(o["activities"]),
-                    str(o["team_responsible"]),
-                    str(o["vendor_responsible"]),
-                    ", ".join(f"{k} {v}" for k, v in o["roles_needed"].items()),
-                    ", ".join(f"{k} {v}" for k, v in o["on_call_load"].items()),
-                    _yes(o["stopped"]),
+                    o.option,
+                    str(o.activities),
+                    str(o.team_responsible),
+                    str(o.vendor_responsible),
+                    ", ".join(f"{k} {v}" for k, v in o.roles_needed.items()),
+                    ", ".join(f"{k} {v}" for k, v in o.on_call_load.items()),
+                    _yes(o.stopped),
                 ]
-                for o in f["options"]
+                for o in f.options
             ],
         )
     )
     rows = []
-    for act in f["activities"]:
+    for act in f.activities:
         cells = []
         for oid in options:
-            asg = next((a for a in act["assignments"] if oid in a["options"]), None)
+            asg = next((a for a in act.assignments if oid in a.options), None)
             cells.append(_letters(asg) if asg else "-")
-        rows.append([f"{act['title']} ({act['spec']})", *cells])
+        rows.append([f"{act.title} ({act.spec})", *cells])
     section.tables.append(Table(_("RACI table"), [_("activity"), *options], rows))
 
 
-def _standard_path(section: Section, f: dict[str, Any]) -> None:
+def _standard_path(section: Section, f: StandardPathFigures) -> None:
     section.title = _("Standard path fit and control (R4, R5)")
     section.tables.append(
         Table(
@@ -105,32 +118,32 @@ def _standard_path(section: Section, f: dict[str, Any]) -> None:
             ],
             [
                 [
-                    o["option"],
-                    o["kind"],
-                    "; ".join(o["gaps"]) or "-",
-                    f"{len(o['controls'])}/{o['controls_total']}",
-                    _yes(o["ssh_access"]),
+                    o.option,
+                    o.kind,
+                    "; ".join(o.gaps) or "-",
+                    f"{len(o.controls)}/{o.controls_total}",
+                    _yes(o.ssh_access),
                 ]
-                for o in f["options"]
+                for o in f.options
             ],
         )
     )
 
 
-def _proof_text(proof: dict[str, Any]) -> str:
-    if proof["kind"] == "document":
-        return f'{proof["document"]} (sha256 {proof["sha256"][:12]}): "{proof["excerpt"]}"'
-    if proof["kind"] == "test":
-        return str(proof["test"])
+def _proof_text(proof: ProofFigures) -> str:
+    if proof.kind == "document":
+        return f'{proof.document} (sha256 {(proof.sha256 or "")[:12]}): "{proof.excerpt}"'
+    if proof.kind == "test":
+        return str(proof.test)
     return messages.term("claim")
 
 
-def _isolation_chart(f: dict[str, Any]) -> Chart:
+def _isolation_chart(f: IsolationFigures) -> Chart:
     title = _("Boundaries per option: evidenced, claimed, open")
-    options = [o["option"] for o in f["options"]]
+    options = [o.option for o in f.options]
     counts: dict[str, list[int]] = {"evidenced": [], "claimed": [], "open": []}
-    for o in f["options"]:
-        states = [b["status"] for b in o["boundaries"]]
+    for o in f.options:
+        states = [b.status for b in o.boundaries]
         counts["evidenced"].append(states.count("evidenced"))
         counts["claimed"].append(states.count("claimed"))
         counts["open"].append(len(states) - states.count("evidenced") - states.count("claimed"))
@@ -143,9 +156,9 @@ def _isolation_chart(f: dict[str, Any]) -> Chart:
     return Chart(title, charts.boundary_status(options, counts, labels, title))
 
 
-def _isolation(section: Section, f: dict[str, Any]) -> None:
+def _isolation(section: Section, f: IsolationFigures) -> None:
     section.title = _("Isolation boundaries and threat model")
-    if f["options"]:
+    if f.options:
         section.charts.append(_isolation_chart(f))
     section.tables.append(
         Table(
@@ -153,21 +166,21 @@ def _isolation(section: Section, f: dict[str, Any]) -> None:
             [_("asset"), _("closed"), _("adversary"), _("requires")],
             [
                 [
-                    a["name"] or a["id"],
-                    _yes(a["closed"]),
-                    t["adversary"],
-                    ", ".join(t["requires"]),
+                    a.name or a.id,
+                    _yes(a.closed),
+                    t.adversary,
+                    ", ".join(t.requires),
                 ]
-                for a in f["assets"]
-                for t in a["threats"]
+                for a in f.assets
+                for t in a.threats
             ],
         )
     )
-    for o in f["options"]:
+    for o in f.options:
         section.tables.append(
             Table(
                 _("{option}: boundaries, proof and NIST SP 800-53 controls (I3-I5)").format(
-                    option=o["option"]
+                    option=o.option
                 ),
                 [
                     _("boundary"),
@@ -178,40 +191,40 @@ def _isolation(section: Section, f: dict[str, Any]) -> None:
                 ],
                 [
                     [
-                        b["boundary"],
-                        messages.term(b["status"]),
-                        b["mechanism"] or "-",
-                        _proof_text(b["proof"]),
-                        ", ".join(b["controls"]),
+                        b.boundary,
+                        messages.term(b.status),
+                        b.mechanism or "-",
+                        _proof_text(b.proof),
+                        ", ".join(b.controls),
                     ]
-                    for b in o["boundaries"]
+                    for b in o.boundaries
                 ],
                 verbatim=frozenset({0, 4}),
             )
         )
-    families = sorted({fam for o in f["options"] for fam in o["coverage"]})
+    families = sorted({fam for o in f.options for fam in o.coverage})
     section.tables.append(
         Table(
             _("Coverage per control family: evidenced / claimed / open (I5)"),
-            [_("family"), *[o["option"] for o in f["options"]]],
+            [_("family"), *[o.option for o in f.options]],
             [
                 [
                     f"{fam} {controls.family_name(fam)}",
-                    *[_cov(o["coverage"].get(fam)) for o in f["options"]],
+                    *[_cov(o.coverage.get(fam)) for o in f.options],
                 ]
                 for fam in families
             ],
         )
     )
-    items = list(f["options"][0]["regulated"]) if f["options"] else []
+    items = list(f.options[0].regulated) if f.options else []
     section.tables.append(
         Table(
             _("Regulated evidence (I6): present or missing"),
-            [_("document"), *[o["option"] for o in f["options"]]],
+            [_("document"), *[o.option for o in f.options]],
             [
                 [
                     item,
-                    *[_("present") if o["regulated"][item] else _("missing") for o in f["options"]],
+                    *[_("present") if o.regulated[item] else _("missing") for o in f.options],
                 ]
                 for item in items
             ],
@@ -219,11 +232,11 @@ def _isolation(section: Section, f: dict[str, Any]) -> None:
     )
 
 
-def _cov(c: dict[str, int] | None) -> str:
-    return f"{c['evidenced']} / {c['claimed']} / {c['open']}" if c else "-"
+def _cov(c: Coverage | None) -> str:
+    return f"{c.evidenced} / {c.claimed} / {c.open}" if c else "-"
 
 
-def _residency(section: Section, f: dict[str, Any]) -> None:
+def _residency(section: Section, f: ResidencyFigures) -> None:
     section.title = _("Data residency per option (I7)")
     section.tables.append(
         Table(
@@ -237,37 +250,29 @@ def _residency(section: Section, f: dict[str, Any]) -> None:
             ],
             [
                 [
-                    r["asset"],
-                    ", ".join(r["countries"]),
-                    messages.terms(r["roles"]),
-                    r["basis"],
-                    r["edition"] or _("not recorded"),
+                    r.asset,
+                    ", ".join(r.countries),
+                    messages.terms(r.roles),
+                    r.basis,
+                    r.edition or _("not recorded"),
                 ]
-                for r in f["requirements"]
+                for r in f.requirements
             ],
         )
     )
     rows = []
-    for o in f["options"]:
-        for a in o["assets"]:
-            for s in a["sites"] or [None]:
-                where = (
-                    "-"
-                    if s is None
-                    else " ".join(
-                        p
-                        for p in (s["country"], s["region"], s["provider"] and f"({s['provider']})")
-                        if p
-                    )
-                )
-                bad = s is not None and s in a["violations"]
+    for o in f.options:
+        for a in o.assets:
+            sites: list[SiteFigures | None] = [*a.sites] or [None]
+            for s in sites:
+                bad = s is not None and s in a.violations
                 rows.append(
                     [
-                        o["option"],
-                        a["asset"],
-                        where,
-                        messages.terms(s["roles"]) if s else "-",
-                        s["via"] if s else "-",
+                        o.option,
+                        a.asset,
+                        s.where() if s else "-",
+                        messages.terms(s.roles) if s else "-",
+                        s.via if s else "-",
                         _("VIOLATION") if bad else "",
                     ]
                 )
@@ -287,31 +292,31 @@ def _residency(section: Section, f: dict[str, Any]) -> None:
     )
 
 
-def _secrets(section: Section, f: dict[str, Any]) -> None:
+def _secrets(section: Section, f: SecretsFigures) -> None:
     section.title = _("Credentials in logs and configs (I3)")
     section.tables.append(
         Table(
             _("Scanned"),
             [_("files"), _("credentials")],
-            [[str(f["files_scanned"]), str(f["secrets"])]],
+            [[str(f.files_scanned), str(f.secrets)]],
         )
     )
 
 
-_BUILDERS: dict[str, Callable[[Section, dict[str, Any]], None]] = {
-    "raci": _raci,
-    "standard_path": _standard_path,
-    "isolation": _isolation,
-    "residency": _residency,
-    "secrets": _secrets,
-}
-
-
 def governance_section(section: Section) -> None:
-    """Tables of a raci, standard_path, isolation, residency or secrets record."""
-    f = section.record.figures
-    builder = _BUILDERS.get(section.record.kind)
-    if builder is None:
+    """Tables of a raci, standard_path, isolation, residency or secrets record (another kind:
+    nothing); figures of another shape raise, and the report shows the section as damaged."""
+    if section.record.kind not in FIGURES:
         return
-    builder(section, f)
-    section.tables.append(_findings_table(f))
+    f = figures_of(section.record)
+    if isinstance(f, RaciFigures):
+        _raci(section, f)
+    elif isinstance(f, StandardPathFigures):
+        _standard_path(section, f)
+    elif isinstance(f, IsolationFigures):
+        _isolation(section, f)
+    elif isinstance(f, ResidencyFigures):
+        _residency(section, f)
+    else:
+        _secrets(section, f)
+    section.tables.append(_findings_table(list(f.findings)))

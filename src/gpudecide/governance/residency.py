@@ -11,12 +11,60 @@ check states facts and mismatches; what the law requires is the lawyer's call.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import ClassVar
 
 from gpudecide.decision.schema import Residency
-from gpudecide.governance.findings import Finding, finding
+from gpudecide.governance.findings import Figure, Finding, RecordMessages, finding
 from gpudecide.message import Message, english, message
-from gpudecide.options import OptionDecl, Site
+from gpudecide.options import OptionDecl, OptionKind, Site, SiteRole
+
+
+class SiteFigures(Figure):
+    """A site an asset reaches under an option, and which option or contour it comes from."""
+
+    roles: list[SiteRole]
+    country: str
+    region: str
+    provider: str
+    via: str
+
+    def where(self) -> str:
+        """Country, region and provider as one place ("DE Frankfurt (GlobalCloud)")."""
+        text = " ".join(p for p in (self.country, self.region) if p)
+        return f"{text} ({self.provider})" if self.provider else text
+
+
+class AssetFigures(Figure):
+    """One requirement against one option: the sites the asset reaches, those that break it."""
+
+    asset: str
+    allowed: list[str]
+    roles: list[SiteRole]
+    sites: list[SiteFigures]
+    violations: list[SiteFigures]
+    ok: bool
+    placement: list[str] | None
+
+
+class ResidencyOptionFigures(Figure):
+    """One option's row of the `residency` figures."""
+
+    option: str
+    kind: OptionKind
+    stopped: bool
+    assets: list[AssetFigures]
+    findings: list[Finding]
+
+
+class ResidencyFigures(Figure):
+    """The figures of a `residency` record (SPEC I7, H2)."""
+
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"messages"})
+
+    requirements: list[Residency]
+    options: list[ResidencyOptionFigures]
+    findings: list[Finding]
+    messages: RecordMessages | None = None
 
 
 @dataclass
@@ -24,7 +72,7 @@ class ResidencyResult:
     """Findings, figures and the notes of one check (messages, one per note)."""
 
     findings: list[Finding]
-    figures: dict[str, Any]
+    figures: ResidencyFigures
     note_messages: list[Message]
 
     @property
@@ -33,14 +81,14 @@ class ResidencyResult:
         return [english(m) for m in self.note_messages]
 
 
-def _site_dict(site: Site, via: str) -> dict[str, Any]:
-    return {
-        "roles": list(site.roles),
-        "country": site.country,
-        "region": site.region,
-        "provider": site.provider,
-        "via": via,
-    }
+def _site(site: Site, via: str) -> SiteFigures:
+    return SiteFigures(
+        roles=list(site.roles),
+        country=site.country,
+        region=site.region,
+        provider=site.provider,
+        via=via,
+    )
 
 
 def sites_for(
@@ -48,34 +96,31 @@ def sites_for(
     asset: str,
     options: list[OptionDecl],
     placement: dict[tuple[str, str], list[str]],
-) -> list[dict[str, Any]]:
+) -> list[SiteFigures]:
     """The sites an asset reaches under an option (a hybrid: its placement or all its sites)."""
     by_id = {o.id: o for o in options}
     contours = placement.get((option.id, asset.strip().lower()))
     if contours is not None:
-        return [_site_dict(s, c) for c in contours for s in by_id[c].sites]
-    own = [_site_dict(s, option.id) for s in option.sites]
+        return [_site(s, c) for c in contours for s in by_id[c].sites]
+    own = [_site(s, option.id) for s in option.sites]
     if own or not option.contours:
         return own
-    return [_site_dict(s, c) for c in option.contours if c in by_id for s in by_id[c].sites]
-
-
-def _where(site: dict[str, Any]) -> str:
-    parts = [site["country"], site["region"]]
-    text = " ".join(p for p in parts if p)
-    return f"{text} ({site['provider']})" if site["provider"] else text
+    return [_site(s, c) for c in option.contours if c in by_id for s in by_id[c].sites]
 
 
 def _assess(
-    option: OptionDecl, req: Residency, sites: list[dict[str, Any]]
-) -> tuple[list[Finding], dict[str, Any]]:
-    covered = [s for s in sites if set(s["roles"]) & set(req.roles)]
-    bad = [s for s in covered if s["country"] not in req.countries]
+    option: OptionDecl,
+    req: Residency,
+    sites: list[SiteFigures],
+    placement: list[str] | None,
+) -> tuple[list[Finding], AssetFigures]:
+    covered = [s for s in sites if set(s.roles) & set(req.roles)]
+    bad = [s for s in covered if s.country not in req.countries]
     found: list[Finding] = []
     if not sites:
         found.append(finding("sites_unknown", option.id, False, "I7", asset=req.asset))
     if bad:
-        roles = sorted({r for s in bad for r in s["roles"] if r in req.roles})
+        roles = sorted({r for s in bad for r in s.roles if r in req.roles})
         found.append(
             finding(
                 "residency_violated",
@@ -84,19 +129,20 @@ def _assess(
                 "I7",
                 asset=req.asset,
                 roles=", ".join(roles),
-                found="; ".join(_where(s) for s in bad),
+                found="; ".join(s.where() for s in bad),
                 allowed=", ".join(req.countries),
                 basis=req.basis or "-",
             )
         )
-    row = {
-        "asset": req.asset,
-        "allowed": list(req.countries),
-        "roles": list(req.roles),
-        "sites": sites,
-        "violations": bad,
-        "ok": bool(sites) and not bad,
-    }
+    row = AssetFigures(
+        asset=req.asset,
+        allowed=list(req.countries),
+        roles=list(req.roles),
+        sites=sites,
+        violations=bad,
+        ok=bool(sites) and not bad,
+        placement=placement,
+    )
     return found, row
 
 
@@ -108,24 +154,24 @@ def check(
     """Compare every option's sites with every residency requirement."""
     place = placement or {}
     findings: list[Finding] = []
-    rows: list[dict[str, Any]] = []
+    rows: list[ResidencyOptionFigures] = []
     for option in options:
         found: list[Finding] = []
-        assets: list[dict[str, Any]] = []
+        assets: list[AssetFigures] = []
         for req in requirements:
-            f, row = _assess(option, req, sites_for(option, req.asset, options, place))
+            sites = sites_for(option, req.asset, options, place)
+            f, row = _assess(option, req, sites, place.get((option.id, req.asset.strip().lower())))
             found += f
-            row["placement"] = place.get((option.id, req.asset.strip().lower()))
             assets.append(row)
         findings += found
         rows.append(
-            {
-                "option": option.id,
-                "kind": option.kind,
-                "stopped": any(f.stop for f in found),
-                "assets": assets,
-                "findings": [f.as_dict() for f in found],
-            }
+            ResidencyOptionFigures(
+                option=option.id,
+                kind=option.kind,
+                stopped=any(f.stop for f in found),
+                assets=assets,
+                findings=found,
+            )
         )
     said: list[Message] = [
         message(
@@ -146,9 +192,5 @@ def check(
         said.append(
             message("governance", "no residency requirement in gpudecide.yaml (matrix.residency)")
         )
-    figures: dict[str, Any] = {
-        "requirements": [r.model_dump() for r in requirements],
-        "options": rows,
-        "findings": [f.as_dict() for f in findings],
-    }
+    figures = ResidencyFigures(requirements=list(requirements), options=rows, findings=findings)
     return ResidencyResult(findings, figures, said)

@@ -13,15 +13,60 @@ Rules are pure: they read only the record's figures. `RULES` maps evidence kind 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from gpudecide.decision.model import StopFactor, Suggestion
 from gpudecide.evidence import Evidence
 from gpudecide.governance import messages
+from gpudecide.governance.findings import Finding
 from gpudecide.i18n import N_
 from gpudecide.message import Message, english, message, nmessage
 
+__all__ = [
+    "KIND_LABELS",
+    "RULES",
+    "STOP_IDS",
+    "isolation_rules",
+    "isolation_score",
+    "raci_rules",
+    "residency_rules",
+    "rules",
+    "secrets_rules",
+    "standard_path_rules",
+]
+
 Outcome = list[Suggestion | StopFactor]
+
+
+# What the rules read of a record: the part of the figures models (`raci.RaciFigures`, ...)
+# every per-option governance row shares, so that a rule never depends on the rest.
+class _Read(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class _Boundary(_Read):
+    status: str
+
+
+class _Row(_Read):
+    option: str
+    findings: list[Finding]
+    boundaries: list[_Boundary] = Field(default_factory=list)
+
+
+class _Rows(_Read):
+    options: list[_Row] = Field(default_factory=list)
+
+
+class _Secrets(_Read):
+    option: str | None = None
+    secrets: int = 0
+
+
+def _rows(record: Evidence) -> list[_Row]:
+    return _Rows.model_validate(record.figures).options
+
 
 # Finding id -> (stop factor id, what lifts it).
 STOP_IDS: dict[str, tuple[str, str]] = {
@@ -57,10 +102,10 @@ KIND_LABELS: dict[str, str] = {
 _SHOWN = 3
 
 
-def _rule_message(kind: str, specs: str, found: list[dict[str, Any]]) -> Message:
+def _rule_message(kind: str, specs: str, found: list[Finding]) -> Message:
     """The stop factor's rule as a message: the kind, its SPEC ids and the first findings."""
     label = message("governance", KIND_LABELS[kind]) if kind in KIND_LABELS else kind
-    shown = [messages.as_message(f["id"], f["params"]) for f in found[:_SHOWN]]
+    shown = [messages.as_message(f.id, f.params) for f in found[:_SHOWN]]
     if len(found) > _SHOWN:
         return message(
             "governance",
@@ -75,19 +120,19 @@ def _rule_message(kind: str, specs: str, found: list[dict[str, Any]]) -> Message
     )
 
 
-def _stops(record: Evidence, row: dict[str, Any]) -> list[StopFactor]:
-    grouped: dict[str, list[dict[str, Any]]] = {}
-    for f in row["findings"]:
-        if f["stop"] and f["id"] in STOP_IDS:
-            grouped.setdefault(STOP_IDS[f["id"]][0], []).append(f)
+def _stops(record: Evidence, row: _Row) -> list[StopFactor]:
+    grouped: dict[str, list[Finding]] = {}
+    for f in row.findings:
+        if f.stop and f.id in STOP_IDS:
+            grouped.setdefault(STOP_IDS[f.id][0], []).append(f)
     out: list[StopFactor] = []
     for sid, found in grouped.items():
-        clear = message("governance", STOP_IDS[found[0]["id"]][1])
-        specs = ", ".join(sorted({f["spec"] for f in found}))
+        clear = message("governance", STOP_IDS[found[0].id][1])
+        specs = ", ".join(sorted({f.spec for f in found}))
         rule = _rule_message(record.kind, specs, found)
         out.append(
             StopFactor(
-                option=row["option"],
+                option=row.option,
                 id=sid,
                 rule=english(rule),
                 evidence=(record.id,),
@@ -108,10 +153,10 @@ def _count_score(n: int) -> int:
 
 def _findings_score(record: Evidence, criterion: str, label: str) -> Outcome:
     out: Outcome = []
-    for row in record.figures.get("options", []):
+    for row in _rows(record):
         out.extend(_stops(record, row))
-        stopped = any(f["stop"] for f in row["findings"])
-        soft = [f for f in row["findings"] if not f["stop"]]
+        stopped = any(f.stop for f in row.findings)
+        soft = [f for f in row.findings if not f.stop]
         score = 1 if stopped else _count_score(len(soft))
         reason = (
             message("governance", "a stop factor")
@@ -125,7 +170,7 @@ def _findings_score(record: Evidence, criterion: str, label: str) -> Outcome:
             reason=reason,
             score=score,
         )
-        out.append(Suggestion(row["option"], criterion, score, english(rule), (record.id,), rule))
+        out.append(Suggestion(row.option, criterion, score, english(rule), (record.id,), rule))
     return out
 
 
@@ -139,25 +184,25 @@ def standard_path_rules(record: Evidence) -> Outcome:
     return _findings_score(record, "operations", N_("standard path and control (R4, R5)"))
 
 
-def isolation_score(row: dict[str, Any]) -> int:
+def isolation_score(row: _Row) -> int:
     """1 when stopped; else by the share of boundaries in place with evidence, at most 4 with
     findings left."""
-    if any(f["stop"] for f in row["findings"]):
+    if any(f.stop for f in row.findings):
         return 1
-    bounds = row["boundaries"]
-    share = sum(1 for b in bounds if b["status"] == "evidenced") / len(bounds) if bounds else 0.0
+    bounds = row.boundaries
+    share = sum(1 for b in bounds if b.status == "evidenced") / len(bounds) if bounds else 0.0
     score = 5 if share >= 0.9 else 4 if share >= 0.7 else 3 if share >= 0.5 else 2
-    return min(score, 4) if row["findings"] else score
+    return min(score, 4) if row.findings else score
 
 
 def isolation_rules(record: Evidence) -> Outcome:
     """Isolation score per option; a missing required protection of a closed asset stops it."""
     out: Outcome = []
-    for row in record.figures.get("options", []):
+    for row in _rows(record):
         out.extend(_stops(record, row))
         score = isolation_score(row)
-        evidenced = sum(1 for b in row["boundaries"] if b["status"] == "evidenced")
-        total, found = len(row["boundaries"]), len(row["findings"])
+        evidenced = sum(1 for b in row.boundaries if b.status == "evidenced")
+        total, found = len(row.boundaries), len(row.findings)
         # Every isolation row has all eleven boundaries: the count of findings picks the form.
         rule = nmessage(
             "governance",
@@ -171,30 +216,30 @@ def isolation_rules(record: Evidence) -> Outcome:
             found=found,
             score=score,
         )
-        out.append(Suggestion(row["option"], "isolation", score, english(rule), (record.id,), rule))
+        out.append(Suggestion(row.option, "isolation", score, english(rule), (record.id,), rule))
     return out
 
 
 def residency_rules(record: Evidence) -> Outcome:
     """A residency violation stops the option (I7, D5); a met requirement scores nothing."""
     out: Outcome = []
-    for row in record.figures.get("options", []):
+    for row in _rows(record):
         out.extend(_stops(record, row))
     return out
 
 
 def secrets_rules(record: Evidence) -> Outcome:
     """Credentials in an option's logs: isolation 2 for that option (I3)."""
-    option = record.figures.get("option")
-    if not option or not record.figures.get("secrets"):
+    scan = _Secrets.model_validate(record.figures)
+    if not scan.option or not scan.secrets:
         return []
     rule = nmessage(
         "governance",
         "secrets in logs (I3): {n} credential found -> 2",
         "secrets in logs (I3): {n} credentials found -> 2",
-        n=record.figures["secrets"],
+        n=scan.secrets,
     )
-    return [Suggestion(option, "isolation", 2, english(rule), (record.id,), rule)]
+    return [Suggestion(scan.option, "isolation", 2, english(rule), (record.id,), rule)]
 
 
 RULES: dict[str, Callable[[Evidence], Outcome]] = {

@@ -13,18 +13,38 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import ClassVar
 
 from detect_secrets.core.secrets_collection import SecretsCollection
 from detect_secrets.settings import default_settings
 
 from gpudecide.errors import InputError
 from gpudecide.fsutil import relative_or_given
-from gpudecide.governance.findings import Finding, finding
+from gpudecide.governance.findings import Figure, Finding, RecordMessages, finding
 
 MASK = "********"
 # Folders that hold tools' own state, not the team's logs and configs.
 SKIP_DIRS = frozenset({".git", ".venv", "__pycache__", "node_modules", "evidence", "report"})
+
+
+class SecretFinding(Finding):
+    """A credential found, as the record keeps it: where and which detector, the value masked."""
+
+    masked: str = MASK
+
+
+class SecretsFigures(Figure):
+    """The figures of a `secrets` record (SPEC I3); `option` only when the logs are an
+    option's."""
+
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"option", "messages"})
+
+    files_scanned: int
+    secrets: int
+    by_type: dict[str, int]
+    findings: list[SecretFinding]
+    option: str | None = None
+    messages: RecordMessages | None = None
 
 
 @dataclass
@@ -32,7 +52,7 @@ class SecretsResult:
     """What a scan found and which files it read."""
 
     findings: list[Finding]
-    figures: dict[str, Any]
+    figures: SecretsFigures
     files: list[Path]
 
 
@@ -67,12 +87,11 @@ def scan(paths: list[Path], *, root: Path | None = None, option: str = "") -> Se
         finding("secret_found", option, False, "I3", path=p, line=n, type=t)
         for p, n, t in sorted(set(hits))
     ]
-    figures: dict[str, Any] = {
-        "files_scanned": len(files),
-        "secrets": len(findings),
-        "by_type": dict(sorted(Counter(t for _, _, t in set(hits)).items())),
-        "findings": [{**f.as_dict(), "masked": MASK} for f in findings],
-    }
-    if option:
-        figures["option"] = option
+    figures = SecretsFigures(
+        files_scanned=len(files),
+        secrets=len(findings),
+        by_type=dict(sorted(Counter(t for _, _, t in set(hits)).items())),
+        findings=[SecretFinding(**f.model_dump()) for f in findings],
+        option=option or None,
+    )
     return SecretsResult(findings, figures, files)

@@ -11,12 +11,12 @@ temporary data (R5).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gpudecide.governance.findings import Finding, finding
-from gpudecide.options import OPTION_ID_PATTERN, OptionDecl
+from gpudecide.governance.findings import Figure, Finding, RecordMessages, finding
+from gpudecide.options import OPTION_ID_PATTERN, OptionDecl, OptionKind
 
 CAPABILITIES = ("custom_kernels", "modified_driver", "direct_device_access", "special_interconnect")
 LISTS = ("network_routes", "data_formats", "export_formats")
@@ -71,6 +71,32 @@ class StandardPathSpec(_Strict):
     options: list[OptionPath] = Field(default_factory=list, description="Per option.")
 
 
+class StandardPathRow(Figure):
+    """One option's row of the `standard_path` figures. R4 and R5 findings never stop an
+    option (`stopped` is always false): they lower its operations score."""
+
+    option: str
+    kind: OptionKind
+    answered: bool
+    gaps: list[str]
+    controls: list[str]
+    controls_total: int
+    ssh_access: bool
+    stopped: bool
+    findings: list[Finding]
+
+
+class StandardPathFigures(Figure):
+    """The figures of a `standard_path` record (SPEC R4, R5)."""
+
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"messages"})
+
+    needs: Needs
+    options: list[StandardPathRow]
+    findings: list[Finding]
+    messages: RecordMessages | None = None
+
+
 def _gaps(needs: Needs, offer: Needs) -> list[str]:
     gaps = [c for c in CAPABILITIES if getattr(needs, c) and not getattr(offer, c)]
     for key in LISTS:
@@ -81,48 +107,44 @@ def _gaps(needs: Needs, offer: Needs) -> list[str]:
 
 def check(
     spec: StandardPathSpec, options: list[OptionDecl]
-) -> tuple[list[Finding], dict[str, Any]]:
+) -> tuple[list[Finding], StandardPathFigures]:
     """Findings and figures of the fit and control of every declared option."""
     by_id = {p.option: p for p in spec.options}
-    findings: list[Finding] = []
-    rows: list[dict[str, Any]] = []
-    for option in options:
-        entry = by_id.get(option.id)
-        found: list[Finding] = []
-        if entry is None:
-            found.append(finding("path_unanswered", option.id, False, "R4"))
-            gaps: list[str] = []
-            controls: list[str] = []
-        else:
-            gaps = _gaps(spec.needs, entry.supports)
-            for gap in gaps:
-                fid = "path_mismatch_managed" if option.kind == "managed" else "path_mismatch"
-                found.append(finding(fid, option.id, False, "R4", need=gap))
-            controls = [c for c in CONTROLS if getattr(entry.control, c)]
-            missing = [c for c in CONTROLS if c not in controls]
-            for c in missing:
-                found.append(finding("control_missing", option.id, False, "R5", control=c))
-            if entry.control.ssh_access and missing:
-                found.append(
-                    finding("ssh_not_control", option.id, False, "R5", missing=len(missing))
-                )
-        findings += found
-        rows.append(
-            {
-                "option": option.id,
-                "kind": option.kind,
-                "answered": entry is not None,
-                "gaps": gaps,
-                "controls": controls,
-                "controls_total": len(CONTROLS),
-                "ssh_access": bool(entry and entry.control.ssh_access),
-                "stopped": False,
-                "findings": [f.as_dict() for f in found],
-            }
+    rows = [_option_row(option, by_id.get(option.id), spec.needs) for option in options]
+    findings = [f for row in rows for f in row.findings]
+    return findings, StandardPathFigures(needs=spec.needs, options=rows, findings=findings)
+
+
+def _option_row(option: OptionDecl, entry: OptionPath | None, needs: Needs) -> StandardPathRow:
+    """One option's fit (R4) and control (R5); an option without an entry is unanswered."""
+    if entry is None:
+        return StandardPathRow(
+            option=option.id,
+            kind=option.kind,
+            answered=False,
+            gaps=[],
+            controls=[],
+            controls_total=len(CONTROLS),
+            ssh_access=False,
+            stopped=False,
+            findings=[finding("path_unanswered", option.id, False, "R4")],
         )
-    figures = {
-        "needs": spec.needs.model_dump(),
-        "options": rows,
-        "findings": [f.as_dict() for f in findings],
-    }
-    return findings, figures
+    gaps = _gaps(needs, entry.supports)
+    fid = "path_mismatch_managed" if option.kind == "managed" else "path_mismatch"
+    found = [finding(fid, option.id, False, "R4", need=gap) for gap in gaps]
+    controls = [c for c in CONTROLS if getattr(entry.control, c)]
+    missing = [c for c in CONTROLS if c not in controls]
+    found += [finding("control_missing", option.id, False, "R5", control=c) for c in missing]
+    if entry.control.ssh_access and missing:
+        found.append(finding("ssh_not_control", option.id, False, "R5", missing=len(missing)))
+    return StandardPathRow(
+        option=option.id,
+        kind=option.kind,
+        answered=True,
+        gaps=gaps,
+        controls=controls,
+        controls_total=len(CONTROLS),
+        ssh_access=entry.control.ssh_access,
+        stopped=False,
+        findings=found,
+    )
