@@ -19,6 +19,7 @@ from gpudecide import workspace
 from gpudecide.cost import schema
 from gpudecide.cost.cli import register
 from gpudecide.cost.demo import demo_costs_yaml
+from gpudecide.cost.figures import figures_of
 from gpudecide.cost.runs import run_cost
 from gpudecide.demo import CONFIG_DATA as DEMO_CONFIG
 from gpudecide.errors import InputError
@@ -214,7 +215,12 @@ def test_demo_end_to_end(tmp_path: Path) -> None:
         prof.to_evidence(result, [ev.input_ref(p, w.root) for p in w.log_paths()]),
         w.evidence_dir,
     )
-    f = run_cost(w.root).result.figures
+    run = run_cost(w.root)
+    f = run.result.figures
+    # The record keeps exactly what CostFigures gives back (SPEC C1-C10 figures, typed).
+    assert run.written is not None
+    record = ev.load(run.written)
+    assert figures_of(record).model_dump(mode="json") == record.figures == f
     # At the demo team's ~5 % busy share, no dedicated 8-GPU pool is cheapest in any month.
     assert all(f["cheapest"][r] in {"managed-ft", "kz-local"} for r in ("normal", "empty"))
     found = [p for p in f["break_even"] if p["finding"]]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 from decimal import Decimal
 
+from gpudecide.cost.figures import InputMove
 from gpudecide.cost.regimes import from_profile
 from gpudecide.cost.report import side_text
 from gpudecide.cost.tco import month_cost
@@ -82,7 +83,7 @@ def _is_number(word: str) -> bool:
 
 def test_sensitivity_cells_say_who_leads_and_who_takes_over() -> None:
     stays = {"cheapest": "kz-local", "gap": "6490.00", "leader_total": "1.00"}
-    assert side_text(stays, "kz-local") == "kz-local stays cheapest, ahead by 6,490"
-    over = {"cheapest": "managed-ft", "gap": "-6490.00", "leader_total": "1.00"}
+    assert side_text(InputMove(**stays), "kz-local") == "kz-local stays cheapest, ahead by 6,490"
+    over = InputMove(cheapest="managed-ft", gap="-6490.00", leader_total="1.00")
     assert side_text(over, "kz-local") == "managed-ft takes over; kz-local behind by 6,490"
     assert side_text(None, "kz-local") == "n/a"

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from decimal import Decimal
 
 import pytest
 
 from gpudecide.cost import analysis
+from gpudecide.cost.figures import figures_of
 from gpudecide.cost.regimes import from_profile
 from gpudecide.cost.tco import month_cost, reversibility
 from gpudecide.errors import InputError
@@ -408,3 +410,41 @@ def test_a_win_only_near_full_utilisation_is_flagged() -> None:
     ]
     pair["break_even_useful_utilisation"] = 0.2  # observed is above: no finding
     assert analysis._findings([pair], {"own": {"normal": 0.3, "peak": 0.5}}) == []
+
+
+def test_the_figures_model_is_the_record_key_for_key() -> None:
+    """CostFigures gives back exactly the figures the analysis wrote: a hybrid (its base's
+    reversibility with `of_base`), a peak check from a replay and one from the profile, a
+    managed option without an egress price, a single standalone option (no sensitivity gap)."""
+    hyb = {
+        "id": "hyb",
+        "name": "pool + bursts",
+        "base": "rent",
+        "overflow": "man",
+        "overflow_rule": {"rule": "over_capacity"},
+        "labour": labour(1, 1),
+        "waiting": {"consequence": "x"},
+    }
+    slo = {"name": "normal", "threshold_s": 3600, "allowed_violation_share": 0.1}
+    pools = [{"gpus": 4, "wait_p95_s": 7200, "wait_max_s": None, "jobs_unplaceable": 1}]
+    no_egress = {**MANAGED, "egress_price_per_gb": None}
+    configs = [
+        cfg(hybrid=[hyb]),
+        cfg(managed=[no_egress]),
+        cfg(owned=[], rented=[], managed=[MANAGED]),
+    ]
+    for c in configs:
+        for replays in ([], [replay_record(pools, slo)]):
+            result = analysis.analyse(c, profile_record(), replays)
+            dumped = result.model.model_dump(mode="json")
+            assert dumped == result.figures
+            assert json.dumps(dumped, sort_keys=True) == json.dumps(result.figures, sort_keys=True)
+    hybrid = analysis.analyse(configs[0], profile_record()).model.options[-1]
+    assert hybrid.reversibility is not None and hybrid.reversibility.of_base == "rent"
+    record = analysis.to_evidence(analysis.analyse(configs[0], profile_record()), [])
+    assert figures_of(record).model_dump(mode="json") == record.figures
+    with pytest.raises(LookupError):
+        figures_of(profile_record())
+    broken = record.model_copy(update={"figures": {**record.figures, "currency": None}})
+    with pytest.raises(ValueError, match="currency"):
+        figures_of(broken)

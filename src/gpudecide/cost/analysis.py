@@ -17,6 +17,7 @@ from typing import Any
 
 from gpudecide import evidence as ev
 from gpudecide.cost import sensitivity, words
+from gpudecide.cost.figures import CostFigures
 from gpudecide.cost.regimes import REGIMES, Regimes, Workload, from_profile
 from gpudecide.cost.schema import (
     CostsConfig,
@@ -52,9 +53,10 @@ CURVE_POINTS = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1
 
 @dataclass
 class CostResult:
-    """JSON-ready figures and the notes the evidence record carries (in English; their
-    messages are `figures["messages"]["notes"]`)."""
+    """The figures the evidence record keeps (`figures`, JSON; `model`, the same as
+    `CostFigures`) and its notes (in English; their messages are `model.messages.notes`)."""
 
+    model: CostFigures
     figures: dict[str, Any]
     notes: list[str]
     verdict: ev.Verdict
@@ -505,8 +507,10 @@ def analyse(
     }
     texts = record_texts(summary_message(figures), notes)
     figures["messages"] = texts.messages
+    # The figures have the shape CostFigures declares (a ValidationError here is a bug).
+    model = CostFigures.model_validate(figures)
     verdict: ev.Verdict = "warn" if findings or placeholders or not profile_fresh else "info"
-    return CostResult(figures=figures, notes=texts.notes, verdict=verdict)
+    return CostResult(model=model, figures=figures, notes=texts.notes, verdict=verdict)
 
 
 def _option_json(

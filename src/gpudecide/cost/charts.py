@@ -15,6 +15,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 from matplotlib.patches import Patch
 
+from gpudecide.cost.figures import BreakEven, Curve
 from gpudecide.cost.words import component_name
 from gpudecide.fmt import num, pct, pct0
 from gpudecide.i18n import N_, translator
@@ -98,17 +99,17 @@ def stacked_components(
 
 
 def utilisation_curves(
-    curves: Sequence[Mapping[str, Any]],
-    break_even: Sequence[Mapping[str, Any]],
+    curves: Sequence[Curve],
+    break_even: Sequence[BreakEven],
     currency: str,
     title: str,
 ) -> str:
     """Cost per useful GPU-hour against useful utilisation, one panel per dedicated option."""
     fig, axes = plt.subplots(len(curves), 1, figsize=(7.5, 2.9 * len(curves)), squeeze=False)
     for ax, curve in zip(axes[:, 0], curves, strict=True):
-        xs = [100 * u for u in curve["useful_utilisation"]]
-        dedicated = curve["dedicated"]
-        for i, (oid, ys) in enumerate(curve["cost_per_useful_gpu_hour"].items()):
+        xs = [100 * (u or 0.0) for u in curve.useful_utilisation]
+        dedicated = curve.dedicated
+        for i, (oid, ys) in enumerate(curve.cost_per_useful_gpu_hour.items()):
             ax.plot(
                 xs,
                 [float(y) for y in ys],
@@ -120,22 +121,24 @@ def utilisation_curves(
         crossings = [
             p
             for p in break_even
-            if p["dedicated"] == dedicated and p["dedicated_cheaper"] in ("above", "below")
+            if p.dedicated == dedicated
+            and p.dedicated_cheaper in ("above", "below")
+            and p.break_even_useful_utilisation is not None
         ]
         for k, pair in enumerate(crossings):
-            u = pair["break_even_useful_utilisation"]
+            u = pair.break_even_useful_utilisation or 0.0
             x = 100 * u
-            own = [float(v) for v in curve["cost_per_useful_gpu_hour"][dedicated]]
+            own = [float(v) for v in curve.cost_per_useful_gpu_hour[dedicated]]
             y = _interpolate(xs, own, x)
             ax.plot([x], [y], marker="o", color="black", markersize=4)
             ax.annotate(
-                f"{pair['managed']}: {pct(u)}",
+                f"{pair.managed}: {pct(u)}",
                 xy=(x, y),
                 xytext=(4, 6 + 11 * k),  # stacked: break-evens are often close
                 textcoords="offset points",
                 fontsize=8,
             )
-        observed = curve.get("observed_normal")
+        observed = curve.observed_normal
         if observed is not None:
             ax.axvline(100 * observed, color="#d62728", linestyle=":", linewidth=1)
             ax.annotate(
@@ -150,7 +153,7 @@ def utilisation_curves(
         ax.set_yscale("log")
         ax.set_xlabel(
             _("useful utilisation of {option} ({gpus} GPUs), %").format(
-                option=dedicated, gpus=curve["pool_gpus"]
+                option=dedicated, gpus=curve.pool_gpus
             )
         )
         ax.set_ylabel(_("{currency} per useful GPU-hour").format(currency=currency))

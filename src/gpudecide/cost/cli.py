@@ -11,13 +11,14 @@ come from `gpudecide.console`, shared by every command. The run itself is
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.table import Table
 
 from gpudecide.console import emit_json, guard, language, out, print_written
 from gpudecide.cost import analysis, words
+from gpudecide.cost.figures import CostFigures
 from gpudecide.cost.runs import CostRun, run_cost
 from gpudecide.errors import InputError
 from gpudecide.fmt import money, pct
@@ -31,9 +32,9 @@ __all__ = ["CostRun", "register"]
 _ = translator("cost")
 
 
-def _table(figures: dict[str, Any]) -> Table:
+def _table(figures: CostFigures) -> Table:
     """One row per option: the three months, cost per useful GPU-hour, useful utilisation."""
-    cur = figures["currency"]
+    cur = figures.currency
     table = Table(
         _("option"),
         _("type"),
@@ -44,44 +45,44 @@ def _table(figures: dict[str, Any]) -> Table:
         _("useful util."),
         box=None,
     )
-    for o in figures["options"]:
-        r = o["regimes"]
+    for o in figures.options:
+        r = o.regimes
         table.add_row(
-            o["id"],
-            words.word(words.OPTION_TYPES, o["type"]),
-            money(r["normal"]["total"], 0),
-            money(r["peak"]["total"], 0),
-            money(r["empty"]["total"], 0),
-            money(r["normal"]["cost_per_useful_gpu_hour"], 2),
-            pct(r["normal"]["useful_utilisation"]),
+            o.id,
+            words.word(words.OPTION_TYPES, o.type),
+            money(r["normal"].total, 0),
+            money(r["peak"].total, 0),
+            money(r["empty"].total, 0),
+            money(r["normal"].cost_per_useful_gpu_hour, 2),
+            pct(r["normal"].useful_utilisation),
         )
     return table
 
 
-def _month_lines(figures: dict[str, Any]) -> list[str]:
+def _month_lines(figures: CostFigures) -> list[str]:
     """Each month's workload and how it was chosen, then the break-evens (C8)."""
     lines = []
-    for regime, w in figures["regimes"].items():
+    for regime, w in figures.regimes.items():
         lines.append(
             _("{month}: {gpu_hours}, {attempts}; {basis}").format(
                 month=render(words.month_word(regime)),
-                gpu_hours=render(words.gpu_hours(w["gpu_hours"])),
-                attempts=render(words.attempts(w["attempts"])),
-                basis=render(w["basis_message"]),
+                gpu_hours=render(words.gpu_hours(w.gpu_hours)),
+                attempts=render(words.attempts(w.attempts)),
+                basis=render(w.basis_message),
             )
         )
-    for p in figures["break_even"]:
-        u = p["break_even_useful_utilisation"]
+    for p in figures.break_even:
+        u = p.break_even_useful_utilisation
         lines.append(
             _(
                 "break-even {dedicated} vs {managed}: {u} useful utilisation (dedicated cheaper: "
                 "{cheaper}; observed {observed})"
             ).format(
-                dedicated=p["dedicated"],
-                managed=p["managed"],
+                dedicated=p.dedicated,
+                managed=p.managed,
                 u=pct(u) if u is not None else _("none"),
-                cheaper=words.word(words.CHEAPER, str(p["dedicated_cheaper"])),
-                observed=pct(p["observed_normal"]),
+                cheaper=words.word(words.CHEAPER, p.dedicated_cheaper),
+                observed=pct(p.observed_normal),
             )
         )
     return lines
@@ -90,14 +91,14 @@ def _month_lines(figures: dict[str, Any]) -> list[str]:
 def _print(run: CostRun) -> None:
     """The lines for people: the summary, one row per option, the months and break-evens,
     the findings, the notes and where the record went."""
-    figures = run.result.figures
+    figures = run.result.model
     record = analysis.to_evidence(run.result, [])
     out.print(summary_of(record), markup=False)
     out.print(_table(figures))
     for line in _month_lines(figures):
         out.print(line, markup=False)
     finding = _("finding: {text}")
-    for msg in figures["finding_messages"]:
+    for msg in figures.finding_messages:
         out.print(finding.format(text=render(msg)), markup=False)
     for note in notes_of(record):
         out.print(_("note: {text}").format(text=note), markup=False)

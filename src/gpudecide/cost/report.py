@@ -10,9 +10,9 @@ wrote is a stored message, said here in the reader's language.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
 
 from gpudecide.cost import charts, words
+from gpudecide.cost.figures import CostFigures, InputMove, figures_of
 from gpudecide.fmt import money, not_available, num, pct, pct0
 from gpudecide.i18n import translator
 from gpudecide.message import render
@@ -27,7 +27,7 @@ _ = translator("cost")
 
 def cost_section(section: Section) -> None:
     """Fill the report section of a "cost" evidence record: charts first, then the tables."""
-    f = section.record.figures
+    f = figures_of(section.record)
     section.title = _("Cost: normal, peak and empty month")
     _charts(section, f)
     for step in (
@@ -49,49 +49,56 @@ def _month(regime: str) -> str:
     return words.word(words.REGIME_MONTHS, regime)
 
 
-def _charts(section: Section, f: dict[str, Any]) -> None:
+def _charts(section: Section, f: CostFigures) -> None:
     """Components by month, cost per useful GPU-hour, and the tornado."""
-    cur = f["currency"]
-    regimes = list(f["regimes"])
-    comps = list(f["components"])
-    options = f["options"]
+    cur = f.currency
+    regimes = list(f.regimes)
+    comps = list(f.components)
     data = {
-        o["id"]: {r: {c: float(o["regimes"][r]["components"][c]) for c in comps} for r in regimes}
-        for o in options
+        o.id: {r: {c: float(o.regimes[r].components[c]) for c in comps} for r in regimes}
+        for o in f.options
     }
     title = _("Monthly cost by component")
     section.charts.append(Chart(title, charts.stacked_components(data, comps, regimes, cur, title)))
-    if f["curves"]:
+    if f.curves:
         title = _("Cost per useful GPU-hour against utilisation")
         section.charts.append(
-            Chart(title, charts.utilisation_curves(f["curves"], f["break_even"], cur, title))
+            Chart(title, charts.utilisation_curves(f.curves, f.break_even, cur, title))
         )
-    sens = f.get("sensitivity")
-    if sens and sens["inputs"]:
-        key = "gap" if sens["measure"] == "gap" else "leader_total"
-        base = sens["baseline_gap"] if sens["measure"] == "gap" else sens["baseline_total"]
+    sens = f.sensitivity
+    if sens and sens.inputs:
+        by_gap = sens.measure == "gap"
+        base = sens.baseline_gap if by_gap else sens.baseline_total
         bars = [
             {
-                "input": render(r["input_message"]),
-                "low": float(r["low"][key]) if r["low"] else None,
-                "high": float(r["high"][key]) if r["high"] else None,
+                "input": render(r.input_message),
+                "low": _moved(r.low, by_gap),
+                "high": _moved(r.high, by_gap),
             }
-            for r in sens["inputs"][:TOP_INPUTS]
+            for r in sens.inputs[:TOP_INPUTS]
         ]
         title = _("Inputs moved -20 % / +20 %: what moves the decision")
         section.charts.append(
             Chart(
                 title,
-                charts.tornado(bars, float(base), sens["measure"], sens["step"], cur, title),
+                charts.tornado(bars, float(base or 0), sens.measure, sens.step, cur, title),
             )
         )
 
 
-def _findings_table(section: Section, f: dict[str, Any]) -> None:
+def _moved(side: InputMove | None, by_gap: bool) -> float | None:
+    """Where a moved input puts the bar: the cheapest option's lead, or its total."""
+    if side is None:
+        return None
+    value = side.gap if by_gap else side.leader_total
+    return float(value) if value is not None else None
+
+
+def _findings_table(section: Section, f: CostFigures) -> None:
     """The findings of the cost analysis, numbered."""
-    if not f["findings"]:
+    if not f.findings:
         return
-    texts = [render(m) for m in f["finding_messages"]]
+    texts = [render(m) for m in f.finding_messages]
     section.tables.append(
         Table(
             _("Findings (C8)"),
@@ -101,24 +108,24 @@ def _findings_table(section: Section, f: dict[str, Any]) -> None:
     )
 
 
-def _components_table(section: Section, f: dict[str, Any]) -> None:
+def _components_table(section: Section, f: CostFigures) -> None:
     """Every C1 component of every option in every month."""
-    cur = f["currency"]
-    regimes = list(f["regimes"])
-    comps = list(f["components"])
+    cur = f.currency
+    regimes = list(f.regimes)
+    comps = list(f.components)
     rows = []
-    for o in f["options"]:
+    for o in f.options:
         for r in regimes:
-            m = o["regimes"][r]
+            m = o.regimes[r]
             rows.append(
                 [
-                    o["id"],
+                    o.id,
                     _month(r),
-                    *[money(m["components"][c], 0) for c in comps],
-                    money(m["total"], 0),
-                    num(Decimal(str(m["useful_gpu_hours"])), 1),
-                    pct(m["useful_utilisation"]),
-                    money(m["cost_per_useful_gpu_hour"], 2),
+                    *[money(m.components[c], 0) for c in comps],
+                    money(m.total, 0),
+                    num(Decimal(str(m.useful_gpu_hours)), 1),
+                    pct(m.useful_utilisation),
+                    money(m.cost_per_useful_gpu_hour, 2),
                 ]
             )
     section.tables.append(
@@ -138,7 +145,7 @@ def _components_table(section: Section, f: dict[str, Any]) -> None:
     )
 
 
-def _months_table(section: Section, f: dict[str, Any]) -> None:
+def _months_table(section: Section, f: CostFigures) -> None:
     """The three months and the workload each was built from."""
     section.tables.append(
         Table(
@@ -155,22 +162,22 @@ def _months_table(section: Section, f: dict[str, Any]) -> None:
             [
                 [
                     _month(r),
-                    num(Decimal(str(w["gpu_hours"])), 1),
-                    num(Decimal(str(w["useful_gpu_hours"])), 1),
-                    num(Decimal(str(w["attempts"])), 1),
-                    num(Decimal(str(w["trainings"])), 1),
-                    str(w["peak_concurrent_gpus"]),
-                    render(w["basis_message"]),
+                    num(Decimal(str(w.gpu_hours)), 1),
+                    num(Decimal(str(w.useful_gpu_hours)), 1),
+                    num(Decimal(str(w.attempts)), 1),
+                    num(Decimal(str(w.trainings)), 1),
+                    str(w.peak_concurrent_gpus),
+                    render(w.basis_message),
                 ]
-                for r, w in f["regimes"].items()
+                for r, w in f.regimes.items()
             ],
         )
     )
 
 
-def _break_even_table(section: Section, f: dict[str, Any]) -> None:
+def _break_even_table(section: Section, f: CostFigures) -> None:
     """Break-even useful utilisation of each dedicated option against each managed one."""
-    if f["break_even"]:
+    if f.break_even:
         section.tables.append(
             Table(
                 _("Break-even utilisation, dedicated against managed (C8)"),
@@ -185,41 +192,41 @@ def _break_even_table(section: Section, f: dict[str, Any]) -> None:
                 ],
                 [
                     [
-                        p["dedicated"],
-                        p["managed"],
-                        pct(p["break_even_useful_utilisation"]),
-                        words.word(words.CHEAPER, p["dedicated_cheaper"]),
-                        pct(p["achievable_max"]),
-                        pct(p["observed_normal"]),
-                        pct(p["observed_peak"]),
+                        p.dedicated,
+                        p.managed,
+                        pct(p.break_even_useful_utilisation),
+                        words.word(words.CHEAPER, p.dedicated_cheaper),
+                        pct(p.achievable_max),
+                        pct(p.observed_normal),
+                        pct(p.observed_peak),
                     ]
-                    for p in f["break_even"]
+                    for p in f.break_even
                 ],
             )
         )
 
 
-def _peak_table(section: Section, f: dict[str, Any]) -> None:
+def _peak_table(section: Section, f: CostFigures) -> None:
     """Whether each dedicated pool absorbs the peak month (C8)."""
-    cur = f["currency"]
+    cur = f.currency
     na = not_available()
     absorbs = {True: _("yes"), False: _("no"), None: _("not measured")}
     peak_rows = []
-    for o in f["options"]:
-        pc = o.get("peak_check")
+    for o in f.options:
+        pc = o.peak_check
         if pc is None:
             how = _("burst: {amount} {currency} over the normal month").format(
-                amount=money(o["burst_extra"], 0), currency=cur
+                amount=money(o.burst_extra, 0), currency=cur
             )
-            peak_rows.append([o["id"], _("managed"), na, na, how])
+            peak_rows.append([o.id, _("managed"), na, na, how])
             continue
         peak_rows.append(
             [
-                o["id"],
-                render(words.gpus(pc["pool_gpus"])),
-                str(pc["peak_concurrent_gpus"]),
-                absorbs[pc["absorbs"]],
-                render(pc["meaning_message"]),
+                o.id,
+                render(words.gpus(pc.pool_gpus)),
+                str(pc.peak_concurrent_gpus),
+                absorbs[pc.absorbs],
+                render(pc.meaning_message),
             ]
         )
     section.tables.append(
@@ -231,21 +238,21 @@ def _peak_table(section: Section, f: dict[str, Any]) -> None:
     )
 
 
-def _waiting_table(section: Section, f: dict[str, Any]) -> None:
+def _waiting_table(section: Section, f: CostFigures) -> None:
     """What waiting costs on each option (C7); the consequence is the team's own text."""
-    cur = f["currency"]
+    cur = f.currency
     na = not_available()
     rows = []
-    for o in f["options"]:
-        w = o["waiting"]
-        if w["assumed_monthly_cost"] is not None:
+    for o in f.options:
+        w = o.waiting
+        if w.assumed_monthly_cost is not None:
             money_cell = _("{amount} per month ({source})").format(
-                amount=money(w["assumed_monthly_cost"], 0), source=w["assumption_source"]
+                amount=money(w.assumed_monthly_cost, 0), source=w.assumption_source
             )
         else:
             money_cell = _("none given")
-        measured = "; ".join(render(m) for m in w["measured_messages"]) or na
-        rows.append([o["id"], w["consequence"] or na, money_cell, measured])
+        measured = "; ".join(render(m) for m in w.measured_messages) or na
+        rows.append([o.id, w.consequence or na, money_cell, measured])
     section.tables.append(
         Table(
             _("Waiting: consequences, not invented money (C7)"),
@@ -260,25 +267,26 @@ def _waiting_table(section: Section, f: dict[str, Any]) -> None:
     )
 
 
-def _reversibility_table(section: Section, f: dict[str, Any]) -> None:
+def _reversibility_table(section: Section, f: CostFigures) -> None:
     """What shrinking each option costs and takes (V2)."""
-    cur = f["currency"]
+    cur = f.currency
     rev_rows = [
         [
-            o["id"],
-            str(rv["commitment_months_left"]),
-            f"{money(rv['cost_to_shrink'], 0)} {cur}",
-            num(Decimal(str(rv["days_to_shrink"])), 1),
-            render(rv["how_message"]),
+            o.id,
+            str(rv.commitment_months_left),
+            f"{money(rv.cost_to_shrink, 0)} {cur}",
+            num(Decimal(str(rv.days_to_shrink)), 1),
+            render(rv.how_message),
         ]
-        for o in f["options"]
-        if (rv := o.get("reversibility"))
+        for o in f.options
+        if (rv := o.reversibility) is not None
     ]
     if rev_rows:
         section.tables.append(
             Table(
-                _("Reversibility of dedicated options (C10, V2): load drops after {n} months")
-                .format(n=f["exit_after_months"]),
+                _(
+                    "Reversibility of dedicated options (C10, V2): load drops after {n} months"
+                ).format(n=f.exit_after_months),
                 [
                     _("option"),
                     _("commitment months left"),
@@ -291,24 +299,24 @@ def _reversibility_table(section: Section, f: dict[str, Any]) -> None:
         )
 
 
-def _sensitivity_table(section: Section, f: dict[str, Any]) -> None:
+def _sensitivity_table(section: Section, f: CostFigures) -> None:
     """Inputs that move the cheapest option's lead (the tornado as a table)."""
-    cur = f["currency"]
-    sens = f.get("sensitivity")
-    if not (sens and sens["inputs"]):
+    cur = f.currency
+    sens = f.sensitivity
+    if not (sens and sens.inputs):
         return
     caption = (
         _(
             "Inputs that move the decision most (normal month): lead over the next option, "
             "{currency}; cheapest {option}"
         )
-        if sens["measure"] == "gap"
+        if sens.measure == "gap"
         else _(
             "Inputs that move the decision most (normal month): monthly cost, {currency}; "
             "cheapest {option}"
         )
-    ).format(currency=cur, option=sens["baseline_cheapest"])
-    step = pct0(sens["step"])
+    ).format(currency=cur, option=sens.baseline_cheapest)
+    step = pct0(sens.step)
     section.tables.append(
         Table(
             caption,
@@ -321,22 +329,21 @@ def _sensitivity_table(section: Section, f: dict[str, Any]) -> None:
             ],
             [
                 [
-                    render(r["input_message"]),
-                    _("profile") if r["field"] == "profile" else r["field"],
-                    side_text(r["low"], sens["baseline_cheapest"]),
-                    side_text(r["high"], sens["baseline_cheapest"]),
-                    money(r["swing"], 0),
+                    render(r.input_message),
+                    _("profile") if r.field == "profile" else r.field,
+                    side_text(r.low, sens.baseline_cheapest),
+                    side_text(r.high, sens.baseline_cheapest),
+                    money(r.swing, 0),
                 ]
-                for r in sens["inputs"][:TOP_INPUTS]
+                for r in sens.inputs[:TOP_INPUTS]
             ],
         )
     )
 
 
-def _lines_tables(section: Section, f: dict[str, Any]) -> None:
+def _lines_tables(section: Section, f: CostFigures) -> None:
     """Every cost line with its price source, and every price (C5)."""
-    cur = f["currency"]
-    options = f["options"]
+    cur = f.currency
     section.tables.append(
         Table(
             _("Cost lines of the normal month, with sources (C5, C9), {currency}").format(
@@ -345,14 +352,14 @@ def _lines_tables(section: Section, f: dict[str, Any]) -> None:
             [_("option"), _("component"), _("line"), _("amount"), _("source")],
             [
                 [
-                    o["id"],
-                    words.component_name(ln["component"]),
-                    render(ln["label_message"]),
-                    money(ln["amount"], 2),
-                    ln["source"],
+                    o.id,
+                    words.component_name(ln.component),
+                    render(ln.label_message),
+                    money(ln.amount, 2),
+                    ln.source,
                 ]
-                for o in options
-                for ln in o["regimes"]["normal"]["lines"]
+                for o in f.options
+                for ln in o.regimes["normal"].lines
             ],
         )
     )
@@ -360,27 +367,24 @@ def _lines_tables(section: Section, f: dict[str, Any]) -> None:
         Table(
             _("Every price and its source (C5), {currency}").format(currency=cur),
             [_("option"), _("field"), _("amount"), _("source")],
-            [
-                [p["option"], p["field"], money(p["amount"], 2), p["source"]]
-                for p in f["prices"]
-            ],
+            [[p.option, p.field, money(p.amount, 2), p.source] for p in f.prices],
         )
     )
 
 
-def side_text(side: dict[str, Any] | None, leader: str) -> str:
+def side_text(side: InputMove | None, leader: str) -> str:
     """What a moved input does: the baseline cheapest keeps its lead, or who takes over."""
     if side is None:
         return not_available()
-    if side["gap"] is None:
+    if side.gap is None:
         return _("{leader} costs {amount}").format(
-            leader=leader, amount=money(side["leader_total"], 0)
+            leader=leader, amount=money(side.leader_total, 0)
         )
-    gap = Decimal(str(side["gap"]))
-    if side["cheapest"] == leader:
+    gap = Decimal(side.gap)
+    if side.cheapest == leader:
         return _("{leader} stays cheapest, ahead by {amount}").format(
             leader=leader, amount=money(str(gap), 0)
         )
     return _("{other} takes over; {leader} behind by {amount}").format(
-        other=side["cheapest"], leader=leader, amount=money(str(-gap), 0)
+        other=side.cheapest, leader=leader, amount=money(str(-gap), 0)
     )
