@@ -711,8 +711,10 @@ def run(
     streams: int = 4,
     workers: int | None = None,
     on_bytes: ProgressFn | None = None,
+    option: str | None = None,
 ) -> AuditResult:
-    """Audit an export folder (or copy it from `source` into `export` first)."""
+    """Audit an export folder (or copy it from `source` into `export` first); `option`: the
+    id of the option the export came from (its hazards stop that option)."""
     inputs = _load_inputs(plan_path, retention_path, workspace_root)
     plan = inputs.plan
     egress, digests, skipped = _collect(export, source, storage_options, streams, workers, on_bytes)
@@ -748,6 +750,8 @@ def run(
         "notes": notes,
         "messages": texts.messages,
     }
+    if option is not None:
+        figures["option"] = option
     used = [p for p in (plan_path, inputs.policy_path) if p is not None]
     refs = _input_refs(used, workspace_root)
     refs += _export_refs(export, digests, workspace_root)

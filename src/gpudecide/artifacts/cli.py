@@ -1,12 +1,13 @@
 """Commands `hash`, `manifest` (create / lint / verify / provenance) and `audit`.
 
-`register(app)` adds them to the main typer app; the shared console helpers come from
-`gpudecide.console`.
+Each command is options -> one library call (`artifacts.runs`) -> one presenter: lines for
+people in the run's language, or one JSON object with `--json`, and the exit code (1: a
+difference, a lint error or a stop factor; 2: bad input). `register(app)` adds them to the
+main typer app; the shared console helpers come from `gpudecide.console`.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -38,14 +39,15 @@ from gpudecide.console import (
 )
 from gpudecide.errors import InputError
 from gpudecide.i18n import Language, speaking, translator
-from gpudecide.inputs import read_input_text
 from gpudecide.message import render
-from gpudecide.options import require_known
 from gpudecide.report.i18n import notes_of, summary_of
-from gpudecide.workspace import CONFIG_NAME
 
 if TYPE_CHECKING:
+    from gpudecide.artifacts.audit import AuditResult
     from gpudecide.artifacts.hashing import Skipped, SumsCheck
+    from gpudecide.artifacts.runs import AuditRun, HashRun, LintRun, ManifestRun, ProvenanceRun
+
+__all__ = ["register"]
 
 WorkersOpt = Annotated[
     int | None, typer.Option(min=1, help="Hashing threads (default: one per core).")
@@ -74,26 +76,17 @@ def _speak_workspace_language(workspace_dir: Path | None = None) -> None:
         language(None)
 
 
-def _print_check(check: SumsCheck, *, extra: str) -> None:
-    """One line per file that does not match, in `sha256sum -c` style (`extra`: the word
-    for a file the list does not name)."""
-    for m in check.mismatched:
-        out.print(_("{path}: FAILED").format(path=m["path"]), markup=False)
-    for p in check.missing:
-        out.print(_("{path}: MISSING").format(path=p), markup=False)
-    for p in check.extra:
-        out.print(f"{p}: {extra}", markup=False)
-    for r in check.refused:
-        why = check.refusals.get(r["path"])
-        reason = render(why) if why is not None else r["reason"]
-        out.print(_("{path}: REFUSED ({reason})").format(path=r["path"], reason=reason))
+def _workspace_root(workspace_dir: Path | None) -> Path | None:
+    ws = open_workspace(workspace_dir, required=False)
+    return ws.root if ws is not None else None
 
 
 @contextmanager
 def _bytes_progress(
     enabled: bool, label: str
 ) -> Iterator[tuple[Callable[[int], None] | None, Callable[[int, int], None] | None]]:
-    """A byte progress bar on stderr, only when stderr is a terminal."""
+    """A byte progress bar on stderr (`label`: what it counts, said), only when stderr is a
+    terminal."""
     if not enabled or not err.is_terminal:
         yield None, None
         return
@@ -121,20 +114,10 @@ def _bytes_progress(
             bar.advance(task, n)
 
         def on_total(files: int, total: int) -> None:
-            bar.update(task, total=total, description=f"{label} ({files} files)")
+            counted = _n("{label} ({n} file)", "{label} ({n} files)", files)
+            bar.update(task, total=total, description=counted.format(label=label, n=files))
 
         yield on_bytes, on_total
-
-
-def _print_skipped(skipped: list[Skipped]) -> None:
-    for s in skipped:
-        text = _("skipped: {path}: {reason}").format(path=s.path, reason=render(s.why))
-        err.print(text, markup=False)
-
-
-def _workspace_root(workspace_dir: Path | None) -> Path | None:
-    ws = open_workspace(workspace_dir, required=False)
-    return ws.root if ws is not None else None
 
 
 def register(app: typer.Typer) -> None:
@@ -150,6 +133,9 @@ def register(app: typer.Typer) -> None:
     manifest_app.command("provenance")(manifest_provenance)
     app.add_typer(manifest_app, name="manifest")
     app.command("audit")(audit_cmd)
+
+
+# ---- hash ---------------------------------------------------------------------------------
 
 
 def hash_cmd(
@@ -168,37 +154,44 @@ def hash_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """SHA-256 of every file, streamed, in parallel; links are listed, never followed."""
-    from gpudecide.artifacts import hashing
-    from gpudecide.fsutil import atomic_write_text
+    from gpudecide.artifacts import runs
 
-    with guard(as_json):
-        if out_format not in ("sha256sum", "model-signing"):
-            raise InputError(
-                "{out_format!r} is not sha256sum or model-signing",
-                field="--format",
-                out_format=out_format,
-            )
-        expected = None
-        if verify is not None:
-            # A regular file only: a FIFO given as SUMS would block forever.
-            text = read_input_text(verify, 64 << 20)
-            expected = hashing.parse_sums(text, verify)
-        exclude = []
-        if path.is_dir():
-            for extra in (out_file, verify):
-                if extra is not None and extra.resolve().is_relative_to(path.resolve()):
-                    exclude.append(extra.resolve().relative_to(path.resolve()).as_posix())
-        with _bytes_progress(not as_json, "hashing") as (on_bytes, on_total):
-            tree = hashing.hash_tree(
-                path, exclude=exclude, workers=workers, on_bytes=on_bytes, on_total=on_total
-            )
-    body = tree.as_dict()
+    req = runs.HashRequest(path, verify, out_format, out_file, workers, as_json)
+    with guard(as_json), _bytes_progress(not as_json, _("hashing")) as (on_bytes, on_total):
+        hashed = runs.hash_run(req, on_bytes, on_total)
+    _emit_hash(hashed, as_json)
+
+
+def _print_check(check: SumsCheck, *, extra: str) -> None:
+    """One line per file that does not match, in `sha256sum -c` style (`extra`: the word
+    for a file the list does not name)."""
+    for m in check.mismatched:
+        out.print(_("{path}: FAILED").format(path=m["path"]), markup=False)
+    for p in check.missing:
+        out.print(_("{path}: MISSING").format(path=p), markup=False)
+    for p in check.extra:
+        out.print(f"{p}: {extra}", markup=False)
+    for r in check.refused:
+        why = check.refusals.get(r["path"])
+        reason = render(why) if why is not None else r["reason"]
+        out.print(_("{path}: REFUSED ({reason})").format(path=r["path"], reason=reason))
+
+
+def _print_skipped(skipped: list[Skipped]) -> None:
+    """Each path left out of the hashes, and why (on stderr: stdout may be the sums)."""
+    for s in skipped:
+        text = _("skipped: {path}: {reason}").format(path=s.path, reason=render(s.why))
+        err.print(text, markup=False)
+
+
+def _emit_hash(hashed: HashRun, as_json: bool) -> None:
+    """The check's lines (exit 1 on any difference), or the sums and where they went."""
+    check = hashed.check
     if not as_json:
         _speak_workspace_language()
-    if expected is not None:
-        check = hashing.check_tree(tree, expected)
+    if check is not None:
         if as_json:
-            emit_json({**check.as_dict(), "root": str(path), "sums": str(verify)})
+            emit_json(hashed.as_json())
         else:
             _print_check(check, extra=_("NOT LISTED"))
             out.print(
@@ -216,30 +209,20 @@ def hash_cmd(
         if not check.ok:
             raise typer.Exit(1)
         return
-    if out_format == "model-signing":
-        name = path.resolve().name
-        text = (
-            json.dumps(hashing.model_signing_statement(tree.files, name, exclude), indent=2) + "\n"
-        )
+    if hashed.written is None:
+        print(hashed.text, end="")
     elif as_json:
-        text = json.dumps(body, indent=2) + "\n"
+        emit_json(hashed.as_json())
     else:
-        text = hashing.format_sums(tree.files)
-    if out_file is not None:
-        with guard(as_json):
-            atomic_write_text(out_file, text)
-        if as_json:
-            emit_json({**body, "written": str(out_file)})
-        else:
-            n = len(tree.files)
-            line = _n("{n} file, {bytes} bytes -> {path}", "{n} files, {bytes} bytes -> {path}", n)
-            out.print(
-                line.format(n=n, bytes=fmt.fmt(tree.total_bytes), path=out_file), markup=False
-            )
-    else:
-        print(text, end="")
+        n = len(hashed.tree.files)
+        line = _n("{n} file, {bytes} bytes -> {path}", "{n} files, {bytes} bytes -> {path}", n)
+        size = fmt.fmt(hashed.tree.total_bytes)
+        out.print(line.format(n=n, bytes=size, path=hashed.written), markup=False)
     if not as_json:
-        _print_skipped(tree.skipped)
+        _print_skipped(hashed.tree.skipped)
+
+
+# ---- manifest -----------------------------------------------------------------------------
 
 
 def manifest_create(
@@ -258,20 +241,22 @@ def manifest_create(
     as_json: JsonOpt = False,
 ) -> None:
     """Hash the folder, detect formats and write the run manifest (A5, E2)."""
-    from gpudecide.artifacts import manifest as mf
+    from gpudecide.artifacts import runs
 
-    with guard(as_json):
-        info = mf.load_run_info(from_file) if from_file is not None else None
-        target = out_file or directory / mf.DEFAULT_NAME
-        with _bytes_progress(not as_json, "hashing") as (on_bytes, _total):
-            manifest, tree, _det = mf.create(
-                directory, info, target, force=force, workers=workers, on_bytes=on_bytes
-            )
+    with guard(as_json), _bytes_progress(not as_json, _("hashing")) as (on_bytes, _total):
+        created = runs.create_run(
+            directory, from_file, out_file, force=force, workers=workers, on_bytes=on_bytes
+        )
+    _emit_manifest(created, as_json)
+
+
+def _emit_manifest(created: ManifestRun, as_json: bool) -> None:
+    """Where the manifest went, what it says of the run, and the next command."""
     if as_json:
-        emit_json({"manifest": str(target), **manifest.model_dump(by_alias=True)})
+        emit_json(created.as_json())
         return
     _speak_workspace_language()
-    exported = manifest.optimizer_state_exported
+    manifest = created.manifest
     n = len(manifest.files)
     line = _n(
         "manifest: {path} ({n} file, {bytes} bytes; format {format}, precision {precision}, "
@@ -282,17 +267,18 @@ def manifest_create(
     )
     out.print(
         line.format(
-            path=target,
+            path=created.target,
             n=n,
-            bytes=fmt.fmt(tree.total_bytes),
+            bytes=fmt.fmt(created.tree.total_bytes),
             format=manifest.checkpoint_format,
             precision=manifest.precision,
-            exported=_("yes") if exported else _("no"),
+            exported=_("yes") if manifest.optimizer_state_exported else _("no"),
         ),
         markup=False,
     )
-    _print_skipped(tree.skipped)
-    out.print(_("next: {command}").format(command=f"gpudecide manifest lint {target}"))
+    _print_skipped(created.tree.skipped)
+    command = f"gpudecide manifest lint {created.target}"
+    out.print(_("next: {command}").format(command=command))
 
 
 def manifest_lint(
@@ -302,39 +288,33 @@ def manifest_lint(
     as_json: JsonOpt = False,
 ) -> None:
     """Immutable identifiers only (A6); exit 1 when a field is an error."""
-    from gpudecide.artifacts import manifest as mf
-    from gpudecide.artifacts import retention as ret
+    from gpudecide.artifacts import runs
 
     with guard(as_json):
-        policy_path = ret.find(retention, _workspace_root(workspace_dir))
-        policy = ret.load(policy_path) if policy_path is not None else None
-        _manifest, findings = mf.lint_file(manifest_path, policy)
-    errors = [f for f in findings if f.severity == "error"]
+        linted = runs.lint_run(manifest_path, retention, _workspace_root(workspace_dir))
+    _emit_lint(linted, as_json, workspace_dir)
+
+
+def _emit_lint(linted: LintRun, as_json: bool, workspace_dir: Path | None) -> None:
+    """Each finding with its line, severity and rule, then the counts (exit 1 on an error)."""
     if as_json:
-        emit_json(
-            {
-                "manifest": str(manifest_path),
-                "retention": str(policy_path) if policy_path else None,
-                "ok": not errors,
-                "errors": len(errors),
-                "warnings": len(findings) - len(errors),
-                "findings": [f.as_dict() for f in findings],
-            }
-        )
+        emit_json(linted.as_json())
     else:
         _speak_workspace_language(workspace_dir)
-        for f in findings:
-            where = f"{manifest_path}:{f.line}" if f.line else str(manifest_path)
+        path = linted.manifest_path
+        for f in linted.findings:
+            where = f"{path}:{f.line}" if f.line else str(path)
             severity = word(SEVERITIES, f.severity)
             out.print(
                 f"{where}: {severity}: {f.field}: {render(f.why)} [{rule_label(f.rule)}]",
                 markup=False,
             )
-        n_errors, n_warnings = len(errors), len(findings) - len(errors)
+        n_errors = len(linted.errors)
+        n_warnings = len(linted.findings) - n_errors
         said_errors = _n("{n} error", "{n} errors", n_errors).format(n=n_errors)
         said_warnings = _n("{n} warning", "{n} warnings", n_warnings).format(n=n_warnings)
         out.print(f"{said_errors}, {said_warnings}")
-    if errors:
+    if linted.errors:
         raise typer.Exit(1)
 
 
@@ -345,10 +325,16 @@ def manifest_verify(
     as_json: JsonOpt = False,
 ) -> None:
     """Every hash matches, nothing is missing, nothing is extra (exit 1 otherwise)."""
-    from gpudecide.artifacts import manifest as mf
+    from gpudecide.artifacts import runs
 
-    with guard(as_json), _bytes_progress(not as_json, "verifying") as (on_bytes, _total):
-        _m, check = mf.verify(directory, manifest_path, workers=workers, on_bytes=on_bytes)
+    label = _("verifying")
+    with guard(as_json), _bytes_progress(not as_json, label) as (on_bytes, _total):
+        check = runs.verify_run(directory, manifest_path, workers=workers, on_bytes=on_bytes)
+    _emit_verify(check, directory, manifest_path, as_json)
+
+
+def _emit_verify(check: SumsCheck, directory: Path, manifest_path: Path, as_json: bool) -> None:
+    """The files that differ and the verdict (exit 1 unless everything matches)."""
     if as_json:
         emit_json({"directory": str(directory), "manifest": str(manifest_path), **check.as_dict()})
     else:
@@ -371,23 +357,27 @@ def manifest_provenance(
     as_json: JsonOpt = False,
 ) -> None:
     """The manifest as an in-toto Statement v1 with a SLSA provenance v1 predicate (unsigned)."""
-    from gpudecide.artifacts import manifest as mf
-    from gpudecide.fsutil import atomic_write_text
+    from gpudecide.artifacts import runs
 
     with guard(as_json):
-        statement = mf.provenance_statement(mf.load_manifest(manifest_path))
-        text = json.dumps(statement, indent=2, ensure_ascii=False) + "\n"
-        if out_file is not None:
-            atomic_write_text(out_file, text)
-    if out_file is None:
-        print(text, end="")
+        stated = runs.provenance_run(manifest_path, out_file)
+    _emit_provenance(stated, as_json)
+
+
+def _emit_provenance(stated: ProvenanceRun, as_json: bool) -> None:
+    """The statement itself on stdout, or where it was written."""
+    if stated.written is None:
+        print(stated.text, end="")
     elif as_json:
-        emit_json({"written": str(out_file), "subjects": len(statement["subject"])})
+        emit_json(stated.as_json())
     else:
         _speak_workspace_language()
-        n = len(statement["subject"])
+        n = len(stated.statement["subject"])
         line = _n("statement: {path} ({n} subject)", "statement: {path} ({n} subjects)", n)
-        out.print(line.format(path=out_file, n=n), markup=False)
+        out.print(line.format(path=stated.written, n=n), markup=False)
+
+
+# ---- audit --------------------------------------------------------------------------------
 
 
 def _hazard_detail(h: dict[str, Any]) -> str:
@@ -455,7 +445,8 @@ def _audit_lines(f: dict[str, Any], lang: Language | None = None) -> list[str]:
     return lines
 
 
-def _print_audit(result: Any) -> None:
+def _print_audit(result: AuditResult) -> None:
+    """The summary, the E2 layers as a table, the audit's lines and its notes."""
     from rich.table import Table
 
     f = result.figures
@@ -510,35 +501,34 @@ def audit_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Could this export leave and resume? E2, A2, E5, A8 (exit 1 on a stop factor)."""
-    from gpudecide import evidence as ev
-    from gpudecide.artifacts import audit, remote
+    from gpudecide.artifacts import runs
 
+    req = runs.AuditRequest(
+        export_dir,
+        plan=expect,
+        source=source,
+        storage_options=list(storage_option or []),
+        streams=streams,
+        retention=retention,
+        option=option,
+        evidence_dir=evidence_dir,
+        workers=workers,
+    )
+    label = _("copying") if source else _("hashing")
     with guard(as_json):
         ws = open_workspace(workspace_dir, required=False)
-        if option is not None and ws is not None:
-            require_known(option, ws.config.options, path=ws.root / CONFIG_NAME, field="--option")
-        target = evidence_dir or (ws.evidence_dir if ws else Path("evidence"))
-        options = remote.parse_options(list(storage_option or []))
-        label = "copying" if source else "hashing"
         with _bytes_progress(not as_json, label) as (on_bytes, _total):
-            result = audit.run(
-                export_dir,
-                plan_path=expect,
-                source=source,
-                storage_options=options,
-                retention_path=retention,
-                workspace_root=ws.root if ws else None,
-                streams=streams,
-                workers=workers,
-                on_bytes=on_bytes,
-            )
-        if option is not None:
-            result.record.figures["option"] = option
-        written = ev.write(result.record, target)
+            audited = runs.audit_run(req, ws, on_bytes)
+    _emit_audit(audited, as_json)
+
+
+def _emit_audit(audited: AuditRun, as_json: bool) -> None:
+    """The audit for people (or its figures as JSON) and where its record went; exit 1 on a
+    stop factor."""
     if as_json:
-        emit_json({**result.figures, "option": option, "evidence": str(written)})
+        emit_json(audited.as_json())
     else:
-        _print_audit(result)
-        print_written(written)
-    if result.stop:
+        _print_audit(audited.result)
+        print_written(audited.written)
+    if audited.stop:
         raise typer.Exit(1)

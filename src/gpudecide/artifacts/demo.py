@@ -41,6 +41,5 @@ OPTION = "managed-ft"
 def run(ws: workspace.Workspace) -> Path:
     """Install the export, audit it as the export of OPTION, write the evidence record."""
     export = install(ws.root)
-    result = audit.run(export, workspace_root=ws.root)
-    result.record.figures["option"] = OPTION
+    result = audit.run(export, workspace_root=ws.root, option=OPTION)
     return ev.write(result.record, ws.evidence_dir)
