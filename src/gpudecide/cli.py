@@ -17,6 +17,7 @@ from rich.table import Table
 from gpudecide import __version__, workspace
 from gpudecide import evidence as ev
 from gpudecide.artifacts.cli import register as register_artifacts
+from gpudecide.attest.cli import register as register_attest
 from gpudecide.console import (
     LANG_ENV,
     JsonOpt,
@@ -89,6 +90,15 @@ def _root(
         bool,
         typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
     ] = False,
+    author: Annotated[
+        str | None,
+        typer.Option(
+            "--author",
+            envvar="GPUDECIDE_AUTHOR",
+            help="Who produces this run's evidence, as every record names it (default: the "
+            "workspace's author, else git's user.name and user.email, else the OS user).",
+        ),
+    ] = None,
     lang: Annotated[
         str | None,
         typer.Option(
@@ -102,6 +112,8 @@ def _root(
 ) -> None:
     """gpudecide: evidence for the GPU decision."""
     choose_language(lang)
+    with guard(False):
+        ev.set_author(author)
 
 
 @app.command()
@@ -134,6 +146,7 @@ register_portability(app)  # `export-test` (SPEC E1-E4, A2, A4)
 register_drills(app)  # `drill`, `cordon` (SPEC G1-G4)
 register_check(check_app)  # `check hybrid` (SPEC H1-H3), beside the governance checks
 register_governance(app)  # `check raci|standard-path|isolation|residency|secrets` (R, I)
+register_attest(app)  # `sign`, `verify` (SPEC A5, D4)
 
 
 @app.command()

@@ -18,6 +18,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from gpudecide import evidence as ev
 from gpudecide import workspace
 from gpudecide.errors import InputError, from_os_error
 from gpudecide.help_text import localize_help, shows_help
@@ -258,4 +259,5 @@ def open_workspace(path: Path | None, required: bool) -> workspace.Workspace | N
         return None
     ws = workspace.load(root)
     language(ws)
+    ev.set_author(ws.config.author or None, source="workspace")
     return ws

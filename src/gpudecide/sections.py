@@ -11,6 +11,7 @@ from pathlib import Path
 
 from gpudecide import evidence as ev
 from gpudecide.artifacts.report import audit_section
+from gpudecide.attest import signature_of
 from gpudecide.cost.report import cost_section
 from gpudecide.decision.context import standing
 from gpudecide.decision.report import decision_overview, decision_section, hybrid_section
@@ -71,5 +72,6 @@ def build_report(
             damaged=damaged,
             shown=shown,
             overview=decision_overview,
+            signature=signature_of(ws),
         )
         return render.write(report, out_dir or ws.report_dir, pdf=pdf)

@@ -15,12 +15,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from pydantic import BaseModel, Field
 
 from gpudecide import __version__
 from gpudecide import evidence as ev
+from gpudecide.attest.shown import SignatureShown
 from gpudecide.fsutil import atomic_write_set
 from gpudecide.jsonio import utc_iso
 from gpudecide.report.i18n import Language, t
@@ -42,6 +44,8 @@ class Report:
     superseded: list[ev.Evidence] = field(default_factory=list)
     damaged: list[ev.Damaged] = field(default_factory=list)
     overview: Overview | None = None
+    # The archive's signature as the signature file states it (None: not signed).
+    signature: SignatureShown | None = None
     # Print and PDF: every <details> open.
     expanded: bool = False
 
@@ -72,6 +76,7 @@ def build(
     damaged: Sequence[ev.Damaged] = (),
     shown: Sequence[ev.Evidence] | None = None,
     overview: OverviewBuilder | None = None,
+    signature: SignatureShown | None = None,
 ) -> Report:
     """Sections for the records shown (default: the newest of every kind and option), each
     with its freshness, and the first screen from the decision record (`overview`).
@@ -126,6 +131,7 @@ def build(
     shown_ids = {r.id for r in shown}
     return Report(
         overview=first,
+        signature=signature,
         title=t("report_title", language),
         team=team,
         decision=decision,
@@ -206,6 +212,11 @@ class JsonReport(BaseModel):
     generated_at_utc: str
     tool_version: str
     sections: list[JsonSection]
+    signature: dict[str, Any] | None = Field(
+        default=None,
+        description="The archive's signature as its file states it (unchecked: "
+        "`gpudecide verify` checks it); null when the workspace is not signed.",
+    )
 
 
 def to_json(report: Report) -> str:
@@ -226,6 +237,7 @@ def to_json(report: Report) -> str:
             )
             for s in report.sections
         ],
+        signature=report.signature.as_dict() if report.signature else None,
     )
     return json.dumps(body.model_dump(), indent=2, ensure_ascii=False) + "\n"
 
