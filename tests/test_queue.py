@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from gpudecide import evidence as ev
 from gpudecide.jobs.load import load_logs
 from gpudecide.jobs.schema import attempts_table
 from gpudecide.queue import restarts
-from gpudecide.queue.analysis import QueueOptions, analyse_queue
-from gpudecide.queue.slo import SLO, SLOFile, wilson
+from gpudecide.queue.analysis import QueueFigures, QueueOptions, analyse_queue, queue_evidence
+from gpudecide.queue.figures import figures_of
+from gpudecide.queue.slo import SLO, Selector, SLOFile, wilson
+from gpudecide.queue.slo import load as slo_load
 
 from .logs import job, write_csv
 
@@ -325,3 +329,65 @@ def test_a_rerun_outside_the_window_or_another_name_is_not_a_restart() -> None:
         _attempt("4", 1, "completed", 11, 12, name="eval-x"),
     ]
     assert restarts.restarts_from_zero(attempts_table(rows, "t"))["restarts"] == []
+
+
+# --- typed figures: the models hold a record's figures key for key ---
+
+
+def _canonical(figures: dict[str, Any]) -> str:
+    # the evidence's own canonical form: an int written as a float would change the hash
+    return json.dumps(figures, sort_keys=True, separators=(",", ":"))
+
+
+def test_queue_figures_model_is_the_record_key_for_key(log: Path, tmp_path: Path) -> None:
+    """Every part a record writes, read back by QueueFigures and dumped, is the record's
+    figures: an inconclusive, a passing and an unmeasurable SLO, a skipped row's message, a
+    chain, a preemption; the sealed id does not move."""
+    slos = SLOFile(
+        slos={
+            "normal": SLO(threshold_minutes=60, allowed_violation_share=0.5),
+            "urgent": SLO(
+                threshold_minutes=600,
+                allowed_violation_share=0.1,
+                measure="eligible_to_first_step",
+                selector=Selector(kinds=["eval"]),
+            ),
+            "never": SLO(
+                threshold_minutes=5, allowed_violation_share=0.1, selector=Selector(sites=["x"])
+            ),
+        }
+    )
+    figures = _analyse(log, slos=slos)
+    assert {s["verdict"] for s in figures["slo"]} >= {"inconclusive", "not measurable"}
+    written = ev.write(queue_evidence(figures, []), tmp_path / "evidence")
+    record = ev.load(written)
+    model = figures_of(record)
+    assert isinstance(model, QueueFigures)
+    assert _canonical(model.model_dump(mode="json")) == _canonical(record.figures)
+    assert ev.seal(record.model_copy(update={"figures": model.model_dump(mode="json")})).id == (
+        record.id
+    )
+
+
+def test_demo_log_figures_round_trip_with_restarts_and_skipped_rows(tmp_path: Path) -> None:
+    """The demo log (a restart from zero, chains, an array limit) and a malformed row."""
+    bad = tmp_path / "sacct.txt"
+    bad.write_text(DEMO_LOG.read_text() + "garbage|row|x\n")
+    template = Path(__file__).parents[1] / "src" / "gpudecide" / "templates" / "workspace"
+    slos = slo_load(template / "slo.yaml")
+    figures = analyse_queue(
+        load_logs([bad], tz="Asia/Almaty", skip_bad_rows=True), QueueOptions(slos=slos)
+    )
+    assert figures["skipped_rows"] and figures["restarts_from_zero"]["from_zero"] == 1
+    record = ev.load(ev.write(queue_evidence(figures, []), tmp_path / "evidence"))
+    dumped = QueueFigures.model_validate(record.figures).model_dump(mode="json")
+    assert _canonical(dumped) == _canonical(record.figures)
+
+
+def test_figures_of_refuses_another_kind_and_another_shape(log: Path) -> None:
+    record = queue_evidence(_analyse(log), [])
+    with pytest.raises(LookupError, match="not a queue record"):
+        figures_of(record.model_copy(update={"kind": "cost"}))
+    broken = dict(record.figures, summary={**record.figures["summary"], "jobs": "many"})
+    with pytest.raises(ValueError, match=r"summary\.jobs"):
+        figures_of(record.model_copy(update={"figures": broken}))

@@ -659,3 +659,34 @@ def test_smallest_pool_defaults_start_at_the_largest_job() -> None:
     assert smallest_pool(twos, lambda n: True) == 2
     empty = Trace(ready=[], runtime=[], gpus=[])
     assert smallest_pool(empty, lambda n: True) == 1
+
+
+@pytest.mark.parametrize(
+    ("window", "with_slo", "policy"),
+    [("full", False, "backfill"), ("peak", True, "fifo"), ("full", True, "priority")],
+)
+def test_replay_figures_model_is_the_record_key_for_key(
+    tmp_path: Path, window: str, with_slo: bool, policy: str
+) -> None:
+    """ReplayFigures reads a replay record and dumps it back key for key (the peak window's
+    size only when it is the peak), and the sealed id does not move."""
+    import json
+
+    from gpudecide import evidence as ev
+    from gpudecide.jobs.classify import ClassifyConfig
+    from gpudecide.jobs.load import load_logs
+    from gpudecide.queue.analysis import ReplayFigures, replay_evidence, replay_input, run_replay
+    from gpudecide.queue.figures import figures_of
+    from gpudecide.queue.slo import SLO
+
+    log = load_logs([_tied_log(tmp_path / "log.csv")])
+    slo = ("normal", SLO(threshold_minutes=4, allowed_violation_share=0.2)) if with_slo else None
+    data = replay_input(log, ClassifyConfig(), window)  # type: ignore[arg-type]
+    figures = run_replay(data, [3, 5], policy, slo, 120.0)  # type: ignore[arg-type]
+    assert ("days" in figures["window"]) is (window == "peak")
+    record = ev.load(ev.write(replay_evidence(figures, []), tmp_path / "evidence"))
+    model = figures_of(record)
+    assert isinstance(model, ReplayFigures)
+    dumped = model.model_dump(mode="json")
+    assert json.dumps(dumped, sort_keys=True) == json.dumps(record.figures, sort_keys=True)
+    assert ev.seal(record.model_copy(update={"figures": dumped})).id == record.id

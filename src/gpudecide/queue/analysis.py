@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pyarrow as pa
+from pydantic import Field
 
 from gpudecide import evidence as ev
 from gpudecide.errors import InputError
@@ -19,8 +21,9 @@ from gpudecide.jsonio import utc_iso
 from gpudecide.message import Message, english, message, nmessage, record_texts, render
 from gpudecide.queue import chains as chain_mod
 from gpudecide.queue import lifecycle, preemption, replay
-from gpudecide.queue.restarts import restarts_from_zero
-from gpudecide.queue.slo import SLO, SLOFile, evaluate, why_message
+from gpudecide.queue.model import Figure, RecordMessages
+from gpudecide.queue.restarts import RestartsFigures, restarts_from_zero
+from gpudecide.queue.slo import SLO, SloFigures, SLOFile, evaluate, why_message
 from gpudecide.queue.words import VERDICTS, WINDOWS, word_message
 
 # Evidence keeps every job up to this many; beyond, the longest waits (the CLI prints all).
@@ -40,6 +43,102 @@ class QueueOptions:
     chain_pattern: str | None = None
     classify: ClassifyConfig = field(default_factory=ClassifyConfig)
     as_of: datetime | None = None
+
+
+class JobFigures(Figure):
+    """One job of the log with its phases in seconds (Q1, Q2); a job still waiting has
+    waited until the end of the log."""
+
+    job_id: str
+    name: str | None
+    kind: str | None
+    chain_id: str | None
+    attempts: int
+    state: str | None
+    gpus: int | None
+    wait_reason: str | None
+    wait_category: str | None
+    submit: str | None
+    eligible: str | None
+    start: str | None
+    first_step: str | None
+    end: str | None
+    queue_wait_s: float | None
+    submit_to_start_s: float | None
+    submit_to_first_step_s: float | None
+    eligible_to_start_s: float | None
+    dependency_wait_s: float | None
+    prep_s: float | None
+    startup_s: float | None
+    run_s: float | None
+    still_waiting: bool
+    tasks: int
+
+
+class QueueSummaryFigures(Figure):
+    """The queue's totals, in tasks (a pending array range is each of its tasks)."""
+
+    as_of: str
+    jobs: int
+    started: int
+    never_started: int
+    still_waiting: int
+    reconciliation: dict[str, int]
+    queue_wait_measured: int
+    queue_wait_unmeasured: int
+    ambiguity: lifecycle.AmbiguityFigures
+    wait_by_category_s: dict[str, float]
+    slo_verdicts: dict[str, str]
+    source_notes: list[str]
+
+
+class SkippedRowFigures(Figure):
+    """A malformed row skipped (--skip-bad-rows): where, the column, why (English, and as
+    a message where the reader wrote one)."""
+
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"message"})
+
+    path: str
+    line: int | None
+    field: str | None
+    reason: str
+    message: dict[str, Any] | None = None
+
+
+class QueueOverview(Figure):
+    """The figures of a `queue` record but the per-job list and the messages: everything a
+    summary, a note or a command's line is said from, cheap to read for any log."""
+
+    summary: QueueSummaryFigures
+    phases: dict[str, lifecycle.PhaseFigures]
+    phases_by_kind: dict[str, dict[str, float | None]]
+    wait_reasons: list[lifecycle.WaitReasonFigures]
+    slo: list[SloFigures]
+    preemption: preemption.PreemptionFigures
+    restarts_from_zero: RestartsFigures
+    chains: list[chain_mod.ChainFigures]
+    skipped_rows: int
+    skipped: list[SkippedRowFigures]
+    duplicate_rows_dropped: int
+
+
+class QueueFigures(QueueOverview):
+    """The figures of a `queue` record (SPEC Q1-Q5)."""
+
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"messages"})
+
+    jobs: list[JobFigures]
+    messages: RecordMessages | None = None
+
+
+_NOT_OVERVIEW = ("jobs", "messages")
+
+
+def overview_of(figures: Mapping[str, Any]) -> QueueOverview:
+    """The queue figures but the per-job list and the messages, typed."""
+    return QueueOverview.model_validate(
+        {k: v for k, v in figures.items() if k not in _NOT_OVERVIEW}
+    )
 
 
 def analyse_queue(log: JobLog, options: QueueOptions | None = None) -> dict[str, Any]:
@@ -117,8 +216,9 @@ def analyse_queue(log: JobLog, options: QueueOptions | None = None) -> dict[str,
         "chains": chain_mod.chains(lc, opts.chain_pattern),
         **skipped_figures(log),
     }
-    texts = record_texts(queue_summary_message(figures), _queue_notes(figures, log.note_messages))
-    figures["messages"] = texts.messages
+    overview = overview_of(figures)
+    notes = _queue_notes(overview, len(per_job), log.note_messages)
+    figures["messages"] = record_texts(queue_summary_message(overview), notes).messages
     return figures
 
 
@@ -128,30 +228,29 @@ def _minutes(seconds: float | None) -> Message:
     return message("queue", "{n:.0f} min", n=seconds / 60)
 
 
-def _slo_phrase(slo: dict[str, Any]) -> Message:
+def _slo_phrase(slo: SloFigures) -> Message:
     """`SLO urgent: inconclusive (3.1%, 95% CI 0.9%-10.4% vs 10% allowed; leans pass)`."""
-    verdict = word_message(VERDICTS, str(slo["verdict"]))
-    if slo["violation_share"] is None:
-        return message("queue", "SLO {name}: {verdict}", name=slo["name"], verdict=verdict)
-    lo, hi = slo["ci95"]
+    verdict = word_message(VERDICTS, slo.verdict)
+    if slo.violation_share is None or slo.ci95 is None:
+        return message("queue", "SLO {name}: {verdict}", name=slo.name, verdict=verdict)
+    lo, hi = slo.ci95
     args = {
-        "name": slo["name"],
+        "name": slo.name,
         "verdict": verdict,
-        "share": slo["violation_share"],
+        "share": slo.violation_share,
         "lo": lo,
         "hi": hi,
-        "allowed": slo["allowed_violation_share"],
+        "allowed": slo.allowed_violation_share,
     }
-    if slo["verdict"] != "inconclusive":
+    if slo.verdict != "inconclusive":
         return message(
             "queue",
             "SLO {name}: {verdict} ({share:.1%}, 95% CI {lo:.1%}-{hi:.1%} vs {allowed:.0%} "
             "allowed)",
             **args,
         )
-    lean = word_message(VERDICTS, str(slo["point_estimate"]))
-    more = slo.get("more_jobs_to_settle")
-    if more:
+    lean = word_message(VERDICTS, str(slo.point_estimate))
+    if slo.more_jobs_to_settle:
         return nmessage(
             "queue",
             "SLO {name}: {verdict} ({share:.1%}, 95% CI {lo:.1%}-{hi:.1%} vs {allowed:.0%} "
@@ -160,7 +259,7 @@ def _slo_phrase(slo: dict[str, Any]) -> Message:
             "allowed; leans {lean}, ~{more} more jobs would settle it)",
             count="more",
             lean=lean,
-            more=more,
+            more=slo.more_jobs_to_settle,
             **args,
         )
     return message(
@@ -172,52 +271,52 @@ def _slo_phrase(slo: dict[str, Any]) -> Message:
     )
 
 
-def queue_summary_message(f: dict[str, Any]) -> Message:
+def queue_summary_message(f: QueueOverview) -> Message:
     """The queue record's summary: jobs, queue wait p50/p90, phases that cannot be told
     apart, and each SLO's verdict (Q1-Q3)."""
-    s = f["summary"]
-    q = f["phases"]["queue_wait"]
+    s = f.summary
+    q = f.phases["queue_wait"]
     return message(
         "queue",
         "{jobs}; queue wait p50 {p50}, p90 {p90} {measured}; {indistinct}; {slo}",
-        jobs=nmessage("queue", "{n} jobs", "{n} jobs", n=s["jobs"]),
-        p50=_minutes(q["p50"]),
-        p90=_minutes(q["p90"]),
+        jobs=nmessage("queue", "{n} jobs", "{n} jobs", n=s.jobs),
+        p50=_minutes(q.p50),
+        p90=_minutes(q.p90),
         measured=nmessage(
-            "queue", "over {n} measured", "over {n} measured", n=s["queue_wait_measured"]
+            "queue", "over {n} measured", "over {n} measured", n=s.queue_wait_measured
         ),
         indistinct=nmessage(
             "queue",
             "{n} with phases that cannot be told apart",
             "{n} with phases that cannot be told apart",
-            n=s["ambiguity"]["phases_indistinct"],
+            n=s.ambiguity.phases_indistinct,
         ),
-        slo=[_slo_phrase(x) for x in f["slo"]] or message("queue", "no SLO given"),
+        slo=[_slo_phrase(x) for x in f.slo] or message("queue", "no SLO given"),
     )
 
 
-def queue_summary_line(f: dict[str, Any]) -> str:
+def queue_summary_line(figures: Mapping[str, Any]) -> str:
     """The queue figures' summary in one sentence, in the reader's language."""
-    return render(queue_summary_message(f))
+    return render(queue_summary_message(overview_of(figures)))
 
 
-def _queue_notes(f: dict[str, Any], sources: list[Message]) -> list[Message]:
+def _queue_notes(f: QueueOverview, job_rows: int, sources: list[Message]) -> list[Message]:
     """What a reader of the queue figures must know: a cut job list, phases that cannot be
     told apart (Q1), the preemption findings (Q4), the reconciliation, skipped rows, why an
     SLO is inconclusive (Q3) and the notes of the log's sources."""
     notes: list[Message] = []
-    if len(f["jobs"]) > EVIDENCE_JOBS_MAX:
+    if job_rows > EVIDENCE_JOBS_MAX:
         notes.append(
             nmessage(
                 "queue",
                 "per-job list cut to the {n} longest waits of {total} jobs",
                 "per-job list cut to the {n} longest waits of {total} jobs",
                 n=EVIDENCE_JOBS_MAX,
-                total=len(f["jobs"]),
+                total=job_rows,
             )
         )
-    amb = f["summary"]["ambiguity"]
-    if amb["without_first_step_time"]:
+    amb = f.summary.ambiguity
+    if amb.without_first_step_time:
         notes.append(
             nmessage(
                 "queue",
@@ -225,37 +324,37 @@ def _queue_notes(f: dict[str, Any], sources: list[Message]) -> list[Message]:
                 "training (Q1)",
                 "{n} started job(s) have no first-step time: preparation cannot be told from "
                 "training (Q1)",
-                n=amb["without_first_step_time"],
+                n=amb.without_first_step_time,
             )
         )
-    if amb["without_eligible_time"]:
+    if amb.without_eligible_time:
         notes.append(
             nmessage(
                 "queue",
                 "{n} job(s) have no eligible time: their queue wait is unmeasured",
                 "{n} job(s) have no eligible time: their queue wait is unmeasured",
-                n=amb["without_eligible_time"],
+                n=amb.without_eligible_time,
             )
         )
-    notes += preemption.findings_of(f["preemption"])
-    notes.append(reconciliation_message(f["summary"]["reconciliation"]))
-    if f["skipped_rows"]:
+    notes += preemption.findings_of(f.preemption)
+    notes.append(reconciliation_message(f.summary.reconciliation))
+    if f.skipped_rows:
         notes.append(
             nmessage(
                 "queue",
                 "{n} malformed row(s) skipped (--skip-bad-rows)",
                 "{n} malformed row(s) skipped (--skip-bad-rows)",
-                n=f["skipped_rows"],
+                n=f.skipped_rows,
             )
         )
-    notes += [why_message(s) for s in f["slo"] if s["verdict"] == "inconclusive"]
+    notes += [why_message(s) for s in f.slo if s.verdict == "inconclusive"]
     return notes + sources
 
 
-def source_notes_of(f: dict[str, Any]) -> list[Message]:
-    """The notes of the log's sources among the queue figures' notes (they come last)."""
-    notes: list[Message] = f["messages"]["notes"]
-    return notes[len(notes) - len(f["summary"]["source_notes"]) :]
+def source_notes_of(f: QueueFigures) -> list[dict[str, Any]]:
+    """The notes of the log's sources among the queue record's notes (they come last)."""
+    notes = f.messages.notes if f.messages else []
+    return notes[len(notes) - len(f.summary.source_notes) :]
 
 
 def queue_evidence(figures: dict[str, Any], inputs: list[ev.InputRef]) -> ev.Evidence:
@@ -290,6 +389,67 @@ def queue_evidence(figures: dict[str, Any], inputs: list[ev.InputRef]) -> ev.Evi
         notes=[english(n) for n in msgs["notes"]],
         inputs=inputs,
     )
+
+
+class ReplayWindowFigures(Figure):
+    """The part of the log replayed: all of it, or its busiest weeks (`days` long, with
+    their GPU-hours)."""
+
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"days", "gpu_hours"})
+
+    kind: Literal["full", "peak"]
+    days: int | None = None
+    gpu_hours: float | None = None
+    start: str
+    end: str
+
+
+class ReplaySloFigures(Figure):
+    """The SLO a replay must meet, with the clock it stops at (the start of a job)."""
+
+    name: str
+    measure: str
+    threshold_s: float | None
+    allowed_violation_share: float
+
+
+class PoolFigures(Figure):
+    """What a pool of one size did to the log (`replay.PoolStats`), with the share of the
+    SLO's jobs that waited past its threshold."""
+
+    gpus: int
+    policy: replay.Policy
+    jobs: int
+    jobs_unplaceable: int
+    wait_p50_s: float | None
+    wait_p90_s: float | None
+    wait_p95_s: float | None
+    wait_p99_s: float | None
+    wait_max_s: float | None
+    wait_mean_s: float | None
+    slo_violation_share: float | None
+    utilisation: float | None
+    longest_queue: int
+    preemptions: int
+    lost_gpu_hours: float
+
+
+class ReplayFigures(Figure):
+    """The figures of a `replay` record (SPEC C8, D3, Q3); `notes` and `messages` are
+    said from the rest."""
+
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"messages"})
+
+    window: ReplayWindowFigures
+    policy: replay.Policy
+    jobs: int
+    slo: ReplaySloFigures | None
+    pools: list[PoolFigures]
+    recommended_gpus: int | None
+    zero_wait_peak_gpus: int
+    largest_job_gpus: int
+    notes: list[str] = Field(default_factory=list)
+    messages: RecordMessages | None = None
 
 
 @dataclass
@@ -475,19 +635,19 @@ def run_replay(
         "zero_wait_peak_gpus": replay.zero_wait_peak(tr),
         "largest_job_gpus": int(tr.gpus.max()),
     }
-    texts = record_texts(replay_summary_message(figures), notes)
+    texts = record_texts(replay_summary_message(ReplayFigures.model_validate(figures)), notes)
     figures["notes"] = texts.notes
     figures["messages"] = texts.messages
     return figures
 
 
-def _pool_phrase(p: dict[str, Any]) -> Message:
+def _pool_phrase(p: PoolFigures) -> Message:
     return message(
         "queue",
         "{gpus} GPUs: p95 wait {wait:.1f} h, utilisation {share:.0%}",
-        gpus=p["gpus"],
-        wait=(p["wait_p95_s"] or 0) / 3600,
-        share=p["utilisation"] or 0,
+        gpus=p.gpus,
+        wait=(p.wait_p95_s or 0) / 3600,
+        share=p.utilisation or 0,
     )
 
 
@@ -501,35 +661,33 @@ def _listed(items: list[Message]) -> Message | str:
     return joined
 
 
-def replay_summary_message(f: dict[str, Any]) -> Message:
+def replay_summary_message(f: ReplayFigures) -> Message:
     """The replay record's summary: the jobs and window replayed, the smallest pool meeting
     the SLO, and the first pools' p95 wait and utilisation (C8, D3)."""
     replayed = message(
         "queue",
         "{jobs} jobs replayed ({window} window, {policy})",
-        jobs=f["jobs"],
-        window=word_message(WINDOWS, f["window"]["kind"]),
-        policy=f["policy"],
+        jobs=f.jobs,
+        window=word_message(WINDOWS, f.window.kind),
+        policy=f.policy,
     )
-    pools = _listed([_pool_phrase(p) for p in f["pools"][:4]])
-    slo, rec = f["slo"], f["recommended_gpus"]
+    pools = _listed([_pool_phrase(p) for p in f.pools[:4]])
+    slo, rec = f.slo, f.recommended_gpus
     if not slo:
         return message("queue", "{replayed}; {pools}", replayed=replayed, pools=pools)
     verdict = (
-        message(
-            "queue", "smallest pool meeting SLO {name}: {gpus} GPUs", name=slo["name"], gpus=rec
-        )
+        message("queue", "smallest pool meeting SLO {name}: {gpus} GPUs", name=slo.name, gpus=rec)
         if rec
-        else message("queue", "no pool tried meets SLO {name}", name=slo["name"])
+        else message("queue", "no pool tried meets SLO {name}", name=slo.name)
     )
     return message(
         "queue", "{replayed}; {verdict}; {pools}", replayed=replayed, verdict=verdict, pools=pools
     )
 
 
-def replay_summary_line(f: dict[str, Any]) -> str:
+def replay_summary_line(figures: Mapping[str, Any]) -> str:
     """The replay figures' summary in one sentence, in the reader's language."""
-    return render(replay_summary_message(f))
+    return render(replay_summary_message(ReplayFigures.model_validate(figures)))
 
 
 def replay_evidence(figures: dict[str, Any], inputs: list[ev.InputRef]) -> ev.Evidence:

@@ -25,7 +25,9 @@ from gpudecide.jobs.cli import (
 from gpudecide.jobs.words import reconciliation_text
 from gpudecide.message import is_message, render
 from gpudecide.queue import preemption, restarts, runs
-from gpudecide.queue.analysis import source_notes_of
+from gpudecide.queue.analysis import QueueFigures, ReplayFigures, source_notes_of
+from gpudecide.queue.figures import queue_figures, replay_figures
+from gpudecide.queue.slo import SloFigures
 from gpudecide.queue.words import (
     CATEGORIES,
     CAUSES,
@@ -74,53 +76,50 @@ def queue(
     )
     with guard(as_json):
         run = runs.queue_run(command.workspace(), command.load, slo_opt, chain_pattern)
-    _present(run.figures, run.written, as_json, _print_queue)
+    _present(run.figures, run.written, as_json, lambda: _print_queue(queue_figures(run.record)))
     if run.failed:
         raise typer.Exit(1)
 
 
 def _present(
-    figures: dict[str, Any],
-    written: Path | None,
-    as_json: bool,
-    lines: Callable[[dict[str, Any]], None],
+    figures: dict[str, Any], written: Path | None, as_json: bool, lines: Callable[[], None]
 ) -> None:
     """The figures for machines (--json, English) or their lines for people, then where the
     record went."""
     if as_json:
         emit_json({**figures, "evidence": str(written) if written else None})
         return
-    lines(figures)
+    lines()
     if written:
         print_written(written)
 
 
-def _slo_lines(s: dict[str, Any]) -> list[str]:
+def _slo_lines(s: SloFigures) -> list[str]:
     """One SLO's verdict, and for an inconclusive one what would settle it (Q3)."""
     args = {
-        "name": s["name"],
-        "verdict": word(VERDICTS, str(s["verdict"])),
-        "violations": digits(str(s["violations"])),
-        "measured": digits(str(s["measured"])),
-        "threshold": digits(f"{s['threshold_minutes']:g}"),
-        "measure": s["measure"],
-        "share": pct(s["violation_share"]),
-        "allowed": pct0(s["allowed_violation_share"]),
+        "name": s.name,
+        "verdict": word(VERDICTS, s.verdict),
+        "violations": digits(str(s.violations)),
+        "measured": digits(str(s.measured)),
+        "threshold": digits(f"{s.threshold_minutes:g}"),
+        "measure": s.measure,
+        "share": pct(s.violation_share),
+        "allowed": pct0(s.allowed_violation_share),
     }
-    if s["ci95"]:
+    if s.ci95:
         line = _(
             "SLO {name}: {verdict}: {violations}/{measured} over {threshold} min {measure} = "
             "{share} (95% CI {lo}-{hi}), allowed {allowed}"
-        ).format(**args, lo=pct(s["ci95"][0]), hi=pct(s["ci95"][1]))
+        ).format(**args, lo=pct(s.ci95[0]), hi=pct(s.ci95[1]))
     else:
         line = _(
             "SLO {name}: {verdict}: {violations}/{measured} over {threshold} min {measure} = "
             "{share}, allowed {allowed}"
         ).format(**args)
     lines = [line]
-    if s["verdict"] == "inconclusive":
-        more = s.get("more_jobs_to_settle")
-        point = word(VERDICTS, str(s["point_estimate"]))
+    if s.verdict == "inconclusive":
+        more = s.more_jobs_to_settle
+        point = word(VERDICTS, str(s.point_estimate))
         if more:
             text = _n(
                 "the interval holds the allowed share: point estimate {point}; about {more} "
@@ -134,8 +133,8 @@ def _slo_lines(s: dict[str, Any]) -> list[str]:
                 "the interval holds the allowed share: point estimate {point}; no sample settles it"
             ).format(point=point)
         lines.append("  " + text)
-    causes = s.get("violations_by_cause") or {}
-    if s["violations"]:
+    if s.violations:
+        causes = s.violations_by_cause.model_dump()
         named = ", ".join(
             f"{digits(str(n))} {word(CAUSES, cause)}" for cause, n in causes.items() if n
         )
@@ -143,81 +142,76 @@ def _slo_lines(s: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _skipped_lines(f: dict[str, Any]) -> list[str]:
+def _skipped_lines(f: QueueFigures) -> list[str]:
     """The malformed rows skipped (--skip-bad-rows), ten at most: where, the log's own column
     name and why."""
-    n = f["skipped_rows"]
-    if not n:
+    if not f.skipped_rows:
         return []
-    lines = [_("{n} malformed row(s) skipped:").format(n=digits(str(n)))]
-    for b in f["skipped"][:10]:
-        said = b.get("message")
-        why = render(said) if is_message(said) else str(b["reason"])
-        where = f"{b['path']}:{b['line']}"
-        if b["field"]:
+    lines = [_("{n} malformed row(s) skipped:").format(n=digits(str(f.skipped_rows)))]
+    for b in f.skipped[:10]:
+        why = render(b.message) if is_message(b.message) else b.reason
+        where = f"{b.path}:{b.line}"
+        if b.field:
             # A translation may mark the column as a name (`State`): it is the log's word.
-            text = _("{where}: {column} {reason}").format(
-                where=where, column=b["field"], reason=why
-            )
+            text = _("{where}: {column} {reason}").format(where=where, column=b.field, reason=why)
         else:
             text = _("{where}: {reason}").format(where=where, reason=why)
         lines.append(f"  {text}")
     return lines
 
 
-def _queue_tail(f: dict[str, Any]) -> list[str]:
+def _queue_tail(f: QueueFigures) -> list[str]:
     """Preemption, findings, skipped rows, notes and chains, one line each (Q4, Q5)."""
-    p = f["preemption"]
+    p = f.preemption
     lines = [
         _(
             "preemption: {stops} stop(s); {minutes} GPU-minutes lost since measured checkpoints"
         ).format(
-            stops=digits(str(p["stops"])),
-            minutes=digits(str(p["gpu_minutes_lost_since_checkpoint"])),
+            stops=digits(str(p.stops)),
+            minutes=digits(str(p.gpu_minutes_lost_since_checkpoint)),
         )
     ]
     finding = "  " + _("finding: {text}")
-    zero = [e for e in f["restarts_from_zero"]["restarts"] if e["verdict"] == "restarted_from_zero"]
+    zero = [e for e in f.restarts_from_zero.restarts if e.verdict == "restarted_from_zero"]
     found = [*preemption.findings_of(p), *(restarts.finding_of(e) for e in zero)]
     lines += [finding.format(text=render(m)) for m in found]
     lines += _skipped_lines(f)
     note = _("note: {text}")
     lines += [note.format(text=render(m)) for m in source_notes_of(f)]
-    for c in f["chains"]:
-        seconds = c["end_to_end_s"]
+    for c in f.chains:
+        seconds = c.end_to_end_s
         lines.append(
             _("chain {chain}: {jobs} jobs, {e2e} to {last}; longest wait in {stage}").format(
-                chain=c["chain"],
-                jobs=digits(str(c["jobs"])),
+                chain=c.chain,
+                jobs=digits(str(c.jobs)),
                 e2e=_("unfinished") if seconds is None else duration(seconds),
-                last=c["last_stage"],
-                stage=c["longest_waiting_stage"],
+                last=c.last_stage,
+                stage=c.longest_waiting_stage,
             )
         )
     return lines
 
 
-def _print_queue(f: dict[str, Any]) -> None:
-    out.print(render(f["messages"]["summary"]), markup=False)
-    out.print(reconciliation_text(f["summary"]["reconciliation"]), markup=False)
+def _print_queue(f: QueueFigures) -> None:
+    if f.messages:
+        out.print(render(f.messages.summary), markup=False)
+    out.print(reconciliation_text(f.summary.reconciliation), markup=False)
     headers = [_("phase"), "n", "p50", "p90", "p99", _("max"), _("unmeasured")]
     table = Table(*headers, box=None)
-    for phase, q in f["phases"].items():
-        cells = ["" if q[k] is None else duration(q[k]) for k in ("p50", "p90", "p99", "max")]
-        table.add_row(
-            word(PHASES, phase), digits(str(q["n"])), *cells, digits(str(q["unmeasured"]))
-        )
+    for phase, q in f.phases.items():
+        cells = ["" if v is None else duration(v) for v in (q.p50, q.p90, q.p99, q.max)]
+        table.add_row(word(PHASES, phase), digits(str(q.n)), *cells, digits(str(q.unmeasured)))
     out.print(table)
-    if f["wait_reasons"]:
+    if f.wait_reasons:
         out.print(_("wait reasons by total wait:"))
-        for r in f["wait_reasons"][:8]:
+        for r in f.wait_reasons[:8]:
             text = _("{reason} ({category}, {n} jobs)").format(
-                reason=reason(str(r["reason"])),
-                category=word(CATEGORIES, str(r["category"])),
-                n=digits(str(r["jobs"])),
+                reason=reason(r.reason),
+                category=word(CATEGORIES, r.category),
+                n=digits(str(r.jobs)),
             )
-            out.print(f"  {duration(r['total_wait_s']):>8}  {text}", markup=False)
-    for s in f["slo"]:
+            out.print(f"  {duration(r.total_wait_s):>8}  {text}", markup=False)
+    for s in f.slo:
         for line in _slo_lines(s):
             out.print(line, markup=False)
     for line in _queue_tail(f):
@@ -270,13 +264,14 @@ def replay(
             window=window,
             checkpoint_minutes=checkpoint_minutes,
         )
-    _present(run.figures, run.written, as_json, _print_replay)
+    _present(run.figures, run.written, as_json, lambda: _print_replay(replay_figures(run.record)))
     if run.failed:
         raise typer.Exit(1)
 
 
-def _print_replay(figures: dict[str, Any]) -> None:
-    out.print(render(figures["messages"]["summary"]), markup=False)
+def _print_replay(f: ReplayFigures) -> None:
+    if f.messages:
+        out.print(render(f.messages.summary), markup=False)
     table = Table(
         _("GPUs"),
         _("jobs"),
@@ -289,22 +284,22 @@ def _print_replay(figures: dict[str, Any]) -> None:
         _("longest queue"),
         box=None,
     )
-    for p in figures["pools"]:
+    for p in f.pools:
         waits = [
-            duration(p[k] or 0.0) for k in ("wait_p50_s", "wait_p95_s", "wait_p99_s", "wait_max_s")
+            duration(w or 0.0) for w in (p.wait_p50_s, p.wait_p95_s, p.wait_p99_s, p.wait_max_s)
         ]
-        share = p["slo_violation_share"]
+        share = p.slo_violation_share
         table.add_row(
-            str(p["gpus"]),
-            digits(str(p["jobs"])),
+            str(p.gpus),
+            digits(str(p.jobs)),
             *waits,
             not_available() if share is None else pct(share),
-            pct0(p["utilisation"] or 0),
-            digits(str(p["longest_queue"])),
+            pct0(p.utilisation or 0),
+            digits(str(p.longest_queue)),
         )
     out.print(table)
     note = _("note: {text}")
-    for msg in figures["messages"]["notes"]:
+    for msg in f.messages.notes if f.messages else []:
         out.print(note.format(text=render(msg)), markup=False)
 
 

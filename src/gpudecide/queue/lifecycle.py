@@ -18,6 +18,22 @@ import numpy as np
 import pyarrow as pa
 
 from gpudecide.jobs import sql
+from gpudecide.queue.model import Figure
+
+__all__ = [
+    "PHASES",
+    "REASON_CATEGORIES",
+    "AmbiguityFigures",
+    "PhaseFigures",
+    "WaitReasonFigures",
+    "ambiguity",
+    "job_lifecycles",
+    "phase_summary",
+    "phases_by_kind",
+    "reason_category",
+    "wait_by_category",
+    "wait_reasons",
+]
 
 # Wait-reason categories. A quota does not reserve a GPU (Q2): waits for quota/limits are
 # reported apart from waits for capacity, and both apart from waits the team chose (holds,
@@ -63,6 +79,38 @@ PHASES = (
     ("since_checkpoint", "last checkpoint -> end"),
     ("end_to_end", "submit -> end"),
 )
+
+
+class PhaseFigures(Figure):
+    """One phase over the jobs where it was measured (`phase_summary`): seconds, n, and the
+    jobs where it was not (Q1)."""
+
+    meaning: str
+    n: int
+    p50: float | None
+    p90: float | None
+    p99: float | None
+    max: float | None
+    unmeasured: int
+
+
+class AmbiguityFigures(Figure):
+    """Jobs whose phases cannot be told apart, and why (`ambiguity`, Q1)."""
+
+    jobs: int
+    without_eligible_time: int
+    without_first_step_time: int
+    failures_before_or_after_first_step_unknown: int
+    phases_indistinct: int
+
+
+class WaitReasonFigures(Figure):
+    """One wait reason with its category, its jobs and their total queue wait (Q2)."""
+
+    reason: str
+    category: str
+    jobs: int
+    total_wait_s: float
 
 
 def reason_category(reason: str | None) -> str | None:

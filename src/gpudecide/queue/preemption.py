@@ -12,10 +12,15 @@ import pyarrow as pa
 
 from gpudecide.jobs import sql
 from gpudecide.message import Message, english, message, nmessage
+from gpudecide.queue.model import Figure
 
 __all__ = [
     "CHECKPOINT_GRACE_S",
     "TOP_PRIORITY_SHARE",
+    "CheckpointCounts",
+    "PreemptionFigures",
+    "PriorityLevelFigures",
+    "StopFigures",
     "findings_of",
     "preemption_summary",
 ]
@@ -43,6 +48,50 @@ _PRIORITY_LEVELS_SQL = """
         FROM attempts WHERE start IS NOT NULL AND gpu_count > 0
         GROUP BY 1 ORDER BY prio DESC NULLS LAST, jobs DESC
         """
+
+
+class CheckpointCounts(Figure):
+    """Stops with a checkpoint within the grace before them, with one long before, and
+    without a checkpoint time."""
+
+    yes: int
+    no: int
+    unknown: int
+
+
+class PriorityLevelFigures(Figure):
+    """A priority level (a named class, else the number) and its started GPU jobs."""
+
+    level: str | None
+    jobs: int
+
+
+class StopFigures(Figure):
+    """One preempted or requeued attempt."""
+
+    job_id: str
+    attempt: int
+    state: str
+    detail: str | None
+    gpus: int
+    checkpoint_before_stop: bool | None
+
+
+class PreemptionFigures(Figure):
+    """Preemption in the log (`preemption_summary`, Q4): stops, GPU-minutes lost, the
+    checkpoints before them, the priority mix and what they say (`findings`, in English)."""
+
+    stops: int
+    preempted: int
+    requeued: int
+    gpu_minutes_lost_since_checkpoint: float
+    gpu_minutes_lost_upper_bound_unmeasured: float
+    checkpoint_before_stop: CheckpointCounts
+    checkpoint_grace_s: float
+    priority_levels: list[PriorityLevelFigures]
+    top_priority_share: float | None
+    findings: list[str]
+    attempts: list[StopFigures]
 
 
 class _StopTally:
@@ -88,15 +137,15 @@ def _top_priority(levels: list[tuple[Any, ...]]) -> float | None:
     return int(levels[0][2]) / total_jobs if levels and total_jobs else None
 
 
-def findings_of(p: dict[str, Any]) -> list[Message]:
+def findings_of(p: PreemptionFigures) -> list[Message]:
     """What the preemption figures (`preemption_summary`) say about the scheduler and the
     work lost (Q4): one priority level for every job, most jobs at the top level, stops
     without a checkpoint time."""
     findings: list[Message] = []
-    levels, share = p["priority_levels"], p["top_priority_share"]
+    levels, share = p.priority_levels, p.top_priority_share
     if share is not None:
-        top_level = levels[0]["level"]
-        if len(levels) == 1 and levels[0]["jobs"] > 1:
+        top_level = levels[0].level
+        if len(levels) == 1 and levels[0].jobs > 1:
             findings.append(
                 message(
                     "queue",
@@ -115,7 +164,7 @@ def findings_of(p: dict[str, Any]) -> list[Message]:
                     level=top_level,
                 )
             )
-    unknown = p["checkpoint_before_stop"]["unknown"]
+    unknown = p.checkpoint_before_stop.unknown
     if unknown:
         findings.append(
             nmessage(
@@ -125,7 +174,7 @@ def findings_of(p: dict[str, Any]) -> list[Message]:
                 "{n} stop(s) without a checkpoint time: lost work is unmeasured, at most "
                 "{minutes:,.0f} GPU-minutes (everything since the attempt started)",
                 n=unknown,
-                minutes=p["gpu_minutes_lost_upper_bound_unmeasured"],
+                minutes=p.gpu_minutes_lost_upper_bound_unmeasured,
             )
         )
     return findings
@@ -158,5 +207,5 @@ def preemption_summary(attempts: pa.Table) -> dict[str, Any]:
         "findings": [],
         "attempts": tally.stops[:200],
     }
-    out["findings"] = [english(m) for m in findings_of(out)]
+    out["findings"] = [english(m) for m in findings_of(PreemptionFigures.model_validate(out))]
     return out

@@ -7,11 +7,12 @@ language; the records' summaries and notes are their stored messages.
 
 from __future__ import annotations
 
-from typing import Any
-
 from gpudecide.fmt import fmt, hours, not_available, pct
 from gpudecide.i18n import current_language, translator
 from gpudecide.message import render
+from gpudecide.queue.analysis import QueueFigures
+from gpudecide.queue.figures import queue_figures, replay_figures
+from gpudecide.queue.slo import SloFigures
 from gpudecide.queue.words import (
     CATEGORIES,
     CAUSES,
@@ -34,12 +35,12 @@ _ = translator("queue")
 _n = _.n
 
 
-def _verdict(slo: dict[str, Any]) -> str:
+def _verdict(slo: SloFigures) -> str:
     """The verdict; an inconclusive one with its point estimate and the jobs to settle it."""
-    if slo["verdict"] != "inconclusive":
-        return word(VERDICTS, str(slo["verdict"]))
-    more = slo.get("more_jobs_to_settle")
-    lean = word(VERDICTS, str(slo["point_estimate"]))
+    if slo.verdict != "inconclusive":
+        return word(VERDICTS, slo.verdict)
+    more = slo.more_jobs_to_settle
+    lean = word(VERDICTS, str(slo.point_estimate))
     if more:
         return _n(
             "inconclusive (leans {verdict}; ~{n} more jobs would settle it)",
@@ -49,21 +50,21 @@ def _verdict(slo: dict[str, Any]) -> str:
     return _("inconclusive (leans {verdict})").format(verdict=lean)
 
 
-def _causes(slo: dict[str, Any]) -> str:
-    causes = slo.get("violations_by_cause") or {}
+def _causes(slo: SloFigures) -> str:
+    causes = slo.violations_by_cause.model_dump()
     return ", ".join(f"{fmt(n)} {word(CAUSES, c)}" for c, n in causes.items() if n) or "-"
 
 
-def _share_ci(slo: dict[str, Any]) -> str:
-    if slo["violation_share"] is None:
+def _share_ci(slo: SloFigures) -> str:
+    if slo.violation_share is None or slo.ci95 is None:
         return not_available()
-    lo, hi = slo["ci95"]
-    return f"{pct(slo['violation_share'])} ({pct(lo)}-{pct(hi)})"
+    lo, hi = slo.ci95
+    return f"{pct(slo.violation_share)} ({pct(lo)}-{pct(hi)})"
 
 
 def queue_section(section: Section) -> None:
     """Queue phases, SLOs, wait reasons, preemption and chains (SPEC Q1-Q5)."""
-    f = section.record.figures
+    f = queue_figures(section.record)
     section.title = t("queue")
     _queue_charts(section, f)
     section.tables.append(
@@ -73,18 +74,18 @@ def queue_section(section: Section) -> None:
             [
                 [
                     word(PHASES, name),
-                    fmt(q["n"]),
-                    hours(q["p50"]),
-                    hours(q["p90"]),
-                    hours(q["p99"]),
-                    hours(q["max"]),
-                    fmt(q["unmeasured"]),
+                    fmt(q.n),
+                    hours(q.p50),
+                    hours(q.p90),
+                    hours(q.p99),
+                    hours(q.max),
+                    fmt(q.unmeasured),
                 ]
-                for name, q in f["phases"].items()
+                for name, q in f.phases.items()
             ],
         )
     )
-    rec = f["summary"].get("reconciliation")
+    rec = f.summary.reconciliation
     if rec:
         section.tables.append(
             Table(
@@ -100,32 +101,28 @@ def queue_section(section: Section) -> None:
     _chains_table(section, f)
 
 
-def _queue_charts(section: Section, f: dict[str, Any]) -> None:
+def _queue_charts(section: Section, f: QueueFigures) -> None:
     """Wait distribution against the SLOs, phases by kind, chains."""
     lang = current_language()  # the charts' own words (report.charts) take it as an argument
-    slos = f.get("slo") or []
-    series = {s["name"]: s.get("waits_s") or [] for s in slos}
+    series = {s.name: s.waits_s for s in f.slo}
     if not any(series.values()):
-        waits = [
-            j["eligible_to_start_s"] for j in f["jobs"] if j.get("eligible_to_start_s") is not None
-        ]
+        waits = [j.eligible_to_start_s for j in f.jobs if j.eligible_to_start_s is not None]
         series = {_("all jobs"): waits}
-    thresholds = {s["name"]: s["threshold_minutes"] * 60 for s in slos}
+    thresholds = {s.name: s.threshold_minutes * 60 for s in f.slo}
     title = t("chart_wait_cdf")
     section.charts.append(Chart(title, charts.wait_cdf(series, thresholds, title, lang)))
-    if f.get("phases_by_kind"):
+    if f.phases_by_kind:
         title = t("chart_phases")
-        section.charts.append(Chart(title, charts.phase_bars(f["phases_by_kind"], title, lang)))
-    finished = [c for c in f["chains"] if c["timeline"]][:8]
+        section.charts.append(Chart(title, charts.phase_bars(f.phases_by_kind, title, lang)))
+    finished = [c.model_dump(mode="json") for c in f.chains if c.timeline][:8]
     if finished:
         title = t("chart_chains")
         section.charts.append(Chart(title, charts.chain_gantt(finished, title, lang)))
 
 
-def _slo_table(section: Section, f: dict[str, Any]) -> None:
+def _slo_table(section: Section, f: QueueFigures) -> None:
     """Each SLO: its measure, threshold, violations with CI and verdict (Q3)."""
-    slos = f.get("slo") or []
-    if not slos:
+    if not f.slo:
         return
     section.tables.append(
         Table(
@@ -144,24 +141,24 @@ def _slo_table(section: Section, f: dict[str, Any]) -> None:
             ],
             [
                 [
-                    s["name"],
-                    s["measure"],
-                    _("{n} min").format(n=fmt(s["threshold_minutes"])),
-                    fmt(s["selected"]),
-                    fmt(s["measured"]),
-                    fmt(s["violations"]),
+                    s.name,
+                    s.measure,
+                    _("{n} min").format(n=fmt(s.threshold_minutes)),
+                    fmt(s.selected),
+                    fmt(s.measured),
+                    fmt(s.violations),
                     _share_ci(s),
-                    pct(s["allowed_violation_share"]),
+                    pct(s.allowed_violation_share),
                     _verdict(s),
                     _causes(s),
                 ]
-                for s in slos
+                for s in f.slo
             ],
         )
     )
 
 
-def _waits_table(section: Section, f: dict[str, Any]) -> None:
+def _waits_table(section: Section, f: QueueFigures) -> None:
     """Wait reasons by total wait (Q2)."""
     section.tables.append(
         Table(
@@ -169,21 +166,21 @@ def _waits_table(section: Section, f: dict[str, Any]) -> None:
             [_("reason"), _("category"), _("jobs"), _("total wait")],
             [
                 [
-                    reason(str(r["reason"])),
-                    word(CATEGORIES, str(r["category"])),
-                    fmt(r["jobs"]),
-                    hours(r["total_wait_s"]),
+                    reason(r.reason),
+                    word(CATEGORIES, r.category),
+                    fmt(r.jobs),
+                    hours(r.total_wait_s),
                 ]
-                for r in f["wait_reasons"][:12]
+                for r in f.wait_reasons[:12]
             ],
         )
     )
 
 
-def _preemption_table(section: Section, f: dict[str, Any]) -> None:
+def _preemption_table(section: Section, f: QueueFigures) -> None:
     """Stops, lost work and priority levels (Q4)."""
-    p = f["preemption"]
-    ckpt = p["checkpoint_before_stop"]
+    p = f.preemption
+    ckpt = p.checkpoint_before_stop
     section.tables.append(
         Table(
             _("Preemption (Q4)"),
@@ -191,35 +188,34 @@ def _preemption_table(section: Section, f: dict[str, Any]) -> None:
             [
                 [
                     _("stops (preempted / requeued)"),
-                    f"{fmt(p['stops'])} ({fmt(p['preempted'])} / {fmt(p['requeued'])})",
+                    f"{fmt(p.stops)} ({fmt(p.preempted)} / {fmt(p.requeued)})",
                 ],
                 [
                     _("GPU-minutes lost since a measured checkpoint"),
-                    fmt(p["gpu_minutes_lost_since_checkpoint"]),
+                    fmt(p.gpu_minutes_lost_since_checkpoint),
                 ],
                 [
                     _("checkpoint before stop: yes / no / unknown"),
-                    " / ".join(fmt(ckpt[k]) for k in ("yes", "no", "unknown")),
+                    " / ".join(fmt(n) for n in (ckpt.yes, ckpt.no, ckpt.unknown)),
                 ],
-                [_("share of jobs at the top priority level"), pct(p["top_priority_share"])],
+                [_("share of jobs at the top priority level"), pct(p.top_priority_share)],
             ],
         )
     )
 
 
-def _restarts_table(section: Section, f: dict[str, Any]) -> None:
+def _restarts_table(section: Section, f: QueueFigures) -> None:
     """Re-runs after a lost node, preemption or timeout: resumed or restarted from zero (G1)."""
-    found = f.get("restarts_from_zero") or {}
     rows = [
         [
-            str(e["job_id"]),
-            str(e["name"]),
-            word(LOST_BY, str(e["state"])),
-            word(RESTART_VERDICTS, str(e["verdict"])),
-            fmt(e["gpu_hours_lost"]),
-            render(yes_no(bool(e["checkpoint_known"]))),
+            e.job_id,
+            str(e.name),
+            word(LOST_BY, e.state),
+            word(RESTART_VERDICTS, e.verdict),
+            fmt(e.gpu_hours_lost),
+            render(yes_no(e.checkpoint_known)),
         ]
-        for e in found.get("restarts", [])
+        for e in f.restarts_from_zero.restarts
     ]
     if rows:
         section.tables.append(
@@ -238,9 +234,9 @@ def _restarts_table(section: Section, f: dict[str, Any]) -> None:
         )
 
 
-def _chains_table(section: Section, f: dict[str, Any]) -> None:
+def _chains_table(section: Section, f: QueueFigures) -> None:
     """Chains of jobs from training to export (Q5)."""
-    if not f["chains"]:
+    if not f.chains:
         return
     section.tables.append(
         Table(
@@ -255,14 +251,14 @@ def _chains_table(section: Section, f: dict[str, Any]) -> None:
             ],
             [
                 [
-                    c["chain"],
-                    fmt(c["jobs"]),
-                    hours(c["end_to_end_s"]),
-                    str(c["last_stage"]),
-                    str(c["longest_waiting_stage"]),
-                    hours(c["handoff_idle_s"]),
+                    c.chain,
+                    fmt(c.jobs),
+                    hours(c.end_to_end_s),
+                    str(c.last_stage),
+                    str(c.longest_waiting_stage),
+                    hours(c.handoff_idle_s),
                 ]
-                for c in f["chains"]
+                for c in f.chains
             ],
         )
     )
@@ -270,13 +266,13 @@ def _chains_table(section: Section, f: dict[str, Any]) -> None:
 
 def replay_section(section: Section) -> None:
     """Pool sizes replayed against the log (SPEC C8, D3)."""
-    f = section.record.figures
+    f = replay_figures(section.record)
     section.title = t("replay")
-    slo = f.get("slo")
-    if len(f["pools"]) > 1:
+    if len(f.pools) > 1:
         title = t("chart_pool_curve")
-        threshold = None if not slo else slo["threshold_s"] / 3600
-        svg = charts.pool_curve(f["pools"], threshold, title, current_language())
+        threshold = None if f.slo is None or f.slo.threshold_s is None else f.slo.threshold_s / 3600
+        pools = [p.model_dump(mode="json") for p in f.pools]
+        svg = charts.pool_curve(pools, threshold, title, current_language())
         section.charts.append(Chart(title, svg))
     section.tables.append(
         Table(
@@ -294,17 +290,17 @@ def replay_section(section: Section) -> None:
             ],
             [
                 [
-                    fmt(p["gpus"]),
-                    fmt(p["jobs"]),
-                    hours(p["wait_p50_s"]),
-                    hours(p["wait_p95_s"]),
-                    hours(p["wait_p99_s"]),
-                    hours(p["wait_max_s"]),
-                    pct(p["slo_violation_share"]),
-                    pct(p["utilisation"]),
-                    fmt(p["longest_queue"]),
+                    fmt(p.gpus),
+                    fmt(p.jobs),
+                    hours(p.wait_p50_s),
+                    hours(p.wait_p95_s),
+                    hours(p.wait_p99_s),
+                    hours(p.wait_max_s),
+                    pct(p.slo_violation_share),
+                    pct(p.utilisation),
+                    fmt(p.longest_queue),
                 ]
-                for p in f["pools"]
+                for p in f.pools
             ],
         )
     )

@@ -25,19 +25,62 @@ from __future__ import annotations
 
 import statistics
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 import pyarrow as pa
 
 from gpudecide.jsonio import utc_iso
 from gpudecide.message import Message, english, message
+from gpudecide.queue.model import Figure
 from gpudecide.queue.words import LOST_BY, word_message, yes_no
 
-__all__ = ["LATE_SHARE", "LOST_STATES", "TOLERANCE", "finding_of", "restarts_from_zero"]
+__all__ = [
+    "LATE_SHARE",
+    "LOST_STATES",
+    "TOLERANCE",
+    "RestartFigures",
+    "RestartsFigures",
+    "finding_of",
+    "restarts_from_zero",
+]
 
 LOST_STATES = ("node_fail", "preempted", "timeout", "requeued")
 TOLERANCE = 0.15
 LATE_SHARE = 0.5
+
+
+class RestartFigures(Figure):
+    """One re-run after a lost attempt, judged (`restarts_from_zero`)."""
+
+    job_id: str
+    attempt: int
+    name: str | None
+    state: str
+    gpus: int
+    lost_at: str | None
+    lost_attempt_s: float
+    rerun_job_id: str
+    rerun_attempt: int
+    rerun_s: float
+    reference_full_run_s: float | None
+    verdict: Literal["restarted_from_zero", "resumed", "unclear"]
+    basis: str
+    gpu_hours_lost: float | None
+    checkpoint_known: bool
+    checkpoint_age_at_loss_s: float | None
+
+
+class RestartsFigures(Figure):
+    """Every re-run after a lost node, preemption or timeout, the totals and the findings
+    (in English) of the runs restarted from zero (G1)."""
+
+    restarts: list[RestartFigures]
+    from_zero: int
+    unclear: int
+    # a sum over no run is the integer 0, kept as the record writes it
+    gpu_hours_lost: float | int
+    tolerance: float
+    findings: list[str]
 
 
 def _seconds(a: datetime | None, b: datetime | None) -> float | None:
@@ -137,7 +180,7 @@ def restarts_from_zero(
     out = [_entry(a, b, _reference(rows, rerun_ids, a), tolerance) for a, b in pairs]
     zero = [e for e in out if e["verdict"] == "restarted_from_zero"]
     lost = round(sum(e["gpu_hours_lost"] or 0.0 for e in zero), 2)
-    findings = [english(finding_of(e)) for e in zero]
+    findings = [english(finding_of(RestartFigures.model_validate(e))) for e in zero]
     return {
         "restarts": out,
         "from_zero": len(zero),
@@ -148,18 +191,18 @@ def restarts_from_zero(
     }
 
 
-def finding_of(entry: dict[str, Any]) -> Message:
-    """The finding for one run restarted from zero (an entry of `restarts_from_zero`)."""
+def finding_of(entry: RestartFigures) -> Message:
+    """The finding for one run restarted from zero."""
     return message(
         "queue",
         "{job} ({name}) lost its run after {hours:.1f} h ({state}) and restarted from zero: "
         "{gpu_hours:.1f} GPU-hours lost; checkpoint time known: {known}",
-        job=entry["job_id"],
-        name=entry["name"],
-        hours=entry["lost_attempt_s"] / 3600,
-        state=word_message(LOST_BY, str(entry["state"])),
-        gpu_hours=entry["gpu_hours_lost"] or 0.0,
-        known=yes_no(entry["checkpoint_known"]),
+        job=entry.job_id,
+        name=entry.name,
+        hours=entry.lost_attempt_s / 3600,
+        state=word_message(LOST_BY, entry.state),
+        gpu_hours=entry.gpu_hours_lost or 0.0,
+        known=yes_no(entry.checkpoint_known),
     )
 
 

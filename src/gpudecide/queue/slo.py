@@ -23,6 +23,7 @@ from gpudecide.jobs.classify import Kind
 from gpudecide.jobs.load import IanaZone
 from gpudecide.message import Message, english, message, nmessage
 from gpudecide.queue.lifecycle import reason_category
+from gpudecide.queue.model import Figure
 from gpudecide.queue.words import VERDICTS, word_message
 
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
@@ -265,11 +266,46 @@ def _verdict(out: dict[str, Any], k: int, n: int, allowed: float) -> None:
     out["more_jobs_to_settle"] = None if conclusive else jobs_to_settle(k, n, allowed)
 
 
-def why_message(s: dict[str, Any]) -> Message:
-    """Why an evaluated SLO (`evaluate`) has its verdict, in one sentence: the share of
-    violations with its interval against the allowed share, what the sample cannot tell,
-    and the violations that waited on the team's own limits (Q2, Q3)."""
-    n_selected, n, k = s["selected"], s["measured"], s["violations"]
+class CausesFigures(Figure):
+    """An SLO's violations by who can act on them (`CAUSES`, Q2)."""
+
+    capacity: int
+    own_limits: int
+    team_choice: int
+    other: int
+
+
+class SloFigures(Figure):
+    """One SLO evaluated on the log (`evaluate`, Q3): counts in tasks, the share of
+    violations with its 95 % interval, the verdict and why, the observed waits (seconds,
+    at most CDF_POINTS quantiles)."""
+
+    name: str
+    description: str
+    measure: Measure
+    threshold_minutes: float
+    allowed_violation_share: float
+    selected: int
+    measured: int
+    unmeasured: int
+    violations: int
+    violations_waiting_for_quota: int
+    violations_by_cause: CausesFigures
+    violation_share: float | None
+    ci95: list[float] | None
+    waits_s: list[float]
+    verdict: Literal["pass", "fail", "inconclusive", "not measurable"]
+    conclusive: bool
+    point_estimate: Literal["pass", "fail"] | None
+    more_jobs_to_settle: int | None
+    why: str
+
+
+def why_message(s: SloFigures) -> Message:
+    """Why an evaluated SLO has its verdict, in one sentence: the share of violations with
+    its interval against the allowed share, what the sample cannot tell, and the violations
+    that waited on the team's own limits (Q2, Q3)."""
+    n_selected, n, k = s.selected, s.measured, s.violations
     if n == 0:
         if not n_selected:
             return message("queue", "no job in the log matches the selector")
@@ -278,20 +314,20 @@ def why_message(s: dict[str, Any]) -> Message:
             "none of the {n} selected job(s) has the {measure} timestamps",
             "none of the {n} selected job(s) has the {measure} timestamps",
             n=n_selected,
-            measure=s["measure"],
+            measure=s.measure,
         )
     lo, hi = wilson(k, n)
-    values = {
+    values: dict[str, Any] = {
         "k": k,
         "n": n,
-        "minutes": s["threshold_minutes"],
+        "minutes": s.threshold_minutes,
         "share": k / n,
         "lo": lo,
         "hi": hi,
-        "allowed": s["allowed_violation_share"],
+        "allowed": s.allowed_violation_share,
     }
     parts: list[Message] = []
-    if s["conclusive"]:
+    if s.conclusive:
         parts.append(
             nmessage(
                 "queue",
@@ -315,8 +351,8 @@ def why_message(s: dict[str, Any]) -> Message:
                 **values,
             )
         )
-        point = word_message(VERDICTS, str(s["point_estimate"]))
-        more = s["more_jobs_to_settle"]
+        point = word_message(VERDICTS, str(s.point_estimate))
+        more = s.more_jobs_to_settle
         if more:
             parts.append(
                 nmessage(
@@ -333,8 +369,8 @@ def why_message(s: dict[str, Any]) -> Message:
         else:
             parts.append(message("queue", "the point estimate leans to {point}", point=point))
             parts.append(message("queue", "no sample size settles it at this share"))
-    causes = s["violations_by_cause"]
-    if causes["own_limits"]:
+    causes = s.violations_by_cause
+    if causes.own_limits:
         parts.append(
             nmessage(
                 "queue",
@@ -343,8 +379,8 @@ def why_message(s: dict[str, Any]) -> Message:
                 "{own} of the violations waited on the team's own limits (array task limits, "
                 "quotas), {capacity} on capacity",
                 count="own",
-                own=causes["own_limits"],
-                capacity=causes["capacity"],
+                own=causes.own_limits,
+                capacity=causes.capacity,
             )
         )
     return parts[0] if len(parts) == 1 else message("queue", "{clauses}", clauses=parts)
@@ -403,5 +439,6 @@ def evaluate(name: str, slo: SLO, lc: pa.Table, as_of: datetime) -> dict[str, An
         out["more_jobs_to_settle"] = None
     else:
         _verdict(out, k, n, slo.allowed_violation_share)
-    out["why"] = english(why_message(out))
+    # The why is said from the figures it explains (a record's reader can say it again).
+    out["why"] = english(why_message(SloFigures.model_validate({**out, "why": ""})))
     return out

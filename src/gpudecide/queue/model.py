@@ -1,0 +1,40 @@
+"""The base of the queue's figure models: one pydantic model per part of a `queue` or
+`replay` record's figures, each beside the code that produces that part.
+
+A model holds exactly the keys the producer writes (`extra="forbid"`), with the JSON types
+it writes (an `int` stays an int, a `float` a float), so `model_dump(mode="json")` is the
+record's figures key for key and a sealed record keeps its content hash. A key the producer
+writes only sometimes (the peak window's size, an older record's messages) is named in
+`OMIT_NONE` and left out of the JSON while it is None.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+
+__all__ = ["Figure", "RecordMessages"]
+
+
+class Figure(BaseModel):
+    """A part of a queue or replay record's figures."""
+
+    model_config = ConfigDict(extra="forbid")
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset()
+
+    @model_serializer(mode="wrap")
+    def _omit_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out: dict[str, Any] = handler(self)
+        for key in self.OMIT_NONE:
+            if key in out and out[key] is None:
+                del out[key]
+        return out
+
+
+class RecordMessages(Figure):
+    """`figures["messages"]`: the record's summary and notes as messages
+    (`gpudecide.message`), one per note, so that a reader hears them in their language."""
+
+    summary: dict[str, Any]
+    notes: list[dict[str, Any]] = Field(default_factory=list)
