@@ -16,6 +16,7 @@ from gpudecide import evidence as ev
 from gpudecide import workspace
 from gpudecide.drills import cordon, cordon_rules, cordon_run, telemetry
 from gpudecide.drills.cli import register
+from gpudecide.drills.cordon_figures import CordonFigures, figures_of
 from gpudecide.drills.report import cordon_section
 from gpudecide.i18n import speaking
 from gpudecide.report.model import Section
@@ -311,3 +312,48 @@ def test_report_section_speaks_the_readers_language(tmp_path: Path) -> None:
         ("gpu-node-01", "задержано предохранителем"),
         ("gpu-node-02", "разрешено"),
     ]
+
+
+def test_the_figures_model_is_the_record_as_written(tmp_path: Path) -> None:
+    """The typed figures dump to the very figures the record holds (content hash unchanged),
+    commands that ran under --apply included: one that worked, one whose program is gone."""
+    rules = _rules_file(tmp_path, _recorder(tmp_path), max_share=1.0)
+    missing = tmp_path / "k8s.yaml"
+    missing.write_text("commands:\n  scontrol: /nonexistent/scontrol\n")
+    for i, rules_path in enumerate((rules, missing)):
+        run = cordon_run.run_cordon(
+            [FIX / "gpu-node-02.kern.log", FIX / "gpu-node-01.nvidia-smi.csv"],
+            ws=None,
+            rules_path=rules_path,
+            do_apply=True,
+            evidence_dir=tmp_path / f"ev{i}",
+            audit_path=tmp_path / f"a{i}.jsonl",
+        )
+        assert run.written is not None
+        record = ev.load(run.written)
+        typed = figures_of(record)
+        assert (
+            typed.model_dump(mode="json") == record.figures == run.figures.model_dump(mode="json")
+        )
+        again = record.model_copy(update={"figures": typed.model_dump(mode="json")})
+        assert again.compute_content_sha256() == record.content_sha256
+        ran = [r for n in typed.nodes for r in n.results]
+        assert ran and all(r.message is None for r in ran) == (i == 0)
+    assert ran[0].rc == 127 and ran[0].message is not None
+
+
+def test_figures_of_another_shape_or_kind_is_refused(tmp_path: Path) -> None:
+    """Negative: a key the producer never writes, or a record of another kind, is no cordon
+    figures (the report shows such a record as damaged)."""
+    run = cordon_run.run_cordon(
+        [FIX / "gpu-node-02.kern.log"], ws=None, evidence_dir=tmp_path / "ev",
+        audit_path=tmp_path / "a.jsonl",
+    )  # fmt: skip
+    assert run.written is not None
+    record = ev.load(run.written)
+    edited = record.model_copy(update={"figures": {**record.figures, "surprise": 1}})
+    with pytest.raises(ValueError, match="surprise"):
+        figures_of(edited)
+    with pytest.raises(LookupError):
+        figures_of(record.model_copy(update={"kind": "drill"}))
+    assert isinstance(figures_of(record), CordonFigures)

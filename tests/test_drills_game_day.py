@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from gpudecide import evidence as ev
 from gpudecide import workspace
 from gpudecide.drills.cli import register
+from gpudecide.drills.drill_figures import figures_of
 from gpudecide.drills.names import DRILLS
 
 
@@ -124,3 +125,23 @@ def test_evidence_names_the_option_and_carries_the_game_day(game_day: dict[str, 
     assert [row["drill"] for row in newest.figures["game_day"]] == list(DRILLS)
     state, _problems = ev.freshness(newest, game_day["root"])
     assert state is ev.Freshness.FRESH  # the journal it cites is its input
+
+
+def test_the_figures_model_is_each_record_as_written(game_day: dict[str, Any]) -> None:
+    """Every drill's own details and the game day read back typed, and dump to the very
+    figures the record holds (its content hash unchanged)."""
+    records = [r for r in ev.load_all(game_day["root"] / "evidence") if r.kind == "drill"]
+    for record in records:
+        typed = figures_of(record)
+        dumped = typed.model_dump(mode="json")
+        assert dumped == record.figures, record.figures["drill"]
+        again = record.model_copy(update={"figures": dumped})
+        assert again.compute_content_sha256() == record.content_sha256
+    newest = figures_of(records[-1])
+    assert [row.drill for row in newest.rows()] == list(DRILLS)
+    by = {r.figures["drill"]: r for r in records}
+    disk = figures_of(by["disk-full"]).disk
+    assert disk is not None and disk.verified == [4]
+    assert figures_of(by["node-loss"]).restarted_from_zero is False
+    # One drill's details stay out of the others' records.
+    assert figures_of(by["gpu-delay"]).disk is None and "disk" not in by["gpu-delay"].figures

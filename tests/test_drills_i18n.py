@@ -237,9 +237,9 @@ def test_every_cordon_reason_and_note_has_its_message(tmp_path: Path, lang: str)
     run = cordon_run.run_cordon(
         [FIX], ws=None, evidence_dir=tmp_path / "ev", audit_path=tmp_path / "a.jsonl"
     )
-    reasons = [r for g in run.figures["gpus"] for r in g["reasons"]]
+    reasons = [r for g in run.record.figures["gpus"] for r in g["reasons"]]
     assert reasons and all(r["message"] for r in reasons)
-    msgs = run.figures["messages"]
+    msgs = run.record.figures["messages"]
     assert len(msgs["notes"]) == len(run.result.notes)
     shown = [render_message(r["message"], lang) for r in reasons]
     shown += [render_message(m, lang) for m in msgs["notes"]]

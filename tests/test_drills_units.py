@@ -14,8 +14,9 @@ from typer.testing import CliRunner
 from gpudecide import evidence as ev
 from gpudecide import workspace
 from gpudecide.decision.model import StopFactor, Suggestion
-from gpudecide.drills import checkpoint_corrupt, disk_full, report, rules, storage_revoked
+from gpudecide.drills import checkpoint_corrupt, disk_full, report, rules, runner, storage_revoked
 from gpudecide.drills.cli import register
+from gpudecide.drills.drill_figures import DrillFigures, LogRestarts, figures_of
 from gpudecide.drills.faults import FaultUnsupported, SmallFilesystem
 from gpudecide.drills.journal import Journal, always
 from gpudecide.drills.runner import DrillContext
@@ -201,3 +202,33 @@ def test_root_without_setpriv_cannot_revoke_a_folder(
     r = storage_revoked.run(DrillContext(root=tmp_path))
     assert r.verdict == "fail" and "setpriv" in r.status
     assert r.status.startswith("cannot inject the fault")
+
+
+# --- typed figures ---
+
+
+def test_a_drill_record_reads_back_typed_as_written(tmp_path: Path) -> None:
+    """A drill that could not run (checkpoints on the node only) and the demo log's
+    restarts: the typed figures dump to the record's figures, hash unchanged."""
+    ctx = DrillContext(root=tmp_path, storage="node", option="owned-pool")
+    result = storage_revoked.run(ctx)
+    found = LogRestarts.model_validate(
+        restarts.restarts_from_zero(load_logs([DEMO_LOG], tz="Asia/Almaty").attempts)
+    )
+    day = [runner.game_day_row(result)]
+    path = ev.write(runner.to_evidence(result, ctx, tmp_path, day, found), tmp_path / "ev")
+    record = ev.load(path)
+    typed = figures_of(record)
+    assert typed.model_dump(mode="json") == record.figures
+    again = record.model_copy(update={"figures": typed.model_dump(mode="json")})
+    assert again.compute_content_sha256() == record.content_sha256
+    assert typed.log_restarts is not None
+    assert [
+        e.job_id for e in typed.log_restarts.restarts if e.verdict == "restarted_from_zero"
+    ] == ["41874"]
+    assert typed.rows()[0].status_message == result.status_message
+    # A record of one drill without a game day is its own row (older records).
+    alone = DrillFigures.model_validate({k: v for k, v in record.figures.items()
+                                         if k != "game_day"})  # fmt: skip
+    assert [r.drill for r in alone.rows()] == ["storage-revoked"]
+    assert "game_day" not in alone.model_dump(mode="json")

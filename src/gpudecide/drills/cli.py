@@ -13,7 +13,7 @@ command run by `--apply` failed, or the breaker held nodes back; 2: bad input.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -28,6 +28,7 @@ from gpudecide.console import (
     print_written,
 )
 from gpudecide.drills import cordon_run
+from gpudecide.drills.cordon_figures import NodeFigures
 from gpudecide.drills.names import DRILLS
 from gpudecide.drills.words import word
 from gpudecide.fmt import digits
@@ -50,17 +51,17 @@ def _print_cordon(run: cordon_run.CordonRun) -> None:
     """The decision's lines for people: summary, GPUs, commands per node, notes."""
     out.print(summary_of(run.record), markup=False)
     table = Table(*(_(h) for h in _CORDON_HEADERS), box=None)
-    for g in run.figures["gpus"]:
+    for g in run.figures.gpus:
         table.add_row(
-            g["node"],
-            "" if g["gpu"]["index"] is None else str(g["gpu"]["index"]),
-            g["gpu"]["pci_bus_id"] or "",
-            word(g["action"]),
-            "; ".join(render(r["message"]) for r in g["reasons"]) or "-",
+            g.node,
+            "" if g.gpu.index is None else str(g.gpu.index),
+            g.gpu.pci_bus_id or "",
+            word(g.action),
+            "; ".join(render(r.message) for r in g.reasons) or "-",
         )
     out.print(table)
-    for n in run.figures["nodes"]:
-        _print_node(n, bool(run.figures["applied"]))
+    for n in run.figures.nodes:
+        _print_node(n, run.figures.applied)
     for note in notes_of(run.record):
         out.print(_("note: {text}").format(text=note), markup=False)
     if run.written:
@@ -79,19 +80,18 @@ def _emit_cordon(run: cordon_run.CordonRun, as_json: bool) -> None:
         raise typer.Exit(code)
 
 
-def _print_node(n: dict[str, Any], applied: bool) -> None:
+def _print_node(n: NodeFigures, applied: bool) -> None:
     """One node's commands (with what ran) and the operator's next steps."""
-    state = (_("run") if applied else _("would run")) if n["breaker"] == "allowed" else word("held")
-    for cmd in n["commands"]:
+    state = (_("run") if applied else _("would run")) if n.breaker == "allowed" else word("held")
+    for cmd in n.commands:
         # Russian and Kazakh put the command on a line of its own: it is copied and run as it
         # is, its English Reason= included.
-        line = _("{node}: {state}: {command}").format(node=n["node"], state=state, command=cmd)
+        line = _("{node}: {state}: {command}").format(node=n.node, state=state, command=cmd)
         out.print(line, markup=False)
-    for r in n["results"]:
-        said = r.get("message")
-        out.print(f"  rc={r['rc']} {render(said) if said else r['output']}", markup=False)
-    for step in n["follow_up_messages"]:
-        out.print(_("{node}: then: {step}").format(node=n["node"], step=render(step)), markup=False)
+    for r in n.results:
+        out.print(f"  rc={r.rc} {render(r.message) if r.message else r.output}", markup=False)
+    for step in n.follow_up_messages:
+        out.print(_("{node}: then: {step}").format(node=n.node, step=render(step)), markup=False)
 
 
 _DRILL_HEADERS = (

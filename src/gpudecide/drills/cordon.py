@@ -20,8 +20,15 @@ import subprocess
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
+from gpudecide.drills.cordon_figures import (
+    Breaker,
+    CommandRun,
+    GpuFigures,
+    GpuId,
+    NodeFigures,
+    ReasonFigures,
+)
 from gpudecide.drills.cordon_rules import BUILT_IN_WHYS, Action, CordonRules, severity
 from gpudecide.drills.telemetry import Line, Sample, Telemetry, XidEvent
 from gpudecide.i18n import N_
@@ -44,16 +51,18 @@ class Reason:
         """The reason in English (the JSON's, and the scheduler's `Reason=`)."""
         return english(self.said)
 
-    def as_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {
-            "action": self.action,
-            "reason": self.text,
-            "code": self.code,
-            "value": self.value,
-            "evidence": [x.cite() for x in self.lines],
-            "message": self.said,
-        }
+    def figure(self) -> ReasonFigures:
+        """As the record holds it."""
+        return ReasonFigures.model_validate(
+            {
+                "action": self.action,
+                "reason": self.text,
+                "code": self.code,
+                "value": self.value,
+                "evidence": [x.cite() for x in self.lines],
+                "message": self.said,
+            }
+        )
 
 
 @dataclass
@@ -75,15 +84,15 @@ class GpuDecision:
                 worst = r.action
         return worst
 
-    def as_dict(self) -> dict[str, Any]:
-        """JSON form (the `cordon --json` per-GPU object)."""
-        return {
-            "node": self.node,
-            "gpu": {"index": self.index, "pci_bus_id": self.bus},
-            "action": self.action,
-            "reasons": [r.as_dict() for r in self.reasons],
-            "corrected_errors_per_hour": self.corrected_per_hour,
-        }
+    def figure(self) -> GpuFigures:
+        """As the record holds it (the `cordon --json` per-GPU object)."""
+        return GpuFigures(
+            node=self.node,
+            gpu=GpuId(index=self.index, pci_bus_id=self.bus),
+            action=self.action,
+            reasons=[r.figure() for r in self.reasons],
+            corrected_errors_per_hour=self.corrected_per_hour,
+        )
 
 
 @dataclass
@@ -94,8 +103,8 @@ class NodePlan:
     action: Action
     commands: list[list[str]]
     why: str
-    breaker: str = "allowed"  # allowed | held | none (nothing to do)
-    results: list[dict[str, Any]] = field(default_factory=list)
+    breaker: Breaker = "allowed"
+    results: list[CommandRun] = field(default_factory=list)
     follow_up_messages: list[Message] = field(default_factory=list)
 
     @property
@@ -103,18 +112,20 @@ class NodePlan:
         """What the operator does next, in English."""
         return [english(m) for m in self.follow_up_messages]
 
-    def as_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {
-            "node": self.node,
-            "action": self.action,
-            "why": self.why,
-            "commands": [shlex.join(c) for c in self.commands],
-            "breaker": self.breaker,
-            "results": self.results,
-            "follow_up": self.follow_up,
-            "follow_up_messages": self.follow_up_messages,
-        }
+    def figure(self) -> NodeFigures:
+        """As the record holds it."""
+        return NodeFigures.model_validate(
+            {
+                "node": self.node,
+                "action": self.action,
+                "why": self.why,
+                "commands": [shlex.join(c) for c in self.commands],
+                "breaker": self.breaker,
+                "results": self.results,
+                "follow_up": self.follow_up,
+                "follow_up_messages": self.follow_up_messages,
+            }
+        )
 
 
 @dataclass
@@ -452,8 +463,8 @@ def apply(result: CordonResult, timeout_s: float = 60.0) -> None:
             except subprocess.TimeoutExpired:
                 said = message("drills", "timed out after {limit:g} s", limit=timeout_s)
                 rc, output = 124, english(said)
-            ran = {"command": shlex.join(argv), "rc": rc, "output": output[-2000:]}
-            plan.results.append(ran if said is None else {**ran, "message": said})
+            ran = {"command": shlex.join(argv), "rc": rc, "output": output[-2000:], "message": said}
+            plan.results.append(CommandRun.model_validate(ran))
             if rc != 0:
                 break
 
@@ -477,7 +488,7 @@ def audit(result: CordonResult, path: Path, *, applied: bool, evidence_id: str |
                     "commands": [shlex.join(c) for c in plan.commands],
                     "breaker": plan.breaker,
                     "applied": applied and plan.breaker == "allowed",
-                    "results": plan.results,
+                    "results": [r.model_dump(mode="json") for r in plan.results],
                     "evidence": evidence_id,
                 },
                 ensure_ascii=False,
@@ -492,7 +503,7 @@ def audit(result: CordonResult, path: Path, *, applied: bool, evidence_id: str |
 
 def apply_failed(result: CordonResult) -> bool:
     """Whether any command that ran failed."""
-    return any(r["rc"] != 0 for p in result.nodes for r in p.results)
+    return any(r.rc != 0 for p in result.nodes for r in p.results)
 
 
 def counts(result: CordonResult) -> dict[str, int]:

@@ -10,7 +10,9 @@ from typing import Any
 from gpudecide import evidence as ev
 from gpudecide import workspace
 from gpudecide.drills import cordon, cordon_rules, telemetry
+from gpudecide.drills.cordon_figures import CordonFigures
 from gpudecide.drills.cordon_rules import severity
+from gpudecide.drills.figures import RecordMessages
 from gpudecide.errors import InputError
 from gpudecide.message import Message, message, nmessage, record_texts
 
@@ -24,14 +26,10 @@ class CordonRun:
     and the audit trail it appended to."""
 
     result: cordon.CordonResult
+    figures: CordonFigures
     record: ev.Evidence
     written: Path | None
     audit_path: Path
-
-    @property
-    def figures(self) -> dict[str, Any]:
-        """The record's figures (the `cordon --json` object's body)."""
-        return self.record.figures
 
     @property
     def verdict(self) -> ev.Verdict:
@@ -47,7 +45,7 @@ class CordonRun:
         """The `cordon --json` object: the figures, the English summary and notes, where the
         record and the audit trail went."""
         payload: dict[str, Any] = {
-            **self.figures,
+            **self.record.figures,
             "summary": self.record.summary,
             "verdict": self.verdict,
             "notes": self.record.notes,
@@ -128,18 +126,18 @@ def run_cordon(
         cordon.apply(result)
     counts = cordon.counts(result)
     texts = record_texts(summary_message(counts, len(result.nodes)), result.note_messages)
-    figures: dict[str, Any] = {
-        "gpus": [g.as_dict() for g in result.gpus],
-        "nodes": [p.as_dict() for p in result.nodes],
-        "counts": counts,
-        "fleet_nodes": result.fleet_nodes,
-        "allowed_nodes": result.allowed_nodes,
-        "orchestrator": rules.commands.orchestrator,
-        "applied": do_apply,
-        "rules": str(rules_path) if rules_path else "built-in",
-        "files": [str(p) for p in data.files],
-        "messages": texts.messages,
-    }
+    figures = CordonFigures(
+        gpus=[g.figure() for g in result.gpus],
+        nodes=[p.figure() for p in result.nodes],
+        counts=counts,
+        fleet_nodes=result.fleet_nodes,
+        allowed_nodes=result.allowed_nodes,
+        orchestrator=rules.commands.orchestrator,
+        applied=do_apply,
+        rules=str(rules_path) if rules_path else "built-in",
+        files=[str(p) for p in data.files],
+        messages=RecordMessages.model_validate(texts.messages),
+    )
     inputs = [ev.input_ref(p, root) for p in [*data.files, *([rules_path] if rules_path else [])]]
     record = ev.Evidence(
         kind="cordon",
@@ -147,7 +145,7 @@ def run_cordon(
         spec_ids=["G2", "G3"],
         verdict=verdict_of(result),
         summary=texts.summary,
-        figures=figures,
+        figures=figures.model_dump(mode="json"),
         notes=texts.notes,
         inputs=inputs,
     )
@@ -157,4 +155,4 @@ def run_cordon(
         written = ev.write(record, out_dir)
     audit_to = audit_path or root / AUDIT_PATH
     cordon.audit(result, audit_to, applied=do_apply, evidence_id=written.stem if written else None)
-    return CordonRun(result, record, written, audit_to)
+    return CordonRun(result, figures, record, written, audit_to)

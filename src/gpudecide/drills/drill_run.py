@@ -26,6 +26,7 @@ from gpudecide.drills import (
     runner,
     storage_revoked,
 )
+from gpudecide.drills.drill_figures import LogRestarts
 from gpudecide.drills.launch import drill_zygote
 from gpudecide.drills.names import DRILLS
 from gpudecide.drills.runner import DrillContext, DrillResult
@@ -163,10 +164,9 @@ def run_drills(
         for name in todo:
             result = RUNNERS[name](ctx)
             results.append(result)
-            record = runner.to_evidence(result, ctx, root)
             # Every record carries the game day so far: the newest alone tells the whole story.
-            record.figures["game_day"] = [game_day_row(r) for r in results]
-            record.figures["log_restarts"] = restarts
+            day = [runner.game_day_row(r) for r in results]
+            record = runner.to_evidence(result, ctx, root, day, restarts)
             record.inputs.extend(log_inputs)
             written.append(ev.write(record, out_dir))
     finally:
@@ -175,19 +175,9 @@ def run_drills(
     return DrillRun(results, written, chosen)
 
 
-def game_day_row(r: DrillResult) -> dict[str, object]:
-    """One drill in a game day's table."""
-    keys = ("drill", "verdict", "noticed", "data_kept", "explained", "resumed_from_step")
-    row = {k: v for k, v in r.as_dict().items() if k in keys}
-    row.update(lost_steps=r.lost_steps, lost_seconds=r.lost_seconds, status=r.status)
-    row["status_message"] = r.status_message
-    row["restarted_from_zero"] = r.details.get("restarted_from_zero")
-    return row
-
-
 def log_restarts(
     ws: workspace.Workspace | None,
-) -> tuple[dict[str, object] | None, list[ev.InputRef]]:
+) -> tuple[LogRestarts | None, list[ev.InputRef]]:
     """Restarts from zero in the workspace's own job logs (None when it has none to read)."""
     if ws is None or not ws.config.logs or not all(p.is_file() for p in ws.log_paths()):
         return None, []
@@ -196,4 +186,4 @@ def log_restarts(
     except InputError:
         return None, []
     inputs = [ev.input_ref(p, ws.root) for p in loaded.paths]
-    return restarts_from_zero(loaded.log.attempts), inputs
+    return LogRestarts.model_validate(restarts_from_zero(loaded.log.attempts)), inputs

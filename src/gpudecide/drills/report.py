@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpudecide.drills import cordon_figures, drill_figures
+from gpudecide.drills.cordon_figures import ReasonFigures
+from gpudecide.drills.drill_figures import LogRestarts
 from gpudecide.drills.words import word
 from gpudecide.fmt import decimal_text
 from gpudecide.i18n import translator
@@ -15,7 +18,7 @@ _ = translator("drills")
 _n = _.n
 
 
-def _yes(flag: Any) -> str:
+def _yes(flag: bool) -> str:
     return _("yes") if flag else _("no")
 
 
@@ -23,10 +26,10 @@ def _num(value: Any, digits: int = 1) -> str:
     return "-" if value is None else decimal_text(value, digits)
 
 
-def _reason(r: dict[str, Any]) -> str:
+def _reason(r: ReasonFigures) -> str:
     """One cordon reason, short, from its code and value (the command prints the whole
     sentence; a table cell names the reason)."""
-    code, v = str(r.get("code")), r.get("value")
+    code, v = r.code, r.value
     if code == "xid":
         return _("Xid {n}").format(n=_num(v, 0))
     if code == "ecc_rate":
@@ -40,15 +43,14 @@ def _reason(r: dict[str, Any]) -> str:
         "remap_pending": _("row remapping waits for a GPU reset"),
         "remap_failure": _("row remapping failed"),
     }
-    return fixed.get(code, str(r.get("reason", "")))
+    return fixed.get(code, r.reason)
 
 
 def drills_section(section: Section) -> None:
     """The game day (every drill of the run) and the restarts from zero in the job logs."""
-    f = section.record.figures
+    f = drill_figures.figures_of(section.record)
     section.title = _("Game days: was the failure noticed, data kept, the status explained?")
-    rows = f.get("game_day") or [f]
-    option = f.get("option") or _("none named")
+    option = f.option or _("none named")
     section.tables.append(
         Table(
             _("Drills on option {option} (G1, G4)").format(option=option),
@@ -64,27 +66,27 @@ def drills_section(section: Section) -> None:
             ],
             [
                 [
-                    str(r["drill"]),
-                    word(str(r["verdict"])),
-                    _yes(r["noticed"]),
-                    _yes(r["data_kept"]),
-                    _yes(r["explained"]),
-                    _num(r.get("resumed_from_step"), 0),
-                    _num(r.get("lost_steps"), 0),
-                    _num(r.get("lost_seconds"), 1),
+                    r.drill,
+                    word(r.verdict),
+                    _yes(r.noticed),
+                    _yes(r.data_kept),
+                    _yes(r.explained),
+                    _num(r.resumed_from_step, 0),
+                    _num(r.lost_steps, 0),
+                    _num(r.lost_seconds, 1),
                 ]
-                for r in rows
+                for r in f.rows()
             ],
         )
     )
-    _restarts_table(section, f.get("log_restarts"))
+    _restarts_table(section, f.log_restarts)
 
 
 def _hours(seconds: float | None) -> float | None:
     return None if seconds is None else seconds / 3600
 
 
-def _restarts_table(section: Section, found: dict[str, Any] | None) -> None:
+def _restarts_table(section: Section, found: LogRestarts | None) -> None:
     if not found:
         return
     section.tables.append(
@@ -103,17 +105,17 @@ def _restarts_table(section: Section, found: dict[str, Any] | None) -> None:
             ],
             [
                 [
-                    str(e["job_id"]),
-                    str(e["name"]),
-                    str(e["state"]),
-                    _num(_hours(e["lost_attempt_s"])),
-                    _num(_hours(e["rerun_s"])),
-                    queue_word(RESTART_VERDICTS, str(e["verdict"])),
-                    _num(e["gpu_hours_lost"]),
-                    _yes(e["checkpoint_known"]),
-                    _num(_hours(e["reference_full_run_s"])),
+                    e.job_id,
+                    str(e.name),
+                    e.state,
+                    _num(_hours(e.lost_attempt_s)),
+                    _num(_hours(e.rerun_s)),
+                    queue_word(RESTART_VERDICTS, e.verdict),
+                    _num(e.gpu_hours_lost),
+                    _yes(e.checkpoint_known),
+                    _num(_hours(e.reference_full_run_s)),
                 ]
-                for e in found["restarts"]
+                for e in found.restarts
             ]
             or [[_("none found"), "", "", "", "", "", "", "", ""]],
             # Job names and Slurm's state words as the log has them (REQUEUED, TIMEOUT...).
@@ -124,7 +126,7 @@ def _restarts_table(section: Section, found: dict[str, Any] | None) -> None:
 
 def cordon_section(section: Section) -> None:
     """Per-GPU actions with reasons, and the command per node (G2, G3)."""
-    f = section.record.figures
+    f = cordon_figures.figures_of(section.record)
     section.title = _("GPU health: which GPUs leave service")
     section.tables.append(
         Table(
@@ -132,18 +134,18 @@ def cordon_section(section: Section) -> None:
             [_("node"), _("GPU"), _("PCI bus"), _("action"), _("reasons")],
             [
                 [
-                    str(g["node"]),
-                    "" if g["gpu"]["index"] is None else str(g["gpu"]["index"]),
-                    str(g["gpu"]["pci_bus_id"] or ""),
-                    word(str(g["action"])),
-                    "; ".join(f"{_reason(r)} ({word(r['action'])})" for r in g["reasons"]) or "-",
+                    g.node,
+                    "" if g.gpu.index is None else str(g.gpu.index),
+                    g.gpu.pci_bus_id or "",
+                    word(g.action),
+                    "; ".join(f"{_reason(r)} ({word(r.action)})" for r in g.reasons) or "-",
                 ]
-                for g in f["gpus"]
+                for g in f.gpus
             ]
             or [[_("no telemetry"), "", "", "", ""]],
         )
     )
-    n, m = f["allowed_nodes"], f["fleet_nodes"]
+    n, m = f.allowed_nodes, f.fleet_nodes
     section.tables.append(
         Table(
             _n(
@@ -152,11 +154,7 @@ def cordon_section(section: Section) -> None:
                 m,
             ).format(n=n, m=m),
             [_("node"), _("action"), _("command"), _("breaker")],
-            [
-                [str(p["node"]), word(str(p["action"])), cmd, word(str(p["breaker"]))]
-                for p in f["nodes"]
-                for cmd in p["commands"]
-            ]
+            [[p.node, word(p.action), cmd, word(p.breaker)] for p in f.nodes for cmd in p.commands]
             or [[_("none"), "", "", ""]],
             # Commands to run, byte for byte (Reason= text included): never translated.
             verbatim=frozenset({2}),

@@ -14,6 +14,7 @@ from typing import cast
 
 from gpudecide import evidence as ev
 from gpudecide.decision.model import StopFactor, Suggestion
+from gpudecide.drills.drill_figures import GameDayRow, figures_of
 from gpudecide.drills.words import QUESTIONS, word_message
 from gpudecide.message import Message, english, is_message, message
 
@@ -30,42 +31,38 @@ def rules(record: ev.Evidence) -> list[Suggestion | StopFactor]:
     """
     if record.kind != "drill":
         return []
-    f = record.figures
-    option = f.get("option")
-    if not option:
+    f = figures_of(record)
+    if not f.option:
         return []
-    rows = f.get("game_day") or [f]
     out: list[Suggestion | StopFactor] = []
-    for row in rows:
-        out.extend(_row_rules(str(option), row, (record.id,)))
+    for row in f.rows():
+        out.extend(_row_rules(f.option, row, (record.id,)))
     return out
 
 
-def _row_rules(
-    option: str, f: dict[str, object], ids: tuple[str, ...]
-) -> list[Suggestion | StopFactor]:
-    drill = str(f.get("drill"))
+def _row_rules(option: str, row: GameDayRow, ids: tuple[str, ...]) -> list[Suggestion | StopFactor]:
+    drill = row.drill
     out: list[Suggestion | StopFactor] = []
-    if f.get("verdict") == "pass":
+    if row.verdict == "pass":
         said = message(
             "drills", "game day {drill} passed: noticed, data kept, status explained", drill=drill
         )
         out.append(Suggestion(option, "operations", PASS_SCORE, english(said), ids, said))
     else:
-        missing = [k for k in QUESTIONS if not f.get(k)]
+        missing = [k for k in QUESTIONS if not getattr(row, k)]
         score = NODE_LOSS_FAIL_SCORE if drill == "node-loss" else FAIL_SCORE
         said = message(
             "drills",
             "game day {drill} failed ({missing}): {status}",
             drill=drill,
             missing=[word_message(k, QUESTIONS) for k in missing] or [message("drills", "verdict")],
-            status=_status(f),
+            status=_status(row),
         )
         # --json names the unanswered G4 questions by their fields and quotes the English
         # status the record holds.
-        rule = f"game day {drill} failed ({', '.join(missing) or 'verdict'}): {f.get('status')}"
+        rule = f"game day {drill} failed ({', '.join(missing) or 'verdict'}): {row.status}"
         out.append(Suggestion(option, "operations", score, rule, ids, said))
-    if drill == "node-loss" and (f.get("restarted_from_zero") or f.get("resumed_from_step") == 0):
+    if drill == "node-loss" and (row.restarted_from_zero or row.resumed_from_step == 0):
         clear = message(
             "drills",
             "write checkpoints to external storage and re-run `gpudecide drill node-loss` "
@@ -75,13 +72,13 @@ def _row_rules(
             StopFactor(
                 option,
                 "cannot_resume_after_node_loss",
-                f"node-loss drill: the job restarted from zero ({f.get('status')})",
+                f"node-loss drill: the job restarted from zero ({row.status})",
                 ids,
                 clear=english(clear),
                 rule_message=message(
                     "drills",
                     "node-loss drill: the job restarted from zero ({status})",
-                    status=_status(f),
+                    status=_status(row),
                 ),
                 clear_message=clear,
             )
@@ -89,9 +86,8 @@ def _row_rules(
     return out
 
 
-def _status(f: dict[str, object]) -> Message:
+def _status(row: GameDayRow) -> Message:
     """The drill's status as a message (older records without one: the English text)."""
-    said = f.get("status_message")
-    if is_message(said):
-        return cast(Message, said)
-    return message("drills", "{text}", text=str(f.get("status")))
+    if is_message(row.status_message):
+        return cast(Message, row.status_message)
+    return message("drills", "{text}", text=row.status)

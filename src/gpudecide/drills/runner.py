@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from gpudecide import evidence as ev
+from gpudecide.drills.drill_figures import DrillFigures, GameDayRow, LogRestarts
+from gpudecide.drills.figures import RecordMessages
 from gpudecide.drills.job import JobSpec, now_iso, read_events
 from gpudecide.drills.journal import Journal, Probe
 from gpudecide.drills.launch import LocalExecutor, SlurmExecutor, SlurmJob
@@ -259,26 +261,56 @@ def cancel(job: Any) -> str:
     return "job stopped"
 
 
-def to_evidence(result: DrillResult, ctx: DrillContext, root: Path) -> ev.Evidence:
-    """A `drill` evidence record; figures["option"] names the contour drilled."""
+def to_evidence(
+    result: DrillResult,
+    ctx: DrillContext,
+    root: Path,
+    game_day: list[GameDayRow],
+    log_restarts: LogRestarts | None,
+) -> ev.Evidence:
+    """A `drill` evidence record: the drill's answer, where it ran (figures["option"] names
+    the contour drilled), the game day so far and the restarts in the team's job logs."""
     texts = record_texts(summary_message(result))
-    figures = {
-        **result.as_dict(),
-        "journal": relative_or_given(result.journal, root),
-        "option": ctx.option,
-        "executor": ctx.executor,
-        "storage": ctx.storage or "local folder",
-        "messages": texts.messages,
-    }
+    figures = DrillFigures.model_validate(
+        {
+            **result.as_dict(),
+            "journal": relative_or_given(result.journal, root),
+            "option": ctx.option,
+            "executor": ctx.executor,
+            "storage": ctx.storage or "local folder",
+            "messages": RecordMessages.model_validate(texts.messages),
+            "game_day": game_day,
+            "log_restarts": log_restarts,
+        }
+    )
     return ev.Evidence(
         kind="drill",
         title=f"Game day: {result.drill}",
         spec_ids=SPEC_IDS[result.drill],
         verdict=result.verdict,
         summary=texts.summary,
-        figures=figures,
+        figures=figures.model_dump(mode="json"),
         notes=texts.notes,
         inputs=[ev.input_ref(result.journal, root)],
+    )
+
+
+def game_day_row(r: DrillResult) -> GameDayRow:
+    """One drill in a game day's table."""
+    return GameDayRow.model_validate(
+        {
+            "drill": r.drill,
+            "verdict": r.verdict,
+            "noticed": r.noticed,
+            "data_kept": r.data_kept,
+            "explained": r.explained,
+            "resumed_from_step": r.resumed_from_step,
+            "lost_steps": r.lost_steps,
+            "lost_seconds": r.lost_seconds,
+            "status": r.status,
+            "status_message": r.status_message,
+            "restarted_from_zero": r.details.get("restarted_from_zero"),
+        }
     )
 
 

@@ -1,0 +1,153 @@
+"""The figures of a `drill` record as a typed model (SPEC G1, G4), for readers in any package.
+
+    figures_of(record) -> DrillFigures
+
+`runner.to_evidence` and `drill_run.run_drills` write them: the drill's answer to the three
+G4 questions (the `drill --json` object), where it ran (option, executor, storage), the
+record's messages, the whole game day so far (`game_day`) and the restarts found in the
+team's own job logs (`log_restarts`, the queue's figures). Each drill adds details of its
+own (`disk`, `rejected`, `attempts`, ...), present only in its records. This module imports
+no torch: the report and the decision read drill records without training anything.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field
+
+from gpudecide import evidence as ev
+from gpudecide.drills.figures import Figure, RecordMessages
+
+__all__ = [
+    "DiskFacts",
+    "DrillFigures",
+    "GameDayRow",
+    "LogRestart",
+    "LogRestarts",
+    "StepReason",
+    "figures_of",
+]
+
+Verdict = Literal["pass", "fail"]
+
+
+class LogRestart(Figure):
+    """One re-run after a lost attempt in the job logs, as `queue.restarts` judges it: the
+    fields the game-day section shows are typed, the others kept as the queue wrote them."""
+
+    model_config = ConfigDict(extra="allow")
+
+    job_id: str
+    name: str | None
+    state: str
+    lost_attempt_s: float
+    rerun_s: float
+    verdict: str
+    gpu_hours_lost: float | None
+    checkpoint_known: bool
+    reference_full_run_s: float | None
+
+
+class LogRestarts(Figure):
+    """`log_restarts`: the restarts from zero in the workspace's job logs
+    (`queue.restarts.restarts_from_zero`), the queue's totals kept as written."""
+
+    model_config = ConfigDict(extra="allow")
+
+    restarts: list[LogRestart]
+
+
+class StepReason(Figure):
+    """A checkpoint and why it failed its check (`hash_mismatch`, `missing_file`, ...)."""
+
+    step: int
+    reason: str
+
+
+class DiskFacts(Figure):
+    """What the disk-full drill found on the full disk (`disk`)."""
+
+    naive_copy_error: str | None = None
+    published: list[int] = Field(default_factory=list)
+    verified: list[int] = Field(default_factory=list)
+    looks_whole_but_broken: list[StepReason] = Field(default_factory=list)
+    leftovers: list[str] = Field(default_factory=list)
+    free_bytes: int | None = None
+
+
+class GameDayRow(Figure):
+    """One drill of the game day, as every record of the run carries it (`game_day`)."""
+
+    drill: str
+    verdict: Verdict
+    noticed: bool
+    data_kept: bool
+    explained: bool
+    resumed_from_step: int | None = None
+    lost_steps: int | None = None
+    lost_seconds: float | None = None
+    status: str = ""
+    # The status as a message; records written before messages hold the English only.
+    status_message: dict[str, Any] | None = None
+    restarted_from_zero: bool | None = None
+
+
+class DrillFigures(Figure):
+    """A `drill` record's figures."""
+
+    drill: str
+    verdict: Verdict
+    noticed: bool
+    data_kept: bool
+    explained: bool
+    resumed_from_step: int | None = None
+    lost_steps: int | None = None
+    lost_seconds: float | None = None
+    status: str = ""
+    # A record that stands for its drill alone (no game day) may carry the status as a
+    # message beside the English, as a game-day row does; the drills write it in the rows.
+    status_message: dict[str, Any] | None = None
+    journal: str = ""
+    option: str | None = None
+    executor: Literal["local", "slurm"] = "local"
+    storage: str = ""
+    messages: RecordMessages | None = None
+    game_day: list[GameDayRow] = Field(default_factory=list)
+    log_restarts: LogRestarts | None = None
+    # checkpoint-corrupt
+    rejected: list[StepReason] = Field(default_factory=list)
+    corrupted_steps: list[int] = Field(default_factory=list)
+    # disk-full
+    disk: DiskFacts | None = None
+    # gpu-delay
+    queue_wait_s: float | None = None
+    wait_reason: str | None = None
+    samples_while_waiting: int | None = None
+    # node-loss
+    restarted_from_zero: bool | None = None
+    would_restart_from_zero_on_local_disk: bool | None = None
+    local_checkpoints_lost: list[str] = Field(default_factory=list)
+    external_storage: str | None = None
+    # storage-revoked
+    retried_with_backoff: bool | None = None
+    attempts: int | None = None
+    storage_kind: str | None = None
+
+    def rows(self) -> list[GameDayRow]:
+        """The game day in the record; a record of a single drill without one: its own row."""
+        if self.game_day:
+            return self.game_day
+        own = self.model_dump(include=set(GameDayRow.model_fields) & self.model_fields_set)
+        return [GameDayRow.model_validate(own)]
+
+
+def figures_of(record: ev.Evidence) -> DrillFigures:
+    """The record's figures as `DrillFigures`.
+
+    A record of another kind is a LookupError; figures of another shape (an edited record)
+    are pydantic's ValidationError (a ValueError), naming the field.
+    """
+    if record.kind != "drill":
+        raise LookupError(f"{record.kind!r} is not a drill record")
+    return DrillFigures.model_validate(record.figures)
