@@ -7,7 +7,12 @@ from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 
-from gpudecide.report.charts import _svg
+from gpudecide.report.charts import figure_svg
+
+__all__ = [
+    "STATUS_COLOURS",
+    "boundary_status",
+]
 
 STATUS_COLOURS = {"evidenced": "#2ca02c", "claimed": "#ffbb78", "open": "#d62728"}
 
@@ -29,4 +34,4 @@ def boundary_status(
     ax.set_xlabel(labels["axis"])
     ax.legend(loc="lower right", fontsize=8, frameon=False)
     ax.set_title(title)
-    return _svg(fig, title)
+    return figure_svg(fig, title)

@@ -25,6 +25,17 @@ from gpudecide.message import Message, message, record_texts
 from gpudecide.options import require_known
 from gpudecide.workspace import CONFIG_NAME, Workspace
 
+__all__ = [
+    "TITLES",
+    "CheckRun",
+    "oscal_path",
+    "run_isolation",
+    "run_raci",
+    "run_residency",
+    "run_secrets",
+    "run_standard_path",
+]
+
 # Each evidence kind's title: the record keeps the English, the commands say it translated.
 TITLES: dict[str, str] = {
     "raci": N_("Ownership per option (RACI)"),

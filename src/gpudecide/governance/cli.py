@@ -34,6 +34,18 @@ from gpudecide.i18n import N_, translator
 from gpudecide.report.i18n import notes_of, summary_of
 from gpudecide.workspace import Workspace
 
+__all__ = [
+    "EXTRA_LABELS",
+    "FileOpt",
+    "check_app",
+    "isolation_cmd",
+    "raci_cmd",
+    "register",
+    "residency_cmd",
+    "secrets_cmd",
+    "standard_path_cmd",
+]
+
 _ = translator("governance")
 
 check_app = typer.Typer(

@@ -16,6 +16,17 @@ from typing import Literal
 
 from gpudecide.i18n import N_, translator
 
+__all__ = [
+    "BOUNDARY_CONTROLS",
+    "FAMILY_NAMES",
+    "Boundary",
+    "all_controls",
+    "families",
+    "family",
+    "family_name",
+    "oscal_id",
+]
+
 _ = translator("governance")
 
 Boundary = Literal[

@@ -16,6 +16,13 @@ from gpudecide import workspace
 from gpudecide.fsutil import atomic_write_bytes
 from gpudecide.governance import checks
 
+__all__ = [
+    "DATA_FILES",
+    "DEMO_DATA",
+    "install",
+    "run",
+]
+
 DEMO_DATA = Path(__file__).parent / "demo_data"
 DATA_FILES = (
     "raci.yaml",

@@ -31,6 +31,48 @@ from gpudecide.governance.loading import Loaded, load
 from gpudecide.inputs import read_input_text
 from gpudecide.options import OPTION_ID_PATTERN, OptionDecl
 
+__all__ = [
+    "ANSWERED_BOUNDARIES",
+    "BOUNDARIES",
+    "CLOSING_HANDLING",
+    "DOCUMENT_LIMIT",
+    "ISOLATION_NAME",
+    "REGULATED_ITEMS",
+    "RESIDUE_ITEMS",
+    "SHARING_FACTS",
+    "Adversary",
+    "Asset",
+    "BoundaryAnswer",
+    "BoundaryFigures",
+    "BoundaryStatus",
+    "Coverage",
+    "Handling",
+    "IsolationFigures",
+    "IsolationFile",
+    "IsolationOptionFigures",
+    "IsolationResult",
+    "OptionIsolation",
+    "Placement",
+    "Proof",
+    "ProofFigures",
+    "ProofKind",
+    "RegulatedEvidence",
+    "RegulatedItem",
+    "ResidueAnswer",
+    "ResidueFigures",
+    "ResidueItem",
+    "SharingFact",
+    "SharingMode",
+    "Threat",
+    "boundary_status",
+    "check",
+    "coverage",
+    "load_isolation",
+    "placements",
+    "proof_kind",
+    "residue_status",
+]
+
 ISOLATION_NAME = "isolation.yaml"
 Adversary = Literal[
     "another_team",

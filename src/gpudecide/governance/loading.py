@@ -18,7 +18,14 @@ from gpudecide.errors import InputError
 from gpudecide.inputs import load_yaml, node_line, validate_model
 from gpudecide.options import OptionDecl, require_known
 
-M = TypeVar("M", bound=BaseModel)
+__all__ = [
+    "Loaded",
+    "Loc",
+    "Where",
+    "load",
+]
+
+_M = TypeVar("_M", bound=BaseModel)
 Loc = tuple[int | str, ...]
 
 
@@ -82,7 +89,7 @@ class Loaded:
         )
 
 
-def load(path: Path, model: type[M]) -> tuple[M, Loaded]:
+def load(path: Path, model: type[_M]) -> tuple[_M, Loaded]:
     """Validate `path` against `model`; return the model and its line finder."""
     data, root = load_yaml(path)
     parsed = validate_model(data, root, path, model)

@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 _ = translator("governance")
-Params = dict[str, Any]
+_Params = dict[str, Any]
 
 TEXTS: dict[str, str] = {
     "no_accountable": N_("nobody is Accountable for {activity}: an incident has no owner"),
@@ -89,7 +89,7 @@ TEXTS: dict[str, str] = {
 }
 
 
-def _bus_factor(p: Params) -> Message:
+def _bus_factor(p: _Params) -> Message:
     # The finding keeps its parameter `count` (the evidence's shape); the message calls it
     # `duties`, since `count` names the field that picks the plural form.
     return nmessage(
@@ -104,7 +104,7 @@ def _bus_factor(p: Params) -> Message:
     )
 
 
-def _ssh_not_control(p: Params) -> Message:
+def _ssh_not_control(p: _Params) -> Message:
     return nmessage(
         "governance",
         "SSH access is offered but {missing} of the R5 controls is missing: SSH is not control",
@@ -115,7 +115,7 @@ def _ssh_not_control(p: Params) -> Message:
 
 
 # Findings whose sentence counts something: the form follows the count (R2, R5).
-PLURAL_TEXTS: dict[str, Callable[[Params], Message]] = {
+PLURAL_TEXTS: dict[str, Callable[[_Params], Message]] = {
     "bus_factor": _bus_factor,
     "ssh_not_control": _ssh_not_control,
 }
@@ -210,7 +210,7 @@ def _nested(key: str, value: Any) -> Any:
     return value
 
 
-def as_message(fid: str, params: Params) -> Message:
+def as_message(fid: str, params: _Params) -> Message:
     """The finding as a message of the "governance" domain; the id itself when it has no
     text or its parameters do not fill the text (a record of another shape)."""
     plural = PLURAL_TEXTS.get(fid)
@@ -229,7 +229,7 @@ def _fields(text: str) -> set[str]:
     return {name for _lit, name, _spec, _conv in string.Formatter().parse(text) if name}
 
 
-def render(fid: str, params: Params) -> str:
+def render(fid: str, params: _Params) -> str:
     """The finding's sentence in the reader's language; the id itself when it has no text."""
     try:
         msg = as_message(fid, params)
@@ -239,6 +239,6 @@ def render(fid: str, params: Params) -> str:
         return english_text(fid, params)
 
 
-def english_text(fid: str, params: Params) -> str:
+def english_text(fid: str, params: _Params) -> str:
     """The finding's sentence in English: the `text` its record keeps beside the id."""
     return english(as_message(fid, params))

@@ -23,6 +23,13 @@ from gpudecide.fsutil import atomic_write_text
 from gpudecide.governance import controls
 from gpudecide.governance.isolation import BoundaryFigures, IsolationFigures
 
+__all__ = [
+    "OSCAL_NAME",
+    "OSCAL_VERSION",
+    "build",
+    "write",
+]
+
 OSCAL_VERSION = "1.1.2"
 OSCAL_NAME = "isolation-assessment-results.json"
 _NS = uuid.uuid5(uuid.NAMESPACE_URL, "https://gpudecide.invalid/oscal")

@@ -24,6 +24,27 @@ from gpudecide.governance.loading import Loaded, load
 from gpudecide.governance.standard_path import StandardPathSpec
 from gpudecide.options import OPTION_ID_PATTERN, OptionDecl, OptionKind
 
+__all__ = [
+    "DEDICATED",
+    "ID_PATTERN",
+    "RACI_NAME",
+    "ROLES",
+    "Activity",
+    "ActivityRow",
+    "Assignment",
+    "Person",
+    "RaciFigures",
+    "RaciFile",
+    "RaciOptionFigures",
+    "RaciResult",
+    "Role",
+    "Vendor",
+    "check",
+    "is_dedicated",
+    "load_raci",
+    "option_kinds",
+]
+
 RACI_NAME = "raci.yaml"
 ID_PATTERN = r"^[a-z0-9][a-z0-9_.-]*$"
 Role = Literal["platform_engineer", "ml_engineer", "security_engineer", "data_owner", "other"]

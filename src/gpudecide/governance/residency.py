@@ -18,6 +18,16 @@ from gpudecide.governance.findings import Figure, Finding, RecordMessages, findi
 from gpudecide.message import Message, english, message
 from gpudecide.options import OptionDecl, OptionKind, Site, SiteRole
 
+__all__ = [
+    "AssetFigures",
+    "ResidencyFigures",
+    "ResidencyOptionFigures",
+    "ResidencyResult",
+    "SiteFigures",
+    "check",
+    "sites_for",
+]
+
 
 class SiteFigures(Figure):
     """A site an asset reaches under an option, and which option or contour it comes from."""

@@ -27,6 +27,7 @@ __all__ = [
     "KIND_LABELS",
     "RULES",
     "STOP_IDS",
+    "Outcome",
     "isolation_rules",
     "isolation_score",
     "raci_rules",

@@ -22,6 +22,16 @@ from gpudecide.errors import InputError
 from gpudecide.fsutil import relative_or_given
 from gpudecide.governance.findings import Figure, Finding, RecordMessages, finding
 
+__all__ = [
+    "MASK",
+    "SKIP_DIRS",
+    "SecretFinding",
+    "SecretsFigures",
+    "SecretsResult",
+    "files_under",
+    "scan",
+]
+
 MASK = "********"
 # Folders that hold tools' own state, not the team's logs and configs.
 SKIP_DIRS = frozenset({".git", ".venv", "__pycache__", "node_modules", "evidence", "report"})

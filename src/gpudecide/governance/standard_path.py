@@ -18,6 +18,19 @@ from pydantic import BaseModel, ConfigDict, Field
 from gpudecide.governance.findings import Figure, Finding, RecordMessages, finding
 from gpudecide.options import OPTION_ID_PATTERN, OptionDecl, OptionKind
 
+__all__ = [
+    "CAPABILITIES",
+    "CONTROLS",
+    "LISTS",
+    "Control",
+    "Needs",
+    "OptionPath",
+    "StandardPathFigures",
+    "StandardPathRow",
+    "StandardPathSpec",
+    "check",
+]
+
 CAPABILITIES = ("custom_kernels", "modified_driver", "direct_device_access", "special_interconnect")
 LISTS = ("network_routes", "data_formats", "export_formats")
 CONTROLS = (
