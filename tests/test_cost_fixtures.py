@@ -25,7 +25,8 @@ KINDS = ("train", "smoke", "restart", "eval", "merge", "quantize", "export", "ot
 START = datetime(2026, 1, 5, tzinfo=UTC)
 
 
-def _iso(t: datetime) -> str:
+def iso(t: datetime) -> str:
+    """A time as the evidence writes it (UTC, seconds)."""
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -33,8 +34,8 @@ def _week(n: int, hours: float, **jobs: int) -> dict[str, Any]:
     by_kind = dict.fromkeys(KINDS, 0) | jobs
     return {
         "week": n,
-        "start": _iso(START + timedelta(weeks=n - 1)),
-        "end": _iso(START + timedelta(weeks=n)),
+        "start": iso(START + timedelta(weeks=n - 1)),
+        "end": iso(START + timedelta(weeks=n)),
         "jobs": sum(by_kind.values()),
         "jobs_by_kind": by_kind,
         "gpu_hours": hours,
@@ -48,8 +49,8 @@ def profile_figures() -> dict[str, Any]:
     levels[21] = 6  # day 22 (week 4)
     return {
         "window": {
-            "start": _iso(START),
-            "end": _iso(START + timedelta(weeks=5)),
+            "start": iso(START),
+            "end": iso(START + timedelta(weeks=5)),
             "weeks": 5,
             "weeks_covered_by_log": None,
         },
@@ -70,7 +71,7 @@ def profile_figures() -> dict[str, Any]:
         ],
         "series": {
             "concurrency": {
-                "t": [_iso(START + timedelta(days=d)) for d in range(35)],
+                "t": [iso(START + timedelta(days=d)) for d in range(35)],
                 "gpus": levels,
             }
         },
@@ -101,7 +102,7 @@ def replay_record(pools: list[dict[str, Any]], slo: dict[str, Any] | None = None
             verdict="info",
             summary="test",
             figures={
-                "window": {"kind": "peak", "start": _iso(START), "end": _iso(START)},
+                "window": {"kind": "peak", "start": iso(START), "end": iso(START)},
                 "policy": "fifo",
                 "slo": slo,
                 "pools": pools,

@@ -402,14 +402,14 @@ def test_a_win_only_near_full_utilisation_is_flagged() -> None:
         "dedicated_cheaper": "above",
         "achievable_max": 0.98,
     }
-    found = analysis._findings([pair], {"own": {"normal": 0.3, "peak": 0.5}})
+    found = analysis.utilisation_findings([pair], {"own": {"normal": 0.3, "peak": 0.5}})
     # Findings are stored as messages, rendered in the reader's language; here in English.
     assert [english(m) for m in found] == [
         "own is cheaper than man only above 93.0% useful utilisation (only at ~100 % "
         "utilisation); observed 30.0% in the normal month, 50.0% in the peak month"
     ]
     pair["break_even_useful_utilisation"] = 0.2  # observed is above: no finding
-    assert analysis._findings([pair], {"own": {"normal": 0.3, "peak": 0.5}}) == []
+    assert analysis.utilisation_findings([pair], {"own": {"normal": 0.3, "peak": 0.5}}) == []
 
 
 def test_the_figures_model_is_the_record_key_for_key() -> None:

@@ -12,13 +12,14 @@ from typing import Any
 
 import pytest
 
-from gpudecide.cost.regimes import KINDS, ZERO, Workload, dec, from_profile
+from gpudecide.cost.regimes import ZERO, Workload, dec, from_profile
 from gpudecide.cost.tco import month_cost, pool_gpus, reversibility, split
 from gpudecide.errors import InputError
 from gpudecide.fmt import num
+from gpudecide.jobs.schema import KINDS
 from gpudecide.message import english, message
 
-from .test_cost_fixtures import START, P, _iso, cfg, config, labour, profile_figures
+from .test_cost_fixtures import START, P, cfg, config, iso, labour, profile_figures
 
 D = Decimal
 TRAIN_EVAL = dict.fromkeys(KINDS, D(0))
@@ -40,7 +41,7 @@ def test_fixture_profile_every_field_of_the_three_months() -> None:
     n, p, e = r.normal, r.peak, r.empty
     # Windows: weeks 1-4 = 200 h (train 2, eval 2), weeks 2-5 = 100 h (train 1, eval 1).
     assert r.windows == [
-        {"weeks": [1, 4], "start": _iso(START), "end": figures["weeks"][3]["end"],
+        {"weeks": [1, 4], "start": iso(START), "end": figures["weeks"][3]["end"],
          "gpu_hours": "200.000", "jobs": 4},
         {"weeks": [2, 5], "start": figures["weeks"][1]["start"],
          "end": figures["weeks"][4]["end"], "gpu_hours": "100.000", "jobs": 2},
@@ -90,8 +91,8 @@ def _weeks_profile(hours: list[float], covered: float | None = None) -> dict[str
     for i, h in enumerate(hours):
         base = copy.deepcopy(figures["weeks"][0])
         base.update(
-            start=_iso(START + timedelta(weeks=i)),
-            end=_iso(START + timedelta(weeks=i + 1)),
+            start=iso(START + timedelta(weeks=i)),
+            end=iso(START + timedelta(weeks=i + 1)),
             week=i + 1,
             gpu_hours=h,
             jobs_by_kind=dict.fromkeys(KINDS, 0) | ({"train": 1} if h else {}),
@@ -163,7 +164,7 @@ def test_concurrency_buckets_inside_the_window_only() -> None:
     assert r.normal.peak_concurrent_gpus == 6 and r.normal.levels == ()
     assert r.normal.bucket_hours == 0
     # One bucket only: no step can be measured.
-    figures["series"] = {"concurrency": {"t": [_iso(START)], "gpus": [3]}}
+    figures["series"] = {"concurrency": {"t": [iso(START)], "gpus": [3]}}
     assert from_profile(figures, D(672)).normal.levels == ()
 
 
@@ -284,7 +285,7 @@ def test_kind_shares_weigh_jobs_by_their_own_hours() -> None:
 def test_two_buckets_are_enough_and_buckets_scale_with_the_month() -> None:
     figures = _weeks_profile([10, 20, 30])
     figures["series"] = {
-        "concurrency": {"t": [_iso(START), _iso(START + timedelta(days=1))], "gpus": [2, 5]}
+        "concurrency": {"t": [iso(START), iso(START + timedelta(days=1))], "gpus": [2, 5]}
     }
     r = from_profile(figures, D(730))
     assert r.normal.levels == (2, 5) and r.normal.peak_concurrent_gpus == 5

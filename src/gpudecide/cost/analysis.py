@@ -41,6 +41,21 @@ from gpudecide.cost.tco import (
 from gpudecide.cost.words import figure
 from gpudecide.message import Message, english, message, nmessage, record_texts
 
+__all__ = [
+    "CURVE_POINTS",
+    "NEAR_FULL",
+    "PLACEHOLDER",
+    "CostResult",
+    "analyse",
+    "break_even",
+    "option_type",
+    "peak_check",
+    "summary_line",
+    "summary_message",
+    "to_evidence",
+    "utilisation_findings",
+]
+
 # C8: a dedicated option that beats managed only at or above this useful utilisation "only
 # wins at ~100 %": research work with failed hypotheses and pauses does not get there.
 NEAR_FULL = Decimal("0.9")
@@ -393,7 +408,7 @@ def _curves(
     }
 
 
-def _findings(
+def utilisation_findings(
     pairs: list[dict[str, Any]], observed: dict[str, dict[str, float | None]]
 ) -> list[Message]:
     """C8: decisions that win only above the utilisation actually seen.
@@ -478,7 +493,7 @@ def analyse(
         for r in REGIMES
     }
     pairs, curves, observed = _break_evens(cfg, standalone, months, regimes, notes)
-    finding_msgs = _findings(pairs, observed)
+    finding_msgs = utilisation_findings(pairs, observed)
     placeholders = _placeholder_note(cfg, notes)
     sens = sensitivity.tornado(cfg, regimes.normal) if standalone else None
     if sens and sens["flips"]:

@@ -19,6 +19,13 @@ from gpudecide.cost.schema import COSTS_NAME
 from gpudecide.fsutil import atomic_write_text
 from gpudecide.workspace import Workspace
 
+__all__ = [
+    "COSTS_DATA",
+    "demo_costs_yaml",
+    "install",
+    "run",
+]
+
 COSTS_DATA = Path(__file__).parent / "demo_data" / COSTS_NAME
 
 

@@ -21,6 +21,18 @@ from gpudecide.errors import InputError
 from gpudecide.jobs.schema import KINDS
 from gpudecide.message import Message, english, message, nmessage
 
+__all__ = [
+    "HOURS_PER_WEEK",
+    "REGIMES",
+    "WINDOW_WEEKS",
+    "ZERO",
+    "Regime",
+    "Regimes",
+    "Workload",
+    "dec",
+    "from_profile",
+]
+
 Regime = Literal["normal", "peak", "empty"]
 REGIMES: tuple[Regime, ...] = ("normal", "peak", "empty")
 WINDOW_WEEKS = 4

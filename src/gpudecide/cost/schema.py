@@ -23,6 +23,45 @@ from gpudecide.errors import InputError
 from gpudecide.inputs import load_yaml_model, node_line, yaml_root
 from gpudecide.jobs.schema import KINDS
 
+__all__ = [
+    "COSTS_NAME",
+    "Amount",
+    "CapexItem",
+    "Colocation",
+    "Component",
+    "CostsConfig",
+    "Count",
+    "DataVolumes",
+    "Days",
+    "Fee",
+    "Gigabytes",
+    "HybridOption",
+    "JobKind",
+    "Kilowatts",
+    "LabourRole",
+    "Loc",
+    "ManagedOption",
+    "Minutes",
+    "MonthHours",
+    "Months",
+    "NonNegative",
+    "Option",
+    "OverflowRule",
+    "OwnedExit",
+    "OwnedOption",
+    "Power",
+    "Price",
+    "Problem",
+    "RentedOption",
+    "Replacements",
+    "Waiting",
+    "dotted",
+    "is_consistent",
+    "iter_prices",
+    "load",
+    "validate",
+]
+
 COSTS_NAME = "costs.yaml"
 
 Component = Literal["compute", "storage", "data_transfer", "platform_ops"]

@@ -23,6 +23,18 @@ from gpudecide.cost.schema import CostsConfig, Loc, dotted, is_consistent
 from gpudecide.cost.tco import cents, month_cost
 from gpudecide.message import Message, english, message
 
+__all__ = [
+    "INT_INPUTS",
+    "NOT_INPUTS",
+    "OPTION_LISTS",
+    "STEP",
+    "Outcome",
+    "label",
+    "label_message",
+    "tornado",
+    "totals",
+]
+
 STEP = Decimal("0.2")
 # Whole-number inputs that are costs levers; other integers are counts or V2-only terms.
 INT_INPUTS = frozenset({"write_off_months", "retention_days"})

@@ -44,6 +44,22 @@ from gpudecide.cost.schema import (
 from gpudecide.cost.words import figure, share
 from gpudecide.message import Message, english, message
 
+__all__ = [
+    "CAPEX_COMPONENT",
+    "CENT",
+    "COMPONENTS",
+    "Component",
+    "Line",
+    "MonthCost",
+    "cents",
+    "month_cost",
+    "pool_gpus",
+    "retention_months",
+    "reversibility",
+    "shrinking",
+    "split",
+]
+
 Component = Literal[
     "compute", "storage", "data_transfer", "platform_ops", "engineer_labour", "waiting_cost"
 ]
