@@ -18,6 +18,7 @@ from gpudecide.decision.model import StopFactor, Suggestion
 from gpudecide.i18n import speaking
 from gpudecide.portability.cli import register
 from gpudecide.portability.executors import k8s_job, validate_k8s_job
+from gpudecide.portability.figures import figures_of
 from gpudecide.portability.plan import ExportTestPlan
 from gpudecide.portability.report import export_test_section
 from gpudecide.portability.rules import rules
@@ -187,6 +188,8 @@ def test_rules_fail_is_a_stop_factor_pass_scores_artifacts() -> None:
     assert rules(_record("pass", option=None)) == []
     other = _record("fail").model_copy(update={"kind": "audit"})
     assert rules(other) == []
+    with pytest.raises(ValueError, match="not export_test"):
+        figures_of(other)
 
 
 def test_report_section_tables_and_chart() -> None:

@@ -14,7 +14,7 @@ from gpudecide.portability.plan import ExportTestPlan
 from gpudecide.portability.scenario import ExportTestSetup, run_export_test
 from gpudecide.portability.storage import open_storage
 
-from .test_portability_scenario import IDENTITY, MODEL
+from .test_portability_scenario import IDENTITY, MODEL, assert_typed_figures
 
 
 @pytest.fixture(scope="module")
@@ -60,12 +60,25 @@ def test_complete_export_resumes_and_matches(
     assert statuses["train"] == statuses["export"] == statuses["delete"] == "skip"
     assert statuses["resume"] == "pass"
     assert result.record.kind == "export_test" and result.record.figures["option"] == "owned-pool"
+    assert_typed_figures(result.record, GIVEN_EXPORT_KEYS)
+
+
+# The figures' keys as a test on a given export writes them, in order.
+GIVEN_EXPORT_KEYS = [
+    "option", "verdict", "from_export", "plan", "plan_sha256", "checkpoint_step",
+    "resumed_at_step", "final_metrics", "reference_metrics", "tolerance", "steps",
+    "bytes_exported", "export_gbps", "restore_gbps", "throughput", "manual_actions",
+    "closed_formats", "restored_by_hand", "executor", "audit", "jobs", "reasons",
+    "reason_messages", "summary", "messages",
+]  # fmt: skip
 
 
 def test_vendor_export_without_optimizer_state_fails_with_audit_reasons(
     exports: Path, tmp_path: Path, executor: LocalExecutor
 ) -> None:
-    f = run_from_export(_setup(tmp_path, executor, "check"), exports / "vendor").figures
+    result = run_from_export(_setup(tmp_path, executor, "check"), exports / "vendor")
+    f = result.figures
+    assert_typed_figures(result.record, GIVEN_EXPORT_KEYS)
     assert f["verdict"] == "fail"
     assert any(r.startswith("audit: weights_without_optimizer_state") for r in f["reasons"])
     resume = next(s for s in f["steps"] if s["name"] == "resume")

@@ -20,7 +20,7 @@ from gpudecide.i18n import Language, speaking
 from gpudecide.message import render
 from gpudecide.portability import rules as prules
 from gpudecide.portability.report import export_test_section
-from gpudecide.portability.texts import figure, render_detail, tolerance
+from gpudecide.portability.texts import figure, say_stored, tolerance
 from gpudecide.portability.trainer import CheckpointError, verify_checkpoint
 from gpudecide.report.i18n import notes_of, summary_of
 from gpudecide.report.model import Section
@@ -315,6 +315,6 @@ def test_text_without_a_message_is_shown_as_written() -> None:
     not half-translated by catalogue patterns."""
     text = "job wrote no result (exit -9): Killed"
     with speaking("ru"):
-        assert render_detail({"detail": text}) == text
+        assert say_stored(text, None) == text
     with speaking("kk"):
-        assert render_detail({"detail": "d"}) == "d"
+        assert say_stored("d", None) == "d"

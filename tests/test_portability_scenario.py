@@ -15,7 +15,9 @@ from typing import Any
 
 import pytest
 
+from gpudecide import evidence as ev
 from gpudecide.portability.executors import LocalExecutor
+from gpudecide.portability.figures import figures_of
 from gpudecide.portability.plan import ExportTestPlan, Tolerance
 from gpudecide.portability.scenario import ExportTestSetup, run_export_test
 from gpudecide.portability.storage import open_storage
@@ -87,6 +89,30 @@ def test_whole_scenario_passes(tmp_path: Path, executor: LocalExecutor) -> None:
     assert record.inputs[0].sha256 == f["plan_sha256"]
     lint = _step(f, "export")
     assert lint["status"] == "pass"
+    assert_typed_figures(record, FULL_TEST_KEYS)
+
+
+# The figures' keys as the full test writes them, in order.
+FULL_TEST_KEYS = [
+    "option", "verdict", "run_id", "plan", "plan_sha256", "checkpoint_step", "resumed_at_step",
+    "final_metrics", "reference_metrics", "metric_comparison", "tolerance", "steps",
+    "bytes_exported", "export_gbps", "restore_gbps", "throughput", "manual_actions",
+    "closed_formats", "restored_by_hand", "executor", "storage", "export_url", "device",
+    "resume_device", "model", "jobs", "reasons", "reason_messages", "reference_curve",
+    "resumed_curve", "environments", "manifest_lint", "summary", "messages",
+]  # fmt: skip
+
+
+def assert_typed_figures(record: ev.Evidence, keys: list[str]) -> None:
+    """The record's figures are the typed model's JSON exactly (keys, order, values), and
+    the model declares every key the producer wrote."""
+    typed = figures_of(record)
+    dumped = typed.model_dump(mode="json")
+    assert dumped == record.figures and list(dumped) == list(record.figures) == keys
+    assert json.dumps(dumped) == json.dumps(record.figures)  # nested order and number types
+    parts = [typed, typed.tolerance, typed.throughput, typed.messages, *typed.steps, *typed.jobs]
+    parts += [*typed.metric_comparison, *typed.reference_curve]
+    assert all(not part.model_extra for part in parts)
 
 
 def test_tolerance_violated_fails_with_the_figure(tmp_path: Path, executor: LocalExecutor) -> None:
@@ -96,6 +122,7 @@ def test_tolerance_violated_fails_with_the_figure(tmp_path: Path, executor: Loca
     resume = _step(f, "resume")
     assert resume["status"] == "fail"
     assert "over the tolerance 0.02 relative" in resume["detail"]
+    assert_typed_figures(result.record, FULL_TEST_KEYS)
     rows = {r["metric"]: r for r in f["metric_comparison"]}
     assert rows["loss"]["within"] is False and rows["loss"]["rel_diff"] > 0.02
     assert f["resumed_at_step"] == 4  # it did resume: only the values are off

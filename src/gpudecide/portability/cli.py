@@ -104,26 +104,27 @@ def export_test_cmd(
 
 def _print_run(done: RecordedRun, as_json: bool) -> None:
     """The steps, the verdict and its reasons, in the reader's language (--json: the figures)."""
-    figures = done.record.figures
     if as_json:
-        body = {k: v for k, v in figures.items() if k not in ("reference_curve", "resumed_curve")}
+        body = done.record.figures
+        body = {k: v for k, v in body.items() if k not in ("reference_curve", "resumed_curve")}
         emit_json({**body, "evidence": str(done.written)})
         return
     from rich.table import Table
 
+    from gpudecide.portability.figures import figures_of
     from gpudecide.portability.report import reasons_in
-    from gpudecide.portability.texts import render_detail, status_word, step_label
+    from gpudecide.portability.texts import say_stored, status_word, step_label
     from gpudecide.report.i18n import summary_of
 
+    f = figures_of(done.record)
     table = Table(_("step"), _("status"), _("started (UTC)"), _("detail"), box=None)
-    for s in figures["steps"]:
-        table.add_row(
-            step_label(s["name"]), status_word(s["status"]), s["started_at"], render_detail(s)
-        )
+    for s in f.steps:
+        detail = say_stored(s.detail, s.detail_message)
+        table.add_row(step_label(s.name), status_word(s.status), s.started_at, detail)
     out.print(table)
-    verdict = status_word(figures["verdict"])
+    verdict = status_word(f.verdict)
     out.print(f"{verdict.upper()}: {summary_of(done.record)}", markup=False)
-    for reason in reasons_in(figures):
+    for reason in reasons_in(f):
         out.print(_("reason: {text}").format(text=reason), markup=False)
     print_written(done.written)
 

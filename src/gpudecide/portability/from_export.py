@@ -24,6 +24,12 @@ from gpudecide.artifacts import audit
 from gpudecide.errors import InputError
 from gpudecide.message import Message, english, message, record_texts
 from gpudecide.portability import checkpoint as ck
+from gpudecide.portability.figures import (
+    AuditFigures,
+    ExportTestFigures,
+    RecordMessages,
+    Throughput,
+)
 from gpudecide.portability.scenario import (
     SPEC_IDS,
     ExportTestResult,
@@ -109,39 +115,13 @@ def run_from_export(setup: ExportTestSetup, export: Path) -> ExportTestResult:
     ctx.reasons = reasons + ctx.reasons
     ctx.reason_messages = hazards + ctx.reason_messages
     verdict: ev.Verdict = "fail" if reasons else verdict_of(list(ctx.steps.values()))
-    res = ctx.resume or {}
-    reference = _reference(export)
-    figures: dict[str, Any] = {
-        "option": setup.plan.option,
-        "verdict": verdict,
-        "from_export": str(export),
-        "plan": str(setup.plan_path),
-        "plan_sha256": ctx.plan_sha256,
-        "checkpoint_step": res.get("resumed_at_step"),
-        "resumed_at_step": res.get("resumed_at_step"),
-        "final_metrics": res.get("final_metrics"),
-        "reference_metrics": {k: v for k, v in (reference or {}).items() if k != "_step"} or None,
-        "tolerance": setup.plan.tolerance.model_dump(),
-        "steps": [s.as_dict() for s in ctx.steps.values()],
-        "bytes_exported": 0,
-        "export_gbps": None,
-        "restore_gbps": (tput["restore"] or {}).get("gbps"),
-        "throughput": tput,
-        "manual_actions": list(setup.plan.manual.actions),
-        "closed_formats": list(setup.plan.manual.closed_formats),
-        "restored_by_hand": list(setup.plan.manual.restored_by_hand),
-        "executor": setup.executor.name,
-        "audit": {"hazards": found.figures["hazards"], "summary": found.figures["summary"]},
-        "jobs": [j.as_dict() for j in ctx.jobs],
-        "reasons": ctx.reasons,
-        "reason_messages": ctx.reason_messages,
-    }
+    typed = _figures(ctx, export, found.figures, tput, verdict)
     summary = _summary(setup.plan.option, export.name, verdict, ctx.reason_messages)
     note = message("portability", "steps 1-3 were done by the export's producer; only 5-6 ran here")
     texts = record_texts(summary, [note])
-    figures["summary"] = texts.summary[:400]
-    figures["messages"] = texts.messages
-    figures = ev.relative_figures(figures, setup.workspace_root)
+    typed.summary = texts.summary[:400]
+    typed.messages = RecordMessages.model_validate(texts.messages)
+    figures = ev.relative_figures(typed.model_dump(mode="json"), setup.workspace_root)
     record = ev.Evidence(
         kind="export_test",
         title=f"Export acceptance test of option {setup.plan.option} (given export)",
@@ -153,6 +133,44 @@ def run_from_export(setup: ExportTestSetup, export: Path) -> ExportTestResult:
         inputs=[ev.input_ref(setup.plan_path, setup.workspace_root)],
     )
     return ExportTestResult(figures=figures, record=record)
+
+
+def _figures(
+    ctx: RunState,
+    export: Path,
+    audited: dict[str, Any],
+    tput: Throughput,
+    verdict: ev.Verdict,
+) -> ExportTestFigures:
+    """The record's figures: the resume against the producer's curve, the audit's hazards;
+    nothing was trained or exported here (no curves, no bytes exported)."""
+    setup, res = ctx.setup, ctx.resume or {}
+    reference = _reference(export)
+    return ExportTestFigures(
+        option=setup.plan.option,
+        verdict=verdict,
+        from_export=str(export),
+        plan=str(setup.plan_path),
+        plan_sha256=ctx.plan_sha256,
+        checkpoint_step=res.get("resumed_at_step"),
+        resumed_at_step=res.get("resumed_at_step"),
+        final_metrics=res.get("final_metrics"),
+        reference_metrics={k: v for k, v in (reference or {}).items() if k != "_step"} or None,
+        tolerance=setup.plan.tolerance.model_dump(),
+        steps=[s.as_figures() for s in ctx.steps.values()],
+        bytes_exported=0,
+        export_gbps=None,
+        restore_gbps=tput.restore.gbps if tput.restore else None,
+        throughput=tput,
+        manual_actions=list(setup.plan.manual.actions),
+        closed_formats=list(setup.plan.manual.closed_formats),
+        restored_by_hand=list(setup.plan.manual.restored_by_hand),
+        executor=setup.executor.name,
+        audit=AuditFigures(hazards=audited["hazards"], summary=audited["summary"]),
+        jobs=[j.as_dict() for j in ctx.jobs],
+        reasons=ctx.reasons,
+        reason_messages=ctx.reason_messages,
+    )
 
 
 def _hazard(h: dict[str, Any]) -> Message:

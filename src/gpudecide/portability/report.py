@@ -16,7 +16,8 @@ import matplotlib.pyplot as plt
 from gpudecide import fmt
 from gpudecide.i18n import translator
 from gpudecide.message import render
-from gpudecide.portability.texts import render_detail, status_word, step_label
+from gpudecide.portability.figures import CurvePoint, ExportTestFigures, figures_of
+from gpudecide.portability.texts import say_stored, status_word, step_label
 from gpudecide.report.charts import _svg
 from gpudecide.report.model import Chart, Section, Table
 
@@ -38,16 +39,21 @@ def _tolerance(value: float | None) -> str:
     return fmt.not_available() if value is None else fmt.decimal_text(value, 6)
 
 
+def _losses(curve: Sequence[CurvePoint]) -> tuple[list[int], list[float]]:
+    """Steps and losses of the points that have a loss."""
+    points = [(m.step, m.loss) for m in curve if m.loss is not None]
+    return [step for step, _l in points], [loss for _s, loss in points]
+
+
 def loss_chart(
-    reference: Sequence[dict[str, Any]], resumed: Sequence[dict[str, Any]], k: int, title: str
+    reference: Sequence[CurvePoint], resumed: Sequence[CurvePoint], k: int, title: str
 ) -> str:
     """Lines: training loss per step, reference and resumed; a mark at the checkpoint."""
     fig, ax = plt.subplots(figsize=(7.5, 2.6))
-    ax.plot([m["step"] for m in reference], [m["loss"] for m in reference], color="#1f77b4")
+    ax.plot(*_losses(reference), color="#1f77b4")
     if resumed:
         ax.plot(
-            [m["step"] for m in resumed],
-            [m["loss"] for m in resumed],
+            *_losses(resumed),
             color="#d62728",
             linestyle="--",
         )
@@ -59,16 +65,16 @@ def loss_chart(
     return _svg(fig, title)
 
 
-def _steps_table(f: dict[str, Any]) -> Table:
+def _steps_table(f: ExportTestFigures) -> Table:
     rows = [
         [
-            step_label(s["name"]),
-            status_word(s["status"]),
-            s["started_at"],
-            s["finished_at"],
-            render_detail(s),
+            step_label(s.name),
+            status_word(s.status),
+            s.started_at,
+            s.finished_at,
+            say_stored(s.detail, s.detail_message),
         ]
-        for s in f["steps"]
+        for s in f.steps
     ]
     return Table(
         _("Steps of the test (E3), UTC"),
@@ -77,21 +83,20 @@ def _steps_table(f: dict[str, Any]) -> Table:
     )
 
 
-def _metrics_table(f: dict[str, Any]) -> Table:
+def _metrics_table(f: ExportTestFigures) -> Table:
     rows = [
         [
-            r["metric"],
-            _number(r.get("reference")),
-            _number(r.get("resumed")),
-            _number(r.get("rel_diff"), 6),
-            _("yes") if r.get("within") else _("no"),
+            r.metric,
+            _number(r.reference),
+            _number(r.resumed),
+            _number(r.rel_diff, 6),
+            _("yes") if r.within else _("no"),
         ]
-        for r in f.get("metric_comparison") or []
+        for r in f.metric_comparison
     ]
-    tol = f.get("tolerance") or {}
     caption = _("Final metrics against the reference (tolerance {rel} relative, {abs} absolute)")
     return Table(
-        caption.format(rel=_tolerance(tol.get("relative")), abs=_tolerance(tol.get("absolute"))),
+        caption.format(rel=_tolerance(f.tolerance.relative), abs=_tolerance(f.tolerance.absolute)),
         [
             _("metric"),
             _("reference"),
@@ -104,21 +109,18 @@ def _metrics_table(f: dict[str, Any]) -> Table:
     )
 
 
-def _transfer_table(f: dict[str, Any]) -> Table:
-    rows = []
-    for name in ("export", "restore"):
-        t = (f.get("throughput") or {}).get(name)
-        if not t:
-            continue
-        rows.append(
-            [
-                status_word(name),
-                _number(t["sample_bytes"], 0),
-                _number(t["gbps"], 6),
-                _number(t.get("migration_window_hours"), 3),
-                render_detail(t, "note"),
-            ]
-        )
+def _transfer_table(f: ExportTestFigures) -> Table:
+    rows = [
+        [
+            status_word(name),
+            _number(t.sample_bytes, 0),
+            _number(t.gbps, 6),
+            _number(t.migration_window_hours, 3),
+            say_stored(t.note, t.note_message),
+        ]
+        for name, t in (("export", f.throughput.export), ("restore", f.throughput.restore))
+        if t is not None
+    ]
     return Table(
         _("Bytes moved and measured throughput"),
         [_("transfer"), _("bytes"), "GB/s", _("migration window (h)"), _("note")],
@@ -126,10 +128,10 @@ def _transfer_table(f: dict[str, Any]) -> Table:
     )
 
 
-def _manual_table(f: dict[str, Any]) -> Table:
-    rows = [[_("manual action"), a] for a in f.get("manual_actions", [])]
-    rows += [[_("closed format"), c] for c in f.get("closed_formats", [])]
-    rows += [[_("restored by hand"), r] for r in f.get("restored_by_hand", [])]
+def _manual_table(f: ExportTestFigures) -> Table:
+    rows = [[_("manual action"), a] for a in f.manual_actions]
+    rows += [[_("closed format"), c] for c in f.closed_formats]
+    rows += [[_("restored by hand"), r] for r in f.restored_by_hand]
     return Table(
         _("Done by hand (E3.5)"),
         [_("kind"), _("item")],
@@ -139,32 +141,28 @@ def _manual_table(f: dict[str, Any]) -> Table:
 
 def export_test_section(section: Section) -> None:
     """Tables and the loss chart of one `export_test` record."""
-    f = section.record.figures
+    f = figures_of(section.record)
     section.title = _("Export acceptance test of option {option}: {verdict}").format(
-        option=f.get("option"), verdict=status_word(str(f.get("verdict")))
+        option=f.option, verdict=status_word(f.verdict)
     )
     section.tables.append(_steps_table(f))
     section.tables.append(_metrics_table(f))
     section.tables.append(_transfer_table(f))
     section.tables.append(_manual_table(f))
-    reasons = f.get("reasons") or []
-    if reasons:
+    if f.reasons:
         section.tables.append(
             Table(_("Why it failed"), [_("reason")], [[r] for r in reasons_in(f)])
         )
-    reference = f.get("reference_curve") or []
-    if reference:
+    if f.reference_curve:
         title = _("Training loss: reference and resumed run")
-        resumed = f.get("resumed_curve") or []
-        svg = loss_chart(reference, resumed, int(f["checkpoint_step"]), title)
+        svg = loss_chart(f.reference_curve, f.resumed_curve, int(f.checkpoint_step or 0), title)
         section.charts.append(Chart(title, svg))
 
 
-def reasons_in(f: dict[str, Any]) -> list[str]:
+def reasons_in(f: ExportTestFigures) -> list[str]:
     """The reasons of a failure in the reader's language (stored messages when present, else
     the English as written)."""
-    reasons = [str(r) for r in f.get("reasons") or []]
-    stored = f.get("reason_messages") or []
-    if len(stored) != len(reasons):
-        return reasons
+    stored = f.stored_reasons()
+    if stored is None:
+        return list(f.reasons)
     return [render(m) for m in stored]

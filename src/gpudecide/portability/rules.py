@@ -10,11 +10,10 @@ Each rule's English (`rule`, `clear`) is its message said in English.
 
 from __future__ import annotations
 
-from typing import Any
-
 from gpudecide import evidence as ev
 from gpudecide.decision.model import StopFactor, Suggestion
 from gpudecide.message import Message, english, message
+from gpudecide.portability.figures import ExportTestFigures, figures_of
 from gpudecide.portability.texts import as_written, step_name
 
 __all__ = ["CRITERION", "rules"]
@@ -22,23 +21,21 @@ __all__ = ["CRITERION", "rules"]
 CRITERION = "artifacts"
 
 
-def _first_reason(record: ev.Evidence) -> Message:
+def _first_reason(record: ev.Evidence, f: ExportTestFigures) -> Message:
     """The first reason as the record stored it as a message (older records: as written)."""
-    figures: dict[str, Any] = record.figures
-    stored = figures.get("reason_messages") or []
-    reasons = figures.get("reasons") or []
-    if stored and len(stored) == len(reasons):
-        first: Message = stored[0]
+    stored = f.stored_reasons()
+    if stored:
+        first: Message = stored[0]  # type: ignore[assignment]  # a Message as its JSON dict
         return first
-    msgs = figures.get("messages") or {}
-    if not reasons and isinstance(msgs.get("summary"), dict):
-        summary: Message = msgs["summary"]
+    if not f.reasons and f.messages.summary is not None:
+        summary: Message = f.messages.summary  # type: ignore[assignment]
         return summary
-    return as_written(str(reasons[0]) if reasons else record.summary)
+    return as_written(f.reasons[0] if f.reasons else record.summary)
 
 
-def _failed(record: ev.Evidence, option: str) -> StopFactor:
-    rule = message("portability", "export test failed: {reason}", reason=_first_reason(record))
+def _failed(record: ev.Evidence, f: ExportTestFigures, option: str) -> StopFactor:
+    reason = _first_reason(record, f)
+    rule = message("portability", "export test failed: {reason}", reason=reason)
     clear = message(
         "portability", "an export test of this option that passes, planned and run again"
     )
@@ -57,25 +54,25 @@ def rules(record: ev.Evidence) -> list[Suggestion | StopFactor]:
     """Stop factor for a failed test, `artifacts` score for a passed one; pure."""
     if record.kind != "export_test":
         return []
-    option = record.figures.get("option")
-    if not option:
+    f = figures_of(record)
+    if not f.option:
         return []
     if record.verdict == "fail":
-        return [_failed(record, option)]
+        return [_failed(record, f, f.option)]
     if record.verdict == "pass":
         passed = message(
             "portability",
             "export test passed: restored elsewhere, resumed at step {k}, final metrics within "
             "the plan's tolerance (5)",
-            k=record.figures.get("checkpoint_step"),
+            k=f.checkpoint_step,
         )
         return [
-            Suggestion(option, CRITERION, 5, english(passed), (record.id,), rule_message=passed)
+            Suggestion(f.option, CRITERION, 5, english(passed), (record.id,), rule_message=passed)
         ]
-    warned = [s["name"] for s in record.figures.get("steps", []) if s.get("status") == "warn"]
+    warned = [s.name for s in f.steps if s.status == "warn"]
     # The step names in the reader's language ("; " between them), else "a step".
     steps: Message | list[Message] = [step_name(n) for n in warned] or message(
         "portability", "a step"
     )
     four = message("portability", "export test passed with warnings in {steps} (4)", steps=steps)
-    return [Suggestion(option, CRITERION, 4, english(four), (record.id,), rule_message=four)]
+    return [Suggestion(f.option, CRITERION, 4, english(four), (record.id,), rule_message=four)]

@@ -41,6 +41,16 @@ from gpudecide.message import Message, english, message, nmessage, record_texts
 from gpudecide.portability import checkpoint as ck
 from gpudecide.portability.executors import Executor, JobOutcome
 from gpudecide.portability.export import check_export, run_info, write_manifest
+from gpudecide.portability.figures import (
+    CurvePoint,
+    EnvironmentBrief,
+    Environments,
+    ExportTestFigures,
+    ModelFigures,
+    RecordMessages,
+    StepFigures,
+    Throughput,
+)
 from gpudecide.portability.plan import ExportTestPlan
 from gpudecide.portability.storage import Storage, Transfer
 from gpudecide.portability.texts import (
@@ -85,17 +95,22 @@ class Step:
         self.detail_message = joined(parts)
         self.detail = english(self.detail_message)
 
-    def as_dict(self) -> dict[str, Any]:
-        """JSON form (`steps` in the --json body)."""
-        return {
-            "name": self.name,
-            "status": self.status,
-            "started_at": self.started_at,
-            "finished_at": self.finished_at,
-            "detail": self.detail,
-            **({"detail_message": self.detail_message} if self.detail_message else {}),
-            **({"figures": self.figures} if self.figures else {}),
-        }
+    def as_figures(self) -> StepFigures:
+        """The step as the record's `steps` hold it (its message and figures when it has
+        them)."""
+        extra: dict[str, Any] = {}
+        if self.detail_message:
+            extra["detail_message"] = self.detail_message
+        if self.figures:
+            extra["figures"] = self.figures
+        return StepFigures(
+            name=self.name,
+            status=self.status,
+            started_at=self.started_at,
+            finished_at=self.finished_at,
+            detail=self.detail,
+            **extra,
+        )
 
 
 @dataclass
@@ -483,7 +498,7 @@ def _notes(res: dict[str, Any]) -> list[Message]:
     return [as_written(n) for n in notes]
 
 
-def step_record(ctx: RunState) -> dict[str, Any]:
+def step_record(ctx: RunState) -> Throughput:
     """6. Manual actions, closed formats, hand-restored fields, bytes, throughput."""
     plan = ctx.setup.plan
     with ctx.step("record") as s:
@@ -514,7 +529,7 @@ def step_record(ctx: RunState) -> dict[str, Any]:
                 )
             )
         s.tell(status, parts)
-        return {"export": export, "restore": restore}
+        return Throughput(export=export, restore=restore)
 
 
 def verdict_of(steps: list[Step]) -> ev.Verdict:
@@ -525,93 +540,92 @@ def verdict_of(steps: list[Step]) -> ev.Verdict:
     return "warn" if "warn" in statuses else "pass"
 
 
-def _curve(metrics: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
-    return [{k: m[k] for k in ("step", "loss", "eval_loss") if k in m} for m in (metrics or [])]
+def _curve(metrics: list[dict[str, Any]] | None) -> list[CurvePoint]:
+    keys = ("step", "loss", "eval_loss")
+    return [CurvePoint(**{k: m[k] for k in keys if k in m}) for m in (metrics or [])]
 
 
-def _env_brief(env: dict[str, Any] | None) -> dict[str, Any]:
+def _env_brief(env: dict[str, Any] | None) -> EnvironmentBrief:
     keys = ("python", "torch", "cuda_runtime", "driver", "gpu_model", "device", "packages_sha256")
-    return {k: (env or {}).get(k) for k in keys}
+    return EnvironmentBrief(**{k: (env or {}).get(k) for k in keys})
 
 
-def _figures(ctx: RunState, tput: dict[str, Any], verdict: ev.Verdict) -> dict[str, Any]:
+def _figures(ctx: RunState, tput: Throughput, verdict: ev.Verdict) -> ExportTestFigures:
     setup, plan = ctx.setup, ctx.setup.plan
     train, res = ctx.train or {}, ctx.resume or {}
     rows = compare_metrics(plan, train.get("final_metrics", {}), res.get("final_metrics", {}))
-    k = plan.model.checkpoint_step
-    return {
-        "option": plan.option,
-        "verdict": verdict,
-        "run_id": setup.run_id,
-        "plan": str(setup.plan_path),
-        "plan_sha256": ctx.plan_sha256,
-        "checkpoint_step": k,
-        "resumed_at_step": res.get("resumed_at_step"),
-        "final_metrics": res.get("final_metrics"),
-        "reference_metrics": train.get("final_metrics"),
-        "metric_comparison": rows if res.get("final_metrics") else [],
-        "tolerance": plan.tolerance.model_dump(),
-        "steps": [s.as_dict() for s in ctx.steps.values()],
-        "bytes_exported": ctx.export.bytes if ctx.export else 0,
-        "export_gbps": (tput["export"] or {}).get("gbps"),
-        "restore_gbps": (tput["restore"] or {}).get("gbps"),
-        "throughput": tput,
-        "manual_actions": list(plan.manual.actions),
-        "closed_formats": list(plan.manual.closed_formats),
-        "restored_by_hand": list(plan.manual.restored_by_hand),
-        "executor": setup.executor.name,
-        "storage": setup.storage.url,
-        "export_url": setup.storage.child_url(setup.run_id) if ctx.export else None,
-        "device": setup.device,
-        "resume_device": setup.resume_device or setup.device,
-        "model": {
-            "size": plan.model.size,
-            "parameters": train.get("parameters"),
-            "steps": plan.model.steps,
-            "tokens_per_second": train.get("tokens_per_second"),
-        },
-        "jobs": [j.as_dict() for j in ctx.jobs],
-        "reasons": list(ctx.reasons),
-        "reason_messages": list(ctx.reason_messages),
-        "reference_curve": _curve(train.get("metrics")),
-        "resumed_curve": _curve(res.get("metrics")),
-        "environments": {
-            "train": _env_brief(train.get("environment")),
-            "resume": _env_brief(res.get("environment")),
-        },
-        "manifest_lint": ctx.manifest_lint,
-    }
+    return ExportTestFigures(
+        option=plan.option,
+        verdict=verdict,
+        run_id=setup.run_id,
+        plan=str(setup.plan_path),
+        plan_sha256=ctx.plan_sha256,
+        checkpoint_step=plan.model.checkpoint_step,
+        resumed_at_step=res.get("resumed_at_step"),
+        final_metrics=res.get("final_metrics"),
+        reference_metrics=train.get("final_metrics"),
+        metric_comparison=rows if res.get("final_metrics") else [],
+        tolerance=plan.tolerance.model_dump(),
+        steps=[s.as_figures() for s in ctx.steps.values()],
+        bytes_exported=ctx.export.bytes if ctx.export else 0,
+        export_gbps=tput.export.gbps if tput.export else None,
+        restore_gbps=tput.restore.gbps if tput.restore else None,
+        throughput=tput,
+        manual_actions=list(plan.manual.actions),
+        closed_formats=list(plan.manual.closed_formats),
+        restored_by_hand=list(plan.manual.restored_by_hand),
+        executor=setup.executor.name,
+        storage=setup.storage.url,
+        export_url=setup.storage.child_url(setup.run_id) if ctx.export else None,
+        device=setup.device,
+        resume_device=setup.resume_device or setup.device,
+        model=ModelFigures(
+            size=plan.model.size,
+            parameters=train.get("parameters"),
+            steps=plan.model.steps,
+            tokens_per_second=train.get("tokens_per_second"),
+        ),
+        jobs=[j.as_dict() for j in ctx.jobs],
+        reasons=list(ctx.reasons),
+        reason_messages=list(ctx.reason_messages),
+        reference_curve=_curve(train.get("metrics")),
+        resumed_curve=_curve(res.get("metrics")),
+        environments=Environments(
+            train=_env_brief(train.get("environment")),
+            resume=_env_brief(res.get("environment")),
+        ),
+        manifest_lint=ctx.manifest_lint,
+    )
 
 
-def summary_message(figures: dict[str, Any]) -> Message:
+def summary_message(figures: ExportTestFigures) -> Message:
     """The record's summary as a message: the first reason of a failure, else the figures."""
-    if figures["verdict"] == "fail":
-        stored = figures.get("reason_messages") or []
-        if stored:
-            first: Message = stored[0]
-        elif figures["reasons"]:
-            first = as_written(figures["reasons"][0])
+    if figures.verdict == "fail":
+        first: Message
+        if figures.reason_messages:
+            first = figures.reason_messages[0]  # type: ignore[assignment]  # a Message's dict
+        elif figures.reasons:
+            first = as_written(figures.reasons[0])
         else:
             first = message("portability", "a step failed")
         return message(
             "portability",
             "option {option}: export test FAILED: {reason}",
-            option=figures["option"],
+            option=figures.option,
             reason=first,
         )
-    rows = figures["metric_comparison"]
-    worst = max((r.get("rel_diff") or 0.0 for r in rows), default=0.0)
+    worst = max((r.rel_diff or 0.0 for r in figures.metric_comparison), default=0.0)
     return message(
         "portability",
         "option {option}: trained, exported, deleted, restored and resumed at step {k}; final "
         "metrics within tolerance (largest relative difference {worst:num})",
-        option=figures["option"],
-        k=figures["checkpoint_step"],
+        option=figures.option,
+        k=figures.checkpoint_step,
         worst=figure(worst, 3),
     )
 
 
-def _note_messages(setup: ExportTestSetup, tput: dict[str, Any]) -> list[Message]:
+def _note_messages(setup: ExportTestSetup, tput: Throughput) -> list[Message]:
     """The record's notes: E4's rule, a change of device, what the throughput could not give."""
     notes = [
         message(
@@ -630,15 +644,14 @@ def _note_messages(setup: ExportTestSetup, tput: dict[str, Any]) -> list[Message
                 resume_device=device_name(resumed_on),
             )
         )
-    for name in ("export", "restore"):
-        t = tput.get(name) or {}
-        if t.get("note"):
+    for name, t in (("export", tput.export), ("restore", tput.restore)):
+        if t is not None and t.note:
             notes.append(
                 message(
                     "portability",
                     "{transfer} throughput: {note}",
                     transfer=step_name(name),
-                    note=t.get("note_message") or as_written(str(t["note"])),
+                    note=t.note_message or as_written(t.note),
                 )
             )
     return notes
@@ -662,12 +675,12 @@ def run_export_test(setup: ExportTestSetup) -> ExportTestResult:
         if not setup.keep_work:
             shutil.rmtree(setup.work, ignore_errors=True)
     verdict = verdict_of(list(ctx.steps.values()))
-    figures = _figures(ctx, tput, verdict)
-    texts = record_texts(summary_message(figures), _note_messages(setup, tput))
-    figures["summary"] = texts.summary[:400]
-    figures["messages"] = texts.messages
+    typed = _figures(ctx, tput, verdict)
+    texts = record_texts(summary_message(typed), _note_messages(setup, tput))
+    typed.summary = texts.summary[:400]
+    typed.messages = RecordMessages.model_validate(texts.messages)
     # Paths in the texts and their messages alike are written relative to the workspace.
-    figures = ev.relative_figures(figures, setup.workspace_root)
+    figures = ev.relative_figures(typed.model_dump(mode="json"), setup.workspace_root)
     record = ev.Evidence(
         kind="export_test",
         title=f"Export acceptance test of option {setup.plan.option}",

@@ -24,7 +24,7 @@ __all__ = [
     "figure",
     "joined",
     "plain",
-    "render_detail",
+    "say_stored",
     "status_word",
     "step_label",
     "step_name",
@@ -134,10 +134,7 @@ def tolerance(relative: float | None, absolute: float | None) -> Message:
     return message("portability", "{rel:num} relative", rel=figure(relative or 0.0, 6))
 
 
-def render_detail(entry: Mapping[str, Any], key: str = "detail") -> str:
-    """`entry[key]` in the reader's language: its stored message (`<key>_message`), else the
-    text as written (a record made before its sentences were stored as messages)."""
-    stored = entry.get(f"{key}_message")
-    if stored:
-        return render(stored)
-    return str(entry.get(key) or "")
+def say_stored(text: str, stored: Mapping[str, Any] | None) -> str:
+    """A text the record keeps in English, in the reader's language: its stored message,
+    else as written (a record made before its sentences were stored as messages)."""
+    return render(stored) if stored else text
