@@ -26,7 +26,7 @@ T0 = datetime(2026, 6, 1, 8, tzinfo=UTC)
 AS_OF = T0 + timedelta(days=3)
 
 
-def _t(minutes: float) -> str:
+def at_minute(minutes: float) -> str:
     return (T0 + timedelta(minutes=minutes)).isoformat()
 
 
@@ -47,7 +47,7 @@ def test_wilson_matches_published_values(k: int, n: int, lo: float, hi: float) -
     assert (round(got[0], 4), round(got[1], 4)) == (lo, hi)
 
 
-def _score_roots(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+def score_roots(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     """The score interval as the two roots of (n + z^2) p^2 - (2k + z^2) p + k^2 / n = 0,
     i.e. the p for which |k/n - p| = z sqrt(p (1 - p) / n): another route to the same bounds."""
     a, b, c = n + z * z, -(2 * k + z * z), k * k / n
@@ -58,7 +58,7 @@ def _score_roots(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
 @pytest.mark.parametrize(("k", "n"), [(0, 1), (1, 1), (2, 5), (5, 10), (3, 1000), (999, 1000)])
 def test_wilson_is_the_score_interval(k: int, n: int) -> None:
     lo, hi = wilson(k, n)
-    want_lo, want_hi = _score_roots(k, n)
+    want_lo, want_hi = score_roots(k, n)
     assert lo == pytest.approx(max(0.0, want_lo), abs=1e-12)
     assert hi == pytest.approx(min(1.0, want_hi), abs=1e-12)
     assert lo <= k / n <= hi
@@ -71,7 +71,7 @@ def test_wilson_of_nothing_is_everything() -> None:
     assert wilson(0, 0) == (0.0, 1.0)
 
 
-def _waits_log(path: Path, waits_min: list[float], **extra: Any) -> Path:
+def waits_log(path: Path, waits_min: list[float], **extra: Any) -> Path:
     """One 1-GPU training per wait: eligible at its submit, started `wait` minutes later."""
     rows = []
     for i, w in enumerate(waits_min):
@@ -81,17 +81,17 @@ def _waits_log(path: Path, waits_min: list[float], **extra: Any) -> Path:
                 str(100 + i),
                 f"ft-{i}-train",
                 1,
-                _t(submit + w),
-                _t(submit + w + 30),
-                submit=_t(submit),
-                eligible=_t(submit),
+                at_minute(submit + w),
+                at_minute(submit + w + 30),
+                submit=at_minute(submit),
+                eligible=at_minute(submit),
                 **extra,
             )
         )
     return write_csv(path, rows)
 
 
-def _slo(path: Path, normal: SLO, urgent: SLO | None = None) -> dict[str, Any]:
+def evaluated_slo(path: Path, normal: SLO, urgent: SLO | None = None) -> dict[str, Any]:
     slos = SLOFile(
         slos={
             "normal": normal,
@@ -105,45 +105,53 @@ def _slo(path: Path, normal: SLO, urgent: SLO | None = None) -> dict[str, Any]:
 
 
 def test_a_wait_equal_to_the_threshold_is_no_violation(tmp_path: Path) -> None:
-    log = _waits_log(tmp_path / "q.csv", [30, 30.5, 29, 0])
-    r = _slo(log, SLO(threshold_minutes=30, allowed_violation_share=0.25))
+    log = waits_log(tmp_path / "q.csv", [30, 30.5, 29, 0])
+    r = evaluated_slo(log, SLO(threshold_minutes=30, allowed_violation_share=0.25))
     assert (r["measured"], r["violations"]) == (4, 1)  # only the 30.5-minute wait
     # A share exactly at the allowed one passes (<=) on the point estimate; four jobs
     # cannot settle it, so the verdict itself is inconclusive.
     assert r["violation_share"] == 0.25 and r["point_estimate"] == "pass"
     assert r["verdict"] == "inconclusive" and r["conclusive"] is False
-    tighter = _slo(log, SLO(threshold_minutes=30, allowed_violation_share=0.24))
+    tighter = evaluated_slo(log, SLO(threshold_minutes=30, allowed_violation_share=0.24))
     assert tighter["point_estimate"] == "fail"
 
 
 def test_conclusive_pass(tmp_path: Path) -> None:
     # 0 violations of 20: the interval's top (0.1611, published above) is under 25 %.
-    log = _waits_log(tmp_path / "q.csv", [5] * 20)
-    r = _slo(log, SLO(threshold_minutes=30, allowed_violation_share=0.25))
+    log = waits_log(tmp_path / "q.csv", [5] * 20)
+    r = evaluated_slo(log, SLO(threshold_minutes=30, allowed_violation_share=0.25))
     assert r["verdict"] == r["point_estimate"] == "pass" and r["conclusive"] is True
     assert r["ci95"] == [0.0, 0.1611]
     # Just under the interval's top the same data cannot rule a violation share above it out.
-    assert _slo(log, SLO(threshold_minutes=30, allowed_violation_share=0.16))["conclusive"] is False
-    assert _slo(log, SLO(threshold_minutes=30, allowed_violation_share=0.1612))["conclusive"]
+    assert (
+        evaluated_slo(log, SLO(threshold_minutes=30, allowed_violation_share=0.16))["conclusive"]
+        is False
+    )
+    assert evaluated_slo(log, SLO(threshold_minutes=30, allowed_violation_share=0.1612))[
+        "conclusive"
+    ]
 
 
 def test_conclusive_fail(tmp_path: Path) -> None:
     # 20 violations of 20: the interval's bottom, 0.8389, is above the allowed share.
-    log = _waits_log(tmp_path / "q.csv", [90] * 20)
-    r = _slo(log, SLO(threshold_minutes=30, allowed_violation_share=0.25))
+    log = waits_log(tmp_path / "q.csv", [90] * 20)
+    r = evaluated_slo(log, SLO(threshold_minutes=30, allowed_violation_share=0.25))
     assert r["verdict"] == r["point_estimate"] == "fail" and r["conclusive"] is True
     assert r["ci95"] == [0.8389, 1.0]
     # Allowed share above the bottom (0.83887...): the fail is no longer certain.
     assert (
-        _slo(log, SLO(threshold_minutes=30, allowed_violation_share=0.839))["conclusive"] is False
+        evaluated_slo(log, SLO(threshold_minutes=30, allowed_violation_share=0.839))["conclusive"]
+        is False
     )
-    assert _slo(log, SLO(threshold_minutes=30, allowed_violation_share=0.8388))["conclusive"]
+    assert evaluated_slo(log, SLO(threshold_minutes=30, allowed_violation_share=0.8388))[
+        "conclusive"
+    ]
 
 
 def test_inconclusive_small_sample(tmp_path: Path) -> None:
     # 2 violations of 5: share 0.4, interval 0.1176-0.7693 (score roots) holds 0.25.
-    log = _waits_log(tmp_path / "q.csv", [90, 90, 5, 5, 5])
-    r = _slo(log, SLO(threshold_minutes=30, allowed_violation_share=0.25))
+    log = waits_log(tmp_path / "q.csv", [90, 90, 5, 5, 5])
+    r = evaluated_slo(log, SLO(threshold_minutes=30, allowed_violation_share=0.25))
     assert r["violation_share"] == 0.4 and r["point_estimate"] == "fail"
     assert r["ci95"] == [0.1176, 0.7693] and r["conclusive"] is False
     assert r["verdict"] == "inconclusive"
@@ -152,15 +160,33 @@ def test_inconclusive_small_sample(tmp_path: Path) -> None:
 def test_selector_and_measure_choose_the_clock(tmp_path: Path) -> None:
     # Two jobs: a training that waited 2 h after an hour's dependency, and an eval.
     rows = [
-        job("1", "ft-a-train", 1, _t(180), _t(200), submit=_t(0), eligible=_t(60)),
-        job("2", "eval-a", 1, _t(70), _t(80), submit=_t(60), eligible=_t(60)),
+        job(
+            "1",
+            "ft-a-train",
+            1,
+            at_minute(180),
+            at_minute(200),
+            submit=at_minute(0),
+            eligible=at_minute(60),
+        ),
+        job(
+            "2",
+            "eval-a",
+            1,
+            at_minute(70),
+            at_minute(80),
+            submit=at_minute(60),
+            eligible=at_minute(60),
+        ),
     ]
     log = write_csv(tmp_path / "q.csv", rows)
     trains = Selector(kinds=["train"])
-    by_eligible = _slo(log, SLO(threshold_minutes=119, allowed_violation_share=0, selector=trains))
+    by_eligible = evaluated_slo(
+        log, SLO(threshold_minutes=119, allowed_violation_share=0, selector=trains)
+    )
     assert (by_eligible["selected"], by_eligible["violations"]) == (1, 1)  # 120 min > 119
     assert by_eligible["waits_s"] == [7200.0]
-    by_submit = _slo(
+    by_submit = evaluated_slo(
         log,
         SLO(
             threshold_minutes=180,
@@ -170,7 +196,7 @@ def test_selector_and_measure_choose_the_clock(tmp_path: Path) -> None:
         ),
     )
     assert by_submit["waits_s"] == [10800.0] and by_submit["violations"] == 0  # = threshold
-    nobody = _slo(
+    nobody = evaluated_slo(
         log, SLO(threshold_minutes=1, allowed_violation_share=0, selector=Selector(kinds=["merge"]))
     )
     assert nobody["verdict"] == "not measurable" and nobody["selected"] == 0
@@ -185,24 +211,24 @@ def _requeued(path: Path, reverse: bool) -> Path:
             "4",
             "ft-y-train",
             4,
-            _t(60),
-            _t(180),
+            at_minute(60),
+            at_minute(180),
             "preempted",
             attempt=1,
-            submit=_t(0),
-            eligible=_t(0),
+            submit=at_minute(0),
+            eligible=at_minute(0),
             wait_reason="Resources",
         ),
         job(
             "4",
             "ft-y-train",
             4,
-            _t(240),
-            _t(360),
+            at_minute(240),
+            at_minute(360),
             "completed",
             attempt=2,
-            submit=_t(180),
-            eligible=_t(180),
+            submit=at_minute(180),
+            eligible=at_minute(180),
             wait_reason="Priority",
         ),
     ]
@@ -225,7 +251,7 @@ def test_eligible_time_of_a_requeued_job_is_its_first(tmp_path: Path, reverse: b
     assert j["queue_wait_s"] == 7200
     # The run after the last start: 2 h.
     assert j["run_s"] == 7200
-    slo = _slo(log, SLO(threshold_minutes=59, allowed_violation_share=0))
+    slo = evaluated_slo(log, SLO(threshold_minutes=59, allowed_violation_share=0))
     assert slo["waits_s"] == [3600.0] and slo["violations"] == 1
 
 
@@ -238,10 +264,10 @@ def pending_48h(job_id: str = "9") -> dict[str, Any]:
 def test_still_waiting_job_is_judged_only_past_the_threshold(tmp_path: Path) -> None:
     rows = [pending_48h()]
     log = write_csv(tmp_path / "p.csv", rows)
-    over = _slo(log, SLO(threshold_minutes=48 * 60 - 1, allowed_violation_share=0))
+    over = evaluated_slo(log, SLO(threshold_minutes=48 * 60 - 1, allowed_violation_share=0))
     assert (over["measured"], over["violations"], over["verdict"]) == (1, 1, "fail")
     # Waited exactly the threshold so far: it may still start in time, so it is not judged.
-    at = _slo(log, SLO(threshold_minutes=48 * 60, allowed_violation_share=0))
+    at = evaluated_slo(log, SLO(threshold_minutes=48 * 60, allowed_violation_share=0))
     assert at["measured"] == 0 and at["verdict"] == "not measurable"
     assert "none of the 1 selected job(s)" in at["why"]
 
@@ -254,24 +280,41 @@ def test_quota_violations_counted_apart_and_verdicts_summarised(tmp_path: Path) 
             "1",
             "ft-a-train",
             1,
-            _t(120),
-            _t(150),
-            submit=_t(0),
-            eligible=_t(0),
+            at_minute(120),
+            at_minute(150),
+            submit=at_minute(0),
+            eligible=at_minute(0),
             wait_reason="QOSMaxGRESPerUser",
         ),
         job(
             "2",
             "ft-b-train",
             1,
-            _t(200),
-            _t(230),
-            submit=_t(60),
-            eligible=_t(60),
+            at_minute(200),
+            at_minute(230),
+            submit=at_minute(60),
+            eligible=at_minute(60),
             wait_reason="Resources",
         ),
-        job("3", "ft-c-train", 1, _t(65), _t(90), submit=_t(60), eligible=_t(60)),
-        job("4", "smoke-d", 1, "", _t(100), "cancelled", submit=_t(0), eligible=_t(0)),
+        job(
+            "3",
+            "ft-c-train",
+            1,
+            at_minute(65),
+            at_minute(90),
+            submit=at_minute(60),
+            eligible=at_minute(60),
+        ),
+        job(
+            "4",
+            "smoke-d",
+            1,
+            "",
+            at_minute(100),
+            "cancelled",
+            submit=at_minute(0),
+            eligible=at_minute(0),
+        ),
     ]
     log = write_csv(tmp_path / "q.csv", rows)
     slos = SLOFile(
@@ -303,7 +346,7 @@ def test_quota_violations_counted_apart_and_verdicts_summarised(tmp_path: Path) 
     }
 
 
-def _jobs(**cols: list[Any]) -> pa.Table:
+def lifecycle_rows(**cols: list[Any]) -> pa.Table:
     n = len(next(iter(cols.values())))
     base: dict[str, list[Any]] = {
         "gpus": [None] * n,
@@ -318,7 +361,7 @@ def _jobs(**cols: list[Any]) -> pa.Table:
 
 
 def test_selector_ranges_are_inclusive_and_missing_values_are_outside() -> None:
-    t = _jobs(gpus=[1, 2, 8, 9, None], priority=[0, 5, 10, 11, 5])
+    t = lifecycle_rows(gpus=[1, 2, 8, 9, None], priority=[0, 5, 10, 11, 5])
     sel = Selector(gpus={"min": 2, "max": 8})
     assert sel.mask(t).tolist() == [False, True, True, False, False]
     assert Selector(gpus={"min": 8}).mask(t).tolist() == [False, False, True, True, False]
@@ -331,7 +374,7 @@ def test_selector_ranges_are_inclusive_and_missing_values_are_outside() -> None:
 
 
 def test_selector_lists_match_case_insensitively_and_all_conditions_hold() -> None:
-    t = _jobs(
+    t = lifecycle_rows(
         gpu_type=["H100", "a100", None, "h100"],
         kind=["train", "train", "train", "eval"],
         priority_class=["High", "high", "low", None],
@@ -354,7 +397,7 @@ def test_time_of_day_window_in_its_zone_with_weekdays_and_midnight() -> None:
         datetime(2026, 6, 6, 5, 0, tzinfo=UTC),  # 10:00 Sat: inside the hours, not the days
         None,
     ]
-    t = _jobs(submit=utc)
+    t = lifecycle_rows(submit=utc)
     work = {"start": "09:00", "end": "18:00", "timezone": "Asia/Almaty"}
     weekdays = Selector(time_of_day={**work, "weekdays": ["mon", "tue", "wed", "thu", "fri"]})
     assert weekdays.mask(t).tolist() == [True, True, False, False, False]
@@ -369,7 +412,7 @@ def test_time_of_day_window_in_its_zone_with_weekdays_and_midnight() -> None:
         datetime(2026, 6, 1, 21, 59, tzinfo=UTC),
         datetime(2026, 6, 1, 22, 0, tzinfo=UTC),
     ]
-    assert night.mask(_jobs(submit=stamps)).tolist() == [True, True, False, False, True]
+    assert night.mask(lifecycle_rows(submit=stamps)).tolist() == [True, True, False, False, True]
     with pytest.raises(ValueError, match="is not HH:MM"):
         Selector(time_of_day={"start": "9am", "end": "18:00", "timezone": "UTC"})
 
@@ -393,21 +436,32 @@ def test_conclusive_exactly_at_the_interval_bounds(tmp_path: Path) -> None:
     # The allowed share set exactly at the interval's top: "the whole interval is within
     # the allowance" (<=) holds, so the pass is conclusive; exactly at the bottom of a failing
     # interval the fail is not (it needs the bottom strictly above).
-    ok_log = _waits_log(tmp_path / "ok.csv", [5] * 20)
-    top = _score_roots(0, 20)[1]
-    r = _slo(ok_log, SLO(threshold_minutes=30, allowed_violation_share=wilson(0, 20)[1]))
+    ok_log = waits_log(tmp_path / "ok.csv", [5] * 20)
+    top = score_roots(0, 20)[1]
+    r = evaluated_slo(ok_log, SLO(threshold_minutes=30, allowed_violation_share=wilson(0, 20)[1]))
     assert r["conclusive"] is True and r["verdict"] == "pass"
     assert wilson(0, 20)[1] == pytest.approx(top, abs=1e-12)
-    bad_log = _waits_log(tmp_path / "bad.csv", [90] * 20)
-    r = _slo(bad_log, SLO(threshold_minutes=30, allowed_violation_share=wilson(20, 20)[0]))
+    bad_log = waits_log(tmp_path / "bad.csv", [90] * 20)
+    r = evaluated_slo(bad_log, SLO(threshold_minutes=30, allowed_violation_share=wilson(20, 20)[0]))
     assert r["conclusive"] is False and r["verdict"] == "inconclusive"
     assert r["point_estimate"] == "fail"
 
 
 def test_not_measurable_says_nothing_else(tmp_path: Path) -> None:
-    rows = [job("1", "ft-a-train", 1, "", _t(30), "cancelled", submit=_t(0), eligible=_t(0))]
+    rows = [
+        job(
+            "1",
+            "ft-a-train",
+            1,
+            "",
+            at_minute(30),
+            "cancelled",
+            submit=at_minute(0),
+            eligible=at_minute(0),
+        )
+    ]
     log = write_csv(tmp_path / "q.csv", rows)
-    r = _slo(
+    r = evaluated_slo(
         log,
         SLO(
             description="trainings start within the hour",

@@ -3,7 +3,7 @@ the words of a verdict, the CDF the report draws, jobs without the clock's start
 that combine, and an empty lifecycle table.
 
 Oracles are independent of the code: the score interval as the roots of its quadratic
-(`_score_roots`), a linear search over sample sizes, waits worked out by hand.
+(`score_roots`), a linear search over sample sizes, waits worked out by hand.
 """
 
 from __future__ import annotations
@@ -31,7 +31,15 @@ from gpudecide.queue.slo import (
 )
 
 from .logs import job, write_csv
-from .test_rules_queue import AS_OF, _jobs, _score_roots, _slo, _t, _waits_log, pending_48h
+from .test_rules_queue import (
+    AS_OF,
+    at_minute,
+    evaluated_slo,
+    lifecycle_rows,
+    pending_48h,
+    score_roots,
+    waits_log,
+)
 
 
 def _conclusive_by_roots(share: float, total: np.ndarray, allowed: float) -> np.ndarray:
@@ -134,7 +142,7 @@ def test_wilson_stays_inside_zero_and_one() -> None:
     n = 5
     assert (1 + z * z / (2 * n) + z * math.sqrt(z * z / (4 * n * n))) / (1 + z * z / n) > 1.0
     assert wilson(5, 5)[1] == 1.0 and wilson(0, 5)[0] == 0.0
-    assert wilson(5, 5)[0] == pytest.approx(_score_roots(5, 5)[0], abs=1e-12)
+    assert wilson(5, 5)[0] == pytest.approx(score_roots(5, 5)[0], abs=1e-12)
 
 
 def _pct(x: float) -> str:
@@ -142,11 +150,11 @@ def _pct(x: float) -> str:
 
 
 def test_inconclusive_why_names_the_jobs_that_would_settle_it(tmp_path: Path) -> None:
-    r = _slo(
-        _waits_log(tmp_path / "q.csv", [5] * 20),
+    r = evaluated_slo(
+        waits_log(tmp_path / "q.csv", [5] * 20),
         SLO(threshold_minutes=60, allowed_violation_share=0.1),
     )
-    lo, hi = _score_roots(0, 20)
+    lo, hi = score_roots(0, 20)
     assert r["why"] == (
         f"0 of 20 jobs waited longer than 60 min (0.0%, 95 % interval {_pct(max(0, lo))}-"
         f"{_pct(hi)}) against 10% allowed: the interval holds the allowed share, so the sample "
@@ -156,9 +164,9 @@ def test_inconclusive_why_names_the_jobs_that_would_settle_it(tmp_path: Path) ->
 
 
 def test_inconclusive_why_when_no_sample_settles_it(tmp_path: Path) -> None:
-    log = _waits_log(tmp_path / "q.csv", [90] * 2 + [5] * 18)
-    r = _slo(log, SLO(threshold_minutes=60, allowed_violation_share=0.1))
-    lo, hi = _score_roots(2, 20)
+    log = waits_log(tmp_path / "q.csv", [90] * 2 + [5] * 18)
+    r = evaluated_slo(log, SLO(threshold_minutes=60, allowed_violation_share=0.1))
+    lo, hi = score_roots(2, 20)
     assert r["more_jobs_to_settle"] is None
     assert r["why"] == (
         f"2 of 20 jobs waited longer than 60 min (10.0%, 95 % interval {_pct(lo)}-{_pct(hi)}) "
@@ -175,17 +183,17 @@ def test_why_adds_the_violations_that_waited_on_own_limits(tmp_path: Path) -> No
             str(i),
             f"ft-{i}-train",
             1,
-            _t(60 * i + wait),
-            _t(60 * i + wait + 30),
-            submit=_t(60 * i),
-            eligible=_t(60 * i),
+            at_minute(60 * i + wait),
+            at_minute(60 * i + wait + 30),
+            submit=at_minute(60 * i),
+            eligible=at_minute(60 * i),
             wait_reason=reason,
         )
         for i, (wait, reason) in enumerate(
             [(90, "QOSMaxGRESPerUser"), (90, "QOSMaxGRESPerUser"), (90, "Resources"), (5, "")]
         )
     ]
-    r = _slo(
+    r = evaluated_slo(
         write_csv(tmp_path / "q.csv", rows), SLO(threshold_minutes=60, allowed_violation_share=0.5)
     )
     assert (r["violations"], r["violations_waiting_for_quota"]) == (3, 2)
@@ -195,7 +203,7 @@ def test_why_adds_the_violations_that_waited_on_own_limits(tmp_path: Path) -> No
         "team_choice": 0,
         "other": 0,
     }
-    lo, hi = _score_roots(3, 4)
+    lo, hi = score_roots(3, 4)
     assert r["why"] == (
         f"3 of 4 jobs waited longer than 60 min (75.0%, 95 % interval {_pct(lo)}-{_pct(hi)}) "
         "against 50% allowed: the interval holds the allowed share, so the sample cannot tell; "
@@ -209,8 +217,8 @@ def test_why_adds_the_violations_that_waited_on_own_limits(tmp_path: Path) -> No
 def test_cdf_of_more_than_500_waits_is_500_quantiles(tmp_path: Path) -> None:
     # 1,001 waits of 0, 1, ..., 1,000 min: the quantile at i/499 sits at position
     # 1,000 i / 499, so its value is 60,000 i / 499 s (the waits are evenly spaced), to 0.1 s.
-    log = _waits_log(tmp_path / "q.csv", list(range(1001)))
-    r = _slo(log, SLO(threshold_minutes=10_000, allowed_violation_share=0.1))
+    log = waits_log(tmp_path / "q.csv", list(range(1001)))
+    r = evaluated_slo(log, SLO(threshold_minutes=10_000, allowed_violation_share=0.1))
     assert r["measured"] == 1001 and r["violations"] == 0
     assert r["waits_s"] == [round(60_000 * i / 499, 1) for i in range(500)]
     assert r["waits_s"][:3] == [0.0, 120.2, 240.5] and r["waits_s"][-1] == 60_000.0
@@ -218,8 +226,8 @@ def test_cdf_of_more_than_500_waits_is_500_quantiles(tmp_path: Path) -> None:
 
 def test_cdf_of_500_waits_or_fewer_is_every_wait(tmp_path: Path) -> None:
     waits = [(7 * i) % 500 for i in range(500)]  # 0..499 min in a scrambled order
-    r = _slo(
-        _waits_log(tmp_path / "q.csv", waits),
+    r = evaluated_slo(
+        waits_log(tmp_path / "q.csv", waits),
         SLO(threshold_minutes=1_000, allowed_violation_share=0.1),
     )
     assert r["waits_s"] == [60.0 * w for w in range(500)]
@@ -227,10 +235,18 @@ def test_cdf_of_500_waits_or_fewer_is_every_wait(tmp_path: Path) -> None:
 
 def test_a_job_still_waiting_enters_the_cdf_with_its_wait_so_far(tmp_path: Path) -> None:
     rows = [
-        job("1", "ft-a-train", 1, _t(10), _t(40), submit=_t(0), eligible=_t(0)),
+        job(
+            "1",
+            "ft-a-train",
+            1,
+            at_minute(10),
+            at_minute(40),
+            submit=at_minute(0),
+            eligible=at_minute(0),
+        ),
         pending_48h(),
     ]
-    r = _slo(
+    r = evaluated_slo(
         write_csv(tmp_path / "q.csv", rows), SLO(threshold_minutes=60, allowed_violation_share=0.5)
     )
     assert r["waits_s"] == [600.0, 48 * 3600.0]
@@ -241,15 +257,23 @@ def test_jobs_without_the_clocks_start_are_unmeasured(tmp_path: Path) -> None:
     # Job 2 has no submit and no eligible time, job 3 no eligible time: neither starts the
     # eligible clock, and job 2 not the submit clock either. Both still count as selected.
     rows = [
-        job("1", "ft-a-train", 1, _t(90), _t(120), submit=_t(0), eligible=_t(0)),
-        job("2", "ft-b-train", 1, _t(90), _t(120), submit="", eligible=""),
-        job("3", "ft-c-train", 1, _t(20), _t(120), submit=_t(0)),
+        job(
+            "1",
+            "ft-a-train",
+            1,
+            at_minute(90),
+            at_minute(120),
+            submit=at_minute(0),
+            eligible=at_minute(0),
+        ),
+        job("2", "ft-b-train", 1, at_minute(90), at_minute(120), submit="", eligible=""),
+        job("3", "ft-c-train", 1, at_minute(20), at_minute(120), submit=at_minute(0)),
     ]
     log = write_csv(tmp_path / "q.csv", rows)
-    eligible = _slo(log, SLO(threshold_minutes=60, allowed_violation_share=0.5))
+    eligible = evaluated_slo(log, SLO(threshold_minutes=60, allowed_violation_share=0.5))
     assert (eligible["selected"], eligible["measured"], eligible["unmeasured"]) == (3, 1, 2)
     assert (eligible["violations"], eligible["waits_s"]) == (1, [5400.0])
-    submit = _slo(
+    submit = evaluated_slo(
         log,
         SLO(threshold_minutes=60, allowed_violation_share=0.5, measure="submit_to_start"),
     )
@@ -258,8 +282,8 @@ def test_jobs_without_the_clocks_start_are_unmeasured(tmp_path: Path) -> None:
 
 
 def test_no_job_matching_the_selector_says_so(tmp_path: Path) -> None:
-    log = _waits_log(tmp_path / "q.csv", [5, 10])
-    r = _slo(
+    log = waits_log(tmp_path / "q.csv", [5, 10])
+    r = evaluated_slo(
         log,
         SLO(threshold_minutes=60, allowed_violation_share=0.1, selector=Selector(kinds=["eval"])),
     )
@@ -269,7 +293,7 @@ def test_no_job_matching_the_selector_says_so(tmp_path: Path) -> None:
 
 def test_an_empty_lifecycle_table_matches_nothing(tmp_path: Path) -> None:
     # A period with no job: the lifecycle table of a real log cut to zero rows.
-    log = load_logs([_waits_log(tmp_path / "q.csv", [5])])
+    log = load_logs([waits_log(tmp_path / "q.csv", [5])])
     whole = lifecycle.job_lifecycles(log.attempts, jobs_table(log.attempts), AS_OF)
     assert whole.num_rows == 1
     lc = whole.slice(0, 0)
@@ -286,7 +310,7 @@ def test_an_empty_lifecycle_table_matches_nothing(tmp_path: Path) -> None:
 
 
 def test_every_condition_of_a_selector_narrows_the_others() -> None:
-    t = _jobs(
+    t = lifecycle_rows(
         gpus=[1, 8, 8, 8],
         priority=[10, 1, 10, 10],
         kind=["train", "train", "train", "eval"],

@@ -26,6 +26,33 @@ from gpudecide.queue.restarts import RestartsFigures, restarts_from_zero
 from gpudecide.queue.slo import SLO, SloFigures, SLOFile, evaluate, why_message
 from gpudecide.queue.words import VERDICTS, WINDOWS, word_message
 
+__all__ = [
+    "EVIDENCE_JOBS_MAX",
+    "PEAK_WINDOW_DAYS",
+    "JobFigures",
+    "PoolFigures",
+    "QueueFigures",
+    "QueueOptions",
+    "QueueOverview",
+    "QueueSummaryFigures",
+    "ReplayFigures",
+    "ReplayInput",
+    "ReplaySloFigures",
+    "ReplayWindowFigures",
+    "SkippedRowFigures",
+    "analyse_queue",
+    "overview_of",
+    "queue_evidence",
+    "queue_summary_line",
+    "queue_summary_message",
+    "replay_evidence",
+    "replay_input",
+    "replay_summary_line",
+    "replay_summary_message",
+    "run_replay",
+    "source_notes_of",
+]
+
 # Evidence keeps every job up to this many; beyond, the longest waits (the CLI prints all).
 EVIDENCE_JOBS_MAX = 5000
 PEAK_WINDOW_DAYS = 28

@@ -38,19 +38,19 @@ from gpudecide.queue.words import (
     word,
 )
 
-__all__ = ["register"]
+__all__ = ["queue", "register", "replay"]
 
 _ = translator("queue")
 _n = _.n
 
-SloOpt = Annotated[
+_SloOpt = Annotated[
     Path | None, typer.Option("--slo", help="slo.yaml with the normal and urgent SLOs (Q3).")
 ]
 
 
 def queue(
     logs: LogsArg = None,
-    slo_opt: SloOpt = None,
+    slo_opt: _SloOpt = None,
     chain_pattern: Annotated[
         str | None,
         typer.Option(help="Regex with a named group `chain` taken from job names (Q5)."),
@@ -223,7 +223,7 @@ def replay(
     gpus: Annotated[
         str | None, typer.Option(help="Pool sizes, e.g. 8,16,32, or auto (needs an SLO).")
     ] = None,
-    slo_opt: SloOpt = None,
+    slo_opt: _SloOpt = None,
     slo_name: Annotated[
         str | None, typer.Option(help="Which SLO of the file to meet (default normal).")
     ] = None,

@@ -40,6 +40,7 @@ from gpudecide.queue.slo import SLO, SLOFile
 from gpudecide.workspace import ReplayConfig
 
 __all__ = [
+    "WINDOWS",
     "QueueRun",
     "QueueSettings",
     "ReplayRun",

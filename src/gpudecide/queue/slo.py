@@ -26,6 +26,26 @@ from gpudecide.queue.lifecycle import reason_category
 from gpudecide.queue.model import Figure
 from gpudecide.queue.words import VERDICTS, word_message
 
+__all__ = [
+    "CAUSES",
+    "CDF_POINTS",
+    "SETTLE_MAX_JOBS",
+    "SLO",
+    "CausesFigures",
+    "Measure",
+    "Range",
+    "SLOFile",
+    "Selector",
+    "SloFigures",
+    "TimeOfDay",
+    "Weekday",
+    "evaluate",
+    "jobs_to_settle",
+    "load",
+    "why_message",
+    "wilson",
+]
+
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 Measure = Literal[
     "eligible_to_start", "submit_to_start", "eligible_to_first_step", "submit_to_first_step"
