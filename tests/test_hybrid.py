@@ -8,14 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import typer
 import yaml
 from typer.testing import CliRunner
 
 from gpudecide import workspace
 from gpudecide.artifacts.manifest import RunManifest
+from gpudecide.cli import app
 from gpudecide.decision import hybrid
-from gpudecide.decision.cli import register_check
 from gpudecide.errors import InputError
 
 DIGEST = "sha256:" + "a" * 64
@@ -139,10 +138,6 @@ def test_contour_must_belong_to_the_hybrid(tmp_path: Path) -> None:
 
 def test_cli_exit_codes_and_json(tmp_path: Path) -> None:
     _ws(tmp_path)
-    app = typer.Typer()
-    check = typer.Typer()
-    register_check(check)
-    app.add_typer(check, name="check")
     _spec(tmp_path, {}, {})
     ok = CliRunner().invoke(app, ["check", "hybrid", "-w", str(tmp_path), "--json"])
     assert ok.exit_code == 0, ok.output

@@ -1,5 +1,7 @@
 """Command line: builds the app, registers every package's commands, and holds the commands
 that span packages (init, report, evidence, demo). Exit 0 ok, 1 a check failed, 2 bad input.
+`assess` is the decision package's (`decision.cli`): it reads every package's evidence
+through the one registry of rules.
 
 Each analysis package registers its own commands from its `cli.py`; a new analysis adds one
 `register` line below.
@@ -14,13 +16,14 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from gpudecide import __version__, workspace
+from gpudecide import __version__, fmt, ledger, workspace
 from gpudecide import evidence as ev
 from gpudecide.artifacts.cli import register as register_artifacts
 from gpudecide.attest.cli import register as register_attest
 from gpudecide.console import (
-    LANG_ENV,
+    AuthorOpt,
     JsonOpt,
+    LangOpt,
     WorkspaceOpt,
     choose_language,
     emit_json,
@@ -28,24 +31,20 @@ from gpudecide.console import (
     language,
     open_workspace,
     out,
-    print_written,
     run_app,
 )
-from gpudecide.cost import analysis as cost_analysis
 from gpudecide.cost.cli import register as register_cost
-from gpudecide.decision.assess import StaleEvidence, decide
-from gpudecide.decision.cli import print_assessment, print_refusal, register_check
+from gpudecide.decision.cli import print_assessment
+from gpudecide.decision.cli import register as register_decision
 from gpudecide.drills.cli import register as register_drills
 from gpudecide.errors import InputError
 from gpudecide.governance.cli import check_app
 from gpudecide.governance.cli import register as register_governance
-from gpudecide.i18n import Language, translator
-from gpudecide.jobs import profile as prof
+from gpudecide.i18n import translator
 from gpudecide.jobs.cli import register as register_jobs
 from gpudecide.portability.cli import register as register_portability
-from gpudecide.queue.analysis import queue_summary_line, replay_summary_line
 from gpudecide.queue.cli import register as register_queue
-from gpudecide.report.i18n import N_, moment, problems_of, summary_of, verdict_label
+from gpudecide.report.i18n import N_, problems_of, summary_of, verdict_label
 from gpudecide.sections import build_report
 
 _ = translator("report")
@@ -90,25 +89,8 @@ def _root(
         bool,
         typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
     ] = False,
-    author: Annotated[
-        str | None,
-        typer.Option(
-            "--author",
-            envvar="GPUDECIDE_AUTHOR",
-            help="Who produces this run's evidence, as every record names it (default: the "
-            "workspace's author, else git's user.name and user.email, else the OS user).",
-        ),
-    ] = None,
-    lang: Annotated[
-        str | None,
-        typer.Option(
-            "--lang",
-            envvar=LANG_ENV,
-            metavar="en|ru|kk",
-            help="Language of what commands print for people (default: the workspace's "
-            "report.language, else en); --json output is the same in every language.",
-        ),
-    ] = None,
+    author: AuthorOpt = None,
+    lang: LangOpt = None,
 ) -> None:
     """gpudecide: evidence for the GPU decision."""
     choose_language(lang)
@@ -128,13 +110,10 @@ def init(
     if as_json:
         emit_json({"workspace": str(directory), "written": [str(p) for p in written]})
         return
-    lang = language()
-    out.print(_("workspace created in {path}", lang).format(path=directory))
+    out.print(_("workspace created in {path}").format(path=directory))
     for p in written:
         out.print(f"  {p}")
-    out.print(
-        _("next: put your job logs in logs/, edit gpudecide.yaml, run `gpudecide profile`", lang)
-    )
+    out.print(_("next: put your job logs in logs/, edit gpudecide.yaml, run `gpudecide profile`"))
 
 
 # Each package's commands, in the order `--help` lists them.
@@ -144,7 +123,7 @@ register_cost(app)  # `cost` (SPEC C1-C10, V2)
 register_artifacts(app)  # `hash`, `manifest ...`, `audit` (SPEC A1-A8, E2, E5)
 register_portability(app)  # `export-test` (SPEC E1-E4, A2, A4)
 register_drills(app)  # `drill`, `cordon` (SPEC G1-G4)
-register_check(check_app)  # `check hybrid` (SPEC H1-H3), beside the governance checks
+register_decision(app, check_app)  # `assess` (D1-D5, V1-V2), `check hybrid` (H1-H3)
 register_governance(app)  # `check raci|standard-path|isolation|residency|secrets` (R, I)
 register_attest(app)  # `sign`, `verify` (SPEC A5, D4)
 
@@ -166,12 +145,12 @@ def report(
     if as_json:
         emit_json({k: str(v) for k, v in paths.items()})
         return
-    _print_report_paths(paths, language(ws))
+    _print_report_paths(paths)
 
 
-def _print_report_paths(paths: dict[str, Path], lang: Language) -> None:
+def _print_report_paths(paths: dict[str, Path]) -> None:
     for kind, path in paths.items():
-        out.print(f"{_(REPORT_FILES.get(kind, kind), lang)}: {path}", markup=False)
+        out.print(f"{_(REPORT_FILES.get(kind, kind))}: {path}", markup=False)
 
 
 @app.command("evidence")
@@ -184,121 +163,46 @@ def evidence_cmd(
 ) -> None:
     """List evidence records and whether each still matches its inputs (exit 1 if not).
 
-    A record a newer one of the same kind and option replaces is `superseded`: listed apart,
-    never mixed with the current ones, and deleted with --prune. A damaged record is listed
-    with its reason and the rest are still checked.
+    A record a newer one of the same check replaces is `superseded`: listed apart, never
+    mixed with the current ones, and deleted with --prune. A damaged record is listed with
+    its reason and the rest are still checked.
     """
     with guard(as_json):
         ws = open_workspace(workspace_dir, required=True)
         assert ws is not None
         records, damaged = ev.scan(ws.evidence_dir)
-        removed = ev.prune(ws.evidence_dir, records) if prune else []
+        removed = ledger.prune(ws.evidence_dir, records, ws.config.options) if prune else []
         if removed:
             records, damaged = ev.scan(ws.evidence_dir)
-        rows = evidence_rows(records, damaged, ws.root)
+        rows = ledger.ledger_rows(records, damaged, ws.root, ws.config.options)
     bad = [r for r in rows if r["freshness"] not in ("fresh", "superseded")]
     if as_json:
         emit_json({"records": rows, "all_fresh": not bad, "pruned": [str(p) for p in removed]})
     else:
-        _print_evidence(rows, bad, removed, language(ws))
+        _print_evidence(rows, bad, removed)
     if bad:
         raise typer.Exit(1)
 
 
 def _print_evidence(
-    rows: list[dict[str, Any]], bad: list[dict[str, Any]], removed: list[Path], lang: Language
+    rows: list[dict[str, Any]], bad: list[dict[str, Any]], removed: list[Path]
 ) -> None:
     heads = (N_("id"), N_("kind"), N_("verdict"), N_("created"), N_("freshness"))
-    table = Table(*(_(h, lang) for h in heads), box=None)
+    table = Table(*(_(h) for h in heads), box=None)
     for r in rows:
         table.add_row(
             str(r["id"]),
             str(r["kind"]),
-            "None" if r["verdict"] is None else verdict_label(str(r["verdict"]), lang),
-            "None" if r["created_at_utc"] is None else moment(str(r["created_at_utc"]), lang),
-            _(FRESHNESS.get(r["freshness"], r["freshness"]), lang),
+            "None" if r["verdict"] is None else verdict_label(str(r["verdict"])),
+            "None" if r["created_at_utc"] is None else fmt.moment(str(r["created_at_utc"])),
+            _(FRESHNESS.get(r["freshness"], r["freshness"])),
         )
-    out.print(table if rows else _("no evidence records yet", lang))
+    out.print(table if rows else _("no evidence records yet"))
     for r in bad:
-        for problem in problems_of(r["problems"], lang):
+        for problem in problems_of(r["problems"]):
             out.print(f"{r['id']}: {problem}", markup=False)
     for path in removed:
-        out.print(_("pruned: {path}", lang).format(path=path), markup=False)
-
-
-def evidence_rows(
-    records: list[ev.Evidence], damaged: list[ev.Damaged], root: Path
-) -> list[dict[str, Any]]:
-    """One row per record (current first, then superseded) and per damaged file."""
-    old = ev.superseded(records)
-    rows: list[dict[str, Any]] = []
-    for record in sorted(records, key=lambda r: r.id in old):
-        state, problems = ev.freshness(record, root)
-        # A replaced record no longer speaks for anything: its staleness is not a failure,
-        # but an edited one still is.
-        replaced = record.id in old and state is not ev.Freshness.TAMPERED
-        shown = "superseded" if replaced else state.value
-        rows.append(
-            {
-                "id": record.id,
-                "kind": record.kind,
-                "verdict": record.verdict,
-                "created_at_utc": record.created_at_utc,
-                "freshness": shown,
-                "superseded": record.id in old,
-                "problems": problems,
-            }
-        )
-    for d in damaged:
-        rows.append(
-            {
-                "id": d.path.name,
-                "kind": None,
-                "verdict": None,
-                "created_at_utc": None,
-                "freshness": "damaged",
-                "superseded": False,
-                "problems": [d.reason],
-            }
-        )
-    return rows
-
-
-@app.command()
-def assess(
-    workspace_dir: Annotated[
-        Path | None, typer.Argument(help="Workspace folder (default: found from here up).")
-    ] = None,
-    allow_stale: Annotated[
-        bool,
-        typer.Option(
-            "--allow-stale",
-            help="Decide even on records that are no longer true (marked provisional).",
-        ),
-    ] = False,
-    as_json: JsonOpt = False,
-) -> None:
-    """Decide: stop factors first, the evidence-backed matrix, what each option has proven,
-    robustness (D1-D5, V1-V2).
-
-    Exit 0 only when decided; 1 when the decision is provisional, tied, no option passes,
-    or a record it would rest on is no longer true (nothing is written then).
-    """
-    with guard(as_json):
-        ws = open_workspace(workspace_dir, required=True)
-        assert ws is not None
-        try:
-            result, written = decide(ws, allow_stale=allow_stale)
-        except StaleEvidence as refusal:
-            print_refusal(refusal, as_json)
-            raise typer.Exit(1) from None
-    if as_json:
-        emit_json({**result.figures(), "evidence": str(written)})
-    else:
-        print_assessment(result)
-        print_written(written)
-    if result.status != "decided":
-        raise typer.Exit(1)
+        out.print(_("pruned: {path}").format(path=path), markup=False)
 
 
 @app.command()
@@ -314,41 +218,25 @@ def demo(
         demo_mod = _demo_module()
         ws = demo_mod.create(out_dir, force=force)
         result = demo_mod.run(ws)
-        decision = result.decision
         paths = build_report(ws, language=language(ws))
-    audit_summary = ev.load(result.audit).summary
+    records = [ev.load(p) for p in result.evidence]
     if as_json:
         emit_json(
             {
                 "workspace": str(out_dir),
                 "evidence": [str(p) for p in result.evidence],
                 "report": {k: str(v) for k, v in paths.items()},
-                "profile": {k: v for k, v in result.profile.figures.items() if k != "weeks"},
-                "queue": result.queue["summary"],
-                "replay": {k: v for k, v in result.replay.items() if k != "notes"},
-                "cost": cost_analysis.summary_line(result.cost.result.figures),
-                "audit": audit_summary,
-                "decision": decision.figures()["decision"],
+                "summaries": {r.id: r.summary for r in records},
+                "decision": result.decision.figures()["decision"],
             }
         )
         return
-    lang = language(ws)
-    if lang == "en":
-        out.print(prof.summary_line(result.profile.figures), markup=False)
-        out.print(queue_summary_line(result.queue), markup=False)
-        out.print(replay_summary_line(result.replay), markup=False)
-        out.print(cost_analysis.summary_line(result.cost.result.figures), markup=False)
-        out.print(audit_summary, markup=False)
-    else:
-        # The same lines, from the records the demo wrote, in the reader's language.
-        shown = ("profile", "queue", "replay", "cost", "audit")
-        records = [ev.load(p) for p in result.evidence]
-        for kind in shown:
-            for record in (r for r in records if r.kind == kind):
-                out.print(summary_of(record, lang), markup=False)
-    print_assessment(decision)
-    out.print(_("demo workspace: {path}", lang).format(path=out_dir), markup=False)
-    _print_report_paths(paths, lang)
+    for kind in ("profile", "queue", "replay", "cost", "audit"):
+        for record in (r for r in records if r.kind == kind):
+            out.print(summary_of(record), markup=False)
+    print_assessment(result.decision)
+    out.print(_("demo workspace: {path}").format(path=out_dir), markup=False)
+    _print_report_paths(paths)
 
 
 def _demo_module() -> ModuleType:

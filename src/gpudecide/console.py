@@ -33,6 +33,27 @@ out = Console(highlight=False, soft_wrap=True, markup=False, emoji=False)
 err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False)
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object for machines.")]
+LANG_ENV = "GPUDECIDE_LANG"
+# The root options: who produces this run's evidence, and the language people read.
+AuthorOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--author",
+        envvar="GPUDECIDE_AUTHOR",
+        help="Who produces this run's evidence, as every record names it (default: the "
+        "workspace's author, else git's user.name and user.email, else the OS user).",
+    ),
+]
+LangOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--lang",
+        envvar=LANG_ENV,
+        metavar="en|ru|kk",
+        help="Language of what commands print for people (default: the workspace's "
+        "report.language, else en); --json output is the same in every language.",
+    ),
+]
 WorkspaceOpt = Annotated[
     Path | None,
     typer.Option("--workspace", "-w", help="Workspace folder (default: found from here up)."),
@@ -44,7 +65,6 @@ WorkspaceOpt = Annotated[
 # else English. It is set once per run (`gpudecide.i18n.set_language`); --json output is
 # never translated (machines read ids).
 _chosen: Language | None = None
-LANG_ENV = "GPUDECIDE_LANG"
 
 
 def choose_language(lang: str | None) -> None:

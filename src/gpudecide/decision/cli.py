@@ -26,12 +26,12 @@ from gpudecide.console import (
 )
 from gpudecide.decision import hybrid
 from gpudecide.decision.actions import ITEM_NAMES, STATE_NAMES
-from gpudecide.decision.assess import Assessment, StaleEvidence
+from gpudecide.decision.assess import Assessment, StaleEvidence, decide
 from gpudecide.i18n import translator
 from gpudecide.message import render
 from gpudecide.report.i18n import summary_of
 
-__all__ = ["check_hybrid", "print_assessment", "print_refusal", "register_check"]
+__all__ = ["assess", "check_hybrid", "print_assessment", "print_refusal", "register"]
 
 _ = translator("decision")
 
@@ -143,6 +143,43 @@ def check_hybrid(
         raise typer.Exit(1)
 
 
-def register_check(check_app: typer.Typer) -> None:
-    """Add `check hybrid` to the `check` command group."""
+def assess(
+    workspace_dir: Annotated[
+        Path | None, typer.Argument(help="Workspace folder (default: found from here up).")
+    ] = None,
+    allow_stale: Annotated[
+        bool,
+        typer.Option(
+            "--allow-stale",
+            help="Decide even on records that are no longer true (marked provisional).",
+        ),
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Decide: stop factors first, the evidence-backed matrix, what each option has proven,
+    robustness (D1-D5, V1-V2).
+
+    Exit 0 only when decided; 1 when the decision is provisional, tied, no option passes,
+    or a record it would rest on is no longer true (nothing is written then).
+    """
+    with guard(as_json):
+        ws = open_workspace(workspace_dir, required=True)
+        assert ws is not None
+        try:
+            result, written = decide(ws, allow_stale=allow_stale)
+        except StaleEvidence as refusal:
+            print_refusal(refusal, as_json)
+            raise typer.Exit(1) from None
+    if as_json:
+        emit_json({**result.figures(), "evidence": str(written)})
+    else:
+        print_assessment(result)
+        print_written(written)
+    if result.status != "decided":
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer, check_app: typer.Typer) -> None:
+    """Add `assess` to the app and `check hybrid` to the `check` command group."""
+    app.command()(assess)
     check_app.command("hybrid")(check_hybrid)
