@@ -13,9 +13,13 @@ from typing import Any
 from gpudecide.drills import runner
 from gpudecide.drills.faults import flip_bytes
 from gpudecide.drills.job import stored_steps
-from gpudecide.drills.journal import Probe, always
+from gpudecide.drills.journal import Journal, Probe, always
 from gpudecide.drills.runner import DrillContext, DrillResult, last
 from gpudecide.message import nmessage
+
+__all__ = [
+    "run",
+]
 
 
 def run(ctx: DrillContext, *, corrupt_all: bool = False) -> DrillResult:
@@ -63,7 +67,7 @@ def run(ctx: DrillContext, *, corrupt_all: bool = False) -> DrillResult:
 
 def _judge(
     ctx: DrillContext,
-    j: runner.Journal,
+    j: Journal,
     run_dir: Path,
     steps: list[int],
     corrupted: list[int],

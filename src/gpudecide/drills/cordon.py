@@ -35,6 +35,23 @@ from gpudecide.i18n import N_
 from gpudecide.jsonio import utc_iso
 from gpudecide.message import Message, english, message, nmessage
 
+__all__ = [
+    "CordonResult",
+    "GpuDecision",
+    "NodePlan",
+    "Rate",
+    "Reason",
+    "apply",
+    "apply_failed",
+    "audit",
+    "corrected_rate",
+    "counts",
+    "decide",
+    "decide_gpus",
+    "node_commands",
+    "plan_nodes",
+]
+
 
 @dataclass
 class Reason:

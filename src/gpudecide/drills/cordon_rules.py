@@ -18,6 +18,23 @@ from pydantic import BaseModel, ConfigDict, Field
 from gpudecide.i18n import N_
 from gpudecide.inputs import load_yaml_model
 
+__all__ = [
+    "ACTIONS",
+    "BUILT_IN_WHYS",
+    "DEFAULT_XIDS",
+    "RULES_NAME",
+    "UNKNOWN_XID_WHY",
+    "Action",
+    "Breaker",
+    "Commands",
+    "CordonRules",
+    "CorrectedErrors",
+    "MemoryRules",
+    "XidRule",
+    "load",
+    "severity",
+]
+
 Action = Literal["ok", "watch", "cordon", "drain-and-reset", "replace"]
 ACTIONS: tuple[Action, ...] = ("ok", "watch", "cordon", "drain-and-reset", "replace")
 RULES_NAME = "cordon.yaml"

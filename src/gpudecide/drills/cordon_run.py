@@ -16,6 +16,15 @@ from gpudecide.drills.figures import RecordMessages
 from gpudecide.errors import InputError
 from gpudecide.message import Message, message, nmessage, record_texts
 
+__all__ = [
+    "AUDIT_PATH",
+    "TELEMETRY_DIR",
+    "CordonRun",
+    "run_cordon",
+    "summary_message",
+    "verdict_of",
+]
+
 TELEMETRY_DIR = "telemetry"
 AUDIT_PATH = Path("audit") / "cordon.jsonl"
 

@@ -16,6 +16,13 @@ from gpudecide import workspace
 from gpudecide.drills import cordon_run, drill_run
 from gpudecide.fsutil import atomic_write_text
 
+__all__ = [
+    "DATA",
+    "DEMO_OPTION",
+    "install",
+    "run",
+]
+
 DATA = Path(__file__).parent / "demo_data" / "telemetry"
 DEMO_OPTION = "owned-8xh100"
 

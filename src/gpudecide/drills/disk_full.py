@@ -18,7 +18,7 @@ import torch
 
 from gpudecide.drills import runner
 from gpudecide.drills.faults import FaultUnsupported, SmallFilesystem
-from gpudecide.drills.journal import Probe, always
+from gpudecide.drills.journal import Journal, Probe, always
 from gpudecide.drills.runner import DrillContext, DrillResult, last, steps_of
 from gpudecide.message import Message, english, message, nmessage
 from gpudecide.portability.lm import CausalLM
@@ -29,6 +29,12 @@ from gpudecide.portability.trainer import (
     train,
     verify_checkpoint,
 )
+
+__all__ = [
+    "OVERHEAD_BYTES",
+    "checkpoint_estimate",
+    "run",
+]
 
 # Checkpoint overhead beyond weights and two Adam moments (RNG states, JSON, pickle framing).
 OVERHEAD_BYTES = 48 << 10
@@ -132,7 +138,7 @@ def run(ctx: DrillContext, *, naive_copy: bool = False) -> DrillResult:
 
 def _judge(
     ctx: DrillContext,
-    j: runner.Journal,
+    j: Journal,
     run_dir: Path,
     url: str | None,
     events: list[dict[str, Any]],

@@ -22,6 +22,7 @@ from gpudecide.drills.figures import Figure, RecordMessages
 __all__ = [
     "DiskFacts",
     "DrillFigures",
+    "DrillVerdict",
     "GameDayRow",
     "LogRestart",
     "LogRestarts",
@@ -29,7 +30,7 @@ __all__ = [
     "figures_of",
 ]
 
-Verdict = Literal["pass", "fail"]
+DrillVerdict = Literal["pass", "fail"]
 
 
 class LogRestart(Figure):
@@ -80,7 +81,7 @@ class GameDayRow(Figure):
     """One drill of the game day, as every record of the run carries it (`game_day`)."""
 
     drill: str
-    verdict: Verdict
+    verdict: DrillVerdict
     noticed: bool
     data_kept: bool
     explained: bool
@@ -97,7 +98,7 @@ class DrillFigures(Figure):
     """A `drill` record's figures."""
 
     drill: str
-    verdict: Verdict
+    verdict: DrillVerdict
     noticed: bool
     data_kept: bool
     explained: bool

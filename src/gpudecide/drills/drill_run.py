@@ -36,6 +36,19 @@ from gpudecide.jobs.cli import workspace_logs
 from gpudecide.options import require_known
 from gpudecide.queue.restarts import restarts_from_zero
 
+__all__ = [
+    "CONFIG_NAME",
+    "EXECUTORS",
+    "RUNNERS",
+    "DrillConfig",
+    "DrillRun",
+    "executor_of",
+    "load_config",
+    "log_restarts",
+    "names",
+    "run_drills",
+]
+
 CONFIG_NAME = "drills.yaml"
 RUNNERS: dict[str, Callable[[DrillContext], DrillResult]] = {
     "node-loss": node_loss.run,

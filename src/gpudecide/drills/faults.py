@@ -29,6 +29,14 @@ from typing import Any
 from gpudecide.message import Message, english, message
 from gpudecide.portability.storage import Storage
 
+__all__ = [
+    "FaultUnsupported",
+    "LocalRevocation",
+    "MotoS3",
+    "SmallFilesystem",
+    "flip_bytes",
+]
+
 
 class FaultUnsupported(Exception):
     """This machine cannot inject the fault (no mount rights, no moto_server, ...).

@@ -18,13 +18,19 @@ from pathlib import Path
 from typing import Any
 
 from gpudecide.drills import runner
-from gpudecide.drills.journal import Probe, always
+from gpudecide.drills.job import now_iso
+from gpudecide.drills.journal import Journal, Probe, always
 from gpudecide.drills.launch import LOCAL_WAIT_REASON, SlurmJob, Status
 from gpudecide.drills.runner import DrillContext, DrillResult, last
 from gpudecide.jobs.classify import jobs_table
 from gpudecide.jobs.schema import attempts_table
 from gpudecide.message import message
 from gpudecide.queue import lifecycle
+
+__all__ = [
+    "DELAY_S",
+    "run",
+]
 
 DELAY_S = 2.0
 
@@ -33,7 +39,7 @@ def _sample(job: Any, files: runner.JobFiles, naive: bool) -> dict[str, Any]:
     st: Status = job.status()
     started = any(e["event"] == "started" for e in files.events_now())
     state = "running" if naive else st.state
-    return {"at": runner.now_iso(), "state": state, "reason": st.reason, "job_started": started}
+    return {"at": now_iso(), "state": state, "reason": st.reason, "job_started": started}
 
 
 def _queue_wait(
@@ -82,7 +88,7 @@ def run(ctx: DrillContext, *, naive_status: bool = False) -> DrillResult:
             files = runner.write_job(
                 run_dir, "train", runner.job_spec(ctx, run_dir, "train", run_dir / "node-a")
             )
-            submitted = runner.now_iso()
+            submitted = now_iso()
             if ctx.executor == "slurm":
                 job = runner.submit(ctx, files, hold=True)
             else:
@@ -112,7 +118,7 @@ def run(ctx: DrillContext, *, naive_status: bool = False) -> DrillResult:
 
 def _judge(
     ctx: DrillContext,
-    j: runner.Journal,
+    j: Journal,
     run_dir: Path,
     samples: list[dict[str, Any]],
     events: list[dict[str, Any]],

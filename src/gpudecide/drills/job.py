@@ -41,6 +41,24 @@ from gpudecide.portability.trainer import (
     verify_checkpoint,
 )
 
+__all__ = [
+    "EXIT_CHECKPOINT",
+    "EXIT_DENIED",
+    "EXIT_DISK_FULL",
+    "EXIT_OK",
+    "EXIT_OTHER",
+    "OPTIONS_ENV",
+    "Events",
+    "JobSpec",
+    "StorageDenied",
+    "denial_code",
+    "main",
+    "now_iso",
+    "read_events",
+    "run",
+    "stored_steps",
+]
+
 EXIT_OK, EXIT_OTHER, EXIT_DENIED, EXIT_DISK_FULL, EXIT_CHECKPOINT = 0, 1, 3, 4, 5
 OPTIONS_ENV = "GPUDECIDE_DRILL_STORAGE_OPTIONS"
 

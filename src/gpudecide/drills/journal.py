@@ -21,6 +21,12 @@ from gpudecide import __version__
 from gpudecide.drills.job import now_iso
 from gpudecide.fsutil import atomic_write_text
 
+__all__ = [
+    "Journal",
+    "Probe",
+    "always",
+]
+
 
 @dataclass
 class Probe:

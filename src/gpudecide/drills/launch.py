@@ -27,6 +27,20 @@ from typing import Literal, Protocol
 from gpudecide.drills.job import OPTIONS_ENV, now_iso
 from gpudecide.portability.zygote import Zygote
 
+__all__ = [
+    "DAC_CAPS",
+    "LOCAL_WAIT_REASON",
+    "Job",
+    "LocalExecutor",
+    "LocalJob",
+    "SlurmExecutor",
+    "SlurmJob",
+    "State",
+    "Status",
+    "drill_zygote",
+    "job_command",
+]
+
 State = Literal["pending", "running", "ended"]
 # Capabilities that let root ignore file permissions; dropped to make a denial real.
 DAC_CAPS = "-dac_override,-dac_read_search,-fowner"

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+__all__ = [
+    "DRILLS",
+    "NODE_LOCAL",
+    "SPEC_IDS",
+]
+
 DRILLS = ("node-loss", "disk-full", "storage-revoked", "gpu-delay", "checkpoint-corrupt")
 NODE_LOCAL = "node"  # --storage node: checkpoints only on the node's own disk
 SPEC_IDS = {

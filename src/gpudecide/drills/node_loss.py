@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from gpudecide.drills import runner
-from gpudecide.drills.journal import Probe, always
+from gpudecide.drills.job import now_iso
+from gpudecide.drills.journal import Journal, Probe, always
 from gpudecide.drills.runner import DrillContext, DrillResult, last, steps_of
 from gpudecide.message import Message, english, message, nmessage
 
-SLURM_PACE_S = 0.5
+__all__ = ["fresh_reason", "run"]
 
 
 def _kill_after_checkpoint(
@@ -42,7 +43,7 @@ def _kill_after_checkpoint(
 
     events = runner.wait_for(files, job, ready, ctx.timeout_s)
     job.kill()
-    killed_at = runner.now_iso()
+    killed_at = now_iso()
     status = job.wait(30)
     events = files.events_now()
     local = sorted(p.name for p in node_a.glob("checkpoint-*"))
@@ -96,7 +97,7 @@ def run(ctx: DrillContext) -> DrillResult:
 
 def _judge(
     ctx: DrillContext,
-    j: runner.Journal,
+    j: Journal,
     run_dir: Path,
     url: str | None,
     fault: dict[str, Any],

@@ -14,6 +14,11 @@ from gpudecide.queue.words import RESTART_VERDICTS
 from gpudecide.queue.words import word as queue_word
 from gpudecide.report.model import Section, Table
 
+__all__ = [
+    "cordon_section",
+    "drills_section",
+]
+
 _ = translator("drills")
 _n = _.n
 

@@ -18,6 +18,13 @@ from gpudecide.drills.drill_figures import GameDayRow, figures_of
 from gpudecide.drills.words import QUESTIONS, word_message
 from gpudecide.message import Message, english, is_message, message
 
+__all__ = [
+    "FAIL_SCORE",
+    "NODE_LOSS_FAIL_SCORE",
+    "PASS_SCORE",
+    "rules",
+]
+
 PASS_SCORE = 4
 FAIL_SCORE = 2
 NODE_LOSS_FAIL_SCORE = 1

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from gpudecide import evidence as ev
 from gpudecide.drills.drill_figures import DrillFigures, GameDayRow, LogRestarts
 from gpudecide.drills.figures import RecordMessages
-from gpudecide.drills.job import JobSpec, now_iso, read_events
+from gpudecide.drills.job import JobSpec, read_events
 from gpudecide.drills.journal import Journal, Probe
 from gpudecide.drills.launch import LocalExecutor, SlurmExecutor, SlurmJob
 from gpudecide.drills.names import NODE_LOCAL, SPEC_IDS
@@ -31,6 +31,32 @@ from gpudecide.message import Message, english, message, record_texts
 from gpudecide.portability.storage import Storage, open_storage
 from gpudecide.portability.trainer import CheckpointError, verify_checkpoint
 from gpudecide.portability.zygote import Zygote
+
+__all__ = [
+    "TINY_TRAIN",
+    "DrillContext",
+    "DrillResult",
+    "JobFiles",
+    "cancel",
+    "cannot_inject",
+    "game_day_row",
+    "job_spec",
+    "last",
+    "new_journal",
+    "open_store",
+    "seconds_between",
+    "step_time",
+    "steps_of",
+    "storage_probe",
+    "submit",
+    "summary_message",
+    "to_evidence",
+    "verdict_of",
+    "verify_stored",
+    "wait_for",
+    "without_external_storage",
+    "write_job",
+]
 
 # A tiny model (about 17k parameters, ~250 kB a checkpoint): every drill runs in seconds.
 TINY_TRAIN: dict[str, Any] = {
@@ -354,6 +380,3 @@ def without_external_storage(drill: str, run_dir: Path) -> DrillResult:
 def new_journal(drill: str, title: str, description: str, hypothesis: str) -> Journal:
     """A journal for one drill run."""
     return Journal(drill, title, description, hypothesis)
-
-
-__all__ = ["Journal", "now_iso"]

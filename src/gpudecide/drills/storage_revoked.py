@@ -19,12 +19,19 @@ from typing import Any
 
 from gpudecide.drills import runner
 from gpudecide.drills.faults import FaultUnsupported, LocalRevocation, MotoS3
-from gpudecide.drills.job import EXIT_DENIED
-from gpudecide.drills.journal import Probe, always
+from gpudecide.drills.job import EXIT_DENIED, now_iso
+from gpudecide.drills.journal import Journal, Probe, always
 from gpudecide.drills.names import NODE_LOCAL
 from gpudecide.drills.runner import DrillContext, DrillResult, last, steps_of
 from gpudecide.errors import InputError
 from gpudecide.message import Message, message, nmessage
+
+__all__ = [
+    "BACKOFF_S",
+    "RETRIES",
+    "REVOKE_PACE_S",
+    "run",
+]
 
 RETRIES = 3
 BACKOFF_S = 0.1
@@ -125,7 +132,7 @@ def run(ctx: DrillContext, *, retries: int = RETRIES) -> DrillResult:
                 else runner.submit(ctx, files)  # fmt: skip
             runner.wait_for(files, job, lambda ev: bool(steps_of(ev, "uploaded")), ctx.timeout_s)
             rec["output"] = access.revoke()
-            revoked_at = runner.now_iso()
+            revoked_at = now_iso()
         j.fault = {"type": "access revoked", "at": revoked_at, "storage": access.url}
         with j.activity("probe", "wait for the job's answer") as rec:
             rc = job.wait(ctx.timeout_s).returncode
@@ -150,7 +157,7 @@ def run(ctx: DrillContext, *, retries: int = RETRIES) -> DrillResult:
 
 def _judge(
     ctx: DrillContext,
-    j: runner.Journal,
+    j: Journal,
     run_dir: Path,
     access: _Access,
     returncode: int | None,

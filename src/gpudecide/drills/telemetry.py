@@ -30,6 +30,26 @@ from pathlib import Path
 from gpudecide.errors import InputError
 from gpudecide.message import Message, english, message
 
+__all__ = [
+    "DCGM_FIELDS",
+    "DMON_TAGS",
+    "FILE_SUFFIXES",
+    "SMI_COLUMNS",
+    "Line",
+    "Sample",
+    "Telemetry",
+    "XidEvent",
+    "detect",
+    "node_from_name",
+    "normalise_bus",
+    "read_all",
+    "read_dcgm_exporter",
+    "read_dmon",
+    "read_file",
+    "read_kernel_log",
+    "read_smi_csv",
+]
+
 # Canonical metric names, with the spellings each tool uses for them.
 SMI_COLUMNS: dict[str, str] = {
     "ecc.errors.corrected.volatile.total": "sbe_volatile",
