@@ -21,6 +21,7 @@ from gpudecide import workspace
 from gpudecide.artifacts import manifest as mf
 from gpudecide.artifacts import retention as ret
 from gpudecide.artifacts.cli import register
+from gpudecide.artifacts.figures import figures_of
 from gpudecide.artifacts.report import audit_section
 
 from .test_artifacts_models import build
@@ -80,6 +81,12 @@ def _json(res: Result) -> dict[str, Any]:
     return body
 
 
+def same_shape(record: ev.Evidence) -> None:
+    """The typed figures dump to the record's figures key for key (record hashes unchanged)."""
+    figures = json.loads(json.dumps(record.figures))
+    assert figures_of(record).model_dump(mode="json") == figures
+
+
 def _one_line_error(res: Result) -> str:
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), res.stderr
@@ -111,6 +118,8 @@ def test_audit_json_interface(arts: dict[str, Path], here: Path) -> None:
     assert ref.sha256 == hashlib.sha256(opt).hexdigest() and ref.size == len(opt)
     state, _ = ev.freshness(record, here)
     assert state is ev.Freshness.FRESH
+    same_shape(record)  # no retention policy: every A8 question open
+    assert figures_of(record).resumable_from is not None
 
 
 def test_audit_stop_factor_exits_1_with_hazard_objects(arts: dict[str, Path], here: Path) -> None:
@@ -153,6 +162,20 @@ def test_bad_plan_is_one_line_and_writes_nothing(
     assert not (here / "evidence").exists()
 
 
+def test_figures_of_refuses_another_kind_and_another_shape(arts: dict[str, Path]) -> None:
+    from pydantic import ValidationError
+
+    from gpudecide.artifacts import audit
+
+    record = audit.run(arts["adapter_local"]).record
+    with pytest.raises(LookupError):
+        figures_of(record.model_copy(update={"kind": "cost"}))
+    hazard = {k: v for k, v in record.figures["hazards"][0].items() if k != "message"}
+    older = {**record.figures, "hazards": [hazard]}  # a hazard without its message
+    with pytest.raises(ValidationError, match="message"):
+        figures_of(record.model_copy(update={"figures": older}))
+
+
 def test_missing_export_dir_is_exit_2(here: Path) -> None:
     res = run("audit", str(here / "nope"))
     assert res.exit_code == 2
@@ -185,6 +208,9 @@ def test_plan_declared_artifacts_and_retention_from_the_workspace(
     assert questions["legal_hold"]["status"] == "open"
     assert body["retention"]["classes"]["optimizer_state"]["lifetime_days"] == 1095
     assert Path(body["evidence"]).parent == here / "ws" / "evidence"
+    record = ev.load(Path(body["evidence"]))
+    same_shape(record)  # the workspace's policy, a hazard
+    assert figures_of(record).retention.classes["optimizer_state"].lifetime_days == 1095
 
 
 # ---- manifest -----------------------------------------------------------------------------
@@ -415,6 +441,8 @@ def test_demo_export_audit_in_the_report(here: Path, monkeypatch: pytest.MonkeyP
         ("unknown_format", "vendor_state.vpk"),
     }
     assert record.verdict == "fail"
+    same_shape(record)  # the demo's record, with its option
+    assert figures_of(record).option == "managed-ft"
     questions = {q["id"]: q["status"] for q in record.figures["retention"]["questions"]}
     assert sorted(k for k, v in questions.items() if v == "answered") == [
         "key_access",

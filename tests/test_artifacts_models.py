@@ -418,6 +418,7 @@ def test_dangerous_pickle_is_flagged_and_never_run(arts: dict[str, Path], tmp_pa
     }
     assert set(flagged) == {"pytorch_model.bin", "model.pt"}
     assert all("system" in d for d in flagged.values())
+    assert result.model.model_dump(mode="json") == json.loads(json.dumps(result.figures))
     assert result.stop and result.record.verdict == "fail"
     assert not marker.exists()
     # The fixture is real: loading the same bytes does run the command.
@@ -446,3 +447,5 @@ def test_corrupt_files_are_findings_not_crashes(arts: dict[str, Path], tmp_path:
     assert ("corrupt_file", "trainer_state.json") in found
     assert ("unknown_format", "vendor.pkg") in found
     json.dumps(result.figures)  # the whole result stays serialisable
+    # Findings of every kind dump from the typed figures as written (record hashes unchanged).
+    assert result.model.model_dump(mode="json") == json.loads(json.dumps(result.figures))

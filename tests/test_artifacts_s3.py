@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 from gpudecide.artifacts import audit
 from gpudecide.artifacts.cli import register
+from gpudecide.artifacts.figures import figures_of
 from gpudecide.errors import InputError
 
 from .test_artifacts_models import build
@@ -106,6 +107,10 @@ def test_egress_measured_and_extrapolated(s3: str, arts: dict[str, Path], tmp_pa
     throttled = [h for h in result.figures["hazards"] if h["id"] == "egress_throttled"]
     assert bool(throttled) == (eg["migration_window_hours"] > 48)
     assert result.figures["resumable"] is True
+    # The typed figures hold the egress as written (record hashes unchanged).
+    figures = json.loads(json.dumps(result.record.figures))
+    assert figures_of(result.record).model_dump(mode="json") == figures
+    assert result.model.egress is not None and result.model.egress.run_bytes == 850_000_000_000
 
 
 def test_egress_over_the_window_is_a_hazard_via_cli(

@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from gpudecide import evidence as ev
 from gpudecide.artifacts import formats, hashing, remote
 from gpudecide.artifacts import retention as ret
+from gpudecide.artifacts.figures import AuditFigures
 from gpudecide.artifacts.words import as_written
 from gpudecide.errors import InputError
 from gpudecide.fsutil import ProgressFn
@@ -87,15 +88,17 @@ class ExportPlan(BaseModel):
 
 @dataclass
 class AuditResult:
-    """The audit's figures (the `--json` body) and the evidence record built from them."""
+    """The audit's figures (the `--json` body), the same as their model, and the evidence
+    record built from them."""
 
     figures: dict[str, Any]
     record: ev.Evidence
+    model: AuditFigures
 
     @property
     def stop(self) -> bool:
         """A stop-factor hazard was found."""
-        return bool(self.figures["stop_factor"])
+        return self.model.stop_factor
 
 
 def load_plan(path: Path) -> ExportPlan:
@@ -752,6 +755,9 @@ def run(
     }
     if option is not None:
         figures["option"] = option
+    # The model is the contract of the record's shape: a figure it does not know, or one
+    # missing, is a bug here, never a record written in another shape.
+    model = AuditFigures.model_validate(figures)
     used = [p for p in (plan_path, inputs.policy_path) if p is not None]
     refs = _input_refs(used, workspace_root)
     refs += _export_refs(export, digests, workspace_root)
@@ -765,4 +771,4 @@ def run(
         notes=notes,
         inputs=refs,
     )
-    return AuditResult(figures=figures, record=record)
+    return AuditResult(figures=figures, record=record, model=model)

@@ -8,7 +8,7 @@ main typer app; the shared console helpers come from `gpudecide.console`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from gpudecide import fmt
-from gpudecide.artifacts.retention import A8_QUESTIONS
 from gpudecide.artifacts.words import (
     BASES,
     ITEMS,
@@ -44,6 +43,13 @@ from gpudecide.report.i18n import notes_of, summary_of
 
 if TYPE_CHECKING:
     from gpudecide.artifacts.audit import AuditResult
+    from gpudecide.artifacts.figures import (
+        AuditFigures,
+        EgressWindow,
+        Hazard,
+        Question,
+        UnitFigures,
+    )
     from gpudecide.artifacts.hashing import Skipped, SumsCheck
     from gpudecide.artifacts.runs import AuditRun, HashRun, LintRun, ManifestRun, ProvenanceRun
 
@@ -380,68 +386,72 @@ def _emit_provenance(stated: ProvenanceRun, as_json: bool) -> None:
 # ---- audit --------------------------------------------------------------------------------
 
 
-def _hazard_detail(h: dict[str, Any]) -> str:
-    """A hazard's detail in the reader's language (a record without its message: as written)."""
-    msg = h.get("message")
-    return render(msg) if msg else str(h.get("detail") or "")
-
-
-def _question(q: dict[str, Any]) -> str:
-    """An A8 question in the reader's language (an unknown one as the record words it)."""
-    return word(A8_QUESTIONS, str(q["id"])) if q["id"] in A8_QUESTIONS else str(q["question"])
-
-
-def _proof(item: dict[str, Any]) -> str:
-    """What proves an E2 item: its file, else why it is absent."""
-    if item.get("path"):
-        return str(item["path"])
-    msg = item.get("message")
-    return render(msg) if msg else str(item.get("detail") or "")
-
-
-def _audit_lines(f: dict[str, Any], lang: Language | None = None) -> list[str]:
+def _audit_lines(f: AuditFigures | Mapping[str, Any], lang: Language | None = None) -> list[str]:
     """Checkpoints, hazards, egress and open A8 questions, one line each (A2, E5, A8)."""
-    # transitional: callers outside artifacts still pass a language (tests/test_commands_i18n
-    # reads the lines in ru and kk); said in it, else in the run's language
+    from gpudecide.artifacts.figures import (
+        AuditFigures,
+        EgressWindow,
+        Hazard,
+        Question,
+        UnitFigures,
+    )
+
+    # transitional: callers outside artifacts still pass a language and the figures as a
+    # dict (tests/test_commands_i18n reads the lines in ru and kk); said in that language
     if lang is not None:
         with speaking(lang):
             return _audit_lines(f)
+    if not isinstance(f, AuditFigures):
+        return _lines(
+            [UnitFigures.model_validate(u) for u in f["units"]],
+            [Hazard.model_validate(h) for h in f["hazards"]],
+            EgressWindow.model_validate(f["egress"]) if f.get("egress") else None,
+            [Question.model_validate(q) for q in f["retention"]["questions"]],
+        )
+    return _lines(f.units, f.hazards, f.egress, f.retention.questions)
+
+
+def _lines(
+    units: Sequence[UnitFigures],
+    hazards: Sequence[Hazard],
+    egress: EgressWindow | None,
+    questions: Sequence[Question],
+) -> list[str]:
+    from gpudecide.artifacts.report import hazard_detail, question_text
+
     lines = []
-    for u in f["units"]:
-        resumable = _("resumable") if u["resumable"] else _("not resumable")
-        step = "" if u["step"] is None else _(", step {step}").format(step=u["step"])
+    for u in units:
+        resumable = _("resumable") if u.resumable else _("not resumable")
+        step = "" if u.step is None else _(", step {step}").format(step=u.step)
         lines.append(
             _("unit {path} ({kind}): {resumable}{step}").format(
-                path=u["path"], kind=u["kind"], resumable=resumable, step=step
+                path=u.path, kind=u.kind, resumable=resumable, step=step
             )
         )
-    for h in f["hazards"]:
+    for h in hazards:
         lines.append(
-            _("HAZARD {id}: {path}: {detail}").format(
-                id=h["id"], path=h["path"], detail=_hazard_detail(h)
-            )
+            _("HAZARD {id}: {path}: {detail}").format(id=h.id, path=h.path, detail=hazard_detail(h))
         )
-    eg = f.get("egress")
-    if eg:
+    if egress is not None:
         line = _n(
             "egress: {speed} MB/s over {bytes} byte; moving {run_bytes} bytes ({basis}) "
             "takes {hours} h",
             "egress: {speed} MB/s over {bytes} bytes; moving {run_bytes} bytes ({basis}) "
             "takes {hours} h",
-            eg["bytes"],
+            egress.bytes,
         )
         lines.append(
             line.format(
-                speed=_figure(eg["throughput_mb_s"]),
-                bytes=fmt.fmt(eg["bytes"]),
-                run_bytes=fmt.fmt(eg["run_bytes"]),
-                basis=word(BASES, str(eg["extrapolated_from"])),
-                hours=_figure(eg["migration_window_hours"]),
+                speed=_figure(egress.throughput_mb_s),
+                bytes=fmt.fmt(egress.bytes),
+                run_bytes=fmt.fmt(egress.run_bytes),
+                basis=word(BASES, egress.extrapolated_from),
+                hours=_figure(egress.migration_window_hours),
             )
         )
-    for q in f["retention"]["questions"]:
-        if q["status"] == "open":
-            lines.append(_("open (A8): {question}").format(question=_question(q)))
+    for q in questions:
+        if q.status == "open":
+            lines.append(_("open (A8): {question}").format(question=question_text(q)))
     return lines
 
 
@@ -449,16 +459,18 @@ def _print_audit(result: AuditResult) -> None:
     """The summary, the E2 layers as a table, the audit's lines and its notes."""
     from rich.table import Table
 
-    f = result.figures
+    from gpudecide.artifacts.report import item_proof
+
+    f = result.model
     out.print(summary_of(result.record), markup=False)
     table = Table(_("layer"), _("item"), _("status"), _("proof"), box=None)
-    for layer, items in f["layers"].items():
+    for layer, items in f.layers.items():
         for item in items:
             table.add_row(
                 word(LAYERS, layer),
-                word(ITEMS, item["name"]),
-                word(STATUSES, item["status"]),
-                _proof(item),
+                word(ITEMS, item.name),
+                word(STATUSES, item.status),
+                item_proof(item),
             )
     out.print(table)
     for line in _audit_lines(f):

@@ -6,34 +6,53 @@ audit's details (hazards, absent items) are the messages the record stores besid
 
 from __future__ import annotations
 
-from typing import Any
-
 from gpudecide import fmt
+from gpudecide.artifacts.figures import AuditFigures, Hazard, Item, Question, figures_of
 from gpudecide.artifacts.retention import A8_QUESTIONS
 from gpudecide.artifacts.words import BASES, HAZARDS, ITEMS, LAYERS, STATUSES, word
 from gpudecide.i18n import translator
 from gpudecide.message import render
 from gpudecide.report.model import Section, Table
 
-__all__ = ["HAZARDS", "ITEMS", "LAYERS", "STATUSES", "audit_section"]
+__all__ = [
+    "HAZARDS",
+    "ITEMS",
+    "LAYERS",
+    "STATUSES",
+    "audit_section",
+    "hazard_detail",
+    "item_proof",
+    "question_text",
+]
 
 _ = translator("artifacts")
 
 
-def _raw(value: Any) -> str:
+def _raw(value: float | None) -> str:
     """A figure as the audit wrote it, with the reader's number signs; n/a when absent."""
     return fmt.not_available() if value is None else fmt.digits(str(value))
 
 
-def _said(entry: dict[str, Any], key: str = "detail") -> str:
-    """An entry's stored message in the reader's language; without one, its text as written."""
-    msg = entry.get("message")
-    return render(msg) if msg else str(entry.get(key) or "")
+def hazard_detail(h: Hazard) -> str:
+    """What is wrong, in the reader's language."""
+    return render(h.message)
+
+
+def item_proof(item: Item) -> str:
+    """What proves an E2 item: its file, else why it is absent (in the reader's language)."""
+    if item.path:
+        return item.path
+    return render(item.message) if item.message else item.detail
+
+
+def question_text(q: Question) -> str:
+    """An A8 question in the reader's language (one the tool does not know, as written)."""
+    return word(A8_QUESTIONS, q.id) if q.id in A8_QUESTIONS else q.question
 
 
 def audit_section(section: Section) -> None:
     """Tables of an `audit` evidence record: layers, units, hazards, egress, A8."""
-    f = section.record.figures
+    f = figures_of(section.record)
     section.title = _("Export audit: can the run leave and resume?")
     _layers_table(section, f)
     _units_table(section, f)
@@ -42,19 +61,13 @@ def audit_section(section: Section) -> None:
     _retention_table(section, f)
 
 
-def _layers_table(section: Section, f: dict[str, Any]) -> None:
+def _layers_table(section: Section, f: AuditFigures) -> None:
     """Every E2 item of the four layers, found or missing, with its proof."""
-    rows = []
-    for layer, items in f["layers"].items():
-        for item in items:
-            rows.append(
-                [
-                    word(LAYERS, layer),
-                    word(ITEMS, item["name"]),
-                    word(STATUSES, item["status"]),
-                    str(item.get("path") or _said(item)),
-                ]
-            )
+    rows = [
+        [word(LAYERS, layer), word(ITEMS, item.name), word(STATUSES, item.status), item_proof(item)]
+        for layer, items in f.layers.items()
+        for item in items
+    ]
     section.tables.append(
         Table(
             _("Four layers of the export (E2)"),
@@ -64,7 +77,7 @@ def _layers_table(section: Section, f: dict[str, Any]) -> None:
     )
 
 
-def _units_table(section: Section, f: dict[str, Any]) -> None:
+def _units_table(section: Section, f: AuditFigures) -> None:
     """Each checkpoint: can training continue from it, or are these weights only (A2)."""
     section.tables.append(
         Table(
@@ -79,29 +92,29 @@ def _units_table(section: Section, f: dict[str, Any]) -> None:
             ],
             [
                 [
-                    u["path"],
-                    u["kind"],
-                    _("yes") if u["resumable"] else _("no"),
-                    fmt.not_available() if u["step"] is None else str(u["step"]),
-                    u["weights"] or "-",
-                    u["optimizer_state"] or "-",
+                    u.path,
+                    u.kind,
+                    _("yes") if u.resumable else _("no"),
+                    fmt.not_available() if u.step is None else str(u.step),
+                    u.weights or "-",
+                    u.optimizer_state or "-",
                 ]
-                for u in f["units"]
+                for u in f.units
             ],
         )
     )
 
 
-def _hazard_text(h: dict[str, Any]) -> str:
+def _hazard_text(h: Hazard) -> str:
     """What the hazard means, then the audit's own detail."""
-    if h["id"] not in HAZARDS:
-        return _said(h)
-    return f"{word(HAZARDS, h['id'])}: {_said(h)}"
+    if h.id not in HAZARDS:
+        return hazard_detail(h)
+    return f"{word(HAZARDS, h.id)}: {hazard_detail(h)}"
 
 
-def _hazards_table(section: Section, f: dict[str, Any]) -> None:
+def _hazards_table(section: Section, f: AuditFigures) -> None:
     """Each lock-in hazard (E5), a stop factor, with what it means and the audit's detail."""
-    rows = [[h["id"], str(h["path"]), _hazard_text(h), h.get("spec", "")] for h in f["hazards"]]
+    rows = [[h.id, str(h.path), _hazard_text(h), h.spec] for h in f.hazards]
     section.tables.append(
         Table(
             _("Lock-in hazards (E5): each is a stop factor"),
@@ -111,44 +124,38 @@ def _hazards_table(section: Section, f: dict[str, Any]) -> None:
     )
 
 
-def _egress_table(section: Section, f: dict[str, Any]) -> None:
+def _egress_table(section: Section, f: AuditFigures) -> None:
     """Measured egress and the window a migration of one run needs (E5, V1)."""
-    eg = f.get("egress")
-    if not eg:
+    eg = f.egress
+    if eg is None:
         return
-    basis = word(BASES, str(eg["extrapolated_from"]))
+    basis = word(BASES, eg.extrapolated_from)
     section.tables.append(
         Table(
             _("Egress and migration window (E5, V1)"),
             [_("figure"), _("value")],
             [
-                [_("source"), str(eg["source"])],
-                [_("measured throughput (MB/s)"), _raw(eg["throughput_mb_s"])],
-                [_("bytes measured"), fmt.fmt(eg["bytes"])],
-                [_("parallel streams"), str(eg["streams"])],
-                [_("bytes to move"), f"{fmt.fmt(eg['run_bytes'])} ({basis})"],
-                [_("migration window (h)"), _raw(eg["migration_window_hours"])],
-                [_("longest acceptable (h)"), _raw(eg.get("max_migration_hours"))],
+                [_("source"), eg.source],
+                [_("measured throughput (MB/s)"), _raw(eg.throughput_mb_s)],
+                [_("bytes measured"), fmt.fmt(eg.bytes)],
+                [_("parallel streams"), str(eg.streams)],
+                [_("bytes to move"), f"{fmt.fmt(eg.run_bytes)} ({basis})"],
+                [_("migration window (h)"), _raw(eg.migration_window_hours)],
+                [_("longest acceptable (h)"), _raw(eg.max_migration_hours)],
             ],
         )
     )
 
 
-def _retention_table(section: Section, f: dict[str, Any]) -> None:
+def _retention_table(section: Section, f: AuditFigures) -> None:
     """The A8 questions, answered from retention.yaml or open."""
-    questions = f["retention"]["questions"]
     section.tables.append(
         Table(
             _("Retention questions (A8)"),
             [_("question"), _("status"), _("answer"), _("source")],
             [
-                [
-                    word(A8_QUESTIONS, q["id"]) if q["id"] in A8_QUESTIONS else str(q["question"]),
-                    word(STATUSES, q["status"]),
-                    q.get("answer") or "",
-                    q.get("source") or "",
-                ]
-                for q in questions
+                [question_text(q), word(STATUSES, q.status), q.answer or "", q.source or ""]
+                for q in f.retention.questions
             ],
         )
     )

@@ -1,0 +1,255 @@
+"""The figures of an "audit" evidence record as a typed model (`AuditFigures`), for readers
+in any package (SPEC E2, E5, A2, A7, A8).
+
+    figures_of(record)                       AuditFigures
+    figures_of(record).hazards[0].id         "unknown_format"
+    figures_of(record).layers["training"]    the E2 items of one layer
+
+`gpudecide.artifacts.audit` builds the figures and validates them against these models; the
+record keeps `AuditFigures.model_dump(mode="json")`, key for key. Every text a person reads
+is there in English and as a message (`message`, `messages`), said in the reader's language
+with `gpudecide.message.render`; what a file holds (`formats[path].details`) is what its
+header or its pickle's opcodes say, as the detector read it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from gpudecide import evidence as ev
+from gpudecide.message import is_message
+
+__all__ = [
+    "AuditFigures",
+    "Egress",
+    "EgressWindow",
+    "FileFormat",
+    "FolderFormat",
+    "Hazard",
+    "Item",
+    "Question",
+    "RecordMessages",
+    "ResumePoint",
+    "RetentionClassUse",
+    "RetentionFigures",
+    "RetentionOpen",
+    "Skip",
+    "StoredMessage",
+    "Transfer",
+    "UnitFigures",
+    "figures_of",
+]
+
+
+def _message(value: Mapping[str, Any]) -> Mapping[str, Any]:
+    if not is_message(value):
+        raise ValueError("not a stored message (domain, msgid, args)")
+    return value
+
+
+# A `gpudecide.message.Message` as the record stores it.
+StoredMessage = Annotated[Mapping[str, Any], AfterValidator(_message)]
+# A count or a measure as the audit wrote it: an int stays an int in the file, a float a float.
+Number = int | float
+
+
+def _absent(value: object) -> bool:
+    return value is None
+
+
+class _Figures(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Skip(_Figures):
+    """A path that was not hashed, and why (in English)."""
+
+    path: str
+    reason: str
+
+
+class FileFormat(_Figures):
+    """What one file is: its format, roles, header details and findings (English)."""
+
+    kind: Literal["file"]
+    format: str
+    roles: list[str]
+    size: int
+    details: dict[str, Any]
+    findings: list[str]
+
+
+class FolderFormat(_Figures):
+    """A folder recognised as a checkpoint layout (Trainer, PEFT, DCP, DeepSpeed)."""
+
+    kind: Literal["folder"]
+    format: str
+
+
+class UnitFigures(_Figures):
+    """One checkpoint or weights set and whether training can continue from it (A2)."""
+
+    path: str
+    kind: str
+    resumable: bool
+    weights: str | None
+    optimizer_state: str | None
+    scheduler: str | None
+    rng_state: str | None
+    grad_scaler: str | None
+    step: int | None
+    epoch: Number | None
+    step_stored: bool
+    step_source: str | None
+    notes: list[str]
+
+
+class ResumePoint(_Figures):
+    """The unit training resumes from."""
+
+    path: str
+    step: int | None
+    epoch: Number | None
+
+
+class Item(_Figures):
+    """One E2 item: found (with the file that proves it), missing or not applicable."""
+
+    name: str
+    status: Literal["found", "missing", "not_applicable"]
+    path: str | None
+    detail: str
+    message: StoredMessage | None
+
+
+class Hazard(_Figures):
+    """A lock-in hazard (E5, A7): a stop factor, its file and what is wrong."""
+
+    id: str
+    path: str | None
+    detail: str
+    stop_factor: bool
+    spec: str
+    message: StoredMessage
+
+
+class Transfer(_Figures):
+    """One file copied from the source, and how long it took."""
+
+    path: str
+    bytes: int
+    seconds: Number
+
+
+class EgressWindow(_Figures):
+    """The measured egress and the window a migration of the whole run needs (E5, V1)."""
+
+    throughput_mb_s: Number | None
+    bytes: int
+    run_bytes: int
+    extrapolated_from: str
+    migration_window_hours: Number | None
+
+
+class Egress(EgressWindow):
+    """The copy from `--source` that measured the egress."""
+
+    source: str
+    files: int
+    seconds: Number
+    list_seconds: Number
+    streams: int
+    max_migration_hours: Number | None
+    per_file: list[Transfer]
+    note: str
+
+
+class Question(_Figures):
+    """An A8 question, answered from retention.yaml (with its line) or open."""
+
+    id: str
+    question: str
+    status: Literal["open", "answered"]
+    answer: str | None
+    source: str | None
+
+
+class RetentionClassUse(_Figures):
+    """The retention class an artifact class present in the export falls under (A1, A3)."""
+
+    retention_class: str
+    lifetime_days: int
+    restore_test_interval_days: int
+
+
+class RetentionOpen(_Figures):
+    """No retention.yaml: every A8 question is open."""
+
+    policy: None
+    questions: list[Question]
+    artifact_classes_present: list[str]
+    uncovered: list[str]
+    manifest_class: str | None
+    manifest_class_defined: bool | None
+    notes: list[str]
+
+
+class RetentionFigures(_Figures):
+    """The A8 answers and the retention classes of what the export holds, from the policy."""
+
+    policy: str
+    questions: list[Question]
+    artifact_classes_present: list[str]
+    classes: dict[str, RetentionClassUse]
+    uncovered: list[str]
+    manifest_class: str | None
+    manifest_class_source: str | None
+    manifest_class_defined: bool | None
+    notes: list[str]
+
+
+class RecordMessages(_Figures):
+    """`figures["messages"]`: the record's summary and its notes (one per note) as messages."""
+
+    summary: StoredMessage
+    notes: list[StoredMessage]
+
+
+class AuditFigures(_Figures):
+    """The figures of an "audit" evidence record."""
+
+    export: str
+    source: str | None
+    file_count: int
+    total_bytes: int
+    skipped: list[Skip]
+    formats: dict[str, Annotated[FileFormat | FolderFormat, Field(discriminator="kind")]]
+    units: list[UnitFigures]
+    resumable: bool
+    resumable_from: ResumePoint | None
+    layers: dict[str, list[Item]]
+    missing: list[str]
+    hazards: list[Hazard]
+    stop_factor: bool
+    egress: Egress | None
+    retention: RetentionFigures | RetentionOpen
+    plan: str | None
+    verdict: ev.Verdict
+    summary: str
+    notes: list[str]
+    messages: RecordMessages
+    option: str | None = Field(default=None, exclude_if=_absent)
+
+
+def figures_of(record: ev.Evidence) -> AuditFigures:
+    """An "audit" record's figures as their model.
+
+    A record of another kind is a LookupError; figures of another shape (an edited or older
+    record) are pydantic's ValidationError (a ValueError), naming the field.
+    """
+    if record.kind != "audit":
+        raise LookupError(f"{record.kind!r} is not an audit record")
+    return AuditFigures.model_validate(record.figures)
