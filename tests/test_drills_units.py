@@ -20,7 +20,7 @@ from gpudecide import evidence as ev
 from gpudecide.decision.model import StopFactor, Suggestion
 from gpudecide.drills import checkpoint_corrupt, disk_full, report, rules, runner, storage_revoked
 from gpudecide.drills.cli import register
-from gpudecide.drills.drill_figures import DrillFigures, LogRestarts, figures_of
+from gpudecide.drills.drill_figures import DrillFigures, figures_of
 from gpudecide.drills.faults import FaultUnsupported, SmallFilesystem
 from gpudecide.drills.journal import Journal, always
 from gpudecide.drills.runner import DrillContext
@@ -216,7 +216,7 @@ def test_a_drill_record_reads_back_typed_as_written(tmp_path: Path) -> None:
     restarts: the typed figures dump to the record's figures, hash unchanged."""
     ctx = DrillContext(root=tmp_path, storage="node", option="owned-pool")
     result = storage_revoked.run(ctx)
-    found = LogRestarts.model_validate(
+    found = restarts.RestartsFigures.model_validate(
         restarts.restarts_from_zero(load_logs([DEMO_LOG], tz="Asia/Almaty").attempts)
     )
     day = [runner.game_day_row(result)]

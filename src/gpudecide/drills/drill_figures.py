@@ -14,49 +14,22 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from gpudecide import evidence as ev
 from gpudecide.drills.figures import Figure, RecordMessages
+from gpudecide.queue.restarts import RestartsFigures
 
 __all__ = [
     "DiskFacts",
     "DrillFigures",
     "DrillVerdict",
     "GameDayRow",
-    "LogRestart",
-    "LogRestarts",
     "StepReason",
     "figures_of",
 ]
 
 DrillVerdict = Literal["pass", "fail"]
-
-
-class LogRestart(Figure):
-    """One re-run after a lost attempt in the job logs, as `queue.restarts` judges it: the
-    fields the game-day section shows are typed, the others kept as the queue wrote them."""
-
-    model_config = ConfigDict(extra="allow")
-
-    job_id: str
-    name: str | None
-    state: str
-    lost_attempt_s: float
-    rerun_s: float
-    verdict: str
-    gpu_hours_lost: float | None
-    checkpoint_known: bool
-    reference_full_run_s: float | None
-
-
-class LogRestarts(Figure):
-    """`log_restarts`: the restarts from zero in the workspace's job logs
-    (`queue.restarts.restarts_from_zero`), the queue's totals kept as written."""
-
-    model_config = ConfigDict(extra="allow")
-
-    restarts: list[LogRestart]
 
 
 class StepReason(Figure):
@@ -115,7 +88,7 @@ class DrillFigures(Figure):
     storage: str = ""
     messages: RecordMessages | None = None
     game_day: list[GameDayRow] = Field(default_factory=list)
-    log_restarts: LogRestarts | None = None
+    log_restarts: RestartsFigures | None = None
     # checkpoint-corrupt
     rejected: list[StepReason] = Field(default_factory=list)
     corrupted_steps: list[int] = Field(default_factory=list)

@@ -26,7 +26,6 @@ from gpudecide.drills import (
     runner,
     storage_revoked,
 )
-from gpudecide.drills.drill_figures import LogRestarts
 from gpudecide.drills.launch import drill_zygote
 from gpudecide.drills.names import DRILLS
 from gpudecide.drills.runner import DrillContext, DrillResult
@@ -34,7 +33,7 @@ from gpudecide.errors import InputError
 from gpudecide.inputs import load_yaml_model
 from gpudecide.jobs.cli import workspace_logs
 from gpudecide.options import require_known
-from gpudecide.queue.restarts import restarts_from_zero
+from gpudecide.queue.restarts import RestartsFigures, restarts_from_zero
 
 __all__ = [
     "CONFIG_NAME",
@@ -190,7 +189,7 @@ def run_drills(
 
 def log_restarts(
     ws: workspace.Workspace | None,
-) -> tuple[LogRestarts | None, list[ev.InputRef]]:
+) -> tuple[RestartsFigures | None, list[ev.InputRef]]:
     """Restarts from zero in the workspace's own job logs (None when it has none to read)."""
     if ws is None or not ws.config.logs or not all(p.is_file() for p in ws.log_paths()):
         return None, []
@@ -199,4 +198,4 @@ def log_restarts(
     except InputError:
         return None, []
     inputs = [ev.input_ref(p, ws.root) for p in loaded.paths]
-    return LogRestarts.model_validate(restarts_from_zero(loaded.log.attempts)), inputs
+    return RestartsFigures.model_validate(restarts_from_zero(loaded.log.attempts)), inputs

@@ -6,10 +6,10 @@ from typing import Any
 
 from gpudecide.drills import cordon_figures, drill_figures
 from gpudecide.drills.cordon_figures import ReasonFigures
-from gpudecide.drills.drill_figures import LogRestarts
 from gpudecide.drills.words import word
 from gpudecide.fmt import decimal_text
 from gpudecide.i18n import translator
+from gpudecide.queue.restarts import RestartsFigures
 from gpudecide.queue.words import RESTART_VERDICTS
 from gpudecide.queue.words import word as queue_word
 from gpudecide.report.model import Section, Table
@@ -91,7 +91,7 @@ def _hours(seconds: float | None) -> float | None:
     return None if seconds is None else seconds / 3600
 
 
-def _restarts_table(section: Section, found: LogRestarts | None) -> None:
+def _restarts_table(section: Section, found: RestartsFigures | None) -> None:
     if not found:
         return
     section.tables.append(

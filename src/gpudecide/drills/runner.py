@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from gpudecide import evidence as ev
-from gpudecide.drills.drill_figures import DrillFigures, GameDayRow, LogRestarts
+from gpudecide.drills.drill_figures import DrillFigures, GameDayRow
 from gpudecide.drills.figures import RecordMessages
 from gpudecide.drills.job import JobSpec, read_events
 from gpudecide.drills.journal import Journal, Probe
@@ -31,6 +31,7 @@ from gpudecide.message import Message, english, message, record_texts
 from gpudecide.portability.storage import Storage, open_storage
 from gpudecide.portability.trainer import CheckpointError, verify_checkpoint
 from gpudecide.portability.zygote import Zygote
+from gpudecide.queue.restarts import RestartsFigures
 
 __all__ = [
     "TINY_TRAIN",
@@ -292,7 +293,7 @@ def to_evidence(
     ctx: DrillContext,
     root: Path,
     game_day: list[GameDayRow],
-    log_restarts: LogRestarts | None,
+    log_restarts: RestartsFigures | None,
 ) -> ev.Evidence:
     """A `drill` evidence record: the drill's answer, where it ran (figures["option"] names
     the contour drilled), the game day so far and the restarts in the team's job logs."""
