@@ -18,7 +18,7 @@ from typing import Any
 
 from gpudecide.i18n import N_, translator
 from gpudecide.message import Message, english, message, nmessage
-from gpudecide.message import render as render_message
+from gpudecide.message import render as render_stored
 
 __all__ = [
     "PLURAL_TEXTS",
@@ -233,7 +233,7 @@ def render(fid: str, params: _Params) -> str:
     """The finding's sentence in the reader's language; the id itself when it has no text."""
     try:
         msg = as_message(fid, params)
-        return render_message(msg)
+        return render_stored(msg)
     except (KeyError, ValueError, IndexError):
         # A translation with a broken placeholder must not hide the finding: the English.
         return english_text(fid, params)
