@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -102,10 +103,33 @@ def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
     that is not what was expected cannot print a line of it (a password hash, a key).
     """
     text = str(value)
+    if looks_like_credential(text):
+        # Not even a prefix of a key: its first characters narrow a search for the rest.
+        return "'…' (masked: it looks like a credential)"
     short = "".join(c if c.isascii() and (c.isalnum() or c in " ._-:/+") else "?" for c in text)
     if len(short) > limit:
         short = short[:limit] + "…"
     return f"'{short}'"
+
+
+# Prefixes of well-known credentials (GitHub, Hugging Face, AWS, OpenAI, Slack, GitLab,
+# Google, Stripe), and the shape of an unbroken high-entropy token.
+_CREDENTIAL = re.compile(
+    r"(?:gh[pousr]_|github_pat_|hf_|AKIA|ASIA|sk-|xox[abpr]-|glpat-|AIza|sk_live_|rk_live_)"
+    r"[A-Za-z0-9_\-]{8,}"
+)
+_TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{32,}={0,2}")
+
+
+def looks_like_credential(text: str) -> bool:
+    """Whether `text` holds something shaped like a key or token (a known prefix, or a run
+    of 32+ token characters mixing letters and digits)."""
+    if _CREDENTIAL.search(text):
+        return True
+    for run in _TOKEN.findall(text):
+        if any(c.isdigit() for c in run) and any(c.isalpha() for c in run):
+            return True
+    return False
 
 
 # What to do about each file-system fault, by errno (issue 14 item 5).

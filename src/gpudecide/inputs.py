@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -203,12 +204,71 @@ PYDANTIC_MESSAGES = (
 )
 
 
+@lru_cache(maxsize=64)
+def _schema(model: type[BaseModel]) -> dict[str, Any]:
+    return model.model_json_schema()
+
+
+def _branches(node: dict[str, Any], defs: dict[str, Any]) -> list[dict[str, Any]]:
+    """The alternatives a schema node allows, references followed."""
+    if "$ref" in node:
+        return _branches(defs.get(node["$ref"].rsplit("/", 1)[-1], {}), defs)
+    alternatives = node.get("anyOf") or node.get("oneOf") or node.get("allOf")
+    if alternatives:
+        return [b for alt in alternatives for b in _branches(alt, defs)]
+    return [node]
+
+
+def _not_a_number(
+    node: dict[str, Any], data: Any, defs: dict[str, Any], loc: tuple[int | str, ...]
+) -> tuple[tuple[int | str, ...], str, object] | None:
+    """The first place where YAML gives a boolean, NaN or an infinity for a number: pydantic
+    would take `true` for 1 and `.nan` for a float, and no figure of gpudecide can be either."""
+    branches = _branches(node, defs)
+    types = {b.get("type") for b in branches}
+    numeric = bool(types & {"integer", "number"})
+    if numeric and isinstance(data, bool) and "boolean" not in types:
+        return loc, "expected a number, not {value}", data
+    if numeric and isinstance(data, float) and not math.isfinite(data):
+        return loc, "expected a finite number, not {value}", data
+    for branch in branches:
+        if isinstance(data, dict):
+            props = branch.get("properties") or {}
+            extra = branch.get("additionalProperties")
+            for key, value in data.items():
+                sub = props.get(key, extra if isinstance(extra, dict) else None)
+                if isinstance(sub, dict):
+                    found = _not_a_number(sub, value, defs, (*loc, key))
+                    if found:
+                        return found
+        elif isinstance(data, list) and isinstance(branch.get("items"), dict):
+            for i, value in enumerate(data):
+                found = _not_a_number(branch["items"], value, defs, (*loc, i))
+                if found:
+                    return found
+    return None
+
+
 def validate_model(data: Any, root: yaml.Node | None, path: Path, model: type[M]) -> M:
-    """Validate parsed YAML against a model; the first problem is a one-line InputError."""
+    """Validate parsed YAML against a model; the first problem is a one-line InputError.
+
+    Before the model sees it, a boolean, NaN or infinity given for a number is refused for
+    every model alike (pydantic would coerce `true` to 1)."""
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise InputError("must be a mapping of keys to values", path=path, line=1)
+    schema = _schema(model)
+    found = _not_a_number(schema, data, schema.get("$defs", {}), ())
+    if found is not None:
+        loc, message, value = found
+        raise InputError(
+            message,
+            path=path,
+            line=node_line(root, loc),
+            field=".".join(_shown_key(p) for p in loc) or None,
+            value=value,
+        )
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -225,3 +285,25 @@ def load_yaml_model(path: Path, model: type[M], limit: int = MAX_YAML_BYTES) -> 
     """Parse and validate a YAML file; the first problem becomes a one-line InputError."""
     data, root = load_yaml(path, limit)
     return validate_model(data, root, path, model)
+
+
+def in_workspace(
+    root: Path, rel: str, *, path: Path, field: str, line: int | None = None
+) -> Path:
+    """A file the workspace's own inputs name (a document a score rests on, a contract):
+    relative, and inside the workspace once links are followed. A path that leaves it
+    (`/etc/...`, `../..`, a link out) is refused: the report would quote, and the decision
+    hash, a file the team does not keep with its decision."""
+    given = Path(rel)
+    inside = root.resolve()
+    target = (root / given).resolve()
+    if given.is_absolute() or not target.is_relative_to(inside):
+        raise InputError(
+            "{rel!r} is outside the workspace",
+            path=path,
+            line=line,
+            field=field,
+            hint="keep the document in the workspace and give its path relative to it",
+            rel=rel,
+        )
+    return root / given

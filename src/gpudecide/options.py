@@ -9,14 +9,34 @@ compares with the team's requirement and the report shows.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from gpudecide.errors import InputError
+from gpudecide.errors import InputError, excerpt
+from gpudecide.inputs import in_workspace
 
 OptionKind = Literal["owned", "rented", "managed", "hybrid"]
+
+
+@lru_cache(maxsize=1)
+def _iso_countries() -> frozenset[str]:
+    """ISO 3166-1 alpha-2 codes (CLDR's territories, without its "unknown region" ZZ)."""
+    from babel import Locale
+
+    codes = (str(t) for t in Locale("en").territories)
+    return frozenset(t for t in codes if len(t) == 2 and t.isalpha() and t != "ZZ")
+
+
+def _country(value: str) -> str:
+    if value not in _iso_countries():
+        raise ValueError(f"{value!r} is not an ISO 3166-1 alpha-2 country code (KZ, DE, US, ...)")
+    return value
+
+
+CountryCode = Annotated[str, AfterValidator(_country)]
 SiteRole = Literal["storage", "processing", "backup"]
 OPTION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 
@@ -31,8 +51,8 @@ class Site(_Strict):
     roles: list[SiteRole] = Field(
         min_length=1, description="storage | processing | backup: what happens at this site."
     )
-    country: str = Field(
-        pattern=r"^[A-Z]{2}$", description="ISO 3166-1 alpha-2 country code (KZ, DE, US, ...)."
+    country: CountryCode = Field(
+        description="ISO 3166-1 alpha-2 country code, upper case (KZ, DE, US, ...)."
     )
     region: str = Field(default="", description="City, region or cloud region.")
     provider: str = Field(default="", description="Who runs the site (data centre, cloud).")
@@ -117,25 +137,51 @@ class OptionDecl(_Strict):
 
 
 def check_unique(options: list[OptionDecl], path: Path, field: str = "options") -> None:
-    """Ids are unique and hybrids name declared, non-hybrid contours."""
+    """Ids are unique; a hybrid names exactly two declared, non-hybrid contours and only a
+    hybrid names contours; a contract document stays inside the workspace."""
     seen: set[str] = set()
     for i, opt in enumerate(options):
         if opt.id in seen:
             raise InputError(
-                f"option id {opt.id!r} is declared twice", path=path, field=f"{field}.{i}.id"
+                "option id {id!r} is declared twice", path=path, field=f"{field}.{i}.id", id=opt.id
             )
         seen.add(opt.id)
     by_id = {o.id: o for o in options}
     for i, opt in enumerate(options):
+        if opt.kind == "hybrid" and (len(opt.contours) != 2 or len(set(opt.contours)) != 2):
+            raise InputError(
+                "a hybrid has two different contours, not {n}",
+                path=path,
+                field=f"{field}.{i}.contours",
+                hint="name its base pool and its overflow option",
+                n=len(set(opt.contours)),
+            )
+        if opt.kind != "hybrid" and opt.contours:
+            raise InputError(
+                "only a hybrid has contours; this option is {kind}",
+                path=path,
+                field=f"{field}.{i}.contours",
+                hint="remove contours, or make the option kind: hybrid",
+                kind=opt.kind,
+            )
         for j, ref in enumerate(opt.contours):
             target = by_id.get(ref)
             if target is None or target.kind == "hybrid":
                 raise InputError(
-                    f"{ref!r} is not a declared owned, rented or managed option",
+                    "{ref!r} is not a declared owned, rented or managed option",
                     path=path,
                     field=f"{field}.{i}.contours.{j}",
-                    hint=f"declare it under options, or use one of: {', '.join(sorted(by_id))}",
+                    hint="declare it under options, or use one of: {known}",
+                    ref=ref,
+                    known=", ".join(sorted(by_id)),
                 )
+        if opt.derived_weights_document:
+            in_workspace(
+                path.parent,
+                opt.derived_weights_document,
+                path=path,
+                field=f"{field}.{i}.derived_weights_document",
+            )
 
 
 def require_known(
@@ -151,9 +197,11 @@ def require_known(
     if option_id not in ids:
         listed = ", ".join(sorted(ids)) or "none declared"
         raise InputError(
-            f"unknown option id {option_id!r}",
+            "unknown option id {option}",
             path=path,
             line=line,
             field=field,
-            hint=f"declare it under `options` in gpudecide.yaml (declared: {listed})",
+            hint="declare it under `options` in gpudecide.yaml (declared: {listed})",
+            option=excerpt(option_id),
+            listed=listed,
         )

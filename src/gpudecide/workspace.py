@@ -26,7 +26,7 @@ from gpudecide.fsutil import atomic_write_text, open_regular
 from gpudecide.inputs import load_yaml_model
 from gpudecide.jobs.classify import ClassifyConfig, validate_rules
 from gpudecide.jobs.load import IanaZone, LogFormat
-from gpudecide.options import OptionDecl, check_unique
+from gpudecide.options import OptionDecl, check_unique, require_known
 
 CONFIG_NAME = "gpudecide.yaml"
 
@@ -45,6 +45,12 @@ class LogSource(_Strict):
     )
     sacct_format: str | None = Field(
         default=None, description="The --format list given to sacct, for output without a header."
+    )
+    option: str | None = Field(
+        default=None,
+        description="The option whose platform the log comes from (its scheduler, or a "
+        "managed vendor's job events): its queue measures that option's start time (Q1, Q3); "
+        "null: the team's workload, not one option's.",
     )
 
 
@@ -173,6 +179,9 @@ def load(root: Path) -> Workspace:
         )
     config = load_yaml_model(path, WorkspaceConfig)
     check_unique(config.options, path)
+    for i, src in enumerate(config.logs):
+        if src.option is not None:
+            require_known(src.option, config.options, path=path, field=f"logs.{i}.option")
     validate_matrix(config.matrix, [o.id for o in config.options], path)
     validate_rules(config.classify.extra_rules, str(path), "classify.extra_rules")
     validate_rules(config.classify.rules or [], str(path), "classify.rules")

@@ -7,10 +7,10 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gpudecide.decision.model import CRITERIA
 from gpudecide.errors import InputError
-from gpudecide.inputs import node_line, yaml_root
-from gpudecide.options import SiteRole, require_known
+from gpudecide.findings import CRITERIA
+from gpudecide.inputs import in_workspace, node_line, yaml_root
+from gpudecide.options import CountryCode, SiteRole, require_known
 
 
 class _Strict(BaseModel):
@@ -21,7 +21,7 @@ class Criterion(_Strict):
     """One criterion of the matrix and its weight."""
 
     id: str = Field(pattern=r"^[a-z][a-z0-9_]*$", description="Criterion id.")
-    weight: int = Field(ge=1, le=5, description="Weight 1 (minor) .. 5 (decisive).")
+    weight: int = Field(strict=True, ge=1, le=5, description="Weight 1 (minor) .. 5 (decisive).")
     description: str = Field(default="", description="What a high score means.")
 
 
@@ -30,7 +30,7 @@ class ScoreEntry(_Strict):
 
     option: str = Field(description="Option id (declared under `options`).")
     criterion: str = Field(description="Criterion id.")
-    score: int = Field(ge=1, le=5, description="Score 1 (bad) .. 5 (good).")
+    score: int = Field(strict=True, ge=1, le=5, description="Score 1 (bad) .. 5 (good).")
     source: Literal["override", "document"] = Field(
         description="override: the team's judgement; document: an external document."
     )
@@ -53,7 +53,7 @@ class Residency(_Strict):
     """A data-residency requirement (SPEC I7): where an asset must stay."""
 
     asset: str = Field(description="What must stay (e.g. personal data, training set).")
-    countries: list[str] = Field(
+    countries: list[CountryCode] = Field(
         min_length=1, description="ISO 3166-1 alpha-2 codes where it may be stored/processed."
     )
     roles: list[SiteRole] = Field(
@@ -69,7 +69,8 @@ class MatrixConfig(_Strict):
 
     criteria: list[Criterion] = Field(
         default_factory=lambda: [Criterion(id=c, weight=3) for c in CRITERIA],
-        description="Criteria and weights 1-5.",
+        min_length=1,
+        description="Criteria and weights 1-5 (at least one).",
     )
     scores: list[ScoreEntry] = Field(
         default_factory=list, description="The team's overrides and document-based scores."
@@ -93,12 +94,14 @@ def validate(matrix: MatrixConfig, option_ids: list[str], path: Path) -> None:
         if c.id in seen:
             loc: tuple[int | str, ...] = ("matrix", "criteria", i, "id")
             raise InputError(
-                f"criterion {c.id!r} is listed twice",
+                "criterion {id!r} is listed twice",
                 path=path,
                 line=node_line(root, loc),
                 field=f"matrix.criteria.{i}.id",
+                id=c.id,
             )
         seen.add(c.id)
+    scored: set[tuple[str, str]] = set()
     for i, entry in enumerate(matrix.scores):
         loc = ("matrix", "scores", i, "option")
         require_known(
@@ -111,11 +114,13 @@ def validate(matrix: MatrixConfig, option_ids: list[str], path: Path) -> None:
         if entry.criterion not in seen:
             loc = ("matrix", "scores", i, "criterion")
             raise InputError(
-                f"unknown criterion {entry.criterion!r}",
+                "unknown criterion {criterion!r}",
                 path=path,
                 line=node_line(root, loc),
                 field=f"matrix.scores.{i}.criterion",
-                hint=f"one of: {', '.join(sorted(seen))}",
+                hint="one of: {known}",
+                criterion=entry.criterion,
+                known=", ".join(sorted(seen)),
             )
         if entry.source == "document" and not entry.document:
             raise InputError(
@@ -124,3 +129,23 @@ def validate(matrix: MatrixConfig, option_ids: list[str], path: Path) -> None:
                 line=node_line(root, ("matrix", "scores", i)),
                 field=f"matrix.scores.{i}.document",
             )
+        if entry.document:
+            in_workspace(
+                path.parent,
+                entry.document,
+                path=path,
+                field=f"matrix.scores.{i}.document",
+                line=node_line(root, ("matrix", "scores", i, "document")),
+            )
+        cell = (entry.option, entry.criterion)
+        if cell in scored:
+            raise InputError(
+                "{option} is scored on {criterion} twice",
+                path=path,
+                line=node_line(root, ("matrix", "scores", i)),
+                field=f"matrix.scores.{i}",
+                hint="keep one score per option and criterion",
+                option=entry.option,
+                criterion=entry.criterion,
+            )
+        scored.add(cell)
