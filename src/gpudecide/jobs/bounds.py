@@ -3,8 +3,9 @@
 A value outside these parses but cannot be true (a GPU count of 3e9, a start in year 9999,
 an end before the start); read as is it crashes an analysis or silently skews its figures.
 Each reader turns a problem into a row error naming file, line and field (or, with
-`--skip-bad-rows`, a counted and listed skip). The functions return the reason, or None when
-the value is possible, so SQL-based and Python readers word them the same way.
+`--skip-bad-rows`, a counted and listed skip). The functions return the reason (a `Reason`:
+an `errors` msgid and the values that fill it), or None when the value is possible, so
+SQL-based and Python readers word them the same way in every language.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from gpudecide.errors import InputError
 
@@ -45,34 +47,59 @@ INT_RANGES: dict[str, tuple[int, int]] = {
 }
 
 
-def int_problem(column: str, value: int) -> str | None:
+# Why a value is impossible: a msgid of the `errors` catalogue and the values that fill it
+# (shown as written in every language). A tuple, so that the catalogue test finds the msgid
+# where it is written.
+Reason = tuple[str, dict[str, Any]]
+
+
+def reason_text(reason: Reason) -> str:
+    """A reason in English, filled (the text a record and `--json` keep)."""
+    template, values = reason
+    return template.format(**values) if values else template
+
+
+def int_problem(column: str, value: int) -> Reason | None:
     """Why an integer of a canonical column is impossible, or None."""
     low, high = INT_RANGES.get(column, (MIN_PRIORITY, MAX_PRIORITY))
     if value < low:
-        return f"{value} is below {low}"
+        return ("{value} is below {low}", {"value": value, "low": low})
     if value > high:
-        return f"{value} is above {high}, the most this column can be"
-    return None
-
-
-def time_problem(stamp: datetime) -> str | None:
-    """Why a time is impossible for a job log (outside 2000-2100 UTC), or None."""
-    if stamp < EARLIEST or stamp >= LATEST:
         return (
-            f"{stamp.year:04d}-{stamp.month:02d}-{stamp.day:02d} is outside "
-            f"{EARLIEST.year}-{LATEST.year - 1}, not a time a job ran"
+            "{value} is above {high}, the most this column can be",
+            {"value": value, "high": high},
         )
     return None
 
 
-def span_problem(start: datetime | None, end: datetime | None) -> str | None:
+def stamp_problem(stamp: datetime) -> Reason | None:
+    """Why a time is impossible for a job log (outside 2000-2100 UTC), or None."""
+    if stamp < EARLIEST or stamp >= LATEST:
+        return (
+            "{date} is outside {first}-{last}, not a time a job ran",
+            {
+                "date": f"{stamp.year:04d}-{stamp.month:02d}-{stamp.day:02d}",
+                "first": EARLIEST.year,
+                "last": LATEST.year - 1,
+            },
+        )
+    return None
+
+
+def time_problem(stamp: datetime) -> str | None:
+    """`stamp_problem` as English text, for readers that raise a finished message."""
+    problem = stamp_problem(stamp)
+    return None if problem is None else reason_text(problem)
+
+
+def span_problem(start: datetime | None, end: datetime | None) -> Reason | None:
     """Why an attempt's start/end pair is impossible (end first, or over 400 days), or None."""
     if start is None or end is None:
         return None
     if end < start:
-        return "is before start"
+        return ("is before start", {})
     if end - start > MAX_RUN:
-        return f"is more than {MAX_RUN.days} days after start"
+        return ("is more than {days} days after start", {"days": MAX_RUN.days})
     return None
 
 
@@ -98,7 +125,7 @@ TEXT_COLUMNS = (
 )
 
 
-def row_problem(row: dict[str, object]) -> tuple[str, str] | None:
+def row_problem(row: dict[str, object]) -> tuple[str, Reason] | None:
     """The first impossible value of a canonical row as (column, reason), or None.
 
     For readers that build rows from nested documents (Kubernetes, SageMaker, OpenAI):
@@ -109,23 +136,23 @@ def row_problem(row: dict[str, object]) -> tuple[str, str] | None:
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, int):
-            return column, "is not a whole number"
+            return column, ("is not a whole number", {})
         problem = int_problem(column, value)
         if problem is not None:
             return column, problem
     for column in TEXT_COLUMNS:
         value = row.get(column)
         if value is not None and not isinstance(value, str):
-            return column, f"is a {type(value).__name__}, not text"
+            return column, ("is a {type}, not text", {"type": type(value).__name__})
     for column, value in row.items():
         if isinstance(value, datetime):
-            problem = time_problem(value)
+            problem = stamp_problem(value)
             if problem is not None:
                 return column, problem
         elif isinstance(value, str):
             limit = MAX_EXTRAS_CHARS if column == "extras" else MAX_TEXT_CHARS
             if len(value) > limit:
-                return column, f"is longer than {limit} characters"
+                return column, ("is longer than {limit} characters", {"limit": limit})
     start, end = row.get("start"), row.get("end")
     if isinstance(start, datetime) and isinstance(end, datetime):
         problem = span_problem(start, end)
@@ -139,8 +166,8 @@ def check_rows(rows: list[dict[str, object]], path: Path, where: str) -> None:
     for row in rows:
         found = row_problem(row)
         if found is not None:
-            column, reason = found
-            raise InputError(reason, path=path, field=f"{where}: {column}")
+            column, (template, values) = found
+            raise InputError(template, path=path, field=f"{where}: {column}", **values)
 
 
 @contextmanager

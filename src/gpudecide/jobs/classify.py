@@ -84,11 +84,12 @@ def validate_rules(rules: list[KindRule], where: str, field: str = "classify.rul
                 ).fetchall()
             except duckdb.Error as exc:
                 raise InputError(
-                    f"pattern {rule.pattern!r} is not a valid regular expression: "
-                    f"{str(exc).splitlines()[0]}",
+                    "pattern {pattern} is not a valid regular expression: {error}",
                     path=where,
                     field=f"{field}[{i}].pattern",
                     hint="RE2 syntax: no look-ahead or back-references",
+                    pattern=repr(rule.pattern),
+                    error=str(exc).splitlines()[0],
                 ) from None
     finally:
         con.close()

@@ -15,9 +15,8 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-import gpudecide.jobs.report  # noqa: F401  (registers the profile's summary in ru and kk)
 from gpudecide import evidence as ev
-from gpudecide import workspace
+from gpudecide import fmt, workspace
 from gpudecide.console import (
     JsonOpt,
     WorkspaceOpt,
@@ -30,16 +29,24 @@ from gpudecide.console import (
     progress,
 )
 from gpudecide.errors import InputError
+from gpudecide.fmt import moment
 from gpudecide.i18n import translator
 from gpudecide.jobs import bounds
 from gpudecide.jobs import profile as prof
-from gpudecide.jobs.figures import reconciliation_line
 from gpudecide.jobs.load import FORMATS, JobLog, LogSpec, load_logs
-from gpudecide.jobs.schema import CANONICAL_COLUMNS, KINDS, STATES
-from gpudecide.report.fmt import localize_digits, not_available
-from gpudecide.report.i18n import P_, localize, moment, notes_of, summary_of
+from gpudecide.jobs.schema import CANONICAL_COLUMNS, COLUMN_DOCS, KINDS, STATES
+from gpudecide.jobs.words import (
+    figure,
+    meaning_text,
+    reconciliation_text,
+    shape_word,
+    skipped_lines,
+    verdict_word,
+)
+from gpudecide.message import render
 
 _ = translator("jobs")
+_n = _.n
 
 
 def _parse_until(value: str | None) -> datetime | None:
@@ -49,12 +56,17 @@ def _parse_until(value: str | None) -> datetime | None:
         stamp = datetime.fromisoformat(value)
     except ValueError:
         raise InputError(
-            f"{value!r} is not an ISO 8601 time", field="--until", hint="e.g. 2026-07-27T00:00:00Z"
+            "{value} is not an ISO 8601 time",
+            field="--until",
+            hint="e.g. 2026-07-27T00:00:00Z",
+            value=repr(value),
         ) from None
     stamp = stamp.replace(tzinfo=UTC) if stamp.tzinfo is None else stamp
-    problem = bounds.time_problem(stamp)
+    problem = bounds.stamp_problem(stamp)
     if problem:
-        raise InputError(problem, field="--until", hint="give the end of the window to profile")
+        raise InputError(
+            problem[0], field="--until", hint="give the end of the window to profile", **problem[1]
+        )
     return stamp
 
 
@@ -62,9 +74,11 @@ def _check_weeks(weeks: int | None) -> None:
     """A window longer than MAX_WEEKS is no profile of a job log (and overflows dates)."""
     if weeks is not None and not 1 <= weeks <= prof.MAX_WEEKS:
         raise InputError(
-            f"{weeks} weeks is outside 1-{prof.MAX_WEEKS}",
+            "{weeks} weeks is outside 1-{most}",
             field="--weeks",
             hint="profile at most twenty years; 8 weeks is the usual window",
+            weeks=weeks,
+            most=prof.MAX_WEEKS,
         )
 
 
@@ -149,7 +163,12 @@ class LogCommand:
         """Read the given logs (or the workspace's), with a progress bar for people."""
         ws = self.workspace()
         if self.fmt not in FORMATS:
-            raise InputError(f"{self.fmt!r} is not one of {', '.join(FORMATS)}", field="--format")
+            raise InputError(
+                "{value} is not one of {choices}",
+                field="--format",
+                value=repr(self.fmt),
+                choices=", ".join(FORMATS),
+            )
         specs: list[LogSpec]
         if self.logs:
             specs = [LogSpec(p, self.fmt, self.sacct_format) for p in self.logs]  # type: ignore[arg-type]
@@ -204,165 +223,94 @@ def run_profile(
     return result, loaded.write(prof.to_evidence(result, []))
 
 
-# Why the loaders skipped a row (--skip-bad-rows), as they write it in English; translated
-# for ru and kk by pattern (`gpudecide.report.i18n.localize`).
-SKIP_REASONS = (
-    P_("fewer fields than the {n} in the header"),
-    P_("fewer fields than the {n} of --sacct-format"),
-    P_("more fields than the {n} in the header (a '|' inside a job name or comment?)"),
-    P_("more fields than the {n} of --sacct-format (a '|' inside a job name or comment?)"),
-    P_("not UTF-8 text"),
-    P_("not a JSON object"),
-    P_("column given twice in one object"),
-    P_("CSV syntax: {error}"),
-    P_("job id {value} is not a Slurm job id (123, 123_4, 123_[5-9], 123.batch)"),
-    P_("end {value} is before start"),
-    P_("end {value} is more than {days} days after start"),
-    P_("duration {value} is not [DD-[HH:]]MM:SS"),
-    P_("time limit {value} is not a Slurm duration"),
-    P_("priority {value} is not an integer"),
-    P_("kind label in {value} is not one of {kinds}"),
-    P_("value {value} is not what sacct prints here"),
-)
-
-
-def _n(value: Any, lang: str) -> str:
-    """A figure as the analysis wrote it (English), or with `lang`'s number signs."""
-    if value is None and lang != "en":
-        return not_available(lang)
-    return localize_digits(str(value), lang)
-
-
-def reconciliation_text(r: dict[str, int], lang: str) -> str:
-    """Every job of the log in one sentence (F1, Q1), in `lang` (`profile` and `queue`)."""
-    if lang == "en":
-        return reconciliation_line(r)
-    return _(
-        "{total} jobs in the log: {gpu} GPU jobs, {cpu} CPU-only, {unknown} without GPU "
-        "information, {never} never started, {pending} pending (array tasks counted one by one)",
-        lang,
-    ).format(
-        total=_n(r["total"], lang),
-        gpu=_n(r["gpu_jobs"], lang),
-        cpu=_n(r["cpu_only"], lang),
-        unknown=_n(r["no_gpu_information"], lang),
-        never=_n(r["never_started"], lang),
-        pending=_n(r["pending"], lang),
-    )
-
-
-def skipped_lines(f: dict[str, Any], lang: str) -> list[str]:
-    """The malformed rows a log command skipped (--skip-bad-rows), ten at most."""
-    if not f["skipped_rows"]:
-        return []
-    lines = [_("{n} malformed row(s) skipped:", lang).format(n=_n(f["skipped_rows"], lang))]
-    for b in f["skipped"][:10]:
-        if lang == "en":
-            lines.append(f"  {b['path']}:{b['line']}: {b['field'] or ''} {b['reason']}")
-            continue
-        # The log's own column name stands out as what it is (a name, not a word).
-        column = f"`{b['field']}`" if b["field"] else ""
-        reason = localize(b["reason"], lang, ("jobs", "report"))
-        lines.append(f"  {b['path']}:{b['line']}: {column} {reason}")
-    return lines
-
-
-def _word(text: str, lang: str) -> str:
-    """A verdict or shape the profile wrote in English, in `lang` (English: as written)."""
-    return text if lang == "en" else localize(text, lang, ("jobs", "report"))
-
-
-def _profile_lines(f: dict[str, Any], lang: str) -> list[str]:
+def _profile_lines(f: dict[str, Any]) -> list[str]:
     """The profile's figures after its table, one sentence each (F1-F3, C2)."""
     burst, pred = f["burstiness"], f["predictability"]
     sources = ", ".join(
-        _("{n} from {source}", lang).format(n=_n(n, lang), source=src)
+        _("{n} from {source}").format(n=figure(n), source=src)
         for src, n in f["gpu_count_sources"].items()
     )
     w, d = f["window"], f["duration_hours"]
     lines = [
-        reconciliation_text(f["reconciliation"], lang),
-        _("GPU counts of started attempts: {sources}", lang).format(
-            sources=sources or _("none", lang)
-        ),
+        reconciliation_text(f["reconciliation"]),
+        _("GPU counts of started attempts: {sources}").format(sources=sources or _("none")),
         _(
             "window {start} .. {end} ({weeks} weeks); attempts {attempts}, restarts {restarts}, "
-            "never started {never}, unsuccessful {unsuccessful}",
-            lang,
+            "never started {never}, unsuccessful {unsuccessful}"
         ).format(
-            start=moment(w["start"], lang),
-            end=moment(w["end"], lang),
-            weeks=_n(w["weeks"], lang),
-            attempts=_n(f["attempts_total"], lang),
-            restarts=_n(f["restarts"], lang),
-            never=_n(f["never_started"], lang),
-            unsuccessful=_n(f["unsuccessful_share"], lang),
+            start=moment(w["start"]),
+            end=moment(w["end"]),
+            weeks=figure(w["weeks"]),
+            attempts=figure(f["attempts_total"]),
+            restarts=figure(f["restarts"]),
+            never=figure(f["never_started"]),
+            unsuccessful=figure(f["unsuccessful_share"]),
         ),
         _(
-            "peak concurrent GPUs {peak}; jobs/week {per_week}; duration p50 {p50} h, p90 {p90} h",
-            lang,
+            "peak concurrent GPUs {peak}; jobs/week {per_week}; duration p50 {p50} h, p90 {p90} h"
         ).format(
-            peak=_n(f["peak_concurrent_gpus"], lang),
-            per_week=_n(f["jobs_per_week_mean"], lang),
-            p50=_n(d["p50"], lang),
-            p90=_n(d["p90"], lang),
+            peak=figure(f["peak_concurrent_gpus"]),
+            per_week=figure(f["jobs_per_week_mean"]),
+            p50=figure(d["p50"]),
+            p90=figure(d["p90"]),
         ),
         _(
             "shape: {shape} (weekly GPU-hours CV {cv}, bursty at >= {cv_min}; top {top} of jobs "
-            "hold {share} of GPU-hours, bursty at >= {share_min})",
-            lang,
+            "hold {share} of GPU-hours, bursty at >= {share_min})"
         ).format(
-            shape=_word(burst["shape"], lang),
-            cv=_n(burst["weekly_gpu_hours_cv"], lang),
-            cv_min=_n(burst["thresholds"]["bursty_cv_min"], lang),
-            top=localize_digits(f"{burst['top_jobs_fraction']:.0%}", lang),
-            share=_n(burst["top_jobs_gpu_hours_share"], lang),
-            share_min=_n(burst["thresholds"]["bursty_top_share_min"], lang),
+            shape=shape_word(burst["shape"]),
+            cv=figure(burst["weekly_gpu_hours_cv"]),
+            cv_min=figure(burst["thresholds"]["bursty_cv_min"]),
+            top=fmt.pct0(burst["top_jobs_fraction"]),
+            share=figure(burst["top_jobs_gpu_hours_share"]),
+            share_min=figure(burst["thresholds"]["bursty_top_share_min"]),
         ),
         _(
             "predictability: {verdict} (WAPE {wape}; predictable <= {max}, partly <= {partly}): "
-            "{meaning}; lead-time share {lead}",
-            lang,
+            "{meaning}; lead-time share {lead}"
         ).format(
-            verdict=_word(pred["verdict"], lang),
-            wape=_n(pred["wape"], lang),
-            max=_n(pred["thresholds"]["predictable_wape_max"], lang),
-            partly=_n(pred["thresholds"]["partly_predictable_wape_max"], lang),
-            meaning=_word(pred["meaning"], lang),
-            lead=_n(pred["lead_time_share"], lang),
+            verdict=verdict_word(pred["verdict"]),
+            wape=figure(pred["wape"]),
+            max=figure(pred["thresholds"]["predictable_wape_max"]),
+            partly=figure(pred["thresholds"]["partly_predictable_wape_max"]),
+            meaning=meaning_text(pred),
+            lead=figure(pred["lead_time_share"]),
         ),
     ]
     if f["pool_gpus"]:
         lines.append(
-            _(
+            _n(
+                "busy share of a {gpus}-GPU pool: {useful} useful, {occupied} occupied "
+                "(of {hours} GPU-hour)",
                 "busy share of a {gpus}-GPU pool: {useful} useful, {occupied} occupied "
                 "(of {hours} GPU-hours)",
-                lang,
+                f["available_gpu_hours"],
             ).format(
                 gpus=f["pool_gpus"],
-                useful=_n(f["busy_share"], lang),
-                occupied=_n(f["occupied_share"], lang),
-                hours=_n(f["available_gpu_hours"], lang),
+                useful=figure(f["busy_share"]),
+                occupied=figure(f["occupied_share"]),
+                hours=figure(f["available_gpu_hours"]),
             )
         )
     return lines
 
 
-def _print_profile(result: prof.ProfileResult, lang: str) -> None:
+def _print_profile(result: prof.ProfileResult) -> None:
+    """The profile for people: its summary, the kinds, one line per figure, then the rows
+    skipped and the notes, in the reader's language."""
     f = result.figures
-    record = prof.to_evidence(result, [])
-    record.notes = list(f["notes"])  # the skipped rows are printed on their own
-    out.print(summary_of(record, lang))
-    table = Table(_("kind", lang), _("jobs", lang), _("GPU-hours", lang), box=None)
+    out.print(render(f["messages"]["summary"]))
+    table = Table(_("kind"), _("jobs"), _("GPU-hours"), box=None)
     for k, n in f["jobs_by_kind"].items():
-        table.add_row(k, _n(n, lang), localize_digits(f"{f['gpu_hours_by_kind'][k]:.1f}", lang))
+        table.add_row(k, figure(n), fmt.digits(f"{f['gpu_hours_by_kind'][k]:.1f}"))
     out.print(table)
-    for line in _profile_lines(f, lang):
+    for line in _profile_lines(f):
         out.print(line, markup=False)
-    for i, line in enumerate(skipped_lines(f, lang)):
+    for i, line in enumerate(skipped_lines(f)):
         out.print(line, style="yellow" if i == 0 else None, markup=False)
-    for note in notes_of(record, lang):
-        out.print(_("note: {text}", lang).format(text=note), markup=False)
+    note = _("note: {text}")
+    for msg in result.notes:  # the skipped rows are printed on their own above
+        out.print(note.format(text=render(msg)), markup=False)
 
 
 def profile(
@@ -398,31 +346,14 @@ def profile(
         _check_weeks(weeks)
         end = _parse_until(until)
         result, written = run_profile(command.load(), weeks=weeks, pool_gpus=pool_gpus, until=end)
-        lang = language(command.workspace())
     if as_json:
         body = dict(result.figures)
         body["evidence"] = str(written) if written else None
         emit_json(body)
         return
-    _print_profile(result, lang)
+    _print_profile(result)
     if written:
-        print_written(written, lang)
-
-
-def _column_doc(name: str, doc: str, lang: str) -> str:
-    """What a canonical column holds, in `lang`; listed values stay as written, in backticks."""
-    if lang == "en":
-        return doc
-    if name == "kind":
-        kinds = ", ".join(f"`{k}`" for k in KINDS)
-        return _("explicit kind, wins over rules: {kinds}.", lang).format(kinds=kinds)
-    if name == "state":
-        states = ", ".join(f"`{s}`" for s in STATES)
-        return _("required. One of {states} (Slurm state words are accepted too).", lang).format(
-            states=states
-        )
-    # The other descriptions are fixed English sentences of jobs/schema.py, each a msgid.
-    return _(doc, lang)
+        print_written(written)
 
 
 def columns(as_json: JsonOpt = False) -> None:
@@ -430,22 +361,26 @@ def columns(as_json: JsonOpt = False) -> None:
     if as_json:
         emit_json(CANONICAL_COLUMNS)
         return
-    lang = _columns_language()
-    table = Table(_("column", lang), _("meaning", lang), box=None)
-    for name, doc in CANONICAL_COLUMNS.items():
-        # Outside English the column names stand out as what they are: names to type as is.
-        shown = name if lang == "en" else f"`{name}`"
-        table.add_row(shown, _column_doc(name, doc, lang))
+    _speak_workspace_language()
+    # Column names and listed values stand out as what they are: names to type as is.
+    values = {
+        "kinds": ", ".join(f"`{k}`" for k in KINDS),
+        "states": ", ".join(f"`{s}`" for s in STATES),
+    }
+    table = Table(_("column"), _("meaning"), box=None)
+    for name, doc in COLUMN_DOCS.items():
+        table.add_row(f"`{name}`", _(doc).format(**values))
     out.print(table)
 
 
-def _columns_language() -> str:
-    """`--lang`, $GPUDECIDE_LANG, else the language of the workspace found from here up
-    (none needed, and a broken one is no reason to refuse a list of columns: English)."""
+def _speak_workspace_language() -> None:
+    """Speak the language of the workspace found from here up, unless `--lang` or
+    $GPUDECIDE_LANG chose one (none is needed, and a broken one is no reason to refuse a
+    list of columns: then English)."""
     try:
-        return language(open_workspace(None, required=False))
+        open_workspace(None, required=False)
     except (InputError, OSError):
-        return language(None)
+        language(None)
 
 
 def register(app: typer.Typer) -> None:

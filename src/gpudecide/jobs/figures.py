@@ -13,6 +13,7 @@ from typing import Any
 import pyarrow as pa
 
 from gpudecide.jobs import sql
+from gpudecide.message import Message, english, nmessage
 
 
 def rounded(x: Any, digits: int = 3) -> Any:
@@ -64,10 +65,26 @@ def reconciliation(jobs: pa.Table) -> dict[str, int]:
     return out
 
 
-def reconciliation_line(r: dict[str, int]) -> str:
+def reconciliation_message(r: dict[str, int]) -> Message:
     """The reconciliation in one sentence (the same words in `profile` and `queue`)."""
-    return (
-        f"{r['total']} jobs in the log: {r['gpu_jobs']} GPU jobs, {r['cpu_only']} CPU-only, "
-        f"{r['no_gpu_information']} without GPU information, {r['never_started']} never "
-        f"started, {r['pending']} pending (array tasks counted one by one)"
+    return nmessage(
+        "jobs",
+        "{total:num} job in the log: {gpu:num} GPU jobs, {cpu:num} CPU-only, {unknown:num} "
+        "without GPU information, {never:num} never started, {pending:num} pending (array "
+        "tasks counted one by one)",
+        "{total:num} jobs in the log: {gpu:num} GPU jobs, {cpu:num} CPU-only, {unknown:num} "
+        "without GPU information, {never:num} never started, {pending:num} pending (array "
+        "tasks counted one by one)",
+        count="total",
+        total=r["total"],
+        gpu=r["gpu_jobs"],
+        cpu=r["cpu_only"],
+        unknown=r["no_gpu_information"],
+        never=r["never_started"],
+        pending=r["pending"],
     )
+
+
+def reconciliation_line(r: dict[str, int]) -> str:
+    """The reconciliation sentence in English (the text a record keeps)."""
+    return english(reconciliation_message(r))

@@ -27,6 +27,7 @@ from gpudecide.jobs import bounds
 from gpudecide.jobs.sacct import ParseResult
 from gpudecide.jobs.schema import KINDS, attempts_table
 from gpudecide.jsonio import get, parse_time, read_json, seconds_between
+from gpudecide.message import Message, message, nmessage
 
 ANNOTATION_KIND = "gpudecide.io/kind"
 ANNOTATION_CHAIN = "gpudecide.io/chain"
@@ -122,17 +123,20 @@ def _gpus(spec: dict[str, Any], path: Path, where: str) -> int:
                     text = str(value)
                     if not text.isascii() or not text.isdigit() or len(text) > 9:
                         raise InputError(
-                            f"GPU count {excerpt(text)} is not a whole number of GPUs",
+                            "GPU count {excerpt} is not a whole number of GPUs",
                             path=path,
                             field=f"{where}.spec.containers[{c}].resources.{section}",
+                            excerpt=excerpt(text),
                         )
                     total += int(text)
                 break
     if total > bounds.MAX_GPU_COUNT:
         raise InputError(
-            f"asks for {total} GPUs, more than {bounds.MAX_GPU_COUNT} (one job cannot have more)",
+            "asks for {total} GPUs, more than {most} (one job cannot have more)",
             path=path,
             field=f"{where}.spec.containers",
+            total=total,
+            most=bounds.MAX_GPU_COUNT,
         )
     return total
 
@@ -237,9 +241,11 @@ def _kind_label(notes_: dict[str, Any], labels: dict[str, Any], path: Path, wher
     kind = notes_.get(ANNOTATION_KIND) or labels.get(ANNOTATION_KIND)
     if kind is not None and kind not in KINDS:
         raise InputError(
-            f"kind {excerpt(kind)} is not one of {', '.join(KINDS)}",
+            "kind {excerpt} is not one of {choices}",
             path=path,
             field=f"{where}.metadata.annotations.{ANNOTATION_KIND}",
+            excerpt=excerpt(kind),
+            choices=", ".join(KINDS),
         )
     return kind
 
@@ -338,16 +344,32 @@ def read_kubernetes(
     for row in rows:
         attempt[row["job_id"]] = attempt.get(row["job_id"], 0) + 1
         row["attempt"] = attempt[row["job_id"]]
-    notes = []
+    notes: list[Message] = []
     if without_events:
+        # English keeps "pod(s)" in both forms: the wording records have always had.
         notes.append(
-            f"{path.name}: {without_events} of {len(rows)} pod(s) have no events (expired? "
-            "Kubernetes keeps events about an hour by default): their node-assignment time "
-            "comes from the PodScheduled condition (seconds) and their wait reason is unknown"
+            nmessage(
+                "jobs",
+                "{file}: {n:num} of {total:num} pod(s) have no events (expired? Kubernetes keeps "
+                "events about an hour by default): their node-assignment time comes from the "
+                "PodScheduled condition (seconds) and their wait reason is unknown",
+                "{file}: {n:num} of {total:num} pod(s) have no events (expired? Kubernetes keeps "
+                "events about an hour by default): their node-assignment time comes from the "
+                "PodScheduled condition (seconds) and their wait reason is unknown",
+                n=without_events,
+                total=len(rows),
+                file=path.name,
+            )
         )
     if not events:
         notes.append(
-            f"{path.name}: no events file given: wait reasons come only from pods "
-            "still pending (pass `kubectl get events -o json` output too)"
+            message(
+                "jobs",
+                "{file}: no events file given: wait reasons come only from pods still pending "
+                "(pass `kubectl get events -o json` output too)",
+                file=path.name,
+            )
         )
-    return ParseResult(table=attempts_table(rows, str(path)), data_lines=len(rows), notes=notes)
+    return ParseResult(
+        table=attempts_table(rows, str(path)), data_lines=len(rows), note_messages=notes
+    )

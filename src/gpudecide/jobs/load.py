@@ -18,6 +18,7 @@ from gpudecide.jobs.sacct import BadRow, ParseResult, read_sacct
 from gpudecide.jobs.schema import ATTEMPTS_SCHEMA
 from gpudecide.jobs.tabular import read_tabular
 from gpudecide.jsonio import read_json
+from gpudecide.message import Message, english
 
 LogFormat = Literal[
     "auto", "sacct", "slurm-json", "csv", "jsonl", "kubernetes", "sagemaker", "openai"
@@ -42,7 +43,13 @@ class JobLog:
     sources: list[Path]
     bad_rows: list[BadRow] = field(default_factory=list)
     duplicate_rows: int = 0
-    notes: list[str] = field(default_factory=list)
+    # what a reader of the figures must know about the sources, as messages
+    note_messages: list[Message] = field(default_factory=list)
+
+    @property
+    def notes(self) -> list[str]:
+        """The notes in English."""
+        return [english(m) for m in self.note_messages]
 
 
 def _is_zone(tz: str) -> bool:
@@ -57,7 +64,10 @@ def check_timezone(tz: str) -> str:
     """Validate an IANA zone name (sacct prints local time; --tz says which)."""
     if not _is_zone(tz):
         raise InputError(
-            f"unknown time zone {tz!r}", field="--tz", hint="use an IANA name such as Asia/Almaty"
+            "unknown time zone {tz}",
+            field="--tz",
+            hint="use an IANA name such as Asia/Almaty",
+            tz=repr(tz),
         )
     return tz
 
@@ -124,7 +134,7 @@ def detect_format(path: Path, docs: dict[Path, Any] | None = None) -> Detected:
         try:
             head = handle.read(4096)
         except OSError as exc:
-            raise InputError(f"cannot read: {exc.strerror}", path=path) from None
+            raise InputError("cannot read: {strerror}", path=path, strerror=exc.strerror) from None
     first = next((ln.strip() for ln in head.splitlines() if ln.strip()), b"")
     if first == b"{":
         # a lone brace opens one indented JSON document (sacct --json saved under any
@@ -204,11 +214,13 @@ def _require_rows_left(merged: pa.Table, bad_rows: list[BadRow]) -> None:
         # Nothing left to analyse: the figures would describe an empty log "as of" now.
         first = bad_rows[0]
         raise InputError(
-            f"every job row was skipped ({len(bad_rows)} bad row(s)); the first: {first.reason}",
+            "every job row was skipped ({count} bad row(s)); the first: {reason}",
             path=first.path,
             line=first.line,
             field=first.field,
             hint="fix the rows: nothing is left to analyse",
+            count=len(bad_rows),
+            reason=first.reason,
         )
 
 
@@ -258,7 +270,7 @@ def load_logs(
         sources=[s.path for s in specs],
         bad_rows=bad_rows,
         duplicate_rows=before - merged.num_rows + sum(r.duplicate_rows for r in results),
-        notes=[n for r in results for n in r.notes],
+        note_messages=[n for r in results for n in r.note_messages],
     )
 
 

@@ -30,6 +30,7 @@ from gpudecide.jobs import bounds
 from gpudecide.jobs.sacct import ParseResult
 from gpudecide.jobs.schema import KINDS, attempts_table
 from gpudecide.jsonio import get, parse_time, read_json, seconds_between
+from gpudecide.message import Message, message, nmessage
 
 # GPUs per SageMaker instance type (AWS instance documentation) and their class.
 INSTANCE_GPUS: dict[str, tuple[int, str]] = {
@@ -135,9 +136,10 @@ def _sagemaker_gpus(
         gpus += known[0] * count
         if gpus > bounds.MAX_GPU_COUNT:
             raise InputError(
-                f"gives more than {bounds.MAX_GPU_COUNT} GPUs for one job",
+                "gives more than {most} GPUs for one job",
                 path=path,
                 field=f"{where}.ResourceConfig.InstanceCount",
+                most=bounds.MAX_GPU_COUNT,
             )
         gpu_type = known[1]
     return gpus, gpu_type
@@ -175,11 +177,11 @@ def _split_at_interruptions(
     """The attempts ended by a spot interruption, and the attempt still open after the last."""
     attempts: list[dict[str, Any]] = []
     cur = _new_attempt(created)
-    for status, start, end, message in steps:
+    for status, start, end, status_message in steps:
         if status == "Starting":
             # Instances are only known to be assigned once the next phase begins: a job
             # that fails in Starting never got any.
-            cur["wait_reason"] = message or cur["wait_reason"]
+            cur["wait_reason"] = status_message or cur["wait_reason"]
         elif status == "Downloading":
             if cur["start"] is None:
                 cur["start"] = start
@@ -287,16 +289,29 @@ def read_sagemaker(path: Path, doc: Any = None) -> ParseResult:
                     unknown.add(excerpt(g.get("InstanceType"), 40).strip("'"))
         bounds.check_rows(attempts, path, where)
         rows += attempts
-    notes = (
-        [f"{path.name}: GPU count unknown for instance type(s) {', '.join(sorted(unknown))}"]
-        if unknown
-        else []
-    )
+    notes: list[Message] = []
+    if unknown:
+        notes.append(
+            nmessage(
+                "jobs",
+                "{file}: GPU count unknown for instance type {types}",
+                "{file}: GPU count unknown for instance types {types}",
+                n=len(unknown),
+                file=path.name,
+                types=", ".join(sorted(unknown)),
+            )
+        )
     notes.append(
-        f"{path.name}: SageMaker does not expose the first training step: "
-        "startup after the node is assigned is unmeasured"
+        message(
+            "jobs",
+            "{file}: SageMaker does not expose the first training step: startup after the node "
+            "is assigned is unmeasured",
+            file=path.name,
+        )
     )
-    return ParseResult(table=attempts_table(rows, str(path)), data_lines=len(jobs), notes=notes)
+    return ParseResult(
+        table=attempts_table(rows, str(path)), data_lines=len(jobs), note_messages=notes
+    )
 
 
 def _openai_row(
@@ -320,17 +335,20 @@ def _openai_row(
     status = str(job.get("status"))
     if status not in OPENAI_STATES:
         raise InputError(
-            f"status {excerpt(status)} is not a fine-tuning job status",
+            "status {excerpt} is not a fine-tuning job status",
             path=path,
             field=f"{where}.status",
+            excerpt=excerpt(status),
         )
     meta = job.get("metadata") or {}
     kind = meta.get("gpudecide_kind")
     if kind is not None and kind not in KINDS:
         raise InputError(
-            f"kind {excerpt(kind)} is not one of {', '.join(KINDS)}",
+            "kind {excerpt} is not one of {choices}",
             path=path,
             field=f"{where}.metadata.gpudecide_kind",
+            excerpt=excerpt(kind),
+            choices=", ".join(KINDS),
         )
     error = job.get("error") or {}
     end = t(job.get("finished_at"), "finished_at")
@@ -393,10 +411,24 @@ def read_openai(
             row = _openai_row(job, events, path, f"[{i}]")
         bounds.check_rows([row], path, f"[{i}]")
         rows.append(row)
-    notes = [f"{path.name}: GPUs are not exposed by the API: GPU-hours unknown"]
+    notes = [
+        message(
+            "jobs", "{file}: GPUs are not exposed by the API: GPU-hours unknown", file=path.name
+        )
+    ]
     if missing:
         notes.append(
-            f"{path.name}: no events for {len(missing)} job(s) ({', '.join(missing[:5])}"
-            "): eligible, start and first step unmeasured"
+            nmessage(
+                "jobs",
+                "{file}: no events for {n:num} job ({ids}): eligible, start and first step "
+                "unmeasured",
+                "{file}: no events for {n:num} jobs ({ids}): eligible, start and first step "
+                "unmeasured",
+                n=len(missing),
+                file=path.name,
+                ids=", ".join(missing[:5]),
+            )
         )
-    return ParseResult(table=attempts_table(rows, str(path)), data_lines=len(jobs), notes=notes)
+    return ParseResult(
+        table=attempts_table(rows, str(path)), data_lines=len(jobs), note_messages=notes
+    )

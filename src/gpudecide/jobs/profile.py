@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from gpudecide import evidence as ev
+from gpudecide.i18n import N_
 from gpudecide.jobs import sql
 from gpudecide.jobs.classify import ClassifyConfig, jobs_table
 from gpudecide.jobs.figures import reconciliation
@@ -23,6 +24,7 @@ from gpudecide.jobs.figures import rounded as _r
 from gpudecide.jobs.load import JobLog, log_span
 from gpudecide.jobs.schema import KINDS
 from gpudecide.jsonio import utc_iso
+from gpudecide.message import Message, english, message, nmessage, record_texts
 
 # F2: a workload is "bursty" when weekly GPU-hours vary this much, or when a tenth of the
 # jobs hold this share of all GPU-hours.
@@ -34,6 +36,29 @@ PREDICTABLE_WAPE = 0.30
 PARTLY_PREDICTABLE_WAPE = 0.60
 # F3: a job counts as planned ahead when it was made eligible this long after submission.
 LEAD_TIME_HOURS = 24.0
+
+# The words the profile writes into its figures (F2 shape, F3 verdict and what it means), as
+# catalogue msgids: the figures keep the English, a reader is shown them translated.
+SHAPES = {"no load": N_("no load"), "bursty": N_("bursty"), "steady": N_("steady")}
+VERDICTS = {
+    "not measurable": N_("not measurable"),
+    "predictable": N_("predictable"),
+    "partly predictable": N_("partly predictable"),
+    "unpredictable": N_("unpredictable"),
+}
+# `{share}`: the predictable WAPE band as a whole percentage.
+MEANINGS = {
+    "not measurable": N_("no GPU-hours after the first week of the window"),
+    "predictable": N_(
+        "last week's load predicts the next within {share}: capacity can be planned; renting "
+        "per job adds coordination overhead"
+    ),
+    "partly predictable": N_("load drifts week to week: plan a base, keep headroom for the rest"),
+    "unpredictable": N_(
+        "tomorrow's pool load cannot be told from last week's: buying permanent capacity is "
+        "premature"
+    ),
+}
 
 DURATION_BUCKETS = (
     ("< 10 min", 0.0, 10 / 60),
@@ -58,11 +83,13 @@ class ProfileOptions:
 
 @dataclass
 class ProfileResult:
-    """The JSON-ready figures plus the tables the report draws from."""
+    """The JSON-ready figures plus the tables the report draws from, and the notes on the
+    figures as messages (the record adds the skipped rows to them)."""
 
     figures: dict[str, Any]
     jobs: pa.Table
     series: dict[str, Any]
+    notes: list[Message] = field(default_factory=list)
 
 
 def _step_function(
@@ -100,23 +127,13 @@ def _predictability(weekly: np.ndarray, lead_share: float | None) -> dict[str, A
         autocorr = float(np.corrcoef(prev, nxt)[0, 1])
     if wape is None:
         verdict = "not measurable"
-        meaning = "no GPU-hours after the first week of the window"
     elif wape <= PREDICTABLE_WAPE:
         verdict = "predictable"
-        meaning = (
-            "last week's load predicts the next within "
-            f"{PREDICTABLE_WAPE:.0%}: capacity can be planned; renting per job adds "
-            "coordination overhead"
-        )
     elif wape <= PARTLY_PREDICTABLE_WAPE:
         verdict = "partly predictable"
-        meaning = "load drifts week to week: plan a base, keep headroom for the rest"
     else:
         verdict = "unpredictable"
-        meaning = (
-            "tomorrow's pool load cannot be told from last week's: buying permanent "
-            "capacity is premature"
-        )
+    meaning = MEANINGS[verdict].format(share=f"{PREDICTABLE_WAPE:.0%}")
     return {
         "method": "naive forecast: next week's GPU-hours = this week's",
         "wape": _r(wape),
@@ -380,29 +397,57 @@ def _pool(opts: ProfileOptions, total: float, useful: float, peak: float) -> dic
 
 def _notes(
     log: JobLog, win: _Window, counts: dict[str, int], lead_n: int, peak: float, pool: Any
-) -> tuple[list[str], float | None]:
+) -> tuple[list[Message], float | None]:
     """What a reader must know to read the figures right; and the weeks the log covers."""
-    notes: list[str] = []
+    notes: list[Message] = []
     covered = None
     if win.log_start is not None and win.log_start > win.start:
         covered = (win.end - win.log_start).total_seconds() / 604800.0
         notes.append(
-            f"the log starts {utc_iso(win.log_start)}: it covers {covered:.1f} of the "
-            f"{win.weeks} weeks asked for; weekly figures before that are zero, not measured"
+            nmessage(
+                "jobs",
+                "the log starts {start}: it covers {covered:.1f} of the {weeks} week asked for; "
+                "weekly figures before that are zero, not measured",
+                "the log starts {start}: it covers {covered:.1f} of the {weeks} weeks asked "
+                "for; weekly figures before that are zero, not measured",
+                count="weeks",
+                start=utc_iso(win.log_start),
+                covered=covered,
+                weeks=win.weeks,
+            )
         )
     if counts["jobs_total"] == 0:
-        notes.append("no job in the window ran on a GPU: GPU figures are empty")
+        notes.append(message("jobs", "no job in the window ran on a GPU: GPU figures are empty"))
     elif lead_n == 0:
-        notes.append("no GPU job has an eligible time: lead-time share not measurable")
+        notes.append(
+            message("jobs", "no GPU job has an eligible time: lead-time share not measurable")
+        )
     if counts["running"]:
-        notes.append(f"{counts['running']} job(s) still running: counted up to {utc_iso(win.end)}")
+        notes.append(
+            nmessage(
+                "jobs",
+                "{n:num} job still running: counted up to {time}",
+                "{n:num} jobs still running: counted up to {time}",
+                n=counts["running"],
+                time=utc_iso(win.end),
+            )
+        )
     if pool and peak > pool:
         notes.append(
-            f"the log shows {int(peak)} GPUs in use at once, more than the {pool}-GPU pool: "
-            "the log holds jobs of other pools too, or the pool size is wrong; this peak does "
-            "not fit the pool"
+            nmessage(
+                "jobs",
+                "the log shows {peak:num} GPU in use at once, more than the {pool}-GPU pool: the "
+                "log holds jobs of other pools too, or the pool size is wrong; this peak does "
+                "not fit the pool",
+                "the log shows {peak:num} GPUs in use at once, more than the {pool}-GPU pool: "
+                "the log holds jobs of other pools too, or the pool size is wrong; this peak "
+                "does not fit the pool",
+                count="peak",
+                peak=int(peak),
+                pool=pool,
+            )
         )
-    return notes + log.notes, covered
+    return notes + log.note_messages, covered
 
 
 def build_profile(log: JobLog, options: ProfileOptions | None = None) -> ProfileResult:
@@ -452,16 +497,19 @@ def build_profile(log: JobLog, options: ProfileOptions | None = None) -> Profile
         "burstiness": _burstiness(weekly_hours, job_hours),
         "predictability": _predictability(weekly_hours, lead_share),
         **_pool(opts, total, useful, peak),
-        **_skipped(log),
-        "notes": notes,
+        **skipped_figures(log),
+        "notes": [english(n) for n in notes],
     }
+    figures["messages"] = record_texts(
+        summary_message(figures), [*notes, *_skipped_note(figures)]
+    ).messages
     day_edges = _edges(win, 86400.0, win.weeks * 7)
     series = {
         "day_starts": [win.start + timedelta(days=i) for i in range(win.weeks * 7)],
         "daily_gpu_hours": (_integrate(times, levels, day_edges) / 3600.0).tolist(),
         "concurrency": _downsample(times, levels, win.start, win.end),
     }
-    return ProfileResult(figures=figures, jobs=jobs, series=series)
+    return ProfileResult(figures=figures, jobs=jobs, series=series, notes=notes)
 
 
 def _edges(win: _Window, step_s: float, n: int) -> np.ndarray:
@@ -489,15 +537,39 @@ def _job_figures(counts: dict[str, int], kinds: dict[str, Any]) -> dict[str, Any
     }
 
 
-def _skipped(log: JobLog) -> dict[str, Any]:
+def skipped_figures(log: JobLog) -> dict[str, Any]:
+    """The rows a log command skipped (--skip-bad-rows): how many, the first 50 with where
+    and why (the English reason, and its message for readers of other languages), and the
+    duplicate rows dropped."""
     return {
         "skipped_rows": len(log.bad_rows),
         "skipped": [
-            {"path": b.path, "line": b.line, "field": b.field, "reason": b.reason}
+            {
+                "path": b.path,
+                "line": b.line,
+                "field": b.field,
+                "reason": b.reason,
+                "message": b.message,
+            }
             for b in log.bad_rows[:50]
         ],
         "duplicate_rows_dropped": log.duplicate_rows,
     }
+
+
+def _skipped_note(figures: dict[str, Any]) -> list[Message]:
+    """The record's note on skipped rows (the command prints them one by one instead)."""
+    n = figures["skipped_rows"]
+    if not n:
+        return []
+    return [
+        nmessage(
+            "jobs",
+            "{n:num} malformed row skipped (--skip-bad-rows)",
+            "{n:num} malformed rows skipped (--skip-bad-rows)",
+            n=n,
+        )
+    ]
 
 
 def _downsample(
@@ -518,23 +590,64 @@ def _downsample(
     }
 
 
-def summary_line(figures: dict[str, Any]) -> str:
-    """F1 in one sentence: trainings next to everything else they took."""
-    parts = [f"{n} {k}" for k, n in figures["jobs_by_kind"].items() if n and k != "train"]
-    return (
-        f"{figures['trainings_successful']} successful full training(s); "
-        f"{figures['jobs_total']} GPU jobs in all"
-        + (f" ({', '.join(parts)})" if parts else "")
-        + f"; {figures['gpu_hours_total']} GPU-hours"
+def _layout(msgid: str, **args: Any) -> Message:
+    """A message made of fields and separators only ("11 smoke"): it has no words to
+    translate, so no catalogue holds it and every language shows its fields as they are
+    formatted for the reader."""
+    return {"domain": "jobs", "msgid": msgid, "args": args}
+
+
+def _listing(parts: list[Message]) -> Message:
+    """Messages one after another, separated by commas ("11 smoke, 3 eval")."""
+    if len(parts) == 1:
+        return parts[0]
+    return _layout("{first}, {rest}", first=parts[0], rest=_listing(parts[1:]))
+
+
+def summary_message(figures: dict[str, Any]) -> Message:
+    """F1 in one sentence: trainings next to everything else they took, and the GPU-hours."""
+    kinds = [
+        _layout("{n:num} {kind}", n=n, kind=k)
+        for k, n in figures["jobs_by_kind"].items()
+        if n and k != "train"
+    ]
+    total = figures["jobs_total"]
+    jobs = (
+        nmessage(
+            "jobs",
+            "{n:num} GPU job in all ({kinds})",
+            "{n:num} GPU jobs in all ({kinds})",
+            n=total,
+            kinds=_listing(kinds),
+        )
+        if kinds
+        else nmessage("jobs", "{n:num} GPU job in all", "{n:num} GPU jobs in all", n=total)
     )
+    return nmessage(
+        "jobs",
+        "{n:num} successful full training; {jobs}; {hours}",
+        "{n:num} successful full trainings; {jobs}; {hours}",
+        n=figures["trainings_successful"],
+        jobs=jobs,
+        hours=nmessage(
+            "jobs",
+            "{hours:num} GPU-hour",
+            "{hours:num} GPU-hours",
+            count="hours",
+            hours=figures["gpu_hours_total"],
+        ),
+    )
+
+
+def summary_line(figures: dict[str, Any]) -> str:
+    """The summary sentence in English (what the record keeps and `demo` prints)."""
+    return english(summary_message(figures))
 
 
 def to_evidence(result: ProfileResult, inputs: list[ev.InputRef]) -> ev.Evidence:
     """The profile as an evidence record (SPEC F1-F3, C2)."""
     f = result.figures
-    notes = list(f["notes"])
-    if f["skipped_rows"]:
-        notes.append(f"{f['skipped_rows']} malformed row(s) skipped (--skip-bad-rows)")
+    texts = record_texts(f["messages"]["summary"], f["messages"]["notes"])
     verdict: ev.Verdict = (
         "warn" if f["skipped_rows"] or f["window"]["weeks_covered_by_log"] else "info"
     )
@@ -552,8 +665,8 @@ def to_evidence(result: ProfileResult, inputs: list[ev.InputRef]) -> ev.Evidence
         title="Workload profile",
         spec_ids=["F1", "F2", "F3", "C2"],
         verdict=verdict,
-        summary=summary_line(f),
+        summary=texts.summary,
         figures=figures,
-        notes=notes,
+        notes=texts.notes,
         inputs=inputs,
     )

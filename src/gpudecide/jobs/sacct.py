@@ -17,6 +17,7 @@ What sacct prints, as seen on a real Slurm 22.05 (see tests/fixtures/sacct/):
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -30,7 +31,9 @@ import pyarrow as pa
 from gpudecide.errors import InputError
 from gpudecide.fsutil import require_regular_file
 from gpudecide.jobs import bounds, sql
+from gpudecide.jobs.bounds import Reason, reason_text
 from gpudecide.jobs.schema import ATTEMPTS_SCHEMA, KINDS, SLURM_COMPACT_STATES, SLURM_STATES
+from gpudecide.message import Message, english, message, nmessage
 
 # The --format list the README recommends; every field exists in Slurm 22.05 and later.
 RECOMMENDED_FIELDS = (
@@ -197,21 +200,43 @@ _UNLIMITED = ("", "UNLIMITED", "Partition_Limit", "INVALID", "NONE")
 
 @dataclass
 class BadRow:
-    """A row that could not be read, with where and why."""
+    """A row that could not be read, with where and why: `template` is a msgid of the
+    `errors` catalogue, filled from `values` (shown as written in every language)."""
 
     path: str
     line: int | None
     field: str | None
-    reason: str
+    template: str
+    values: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def of(cls, path: str, line: int | None, fld: str | None, reason: Reason) -> BadRow:
+        """A bad row from a reason function's (template, values)."""
+        return cls(path, line, fld, reason[0], dict(reason[1]))
+
+    @property
+    def reason(self) -> str:
+        """Why the row is bad, in English (the text records and `--json` keep)."""
+        return reason_text((self.template, self.values))
+
+    @property
+    def message(self) -> Message:
+        """Why the row is bad, as a message said in the reader's language. Text the reader
+        did not write with fields (a DuckDB message) is passed as a value, so that braces in
+        it are never taken for fields."""
+        if not self.values and "{" in self.template:
+            return message("errors", "{text}", text=self.template)
+        return message("errors", self.template, **self.values)
 
     def as_error(self) -> InputError:
         """The row as the exit-2 error the CLI prints."""
         return InputError(
-            self.reason,
+            self.template,
             path=self.path,
             line=self.line,
             field=self.field,
             hint="fix the row, or pass --skip-bad-rows to count and report such rows",
+            **self.values,
         )
 
 
@@ -222,9 +247,15 @@ class ParseResult:
     table: pa.Table
     bad_rows: list[BadRow] = field(default_factory=list)
     data_lines: int = 0
-    notes: list[str] = field(default_factory=list)
+    # what a reader of the figures must know about this source, as messages
+    note_messages: list[Message] = field(default_factory=list)
     # identical job rows listed more than once (dropped, counted)
     duplicate_rows: int = 0
+
+    @property
+    def notes(self) -> list[str]:
+        """The notes in English."""
+        return [english(m) for m in self.note_messages]
 
 
 def _sniff_header(path: Path) -> list[str] | None:
@@ -250,9 +281,10 @@ def parse_format_list(fmt: str) -> list[str]:
     unknown = [n for n in names if n.lower() not in KNOWN_FIELDS]
     if unknown:
         raise InputError(
-            f"unknown sacct field(s) {', '.join(unknown)}",
+            "unknown sacct field(s) {names}",
             field="--sacct-format",
             hint="see `sacct --helpformat`",
+            names=", ".join(unknown),
         )
     return names
 
@@ -272,10 +304,12 @@ def _field_map(names: Sequence[str], path: Path) -> dict[str, str]:
         missing.append("AllocTRES")
     if missing:
         raise InputError(
-            f"sacct output lacks field(s) {', '.join(missing)}",
+            "sacct output lacks field(s) {names}",
             path=path,
             line=1,
-            hint=f"re-run it as: {RECOMMENDED_COMMAND}",
+            hint="re-run it as: {command}",
+            names=", ".join(missing),
+            command=RECOMMENDED_COMMAND,
         )
     return mapping
 
@@ -782,13 +816,7 @@ def _locate_lines(
     return found, crowded
 
 
-_TIME_HINT = (
-    " (YYYY-MM-DDTHH:MM:SS, Unknown or None; a site's SLURM_TIME_FORMAT changes how sacct "
-    "prints times: run it with SLURM_TIME_FORMAT=standard)"
-)
-
-
-def _time_reason(field_name: str, value: str | None) -> str:
+def _time_reason(field_name: str, value: str | None) -> Reason:
     """Why a time field is bad: out of range (bounds), or not a time sacct prints."""
     shown = repr(value)[:60]
     for fmt in ("%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S"):
@@ -796,29 +824,50 @@ def _time_reason(field_name: str, value: str | None) -> str:
             stamp = datetime.strptime(str(value), fmt).replace(tzinfo=UTC)
         except ValueError:
             continue
-        problem = bounds.time_problem(stamp)
+        problem = bounds.stamp_problem(stamp)
         if problem:
-            return f"{field_name.lower()} {problem}"
-    return f"value {shown} is not what sacct prints here{_TIME_HINT}"
+            return (
+                "{column} {date} is outside {first}-{last}, not a time a job ran",
+                {"column": field_name.lower(), **problem[1]},
+            )
+    return (
+        "value {shown} is not what sacct prints here (YYYY-MM-DDTHH:MM:SS, Unknown or None; a "
+        "site's SLURM_TIME_FORMAT changes how sacct prints times: run it with "
+        "SLURM_TIME_FORMAT=standard)",
+        {"shown": shown},
+    )
 
 
-def describe_bad(field_name: str, value: str | None) -> str:
+def describe_bad(field_name: str, value: str | None) -> Reason:
     """Why a field that failed a row check is bad (`field_name` as the checks name it:
     a sacct field, or `End:before`, `End:long`); other readers of Slurm accounting reuse it."""
     shown = repr(value)[:60]
     if field_name in ("Submit", "Eligible", "Start", "End"):
         return _time_reason(field_name, value)
+    values: dict[str, Any] = {"shown": shown}
     return {
-        "JobID": f"job id {shown} is not a Slurm job id (123, 123_4, 123_[5-9], 123.batch)",
-        "State": f"state {shown} is not a Slurm job state of 22.05-26.05 (`sacct --helpstate` "
-        "lists them); if a newer Slurm prints it, its rows can be counted and listed apart",
-        "End:before": f"end {shown} is before start",
-        "End:long": f"end {shown} is more than {bounds.MAX_RUN.days} days after start",
-        "Elapsed": f"duration {shown} is not [DD-[HH:]]MM:SS",
-        "Timelimit": f"time limit {shown} is not a Slurm duration",
-        "Priority": f"priority {shown} is not an integer",
-        "Comment": f"kind label in {shown} is not one of {', '.join(KINDS)}",
-    }.get(field_name, f"value {shown} is not what sacct prints here")
+        "JobID": (
+            "job id {shown} is not a Slurm job id (123, 123_4, 123_[5-9], 123.batch)",
+            values,
+        ),
+        "State": (
+            "state {shown} is not a Slurm job state of 22.05-26.05 (`sacct --helpstate` "
+            "lists them); if a newer Slurm prints it, its rows can be counted and listed apart",
+            values,
+        ),
+        "End:before": ("end {shown} is before start", values),
+        "End:long": (
+            "end {shown} is more than {days} days after start",
+            {**values, "days": bounds.MAX_RUN.days},
+        ),
+        "Elapsed": ("duration {shown} is not [DD-[HH:]]MM:SS", values),
+        "Timelimit": ("time limit {shown} is not a Slurm duration", values),
+        "Priority": ("priority {shown} is not an integer", values),
+        "Comment": (
+            "kind label in {shown} is not one of {kinds}",
+            {**values, "kinds": ", ".join(KINDS)},
+        ),
+    }.get(field_name, ("value {shown} is not what sacct prints here", values))
 
 
 def _names_of(p: Path, sacct_format: str | None) -> tuple[list[str], bool]:
@@ -864,7 +913,7 @@ class _Repaired:
 
     rows: pa.Table | None
     lines: set[int]
-    notes: list[str]
+    notes: list[Message]
     # job id -> line of rows that had more separators than fields
     piped: dict[str, int] = field(default_factory=dict)
 
@@ -905,39 +954,59 @@ def _repair(p: Path, names: Sequence[str], rejects: list[tuple[Any, ...]]) -> _R
     notes = []
     if latin:
         notes.append(
-            f"{len(latin)} row(s) of {p.name} are not UTF-8: read as Latin-1 "
-            f"(line(s) {', '.join(map(str, latin[:10]))})"
+            nmessage(
+                "jobs",
+                "{n:num} row of {file} is not UTF-8: read as Latin-1 (line(s) {lines})",
+                "{n:num} rows of {file} are not UTF-8: read as Latin-1 (line(s) {lines})",
+                n=len(latin),
+                file=p.name,
+                lines=", ".join(map(str, latin[:10])),
+            )
         )
     if piped:
         notes.append(
-            f"{len(piped)} row(s) of {p.name} have '|' inside the last field ({names[-1]}): "
-            f"kept as part of it (line(s) {', '.join(map(str, list(piped.values())[:10]))})"
+            nmessage(
+                "jobs",
+                "{n:num} row of {file} has '|' inside the last field ({column}): kept as part of "
+                "it (line(s) {lines})",
+                "{n:num} rows of {file} have '|' inside the last field ({column}): kept as part of "
+                "it (line(s) {lines})",
+                n=len(piped),
+                file=p.name,
+                column=names[-1],
+                lines=", ".join(map(str, list(piped.values())[:10])),
+            )
         )
     table = pa.table({f"c{i}": pa.array(col, pa.string()) for i, col in enumerate(columns)})
     return _Repaired(table if done else None, done, notes, piped)
 
 
-def _fields_where(names: Sequence[str], header: bool) -> str:
-    return f"the {len(names)} in the header" if header else f"the {len(names)} of --sacct-format"
+def _fewer_problem(names: Sequence[str], header: bool) -> Reason:
+    """A row with fewer fields than the header (or --sacct-format) names."""
+    n = {"n": len(names)}
+    if header:
+        return ("fewer fields than the {n} in the header", n)
+    return ("fewer fields than the {n} of --sacct-format", n)
 
 
 def _reject_rows(
     p: Path, names: Sequence[str], header: bool, rejects: list[tuple[Any, ...]], skip: set[int]
 ) -> list[BadRow]:
-    where = _fields_where(names, header)
     bad = []
-    for line, column, etype, message in rejects:
+    for line, column, etype, text in rejects:
         if int(line) in skip:
             continue
-        reason = {
-            "INVALID ENCODING": "not UTF-8 text",
-            "MISSING COLUMNS": f"fewer fields than {where}",
-            "TOO MANY COLUMNS": f"more fields than {where} (a '|' inside a job name or comment?)",
-        }.get(str(etype), str(message).splitlines()[0])
+        reasons: dict[str, Reason] = {
+            "INVALID ENCODING": ("not UTF-8 text", {}),
+            "MISSING COLUMNS": _fewer_problem(names, header),
+            "TOO MANY COLUMNS": _crowded(names, header),
+        }
+        # DuckDB's own words for any other fault: a finished text, no fields of ours.
+        reason = reasons.get(str(etype), (str(text).splitlines()[0], {}))
         col_name = None
         if column and str(column).startswith("c") and str(column)[1:].isdigit():
             col_name = names[int(str(column)[1:])]
-        bad.append(BadRow(str(p), int(line), col_name, reason))
+        bad.append(BadRow.of(str(p), int(line), col_name, reason))
     return bad
 
 
@@ -951,27 +1020,38 @@ def _flagged_rows(
         if line in crowded:
             # DuckDB takes a trailing empty field as a trailing separator: such a row is read
             # shifted, and its first odd field is not the problem.
-            bad.append(BadRow(str(p), line, None, _crowded(names, header)))
+            bad.append(BadRow.of(str(p), line, None, _crowded(names, header)))
             continue
-        fld, value = code.split(":")[0], val
+        fld = code.split(":")[0]
         if code == "GPUs" and val:
             fld, _, value = val.partition(" ")
-            reason = f"{value} GPUs is not one job's count (0-{bounds.MAX_GPU_COUNT})"
+            bad.append(
+                BadRow(
+                    str(p),
+                    line,
+                    fld,
+                    "{value} GPUs is not one job's count (0-{most})",
+                    {"value": value, "most": bounds.MAX_GPU_COUNT},
+                )
+            )
         else:
-            reason = describe_bad(code, val)
-        bad.append(BadRow(str(p), line, fld, reason))
+            bad.append(BadRow.of(str(p), line, fld, describe_bad(code, val)))
     return bad
 
 
-def _crowded(names: Sequence[str], header: bool) -> str:
-    return f"more fields than {_fields_where(names, header)} (a '|' inside a job name or comment?)"
+def _crowded(names: Sequence[str], header: bool) -> Reason:
+    """A row with more fields than the header (or --sacct-format) names."""
+    n = {"n": len(names)}
+    if header:
+        return ("more fields than the {n} in the header (a '|' inside a job name or comment?)", n)
+    return ("more fields than the {n} of --sacct-format (a '|' inside a job name or comment?)", n)
 
 
 @dataclass
 class _Parsed:
     table: pa.Table
     bad: list[BadRow]
-    notes: list[str]
+    notes: list[Message]
 
 
 def _parse(
@@ -1012,10 +1092,10 @@ def _parse(
         flagged = [f for f in flagged if f not in misread]
     except duckdb.Error as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"cannot read as sacct output: {first}", path=p) from None
+        raise InputError("cannot read as sacct output: {first}", path=p, first=first) from None
     bad = _reject_rows(p, names, header, rejects, repaired.lines)
     bad += [
-        BadRow(str(p), line, None, _crowded(names, header))
+        BadRow.of(str(p), line, None, _crowded(names, header))
         for line in sorted({repaired.piped[f[0].split(".")[0]] for f in misread})
     ]
     if flagged:
@@ -1045,10 +1125,11 @@ def _fold(
                     str(p),
                     lines.get((job_id, "Start")),
                     "Start",
-                    f"job {job_id} starts again at {text} while its attempt from {prev} still "
+                    "job {job_id} starts again at {text} while its attempt from {prev} still "
                     "ran: attempts of one job never overlap (a job id reused after an "
                     "accounting reset, or two clusters' logs in one file? give each its "
                     "own file)",
+                    {"job_id": job_id, "text": text, "prev": prev},
                 )
             )
         con.register(
@@ -1111,19 +1192,33 @@ def read_sacct(
         bad = sorted(bad + overlapping, key=lambda b: (b.line is None, b.line or 0))
     notes = list(parsed.notes)
     if fallback:
+        # English keeps "job(s)" in both forms: the wording records have always had.
         notes.append(
-            f"{fallback} job(s) of {p.name} started but have Eligible Unknown: their queue "
-            "wait is measured from Submit"
+            nmessage(
+                "jobs",
+                "{n:num} job(s) of {file} started but have Eligible Unknown: their queue wait is "
+                "measured from Submit",
+                "{n:num} job(s) of {file} started but have Eligible Unknown: their queue wait is "
+                "measured from Submit",
+                n=fallback,
+                file=p.name,
+            )
         )
     if duplicates:
         notes.append(
-            f"{duplicates} identical job row(s) of {p.name} listed more than once: kept once"
+            nmessage(
+                "jobs",
+                "{n:num} identical job row of {file} listed more than once: kept once",
+                "{n:num} identical job rows of {file} listed more than once: kept once",
+                n=duplicates,
+                file=p.name,
+            )
         )
     return ParseResult(
         table=table.cast(ATTEMPTS_SCHEMA),
         bad_rows=bad,
         data_lines=parsed.table.num_rows,
-        notes=notes,
+        note_messages=notes,
         duplicate_rows=duplicates,
     )
 
@@ -1177,7 +1272,9 @@ def fold_field_rows(rows: pa.Table, names: Sequence[str], source: str) -> FieldR
         ok_jobs = con.execute("SELECT count(*) FROM parsed WHERE NOT is_step").fetchall()[0][0]
     except duckdb.Error as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"cannot read as Slurm accounting: {first}", path=source) from None
+        raise InputError(
+            "cannot read as Slurm accounting: {first}", path=source, first=first
+        ) from None
     finally:
         con.close()
     return FieldRows(

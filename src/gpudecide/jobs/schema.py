@@ -10,6 +10,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from gpudecide.i18n import N_
+
 KINDS = ("train", "smoke", "restart", "eval", "merge", "quantize", "export", "other")
 
 STATES = (
@@ -83,33 +85,42 @@ def attempts_table(rows: list[dict[str, Any]], source: str) -> pa.Table:
     return pa.table(columns, schema=ATTEMPTS_SCHEMA)
 
 
-# Column documentation, shown in the README and used by the CSV/JSONL reader.
+# What each canonical column holds, as catalogue msgids (`gpudecide columns` shows them
+# translated); `{kinds}` and `{states}` are the lists of values.
+COLUMN_DOCS: dict[str, str] = {
+    "job_id": N_(
+        "required. Scheduler job id; several rows with one job_id are attempts (requeues)."
+    ),
+    "attempt": N_("1, 2, ... for requeues of one job_id; default: order of start time."),
+    "chain_id": N_("id shared by train -> eval -> merge -> quantize -> export of one model."),
+    "name": N_("job name; drives kind classification when `kind` is empty."),
+    "kind": N_("explicit kind, wins over rules: {kinds}."),
+    "user": N_("who submitted it."),
+    "team": N_("team or account."),
+    "partition": N_("partition, queue or node pool."),
+    "gpu_count": N_("required. GPUs allocated (0 for a CPU job; empty if it never ran)."),
+    "gpu_type": N_("GPU class, e.g. h100."),
+    "req_gpus": N_("GPUs requested (defaults to gpu_count)."),
+    "priority": N_("integer scheduler priority."),
+    "priority_class": N_("named priority level: Slurm QOS, Kubernetes priorityClassName."),
+    "site": N_("site, region or cluster."),
+    "state": N_("required. One of {states} (Slurm state words are accepted too)."),
+    "exit_code": N_("exit code as the scheduler printed it."),
+    "wait_reason": N_("why it waited (Slurm Reason, Kubernetes FailedScheduling message)."),
+    "submit": N_("ISO 8601 time it was submitted; without an offset it is read in --tz."),
+    "eligible": N_("time it became ready to run (holds and dependencies over)."),
+    "start": N_("time a node was assigned."),
+    "prep_start": N_("time preparation (image pull, data staging) began."),
+    "first_step": N_("time the first training step ran."),
+    "last_checkpoint": N_("time of the last checkpoint written."),
+    "end": N_("time it ended."),
+    "time_limit_s": N_("requested time limit in seconds."),
+}
+
+# Column documentation in English, shown in the README and used by the CSV/JSONL reader.
 CANONICAL_COLUMNS: dict[str, str] = {
-    "job_id": "required. Scheduler job id; several rows with one job_id are attempts (requeues).",
-    "attempt": "1, 2, ... for requeues of one job_id; default: order of start time.",
-    "chain_id": "id shared by train -> eval -> merge -> quantize -> export of one model.",
-    "name": "job name; drives kind classification when `kind` is empty.",
-    "kind": f"explicit kind, wins over rules: {', '.join(KINDS)}.",
-    "user": "who submitted it.",
-    "team": "team or account.",
-    "partition": "partition, queue or node pool.",
-    "gpu_count": "required. GPUs allocated (0 for a CPU job; empty if it never ran).",
-    "gpu_type": "GPU class, e.g. h100.",
-    "req_gpus": "GPUs requested (defaults to gpu_count).",
-    "priority": "integer scheduler priority.",
-    "priority_class": "named priority level: Slurm QOS, Kubernetes priorityClassName.",
-    "site": "site, region or cluster.",
-    "state": f"required. One of {', '.join(STATES)} (Slurm state words are accepted too).",
-    "exit_code": "exit code as the scheduler printed it.",
-    "wait_reason": "why it waited (Slurm Reason, Kubernetes FailedScheduling message).",
-    "submit": "ISO 8601 time it was submitted; without an offset it is read in --tz.",
-    "eligible": "time it became ready to run (holds and dependencies over).",
-    "start": "time a node was assigned.",
-    "prep_start": "time preparation (image pull, data staging) began.",
-    "first_step": "time the first training step ran.",
-    "last_checkpoint": "time of the last checkpoint written.",
-    "end": "time it ended.",
-    "time_limit_s": "requested time limit in seconds.",
+    name: doc.format(kinds=", ".join(KINDS), states=", ".join(STATES))
+    for name, doc in COLUMN_DOCS.items()
 }
 REQUIRED_COLUMNS = ("job_id", "gpu_count", "state")
 

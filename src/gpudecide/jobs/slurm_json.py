@@ -40,6 +40,7 @@ from gpudecide.jobs.sacct import (
 )
 from gpudecide.jobs.schema import SLURM_STATES
 from gpudecide.jsonio import read_json
+from gpudecide.message import Message, nmessage
 
 # The sacct fields each record is rendered into (the README's list, plus the cluster).
 NAMES = [*RECOMMENDED_FIELDS.split(","), "Cluster"]
@@ -135,7 +136,9 @@ class _Source:
                 )
             return self.number(value["number"], f"{at}.number")
         if isinstance(value, bool) or not isinstance(value, int):
-            raise InputError(f"{excerpt(value)} is not a whole number", path=self.path, field=at)
+            raise InputError(
+                "{excerpt} is not a whole number", path=self.path, field=at, excerpt=excerpt(value)
+            )
         return value
 
     def text(self, value: Any, at: str) -> str:
@@ -143,7 +146,9 @@ class _Source:
         if value is None:
             return ""
         if not isinstance(value, str):
-            raise InputError(f"{excerpt(value)} is not text", path=self.path, field=at)
+            raise InputError(
+                "{excerpt} is not text", path=self.path, field=at, excerpt=excerpt(value)
+            )
         return value
 
     def obj(self, parent: dict[str, Any], key: str, at: str) -> dict[str, Any]:
@@ -153,7 +158,10 @@ class _Source:
             return {}
         if not isinstance(value, dict):
             raise InputError(
-                f"{excerpt(value)} is not an object", path=self.path, field=f"{at}.{key}"
+                "{excerpt} is not an object",
+                path=self.path,
+                field=f"{at}.{key}",
+                excerpt=excerpt(value),
             )
         return value
 
@@ -166,9 +174,9 @@ class _Source:
             stamp = datetime.fromtimestamp(n, UTC)
         except (OverflowError, OSError, ValueError):
             raise InputError("is not a time a job ran", path=self.path, field=at) from None
-        problem = bounds.time_problem(stamp)
+        problem = bounds.stamp_problem(stamp)
         if problem:
-            raise InputError(problem, path=self.path, field=at)
+            raise InputError(problem[0], path=self.path, field=at, **problem[1])
         return stamp.strftime("%Y-%m-%dT%H:%M:%S")
 
     def duration(self, value: Any, at: str, unit: int = 1) -> str:
@@ -179,7 +187,7 @@ class _Source:
             return ""
         if not 0 <= n < 2**32:
             raise InputError(
-                f"{n} is not a duration Slurm keeps (0 to 2^32-1)", path=self.path, field=at
+                "{n} is not a duration Slurm keeps (0 to 2^32-1)", path=self.path, field=at, n=n
             )
         days, rest = divmod(n * unit, 86_400)
         hours, rest = divmod(rest, 3600)
@@ -191,12 +199,17 @@ class _Source:
         if value is None:
             return ""
         if not isinstance(value, list):
-            raise InputError(f"{excerpt(value)} is not a list of TRES", path=self.path, field=at)
+            raise InputError(
+                "{excerpt} is not a list of TRES", path=self.path, field=at, excerpt=excerpt(value)
+            )
         parts = []
         for k, entry in enumerate(value):
             if not isinstance(entry, dict):
                 raise InputError(
-                    f"{excerpt(entry)} is not a TRES object", path=self.path, field=f"{at}[{k}]"
+                    "{excerpt} is not a TRES object",
+                    path=self.path,
+                    field=f"{at}[{k}]",
+                    excerpt=excerpt(entry),
                 )
             kind = self.text(entry.get("type"), f"{at}[{k}].type")
             name = self.text(entry.get("name"), f"{at}[{k}].name")
@@ -212,7 +225,9 @@ def _state_word(src: _Source, value: Any, at: str) -> str:
     if isinstance(value, str):
         return value
     if not isinstance(value, list) or not value or not all(isinstance(w, str) for w in value):
-        raise InputError(f"{excerpt(value)} is not a Slurm job state", path=src.path, field=at)
+        raise InputError(
+            "{excerpt} is not a Slurm job state", path=src.path, field=at, excerpt=excerpt(value)
+        )
     for flag in _FLAG_ORDER:
         if flag in value:
             return flag
@@ -225,12 +240,17 @@ def _exit_code(src: _Source, value: Any, state: str, at: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, dict):
-        raise InputError(f"{excerpt(value)} is not an exit code object", path=src.path, field=at)
+        raise InputError(
+            "{excerpt} is not an exit code object", path=src.path, field=at, excerpt=excerpt(value)
+        )
     status = value.get("status")
     status = status[0] if isinstance(status, list) and status else status
     if status is not None and not isinstance(status, str):
         raise InputError(
-            f"{excerpt(status)} is not an exit status", path=src.path, field=f"{at}.status"
+            "{excerpt} is not an exit status",
+            path=src.path,
+            field=f"{at}.status",
+            excerpt=excerpt(status),
         )
     rc = src.number(value.get("return_code"), f"{at}.return_code")
     signal = src.obj(value, "signal", at)
@@ -259,7 +279,10 @@ def _task_ranges(src: _Source, task: str, limit: int | None, at: str) -> str:
         size = (len(task) - 2) * 4
         if size > _MAX_ARRAY_SIZE + 3 or int(task, 16).bit_length() > _MAX_ARRAY_SIZE:
             raise InputError(
-                f"bitmap of {size} array tasks is longer than Slurm allows", path=src.path, field=at
+                "bitmap of {size} array tasks is longer than Slurm allows",
+                path=src.path,
+                field=at,
+                size=size,
             )
         bits = bin(int(task, 16))[:1:-1]
         ids = [i for i, bit in enumerate(bits) if bit == "1"]
@@ -273,7 +296,9 @@ def _task_ranges(src: _Source, task: str, limit: int | None, at: str) -> str:
     elif re.fullmatch(r"[0-9][0-9,\-]*(%[0-9]+)?", task):
         text = task
     else:
-        raise InputError(f"{excerpt(task)} is not a list of array tasks", path=src.path, field=at)
+        raise InputError(
+            "{excerpt} is not a list of array tasks", path=src.path, field=at, excerpt=excerpt(task)
+        )
     if limit and "%" not in text:
         text += f"%{limit}"
     return text
@@ -353,12 +378,17 @@ def _step_rows(src: _Source, job: dict[str, Any], i: int, ids: tuple[int, str]) 
         return
     if not isinstance(steps, list):
         raise InputError(
-            f"{excerpt(steps)} is not a list of steps", path=src.path, field=f"{at}.steps"
+            "{excerpt} is not a list of steps",
+            path=src.path,
+            field=f"{at}.steps",
+            excerpt=excerpt(steps),
         )
     for k, step in enumerate(steps):
         where = f"{at}.steps[{k}]"
         if not isinstance(step, dict):
-            raise InputError(f"{excerpt(step)} is not a step object", path=src.path, field=where)
+            raise InputError(
+                "{excerpt} is not a step object", path=src.path, field=where, excerpt=excerpt(step)
+            )
         sid = src.obj(step, "step", where).get("id")
         if isinstance(sid, int) and not isinstance(sid, bool):
             name = str(sid)
@@ -375,7 +405,7 @@ def _step_rows(src: _Source, job: dict[str, Any], i: int, ids: tuple[int, str]) 
         src.where.append((i, k))
 
 
-def _jobs_of(doc: Any, path: Path) -> tuple[list[Any], int, list[str]]:
+def _jobs_of(doc: Any, path: Path) -> tuple[list[Any], int, list[Message]]:
     """The jobs list, the data parser's minor version, and notes on sacct's own errors."""
     if not isinstance(doc, dict):
         raise InputError("not a sacct --json document (a JSON object)", path=path, hint=_HINT)
@@ -388,16 +418,27 @@ def _jobs_of(doc: Any, path: Path) -> tuple[list[Any], int, list[str]]:
         )
     jobs = doc.get("jobs")
     if not isinstance(jobs, list):
-        what = "no `jobs` list" if jobs is None else f"{excerpt(jobs)} is not a list"
-        raise InputError(what, path=path, field="jobs", hint=_HINT)
+        if jobs is None:
+            raise InputError("no `jobs` list", path=path, field="jobs", hint=_HINT)
+        raise InputError(
+            "{excerpt} is not a list", path=path, field="jobs", hint=_HINT, excerpt=excerpt(jobs)
+        )
     if not jobs:
         raise InputError("the jobs list is empty", path=path, field="jobs", hint=_HINT)
     notes = []
     errors = doc.get("errors")
     if isinstance(errors, list) and errors:
+        # English keeps "error(s)" in both forms: the wording records have always had.
         notes.append(
-            f"{path.name}: Slurm reported {len(errors)} error(s) with this output; "
-            "jobs may be missing from it"
+            nmessage(
+                "jobs",
+                "{file}: Slurm reported {n:num} error(s) with this output; jobs may be missing "
+                "from it",
+                "{file}: Slurm reported {n:num} error(s) with this output; jobs may be missing "
+                "from it",
+                n=len(errors),
+                file=path.name,
+            )
         )
     return jobs, int(version.rsplit(".", 1)[1]), notes
 
@@ -408,7 +449,11 @@ def _render(src: _Source, jobs: list[Any]) -> None:
         at = f"jobs[{i}]"
         if not isinstance(job, dict):
             raise InputError(
-                f"{excerpt(job)} is not a job object", path=src.path, field=at, hint=_HINT
+                "{excerpt} is not a job object",
+                path=src.path,
+                field=at,
+                hint=_HINT,
+                excerpt=excerpt(job),
             )
         if not isinstance(job.get("time"), dict):
             raise InputError(
@@ -455,22 +500,27 @@ def _raise_first(src: _Source, folded: FieldRows) -> None:
         raw_id, code, value = folded.flagged[0]
         at = _locate(src, raw_id, code, value)
         if code == "GPUs" and value:
-            value = value.partition(" ")[2]
             raise InputError(
-                f"{value} GPUs is not one job's count (0-{bounds.MAX_GPU_COUNT})",
+                "{value} GPUs is not one job's count (0-{most})",
                 path=src.path,
                 field=at,
+                value=value.partition(" ")[2],
+                most=bounds.MAX_GPU_COUNT,
             )
-        raise InputError(describe_bad(code, value), path=src.path, field=at)
+        template, values = describe_bad(code, value)
+        raise InputError(template, path=src.path, field=at, **values)
     if folded.overlaps:
         job_id, text, prev = folded.overlaps[0]
         at = _locate(src, job_id, "Start", text)
         raise InputError(
-            f"job {job_id} starts again at {text} while its attempt from {prev} still ran: "
+            "job {job_id} starts again at {text} while its attempt from {prev} still ran: "
             "attempts of one job never overlap (a job id reused after an accounting reset, "
             "or two clusters' logs in one file? give each its own file)",
             path=src.path,
             field=at,
+            job_id=job_id,
+            text=text,
+            prev=prev,
         )
 
 
@@ -494,17 +544,29 @@ def read_slurm_json(path: str | Path, doc: Any = None) -> ParseResult:
     _raise_first(src, folded)
     if folded.eligible_fallbacks:
         notes.append(
-            f"{folded.eligible_fallbacks} job(s) of {p.name} started but have no eligible "
-            "time: their queue wait is measured from submission"
+            nmessage(
+                "jobs",
+                "{n:num} job of {file} started but has no eligible time: its queue wait is "
+                "measured from submission",
+                "{n:num} jobs of {file} started but have no eligible time: their queue wait is "
+                "measured from submission",
+                n=folded.eligible_fallbacks,
+                file=p.name,
+            )
         )
     if folded.duplicates:
         notes.append(
-            f"{folded.duplicates} identical job record(s) of {p.name} listed more than once: "
-            "kept once"
+            nmessage(
+                "jobs",
+                "{n:num} identical job record of {file} listed more than once: kept once",
+                "{n:num} identical job records of {file} listed more than once: kept once",
+                n=folded.duplicates,
+                file=p.name,
+            )
         )
     return ParseResult(
         table=folded.table,
         data_lines=len(src.rows),
-        notes=notes,
+        note_messages=notes,
         duplicate_rows=folded.duplicates,
     )

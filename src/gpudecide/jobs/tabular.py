@@ -46,9 +46,12 @@ _TEXT_COLUMNS = (
 
 
 class _RowError(Exception):
-    def __init__(self, field: str, reason: str) -> None:
+    """A row value that cannot be read: the column, an `errors` msgid and its values."""
+
+    def __init__(self, field: str, reason: str, **values: Any) -> None:
         self.field = field
         self.reason = reason
+        self.values = values
         super().__init__(reason)
 
 
@@ -59,7 +62,7 @@ def _text(value: Any, column: str = "") -> str | None:
         raise _RowError(column, "is a JSON object or list, not a value")
     text = str(value).strip()
     if len(text) > bounds.MAX_TEXT_CHARS:
-        raise _RowError(column, f"is longer than {bounds.MAX_TEXT_CHARS} characters")
+        raise _RowError(column, "is longer than {limit} characters", limit=bounds.MAX_TEXT_CHARS)
     return text or None
 
 
@@ -69,21 +72,21 @@ def _int(column: str, value: Any) -> int | None:
     if text is None:
         return None
     if isinstance(value, bool):
-        raise _RowError(column, f"{value!r} is not an integer")
+        raise _RowError(column, "{value} is not an integer", value=repr(value))
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):
             raise _RowError(column, "is not a finite number")
         if not value.is_integer():
-            raise _RowError(column, f"{value!r} is not a whole number")
+            raise _RowError(column, "{value} is not a whole number", value=repr(value))
         number = int(value)
     else:
         digits = text.lstrip("+-")
         if not digits.isascii() or not digits.isdigit() or len(digits) > 20:
-            raise _RowError(column, f"{excerpt(text)} is not an integer")
+            raise _RowError(column, "{excerpt} is not an integer", excerpt=excerpt(text))
         number = int(text)
     problem = bounds.int_problem(column, number)
     if problem is not None:
-        raise _RowError(column, problem)
+        raise _RowError(column, problem[0], **problem[1])
     return number
 
 
@@ -98,11 +101,13 @@ def _time(column: str, value: Any, tz: ZoneInfo) -> datetime | None:
         stamp = stamp.astimezone(UTC)
     except (ValueError, OverflowError):
         raise _RowError(
-            column, f"{excerpt(text)} is not an ISO 8601 time (2026-07-27T14:10:00Z)"
+            column,
+            "{excerpt} is not an ISO 8601 time (2026-07-27T14:10:00Z)",
+            excerpt=excerpt(text),
         ) from None
-    problem = bounds.time_problem(stamp)
+    problem = bounds.stamp_problem(stamp)
     if problem is not None:
-        raise _RowError(column, problem)
+        raise _RowError(column, problem[0], **problem[1])
     return stamp
 
 
@@ -116,7 +121,12 @@ def _state(value: Any) -> tuple[str, str | None]:
     word = text.split()[0].upper()
     if word in SLURM_STATES:
         return SLURM_STATES[word], text
-    raise _RowError("state", f"{excerpt(text)} is not one of {', '.join(STATES)}")
+    raise _RowError(
+        "state",
+        "{excerpt} is not one of {choices}",
+        excerpt=excerpt(text),
+        choices=", ".join(STATES),
+    )
 
 
 def _convert(row: dict[str, Any], tz: ZoneInfo) -> dict[str, Any]:
@@ -133,7 +143,12 @@ def _convert(row: dict[str, Any], tz: ZoneInfo) -> dict[str, Any]:
     out["state"], out["state_detail"] = _state(row.get("state"))
     kind = _text(row.get("kind"), "kind")
     if kind is not None and kind.lower() not in KINDS:
-        raise _RowError("kind", f"{excerpt(kind)} is not one of {', '.join(KINDS)}")
+        raise _RowError(
+            "kind",
+            "{excerpt} is not one of {choices}",
+            excerpt=excerpt(kind),
+            choices=", ".join(KINDS),
+        )
     out["kind_label"] = kind.lower() if kind else None
     for col in TIMESTAMP_COLUMNS:
         out[col] = _time(col, row.get(col), tz)
@@ -142,7 +157,7 @@ def _convert(row: dict[str, Any], tz: ZoneInfo) -> dict[str, Any]:
         raise _RowError("gpu_count", "is empty for a job that started (0 for a CPU job)")
     span = bounds.span_problem(out["start"], out["end"])
     if span is not None:
-        raise _RowError("end", span)
+        raise _RowError("end", span[0], **span[1])
     if out["req_gpus"] is None:
         out["req_gpus"] = out["gpu_count"]
     if not ran:
@@ -156,7 +171,9 @@ def _convert(row: dict[str, Any], tz: ZoneInfo) -> dict[str, Any]:
     out["extras"] = json.dumps(extras, ensure_ascii=False, sort_keys=True) if extras else None
     if out["extras"] is not None and len(out["extras"]) > bounds.MAX_EXTRAS_CHARS:
         raise _RowError(
-            "extras", f"columns beyond the canonical ones hold over {bounds.MAX_EXTRAS_CHARS} chars"
+            "extras",
+            "columns beyond the canonical ones hold over {limit} chars",
+            limit=bounds.MAX_EXTRAS_CHARS,
         )
     return out
 
@@ -185,10 +202,11 @@ def _column_map(names: list[str], path: Path) -> dict[str, str]:
     missing = [c for c in REQUIRED_COLUMNS if c not in mapping.values()]
     if missing:
         raise InputError(
-            f"missing required column(s) {', '.join(missing)}",
+            "missing required column(s) {names}",
             path=path,
             line=1,
             hint="see `gpudecide columns` for the canonical columns",
+            names=", ".join(missing),
         )
     return mapping
 
@@ -224,13 +242,20 @@ def _csv_rows(handle: IO[bytes], path: Path) -> Iterator[tuple[int, dict[str, An
                 yield (
                     line,
                     BadRow(
-                        str(path), line, None, f"{len(fields)} fields, the header has {len(header)}"
+                        str(path),
+                        line,
+                        None,
+                        "{n} fields, the header has {header}",
+                        {"n": len(fields), "header": len(header)},
                     ),
                 )
                 continue
             yield line, {mapping.get(h, h): v for h, v in zip(header, fields, strict=True)}
     except csv.Error as exc:
-        yield reader.line_num, BadRow(str(path), reader.line_num, None, f"CSV syntax: {exc}")
+        yield (
+            reader.line_num,
+            BadRow(str(path), reader.line_num, None, "CSV syntax: {error}", {"error": str(exc)}),
+        )
 
 
 def _jsonl_rows(handle: IO[bytes], path: Path) -> Iterator[tuple[int, dict[str, Any] | BadRow]]:
@@ -244,7 +269,7 @@ def _jsonl_rows(handle: IO[bytes], path: Path) -> Iterator[tuple[int, dict[str, 
             yield lineno, BadRow(str(path), lineno, None, "not UTF-8 text")
             continue
         except InputError as exc:
-            yield lineno, BadRow(str(path), lineno, None, exc.message)
+            yield lineno, BadRow(str(path), lineno, None, exc.template, dict(exc.values))
             continue
         if not isinstance(obj, dict):
             yield lineno, BadRow(str(path), lineno, None, "not a JSON object")
@@ -289,7 +314,7 @@ def _read_rows(
             try:
                 rows.append(_convert(item, zone))
             except _RowError as err:
-                bad.append(BadRow(str(p), line, err.field, err.reason))
+                bad.append(BadRow(str(p), line, err.field, err.reason, err.values))
         if bad and not skip_bad_rows:
             raise bad[0].as_error()
     return rows, bad, data_lines

@@ -1,0 +1,75 @@
+"""What the log commands say about a profile and a log, in the reader's language.
+
+The profile's figures keep its words in English (a shape, a verdict and what it means,
+`jobs.profile.SHAPES`, `VERDICTS`, `MEANINGS`); these functions say them, the job
+reconciliation (SPEC F1, Q1) and the rows a command skipped, where they are shown: in
+`profile`, in `queue` and in the report. Numbers follow the reader's locale
+(`gpudecide.fmt`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpudecide import fmt
+from gpudecide.i18n import translator
+from gpudecide.jobs.figures import reconciliation_message
+from gpudecide.jobs.profile import MEANINGS, SHAPES, VERDICTS
+from gpudecide.message import is_message, render
+
+_ = translator("jobs")
+_n = _.n
+
+
+def figure(value: Any) -> str:
+    """A figure as the analysis wrote it, with the reader's number signs; n/a when absent."""
+    return fmt.not_available() if value is None else fmt.digits(str(value))
+
+
+def shape_word(shape: str) -> str:
+    """The workload's shape (F2) in the reader's language."""
+    return _(SHAPES.get(shape, shape))
+
+
+def verdict_word(verdict: str) -> str:
+    """The predictability verdict (F3) in the reader's language."""
+    return _(VERDICTS.get(verdict, verdict))
+
+
+def meaning_text(predictability: dict[str, Any]) -> str:
+    """What the predictability verdict means for capacity (F3), in the reader's language."""
+    template = MEANINGS.get(predictability["verdict"])
+    if template is None:
+        return str(predictability["meaning"])
+    share = predictability["thresholds"]["predictable_wape_max"]
+    return _(template).format(share=fmt.pct0(share))
+
+
+def reconciliation_text(
+    r: dict[str, int],
+    # transitional: ignored, callers outside jobs still pass it
+    lang: str | None = None,
+) -> str:
+    """Every job of the log in one sentence (F1, Q1), as `profile` and `queue` print it."""
+    return render(reconciliation_message(r))
+
+
+def skipped_lines(
+    f: dict[str, Any],
+    # transitional: ignored, callers outside jobs still pass it
+    lang: str | None = None,
+) -> list[str]:
+    """The malformed rows a log command skipped (--skip-bad-rows), ten at most: where, the
+    log's own column name (in backticks: a name, not a word) and why."""
+    n = f["skipped_rows"]
+    if not n:
+        return []
+    lines = [
+        _n("{n} malformed row skipped:", "{n} malformed rows skipped:", n).format(n=fmt.fmt(n))
+    ]
+    for b in f["skipped"][:10]:
+        column = f"`{b['field']}`" if b["field"] else ""
+        said = b.get("message")
+        reason = render(said) if is_message(said) else str(b["reason"])
+        lines.append(f"  {b['path']}:{b['line']}: {column} {reason}")
+    return lines
