@@ -454,3 +454,42 @@ def test_demo_export_audit_in_the_report(here: Path, monkeypatch: pytest.MonkeyP
     html = render.to_html(report)
     assert "Four layers of the export (E2)" in html and "vendor_state.vpk" in html
     assert ev.freshness(record, ws.root)[0] is ev.Freshness.FRESH
+
+
+# ---- public surface -----------------------------------------------------------------------
+
+
+def test_public_surface_is_declared() -> None:
+    """Every module of the package declares `__all__` (names it defines or re-exports), and
+    none reaches into another module's underscore names (issue 23)."""
+    import ast
+    import importlib
+    import pkgutil
+
+    import gpudecide.artifacts as pkg
+
+    crossing = []
+    for info in pkgutil.iter_modules(pkg.__path__):
+        name = f"gpudecide.artifacts.{info.name}"
+        module = importlib.import_module(name)
+        exported = getattr(module, "__all__", None)
+        assert exported, f"{name} has no __all__"
+        assert all(hasattr(module, n) for n in exported), name
+        tree = ast.parse(Path(str(module.__file__)).read_text(encoding="utf-8"))
+        aliases: dict[str, str] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module != "__future__":
+                for a in node.names:
+                    aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+                    if a.name.startswith("_") and node.module.startswith("gpudecide"):
+                        crossing.append(f"{name}: from {node.module} import {a.name}")
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and aliases.get(node.value.id, "").startswith("gpudecide.")
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+            ):
+                crossing.append(f"{name}: {node.value.id}.{node.attr}")
+    assert crossing == []

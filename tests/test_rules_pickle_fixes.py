@@ -5,7 +5,7 @@ reads the line from the frame's end, so what it imports must be named (`_Window.
 must check the frame for every line with no newline in reach). A stream that cannot tell
 its position cannot be walked a second time, and the report must say so, as it does for
 one that cannot seek (`scan_one`). A negative text memo key is refused, as CPython does.
-Pushed-back bytes honour a line size (`_Prefixed.readline`)."""
+Pushed-back bytes honour a line size (`Prefixed.readline`)."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ def test_negative_text_memo_keys_are_refused_as_cpython_does(data: bytes, proble
 )
 def test_pushed_back_bytes_honour_a_line_size(head: bytes, size: int) -> None:
     tail = b"cdef\ngh"
-    pushed = pickle_scan._Prefixed(head, io.BytesIO(tail))
+    pushed = pickle_scan.Prefixed(head, io.BytesIO(tail))
     oracle = io.BytesIO(head + tail)
     for _ in range(4):
         assert pushed.readline(size) == oracle.readline(size)
@@ -85,9 +85,9 @@ def test_pushed_back_bytes_honour_a_line_size(head: bytes, size: int) -> None:
 @pytest.mark.parametrize("head", [b"\n", b"\nab", b"a\n", b"ab"])
 def test_pushed_back_lines_read_as_one_stream_reads_them(head: bytes, size: int | None) -> None:
     """A newline first in the pushed-back bytes, a size of 0, `None` (boundaries of the
-    rewritten `_Prefixed.readline`): the same lines as one `BytesIO` of both parts."""
+    rewritten `Prefixed.readline`): the same lines as one `BytesIO` of both parts."""
     tail = b"cd\nef"
-    pushed = pickle_scan._Prefixed(head, io.BytesIO(tail))
+    pushed = pickle_scan.Prefixed(head, io.BytesIO(tail))
     oracle = io.BytesIO(head + tail)
     for _ in range(4):
         assert pushed.readline(size) == oracle.readline(size)  # type: ignore[arg-type]

@@ -635,7 +635,7 @@ def test_pushed_back_bytes_read_like_one_stream(head: bytes) -> None:
         ("read", 0), ("read", 1), ("readline", -1), ("read", 3), ("readline", -1),
         ("read", -1), ("read", 4), ("readline", -1),
     ]  # fmt: skip
-    pushed = pickle_scan._Prefixed(head, io.BytesIO(tail))
+    pushed = pickle_scan.Prefixed(head, io.BytesIO(tail))
     oracle = io.BytesIO(head + tail)
     for method, n in plan:
         got = getattr(pushed, method)(n) if method == "read" else pushed.readline()
@@ -643,18 +643,18 @@ def test_pushed_back_bytes_read_like_one_stream(head: bytes) -> None:
         assert (method, n, got) == (method, n, want)
         assert type(got) is bytes
     assert pushed.seekable() is False
-    lines = pickle_scan._Prefixed(head, io.BytesIO(tail))
+    lines = pickle_scan.Prefixed(head, io.BytesIO(tail))
     assert b"".join(iter(lines.readline, b"")) == head + tail
-    whole = pickle_scan._Prefixed(head, io.BytesIO(tail))
+    whole = pickle_scan.Prefixed(head, io.BytesIO(tail))
     assert whole.read(None) == head + tail  # type: ignore[arg-type]
     assert (whole.read(2), whole.readline()) == (b"", b"")
-    rest = pickle_scan._Prefixed(head, io.BytesIO(tail))
+    rest = pickle_scan.Prefixed(head, io.BytesIO(tail))
     assert (rest.read(-1), rest.read(2), rest.readline()) == (head + tail, b"", b"")
 
 
 def test_a_bounded_line_from_a_stream_behind_pushed_back_bytes() -> None:
     # Once the pushed-back bytes are read, a line read through the bounded reader still
     # stops at its limit.
-    pushed = pickle_scan._Prefixed(b"", io.BytesIO(b"abcdef\ngh"))
+    pushed = pickle_scan.Prefixed(b"", io.BytesIO(b"abcdef\ngh"))
     reader = pickle_scan.BoundedReader(pushed, 3)
     assert (reader.readline(), reader.left, reader.readline()) == (b"abc", 0, b"")

@@ -35,6 +35,22 @@ from gpudecide.artifacts import numpy_files
 from gpudecide.artifacts.pickle_scan import PickleReport, scan_stream
 from gpudecide.i18n import N_
 
+__all__ = [
+    "CRC_LIMIT",
+    "MAX_MEMBERS",
+    "PICKLE_NAMES",
+    "UNOPENABLE",
+    "ArchiveInfo",
+    "ZipMember",
+    "compression",
+    "inspect_compressed",
+    "inspect_tar",
+    "inspect_zip",
+    "is_tar",
+    "scan_member",
+    "unopenable",
+]
+
 LOCAL = b"PK\x03\x04"
 PICKLE_NAMES = (".pkl", ".pickle", ".joblib", ".dill", ".sav", ".p")
 # The formats by their magic bytes; each name is a msgid, said in the reader's language where

@@ -40,6 +40,16 @@ from gpudecide.inputs import load_yaml_model, parse_yaml, read_input_text
 from gpudecide.jsonio import get, loads_bounded
 from gpudecide.message import Message, english, message, nmessage, record_texts
 
+__all__ = [
+    "SPEC_IDS",
+    "AuditResult",
+    "ExportPlan",
+    "HazardId",
+    "Status",
+    "load_plan",
+    "run",
+]
+
 SPEC_IDS = ["A1", "A2", "A3", "A5", "A6", "A7", "A8", "E2", "E5"]
 HazardId = Literal[
     "adapter_base_revision_missing",

@@ -20,6 +20,14 @@ from gpudecide import workspace
 from gpudecide.artifacts import audit
 from gpudecide.fsutil import atomic_write_bytes
 
+__all__ = [
+    "DATA",
+    "EXPORT",
+    "OPTION",
+    "install",
+    "run",
+]
+
 EXPORT = "exports/vendor-run-7"
 DATA = Path(__file__).parent / "demo_data"
 

@@ -42,6 +42,16 @@ from gpudecide.errors import InputError
 from gpudecide.inputs import parse_yaml, read_input_text
 from gpudecide.message import Message, english, message, nmessage
 
+__all__ = [
+    "Detection",
+    "FileReport",
+    "Finding",
+    "Unit",
+    "detect",
+    "inspect_file",
+    "roles_by_name",
+]
+
 JSON_LIMIT = 64 << 20
 TEXT_SNIFF = 8192
 

@@ -11,6 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+__all__ = [
+    "FILE_TYPES",
+    "GgufInfo",
+    "inspect_file",
+    "inspect_handle",
+]
+
 MAX_KV = 100_000
 MAX_STRING = 1 << 24
 

@@ -32,6 +32,24 @@ from gpudecide.errors import InputError
 from gpudecide.fsutil import ProgressFn, file_kind, sha256_path
 from gpudecide.message import Message, english, message
 
+__all__ = [
+    "IN_TOTO_STATEMENT",
+    "MODEL_SIGNING_PREDICATE",
+    "FileDigest",
+    "Skipped",
+    "SumsCheck",
+    "TreeHash",
+    "check_tree",
+    "format_sums",
+    "hash_files",
+    "hash_tree",
+    "list_files",
+    "model_signing_statement",
+    "normalise_name",
+    "parse_sums",
+    "path_key",
+]
+
 MODEL_SIGNING_PREDICATE = "https://model_signing/signature/v1.0"
 IN_TOTO_STATEMENT = "https://in-toto.io/Statement/v1"
 

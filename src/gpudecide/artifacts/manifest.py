@@ -36,6 +36,42 @@ from gpudecide.inputs import load_yaml_model, node_line, yaml_root
 from gpudecide.jsonio import utc_iso
 from gpudecide.message import Message, english, message
 
+__all__ = [
+    "A5_FIELDS",
+    "BUILD_TYPE",
+    "DEFAULT_NAME",
+    "KNOWN_FORMATS",
+    "KNOWN_METHODS",
+    "KNOWN_PRECISIONS",
+    "MANIFEST_MAX_BYTES",
+    "RUN_INFO_MAX_BYTES",
+    "SCHEMA",
+    "SELF_DECLARED_BUILDER",
+    "SLSA_PREDICATE",
+    "DataLayer",
+    "Environment",
+    "ExecutionInfo",
+    "ExecutionLayer",
+    "LintFinding",
+    "ManifestFile",
+    "ProvenanceInfo",
+    "ProvenanceLayer",
+    "RunInfo",
+    "RunManifest",
+    "TrainingInfo",
+    "TrainingLayer",
+    "build_environment",
+    "create",
+    "derive_format",
+    "derive_precision",
+    "lint",
+    "lint_file",
+    "load_manifest",
+    "load_run_info",
+    "provenance_statement",
+    "verify",
+]
+
 SCHEMA: Literal["gpudecide/run-manifest/v1"] = "gpudecide/run-manifest/v1"
 DEFAULT_NAME = "run-manifest.json"
 SLSA_PREDICATE = "https://slsa.dev/provenance/v1"

@@ -17,6 +17,14 @@ from typing import IO, Any
 
 from gpudecide.artifacts.pickle_scan import PickleReport, scan_stream
 
+__all__ = [
+    "MAGIC",
+    "MAX_HEADER",
+    "NpyInfo",
+    "inspect_file",
+    "inspect_stream",
+]
+
 MAGIC = b"\x93NUMPY"
 MAX_HEADER = 1 << 16
 

@@ -27,6 +27,12 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+__all__ = [
+    "GlobalRef",
+    "Level",
+    "classify",
+]
+
 Level = Literal["safe", "library", "dangerous", "untrusted"]
 
 # torch.load(weights_only=True) allow list (torch 2.13 `_get_allowed_globals`).

@@ -39,9 +39,12 @@ __all__ = [
     "GlobalRef",
     "Level",
     "PickleReport",
+    "Prefixed",
     "classify",
     "scan_all",
     "scan_bytes",
+    "scan_following",
+    "scan_one",
     "scan_stream",
 ]
 
@@ -917,7 +920,7 @@ def _push_back(reader: BoundedReader, window: _Window) -> None:
     try:
         raw.seek(-extra, io.SEEK_CUR)
     except (AttributeError, OSError, ValueError):
-        reader._raw = _Prefixed(window.buf[window.i :], raw)
+        reader._raw = Prefixed(window.buf[window.i :], raw)
     reader._left += extra
     reader._pos -= extra
 
@@ -1016,7 +1019,7 @@ def scan_following(
         report.opcodes += rest.opcodes
 
 
-class _Prefixed:
+class Prefixed:
     """A stream with a few bytes pushed back in front of it."""
 
     def __init__(self, head: bytes, tail: Any) -> None:

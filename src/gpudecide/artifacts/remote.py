@@ -25,6 +25,14 @@ from gpudecide.artifacts.hashing import FileDigest, path_key
 from gpudecide.errors import InputError, from_os_error
 from gpudecide.fsutil import CHUNK, ProgressFn, ensure_dir
 
+__all__ = [
+    "COPY_CHUNK",
+    "Egress",
+    "fetch",
+    "filesystem",
+    "parse_options",
+]
+
 COPY_CHUNK = 8 * CHUNK
 
 
@@ -85,7 +93,9 @@ def _denied(url: str, exc: BaseException) -> InputError:
     )
 
 
-def _filesystem(url: str, options: dict[str, Any]) -> tuple[Any, str]:
+def filesystem(url: str, options: dict[str, Any]) -> tuple[Any, str]:
+    """The fsspec filesystem of `url` and the path inside it; a driver that is missing or a
+    URL it refuses is an InputError naming `--source`."""
     try:
         import fsspec  # type: ignore[import-untyped]
     except ImportError:  # pragma: no cover - fsspec is a dependency
@@ -105,6 +115,10 @@ def _filesystem(url: str, options: dict[str, Any]) -> tuple[Any, str]:
         raise InputError(
             "cannot open {url}: {exc}", field="--source", url=url, exc=str(exc)
         ) from None
+
+
+# transitional: gpudecide.portability.storage still calls it by this name
+_filesystem = filesystem
 
 
 class _LocalFault(Exception):
@@ -237,7 +251,7 @@ def fetch(
 ) -> Egress:
     """Copy every file under `url` into `dest` (new or empty), hashing while copying."""
     _require_new_or_empty(dest)
-    fs, root = _filesystem(url, options)
+    fs, root = filesystem(url, options)
     started = time.perf_counter()
     listing = _find(fs, root, url)
     list_seconds = time.perf_counter() - started

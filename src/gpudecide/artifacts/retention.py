@@ -20,6 +20,19 @@ from gpudecide.errors import InputError
 from gpudecide.i18n import N_
 from gpudecide.inputs import load_yaml_model, node_line, yaml_root
 
+__all__ = [
+    "A8_QUESTIONS",
+    "ARTIFACT_CLASSES",
+    "FILE_NAME",
+    "ArtifactClass",
+    "LoadedPolicy",
+    "RetentionClass",
+    "RetentionPolicy",
+    "RetentionQuestions",
+    "find",
+    "load",
+]
+
 FILE_NAME = "retention.yaml"
 
 ArtifactClass = Literal[

@@ -19,6 +19,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+__all__ = [
+    "DTYPE_BITS",
+    "MAX_HEADER",
+    "MAX_PROBLEMS",
+    "PRECISION_OF",
+    "SafetensorsInfo",
+    "TensorEntry",
+    "check_header",
+    "inspect_bytes",
+    "inspect_file",
+    "inspect_handle",
+    "looks_like_safetensors",
+    "precision_from_dtypes",
+]
+
 MAX_HEADER = 100_000_000
 MAX_PROBLEMS = 20
 

@@ -28,6 +28,18 @@ from gpudecide.artifacts.pickle_scan import (
     scan_stream,
 )
 
+__all__ = [
+    "LEGACY_MAGIC",
+    "PICKLE_LIMIT",
+    "Container",
+    "TorchInfo",
+    "from_archive",
+    "inspect_distcp",
+    "inspect_pickle_file",
+    "inspect_zip",
+    "is_pickle_head",
+]
+
 LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 PICKLE_LIMIT = 1 << 40  # the scan streams; time is bounded by pickle_scan.MAX_OPS instead
 _LOCAL = b"PK\x03\x04"
