@@ -3,6 +3,9 @@ findings become reasons in the verdict (SPEC E1, E5, A2, A4)."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -132,3 +135,30 @@ def test_hf_trainer_checkpoint_without_optimizer_state(
     resume = next(s for s in f["steps"] if s["name"] == "resume")
     assert "optimizer_state_missing" in resume["detail"]
     assert "would start a new optimizer" in resume["detail"]
+
+
+def test_a_cold_worker_reaches_the_trainer_resume(tmp_path: Path) -> None:
+    """A job in a new interpreter (`python -m gpudecide.portability.worker SPEC`, the local
+    executor's default) reaches the Hugging Face Trainer resume: a checkpoint without its
+    optimizer state is refused for that reason, not a crash of the job."""
+    pytest.importorskip("transformers")
+    ckpt = tmp_path / "store" / "hf" / "checkpoint-3"
+    ckpt.mkdir(parents=True)
+    (ckpt / "config.json").write_text("{}\n")
+    spec = {
+        "action": "resume",
+        "format": "hf_trainer",
+        "workdir": str(tmp_path / "work"),
+        "storage": str(tmp_path / "store"),
+        "export_name": "hf",
+        "checkpoint": "checkpoint-3",
+        "device": "cpu",
+        "result": str(tmp_path / "result.json"),
+    }
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    worker = [sys.executable, "-m", "gpudecide.portability.worker", str(tmp_path / "spec.json")]
+    done = subprocess.run(worker, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert result["reason"] == "optimizer_state_missing", result["detail"]
+    assert "would start a new optimizer" in result["detail"]

@@ -45,6 +45,32 @@ from gpudecide.fsutil import sha256_path
 from gpudecide.message import Message, english, message
 from gpudecide.portability.texts import plain
 
+__all__ = [
+    "CONFIG",
+    "ENVIRONMENT",
+    "FORMAT",
+    "OPTIMIZER",
+    "PREFIX",
+    "REQUIRED",
+    "RESUME_FILES",
+    "RNG",
+    "SCHEDULER",
+    "SLICE",
+    "SUMS",
+    "TRAINER_STATE",
+    "WEIGHTS",
+    "CheckpointError",
+    "CheckpointInfo",
+    "CheckpointState",
+    "CheckpointWriter",
+    "latest_checkpoint",
+    "list_checkpoints",
+    "read_checkpoint",
+    "safetensors_header",
+    "verify_checkpoint",
+    "write_safetensors",
+]
+
 FORMAT = "gpudecide-checkpoint/1"
 SUMS = "SHA256SUMS"
 WEIGHTS = "model.safetensors"

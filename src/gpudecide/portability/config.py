@@ -11,6 +11,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+__all__ = [
+    "EVAL_SEQUENCES",
+    "RESUME_KEYS",
+    "SIZE_PRESETS",
+    "Device",
+    "Dims",
+    "Size",
+    "TrainConfig",
+]
+
 
 @dataclass(frozen=True)
 class Dims:

@@ -23,6 +23,13 @@ from gpudecide.portability.plan import load_plan
 from gpudecide.portability.scenario import ExportTestSetup, run_export_test
 from gpudecide.portability.storage import open_storage
 
+__all__ = [
+    "COMMIT",
+    "IMAGE",
+    "MODEL",
+    "run",
+]
+
 # Fictional identifiers of the demo team's training code and image.
 COMMIT = "3f9c2a7d1e5b8c0a4f6d2e9b7a1c3e5f7d9b2a4c"
 IMAGE = "registry.bank.example/ml/train@sha256:" + "5e" * 32

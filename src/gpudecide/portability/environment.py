@@ -17,6 +17,11 @@ from typing import Any
 
 import torch
 
+__all__ = [
+    "package_list",
+    "snapshot",
+]
+
 
 def package_list() -> list[str]:
     """`name==version` of every installed distribution, sorted (case-insensitively)."""

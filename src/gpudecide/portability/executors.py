@@ -35,6 +35,25 @@ from gpudecide.errors import InputError
 from gpudecide.fsutil import atomic_write_text
 from gpudecide.portability.zygote import Zygote
 
+__all__ = [
+    "K8S_HEADER",
+    "PASS_ENV",
+    "SACCT_FIELDS",
+    "TERMINAL",
+    "WORKER",
+    "Executor",
+    "JobOutcome",
+    "LocalExecutor",
+    "SlurmExecutor",
+    "clean_env",
+    "job_schema",
+    "k8s_export_jobs",
+    "k8s_job",
+    "sacct_record",
+    "slurm_available",
+    "validate_k8s_job",
+]
+
 WORKER = ("-m", "gpudecide.portability.worker")
 # Variables a job may inherit: locale, home, temp, CUDA device choice, S3 credentials. The
 # rest of the controller's environment stays behind (a clean environment, E3.4).

@@ -43,6 +43,10 @@ from gpudecide.portability.scenario import (
 )
 from gpudecide.portability.texts import as_written, figure
 
+__all__ = [
+    "run_from_export",
+]
+
 
 def _own_checkpoint(export: Path) -> Path | None:
     """The highest-step checkpoint of the tool's own format in the export, if any."""

@@ -18,6 +18,13 @@ from torch import nn
 
 from gpudecide.portability.config import Dims
 
+__all__ = [
+    "Block",
+    "CausalLM",
+    "SyntheticTokens",
+    "count_parameters",
+]
+
 
 class Block(nn.Module):
     """Pre-norm transformer block: causal multi-head attention, then a 4x MLP."""

@@ -17,6 +17,19 @@ from gpudecide.inputs import load_yaml_model
 from gpudecide.options import OPTION_ID_PATTERN
 from gpudecide.portability.config import TrainConfig
 
+__all__ = [
+    "DEFAULT_ARTIFACTS",
+    "PLAN_NAME",
+    "ExportTestPlan",
+    "Identity",
+    "Layer",
+    "Manual",
+    "Metric",
+    "ModelPlan",
+    "Tolerance",
+    "load_plan",
+]
+
 PLAN_NAME = "export-test.yaml"
 Metric = Literal["loss", "eval_loss"]
 Layer = Literal["data", "training", "execution", "provenance"]

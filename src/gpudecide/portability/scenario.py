@@ -65,6 +65,28 @@ from gpudecide.portability.texts import (
 from gpudecide.portability.throughput import throughput_figures
 from gpudecide.portability.trainer import require_device
 
+__all__ = [
+    "SPEC_IDS",
+    "STEP_NAMES",
+    "ExportTestResult",
+    "ExportTestSetup",
+    "RunState",
+    "Status",
+    "Step",
+    "compare_metrics",
+    "job_failure",
+    "run_export_test",
+    "step_delete",
+    "step_export",
+    "step_plan",
+    "step_record",
+    "step_resume",
+    "step_train",
+    "summary_message",
+    "utc_now",
+    "verdict_of",
+]
+
 SPEC_IDS = ["E1", "E2", "E3", "E4", "A2", "A4"]
 Status = Literal["pass", "fail", "warn", "skip"]
 STEP_NAMES = ("plan", "train", "export", "delete", "resume", "record")

@@ -29,6 +29,14 @@ from gpudecide.artifacts import remote
 from gpudecide.artifacts.hashing import FileDigest, list_files, path_key
 from gpudecide.errors import InputError
 
+__all__ = [
+    "LAST_NAMES",
+    "PIECE",
+    "Storage",
+    "Transfer",
+    "open_storage",
+]
+
 PIECE = 8 << 20
 LAST_NAMES = ("run-manifest.json", "SHA256SUMS")
 

@@ -16,6 +16,12 @@ from typing import Any
 from gpudecide.message import english, message
 from gpudecide.portability.plan import ExportTestPlan
 
+__all__ = [
+    "RANGE_MIN_BYTES",
+    "significant",
+    "throughput_figures",
+]
+
 
 def significant(value: float, digits: int) -> float:
     """`value` rounded to `digits` significant digits."""

@@ -372,7 +372,7 @@ def _one_step(run: _Run) -> StepMetric:
     )
 
 
-def save_checkpoint(
+def _save_checkpoint(
     run: _Run, output_dir: Path, history: list[StepMetric], container_digest: str | None
 ) -> CheckpointInfo:
     """Write the run's full state at its current step (atomically, hashed while written)."""
@@ -464,7 +464,7 @@ def train(
             if on_step is not None:
                 on_step(metric)
             if config.is_checkpoint_step(run.step):
-                info = save_checkpoint(run, output_dir, history, container_digest)
+                info = _save_checkpoint(run, output_dir, history, container_digest)
                 checkpoints.append(info)
                 if on_checkpoint is not None:
                     on_checkpoint(info)

@@ -38,6 +38,16 @@ from gpudecide.portability.trainer import (
     train,
 )
 
+__all__ = [
+    "HF_RESUME_FILES",
+    "MANIFEST",
+    "do_resume",
+    "do_resume_hf",
+    "do_train",
+    "main",
+    "run_spec",
+]
+
 MANIFEST = "run-manifest.json"
 
 
@@ -213,10 +223,6 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
-
-
 HF_RESUME_FILES = ("optimizer.pt", "scheduler.pt", "trainer_state.json", "config.json")
 
 
@@ -312,3 +318,7 @@ def do_resume_hf(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 _HF_NOTE = message("portability", "resumed with transformers' Trainer on synthetic token ids")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -26,6 +26,12 @@ import threading
 from pathlib import Path
 from types import ModuleType
 
+__all__ = [
+    "DEFAULT_ENTRY",
+    "Zygote",
+    "main",
+]
+
 DEFAULT_ENTRY = "gpudecide.portability.worker"
 
 
