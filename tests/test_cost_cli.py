@@ -299,3 +299,48 @@ def test_cost_section_in_chromium(ws: Path, monkeypatch: pytest.MonkeyPatch) -> 
         browser.close()
     assert errors == []
     assert all(u.startswith(("file:", "data:", "about:")) for u in requests), requests
+
+
+# Underscore names of other packages the cost package still imports, each until its owner
+# offers a public name (issue 23): the SVG writer of the report's charts, and the language
+# switch of the transitional `cost.fmt` shim (that module goes once nobody imports it).
+KNOWN_CROSSINGS = {
+    "gpudecide.cost.charts: from gpudecide.report.charts import _svg",
+    "gpudecide.cost.fmt: from gpudecide.report.fmt import _in",
+}
+
+
+def test_public_surface_is_declared() -> None:
+    """Every module of the package declares `__all__` (names it defines or re-exports), and
+    none reaches into another module's underscore names (issue 23), but the known ones."""
+    import ast
+    import importlib
+    import pkgutil
+
+    import gpudecide.cost as pkg
+
+    crossing = set()
+    for info in pkgutil.iter_modules(pkg.__path__):
+        name = f"gpudecide.cost.{info.name}"
+        module = importlib.import_module(name)
+        exported = getattr(module, "__all__", None)
+        assert exported, f"{name} has no __all__"
+        assert all(hasattr(module, n) for n in exported), name
+        tree = ast.parse(Path(str(module.__file__)).read_text(encoding="utf-8"))
+        aliases: dict[str, str] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module != "__future__":
+                for a in node.names:
+                    aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+                    if a.name.startswith("_") and node.module.startswith("gpudecide"):
+                        crossing.add(f"{name}: from {node.module} import {a.name}")
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and aliases.get(node.value.id, "").startswith("gpudecide.")
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+            ):
+                crossing.add(f"{name}: {node.value.id}.{node.attr}")
+    assert crossing == KNOWN_CROSSINGS, sorted(crossing ^ KNOWN_CROSSINGS)

@@ -8,6 +8,8 @@ from decimal import Decimal
 from gpudecide import fmt as _fmt
 from gpudecide.report.fmt import _in
 
+__all__ = ["money", "num"]
+
 
 def num(value: Decimal, places: int = 2, lang: str = "en") -> str:
     """See `gpudecide.fmt.num`."""
