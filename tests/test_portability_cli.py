@@ -272,13 +272,6 @@ def test_plan_template_documents_every_field() -> None:
     assert plan.option == "owned-pool" and plan.model.checkpoint_step < plan.model.steps
 
 
-# Private names of other packages this package still uses until they offer public ones.
-_PENDING_PRIVATE = {
-    ("gpudecide.report.charts", "_svg"),
-    ("gpudecide.artifacts.remote", "_filesystem"),
-}
-
-
 def test_public_surface_is_declared() -> None:
     """Every module of the package declares `__all__` (names it defines or re-exports), and
     none imports another module's underscore name (issue 23)."""
@@ -301,8 +294,7 @@ def test_public_surface_is_declared() -> None:
             if isinstance(node, ast.ImportFrom) and node.module and node.module != "__future__":
                 for a in node.names:
                     aliases[a.asname or a.name] = f"{node.module}.{a.name}"
-                    private = a.name.startswith("_") and not a.name.startswith("__")
-                    if private and (node.module, a.name) not in _PENDING_PRIVATE:
+                    if a.name.startswith("_") and not a.name.startswith("__"):
                         crossing.append(f"{name}: from {node.module} import {a.name}")
         for node in ast.walk(tree):
             if (
@@ -311,7 +303,6 @@ def test_public_surface_is_declared() -> None:
                 and aliases.get(node.value.id, "").startswith("gpudecide.")
                 and node.attr.startswith("_")
                 and not node.attr.startswith("__")
-                and (aliases[node.value.id], node.attr) not in _PENDING_PRIVATE
             ):
                 crossing.append(f"{name}: {node.value.id}.{node.attr}")
     assert crossing == []

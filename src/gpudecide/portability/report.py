@@ -18,7 +18,7 @@ from gpudecide.i18n import translator
 from gpudecide.message import render
 from gpudecide.portability.figures import CurvePoint, ExportTestFigures, figures_of
 from gpudecide.portability.texts import say_stored, status_word, step_label
-from gpudecide.report.charts import _svg
+from gpudecide.report.charts import figure_svg
 from gpudecide.report.model import Chart, Section, Table
 
 __all__ = ["export_test_section", "loss_chart", "reasons_in"]
@@ -62,7 +62,7 @@ def loss_chart(
     ax.set_ylabel(_("loss"))
     ax.set_title(title, loc="left")
     ax.legend([_("reference"), _("resumed")][: 1 + bool(resumed)], frameon=False)
-    return _svg(fig, title)
+    return figure_svg(fig, title)
 
 
 def _steps_table(f: ExportTestFigures) -> Table:

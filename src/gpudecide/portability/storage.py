@@ -92,7 +92,7 @@ class Storage:
         self.options = dict(options or {})
         if "://" not in self.url:
             self.url = str(Path(self.url).resolve())
-        self.fs, root = remote._filesystem(self.url, self.options)
+        self.fs, root = remote.filesystem(self.url, self.options)
         self.root = str(root).rstrip("/")
         self._timings: list[dict[str, Any]] = []  # per-file timings of the running put_dir
         self.is_local = getattr(self.fs, "protocol", None) in ("file", ("file", "local"))
