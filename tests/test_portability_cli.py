@@ -188,7 +188,7 @@ def test_rules_fail_is_a_stop_factor_pass_scores_artifacts() -> None:
     assert rules(_record("pass", option=None)) == []
     other = _record("fail").model_copy(update={"kind": "audit"})
     assert rules(other) == []
-    with pytest.raises(ValueError, match="not export_test"):
+    with pytest.raises(LookupError, match="'audit' is not an export_test record"):
         figures_of(other)
 
 

@@ -251,8 +251,8 @@ class ExportTestFigures(_Shape):
 
 
 def figures_of(record: ev.Evidence) -> ExportTestFigures:
-    """The typed figures of an `export_test` record (ValueError for another kind, or
-    figures of another shape)."""
+    """The typed figures of an `export_test` record (LookupError for another kind; a
+    pydantic ValidationError for figures of another shape)."""
     if record.kind != "export_test":
-        raise ValueError(f"{record.kind} record, not export_test")
+        raise LookupError(f"{record.kind!r} is not an export_test record")
     return ExportTestFigures.model_validate(record.figures)
