@@ -20,6 +20,7 @@ from gpudecide.decision.context import RuleContext
 from gpudecide.decision.model import StopFactor
 from gpudecide.decision.report import decision_section, move_out_text, shrink_text
 from gpudecide.i18n import speaking
+from gpudecide.queue.rules import queue_rules, replay_rules
 from gpudecide.report.i18n import render_message, summary_of
 from gpudecide.report.model import Section
 from tests.conftest import run_cli
@@ -107,11 +108,11 @@ def _every_branch(tmp_path: Path) -> list[b.Finding]:
             _replay(None, None),
             _replay(0.2, 0.1, never=3),
         ):
-            found += b.replay_rules(replay, ctx)
+            found += replay_rules(replay, ctx)
     ctx = RuleContext(ws.config.options, ws.config.matrix)
     found += b.profile_rules(_profile("bursty", "unpredictable", 0.05), ctx)  # no cost record
     for verdict in ("pass", "fail"):
-        found += b.queue_rules(_queue(verdict), ctx)
+        found += queue_rules(_queue(verdict), ctx)
     found += b.audit_rules(audit_record("man", [{"id": "unknown_format", "path": "v.bin"}]), ctx)
     found += b.audit_rules(audit_record("man", []), ctx)
     found += b.audit_rules(

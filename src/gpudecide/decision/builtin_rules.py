@@ -1,5 +1,6 @@
-"""Rules that turn the figures of the workload, queue, replay, cost and audit evidence into
-score suggestions and stop factors (SPEC D3-D5). Each rule says how it got its score.
+"""Rules that turn the figures of the workload, cost and audit evidence into score
+suggestions and stop factors (SPEC D3-D5); the queue and replay rules are the queue
+package's (`gpudecide.queue.rules`). Each rule says how it got its score.
 
 Thresholds are bands, not tuning knobs: each band is named in the rule text, so a reader can
 check the score against the figure in the evidence it cites. Every rule text is a message of
@@ -139,127 +140,6 @@ def profile_rules(record: ev.Evidence, ctx: RuleContext) -> list[Finding]:
                 busy=None if busy is None else float(busy),
             )
             out.append(_suggest(opt.id, "frequency", score, msg, (record.id,)))
-    return out
-
-
-def _replay_why(
-    never: int, share: float | None, allowed: float | None, slo: str | None
-) -> tuple[int, Message]:
-    """The queue score of one replayed pool and why (the allowed share closes each text)."""
-    if never:
-        return 1, nmessage(
-            "decision",
-            "{n} job larger than the pool never runs {allowed:pct}",
-            "{n} jobs larger than the pool never run {allowed:pct}",
-            n=never,
-            allowed=allowed,
-        )
-    if share is None or allowed is None:
-        return 3, message(
-            "decision", "no SLO to compare the waits with {allowed:pct}", allowed=allowed
-        )
-    if share <= allowed / 2:
-        return 5, message(
-            "decision",
-            "SLO {slo} violated by {share:pct} <= half the allowed {allowed:pct}",
-            slo=slo,
-            share=share,
-            allowed=allowed,
-        )
-    if share <= allowed:
-        return 4, message(
-            "decision",
-            "SLO {slo} violated by {share:pct} <= allowed {allowed:pct}",
-            slo=slo,
-            share=share,
-            allowed=allowed,
-        )
-    return 2, message(
-        "decision",
-        "SLO {slo} violated by {share:pct} > allowed {allowed:pct}",
-        slo=slo,
-        share=share,
-        allowed=allowed,
-    )
-
-
-def replay_rules(record: ev.Evidence, ctx: RuleContext) -> list[Finding]:
-    """Queue and scale of each dedicated option from the replay of a pool its size (C8, D3)."""
-    f = record.figures
-    pools = {int(p["gpus"]): p for p in f.get("pools", [])}
-    slo = f.get("slo") or {}
-    allowed = slo.get("allowed_violation_share")
-    out: list[Finding] = []
-    for opt in ctx.options:
-        if opt.kind not in DEDICATED:
-            continue
-        gpus = ctx.pool_gpus(opt.id)
-        pool = pools.get(gpus) if gpus is not None else None
-        if pool is None:
-            continue
-        cited = (record.id,)
-        never = int(pool.get("jobs_unplaceable") or 0)
-        share = pool.get("slo_violation_share")
-        window = (f.get("window") or {}).get("kind")
-        score, why = _replay_why(never, share, allowed, slo.get("name"))
-        msg = message(
-            "decision",
-            "replay of {gpus} GPUs ({window} window): {why}",
-            gpus=gpus,
-            window=word(window),
-            why=why,
-        )
-        out.append(_suggest(opt.id, "queue", score, msg, cited))
-        if slo.get("name") in ctx.matrix.slo.hard and share is not None and allowed is not None:
-            jobs = int(pool.get("jobs") or 0)
-            if jobs >= 30 and share > allowed:
-                stop = message(
-                    "decision",
-                    "hard SLO {slo}: {share:pct} of {jobs} replayed jobs wait too long on "
-                    "{gpus} GPUs, allowed {allowed:pct}",
-                    slo=slo.get("name"),
-                    share=share,
-                    jobs=jobs,
-                    gpus=gpus,
-                    allowed=allowed,
-                )
-                clear = message("decision", "a larger pool or a replay that meets the SLO")
-                out.append(_stop(opt.id, "hard_slo_violated", stop, cited, clear))
-    return out
-
-
-def queue_rules(record: ev.Evidence, ctx: RuleContext) -> list[Finding]:
-    """A hard SLO violated with a conclusive interval stops the option the log was from (D5).
-
-    A queue record describes the platform its log came from: it names that option in
-    `figures["option"]` (the log of a vendor's jobs, a current pool); without one it only
-    feeds the D1/D2 conditions.
-    """
-    option = record.figures.get("option")
-    if not option:
-        return []
-    out: list[Finding] = []
-    for s in record.figures.get("slo", []):
-        verdict, conclusive = s.get("verdict"), s.get("conclusive")
-        if verdict == "pass" and conclusive:
-            msg = message("decision", "SLO {slo} met, conclusive", slo=s["name"])
-            out.append(_suggest(option, "queue", 5, msg, (record.id,)))
-        elif verdict == "fail" and conclusive:
-            msg = message("decision", "SLO {slo} violated, conclusive", slo=s["name"])
-            out.append(_suggest(option, "queue", 2, msg, (record.id,)))
-            if s["name"] in ctx.matrix.slo.hard:
-                stop = message(
-                    "decision",
-                    "hard SLO {slo} violated by {share:pct} (95 % CI {low:pct}-{high:pct}), "
-                    "allowed {allowed:pct}",
-                    slo=s["name"],
-                    share=s.get("violation_share"),
-                    low=(s.get("ci95") or [None, None])[0],
-                    high=(s.get("ci95") or [None, None])[1],
-                    allowed=s.get("allowed_violation_share"),
-                )
-                clear = message("decision", "a conclusive pass of the SLO on this option")
-                out.append(_stop(option, "hard_slo_violated", stop, (record.id,), clear))
     return out
 
 

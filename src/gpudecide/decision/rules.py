@@ -12,6 +12,7 @@ from gpudecide import evidence as ev
 from gpudecide.decision import builtin_rules as b
 from gpudecide.decision.context import RuleContext
 from gpudecide.decision.model import StopFactor, Suggestion
+from gpudecide.queue.rules import queue_rules, replay_rules
 
 Finding = Suggestion | StopFactor
 Rule = Callable[[ev.Evidence, RuleContext], list[Finding]]
@@ -19,8 +20,8 @@ PureRule = Callable[[ev.Evidence], list[Finding]]
 
 RULES: dict[str, list[Rule]] = {
     "profile": [b.profile_rules],
-    "queue": [b.queue_rules],
-    "replay": [b.replay_rules],
+    "queue": [queue_rules],
+    "replay": [replay_rules],
     "cost": [b.cost_rules],
     "audit": [b.audit_rules],
 }
