@@ -1,22 +1,18 @@
-"""`gpudecide profile` and `columns`, and the prologue every log-reading command shares.
+"""`gpudecide profile` and `columns`: options, one library call, one printout.
 
-`LogCommand` holds the options all log commands take (logs, time zone, format, bad rows,
-evidence folder, workspace, --json) and does what each of them does first: find the
-workspace and read the logs. `queue/cli.py` uses it too; a new log analysis does the same.
+The options every log command shares and its prologue live in `jobs.log_command`
+(re-exported here for the commands of other packages); the profile run in
+`jobs.profile_run`; what the lines say in `jobs.words`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
-from gpudecide import evidence as ev
-from gpudecide import fmt, workspace
+from gpudecide import fmt
 from gpudecide.console import (
     JsonOpt,
     WorkspaceOpt,
@@ -26,14 +22,23 @@ from gpudecide.console import (
     open_workspace,
     out,
     print_written,
-    progress,
 )
 from gpudecide.errors import InputError
 from gpudecide.fmt import moment
 from gpudecide.i18n import translator
-from gpudecide.jobs import bounds
 from gpudecide.jobs import profile as prof
-from gpudecide.jobs.load import FORMATS, JobLog, LogSpec, load_logs
+from gpudecide.jobs.log_command import (
+    EvidenceDirOpt,
+    FormatOpt,
+    Loaded,
+    LogCommand,
+    LogsArg,
+    SacctFormatOpt,
+    SkipBadOpt,
+    TzOpt,
+    workspace_logs,
+)
+from gpudecide.jobs.profile_run import ProfileRun, profile_logs
 from gpudecide.jobs.schema import CANONICAL_COLUMNS, COLUMN_DOCS, KINDS, STATES
 from gpudecide.jobs.words import (
     figure,
@@ -45,182 +50,26 @@ from gpudecide.jobs.words import (
 )
 from gpudecide.message import render
 
+# The commands, and what other packages' commands import from here.
+__all__ = [
+    "EvidenceDirOpt",
+    "FormatOpt",
+    "Loaded",
+    "LogCommand",
+    "LogsArg",
+    "SacctFormatOpt",
+    "SkipBadOpt",
+    "TzOpt",
+    "columns",
+    "profile",
+    "reconciliation_text",
+    "register",
+    "skipped_lines",
+    "workspace_logs",
+]
+
 _ = translator("jobs")
 _n = _.n
-
-
-def _parse_until(value: str | None) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        stamp = datetime.fromisoformat(value)
-    except ValueError:
-        raise InputError(
-            "{value} is not an ISO 8601 time",
-            field="--until",
-            hint="e.g. 2026-07-27T00:00:00Z",
-            value=repr(value),
-        ) from None
-    stamp = stamp.replace(tzinfo=UTC) if stamp.tzinfo is None else stamp
-    problem = bounds.stamp_problem(stamp)
-    if problem:
-        raise InputError(
-            problem[0], field="--until", hint="give the end of the window to profile", **problem[1]
-        )
-    return stamp
-
-
-def _check_weeks(weeks: int | None) -> None:
-    """A window longer than MAX_WEEKS is no profile of a job log (and overflows dates)."""
-    if weeks is not None and not 1 <= weeks <= prof.MAX_WEEKS:
-        raise InputError(
-            "{weeks} weeks is outside 1-{most}",
-            field="--weeks",
-            hint="profile at most twenty years; 8 weeks is the usual window",
-            weeks=weeks,
-            most=prof.MAX_WEEKS,
-        )
-
-
-LogsArg = Annotated[
-    list[Path] | None,
-    typer.Argument(
-        help="Job logs: sacct --parsable2, CSV, JSONL, kubectl pods/events JSON, SageMaker or "
-        "OpenAI fine-tuning job JSON; default: the workspace's."
-    ),
-]
-
-
-TzOpt = Annotated[str | None, typer.Option(help="Time zone sacct printed times in (IANA name).")]
-
-
-FormatOpt = Annotated[
-    str,
-    typer.Option(
-        "--format",
-        help="auto | sacct | slurm-json | csv | jsonl | kubernetes | sagemaker | openai.",
-    ),
-]
-
-
-SacctFormatOpt = Annotated[
-    str | None,
-    typer.Option(help="The --format list given to sacct, for output without a header."),
-]
-
-
-SkipBadOpt = Annotated[
-    bool, typer.Option(help="Count and report malformed rows instead of stopping.")
-]
-
-
-EvidenceDirOpt = Annotated[
-    Path | None, typer.Option(help="Where to write the evidence record (default: workspace).")
-]
-
-
-@dataclass
-class Loaded:
-    """Logs read, plus where the result goes."""
-
-    log: JobLog
-    paths: list[Path]
-    ws: workspace.Workspace | None
-    evidence_dir: Path | None
-
-    def write(self, record: ev.Evidence) -> Path | None:
-        """Write the record to the evidence folder (nowhere when there is none)."""
-        if self.evidence_dir is None:
-            return None
-        root = self.ws.root if self.ws else None
-        record.inputs = [ev.input_ref(p, root) for p in self.paths] + record.inputs
-        return ev.write(record, self.evidence_dir)
-
-
-@dataclass
-class LogCommand:
-    """The options every log-reading command takes, and its prologue (workspace, logs)."""
-
-    logs: list[Path] = field(default_factory=list)
-    tz: str | None = None
-    fmt: str = "auto"
-    sacct_format: str | None = None
-    skip_bad_rows: bool = False
-    evidence_dir: Path | None = None
-    workspace_dir: Path | None = None
-    as_json: bool = False
-    _ws: workspace.Workspace | None = field(default=None, init=False, repr=False)
-    _ws_opened: bool = field(default=False, init=False, repr=False)
-
-    def workspace(self) -> workspace.Workspace | None:
-        """The workspace given with --workspace or found from here up (None outside one)."""
-        if not self._ws_opened:
-            self._ws = open_workspace(self.workspace_dir, required=False)
-            self._ws_opened = True
-        return self._ws
-
-    def load(self) -> Loaded:
-        """Read the given logs (or the workspace's), with a progress bar for people."""
-        ws = self.workspace()
-        if self.fmt not in FORMATS:
-            raise InputError(
-                "{value} is not one of {choices}",
-                field="--format",
-                value=repr(self.fmt),
-                choices=", ".join(FORMATS),
-            )
-        specs: list[LogSpec]
-        if self.logs:
-            specs = [LogSpec(p, self.fmt, self.sacct_format) for p in self.logs]  # type: ignore[arg-type]
-        else:
-            if ws is None:
-                raise InputError(
-                    "no job log given and no workspace here",
-                    hint="pass LOG files, or run inside a workspace (gpudecide init)",
-                )
-            if not ws.config.logs:
-                raise InputError(
-                    "the workspace lists no logs",
-                    path=ws.root / workspace.CONFIG_NAME,
-                    field="logs",
-                )
-            specs = [LogSpec(ws.root / s.path, s.format, s.sacct_format) for s in ws.config.logs]
-        tz = self.tz or (ws.config.timezone if ws else "UTC")
-        with progress(not self.as_json) as bar:
-            task = bar.add_task("reading job logs", total=1) if bar else None
-            log = load_logs(specs, tz=tz, skip_bad_rows=self.skip_bad_rows)
-            if bar is not None and task is not None:
-                bar.update(task, completed=1)
-        target = self.evidence_dir or (ws.evidence_dir if ws else Path("evidence"))
-        return Loaded(log=log, paths=[s.path for s in specs], ws=ws, evidence_dir=target)
-
-
-def workspace_logs(ws: workspace.Workspace) -> Loaded:
-    """The workspace's own logs, read without a progress bar (demo, assess)."""
-    command = LogCommand(workspace_dir=ws.root, as_json=True)
-    command._ws, command._ws_opened = ws, True
-    return command.load()
-
-
-def run_profile(
-    loaded: Loaded,
-    *,
-    weeks: int | None = None,
-    pool_gpus: int | None = None,
-    until: datetime | None = None,
-) -> tuple[prof.ProfileResult, Path | None]:
-    """Profile loaded logs (SPEC F1-F3, C2) and write the evidence record."""
-    cfg = loaded.ws.config if loaded.ws else None
-    _check_weeks(weeks)
-    options = prof.ProfileOptions(
-        weeks=weeks or (cfg.profile.weeks if cfg else 8),
-        pool_gpus=pool_gpus if pool_gpus is not None else (cfg.profile.pool_gpus if cfg else None),
-        until=until,
-    )
-    if cfg:
-        options.classify = cfg.classify
-    result = prof.build_profile(loaded.log, options)
-    return result, loaded.write(prof.to_evidence(result, []))
 
 
 def _profile_lines(f: dict[str, Any]) -> list[str]:
@@ -313,6 +162,18 @@ def _print_profile(result: prof.ProfileResult) -> None:
         out.print(note.format(text=render(msg)), markup=False)
 
 
+def _emit(run: ProfileRun, as_json: bool) -> None:
+    """The run as JSON (the figures and where the record went), or for people."""
+    if as_json:
+        body = dict(run.result.figures)
+        body["evidence"] = str(run.written) if run.written else None
+        emit_json(body)
+        return
+    _print_profile(run.result)
+    if run.written:
+        print_written(run.written)
+
+
 def profile(
     logs: LogsArg = None,
     weeks: Annotated[int | None, typer.Option(help="Weeks to profile (default 8).")] = None,
@@ -342,18 +203,8 @@ def profile(
         as_json,
     )
     with guard(as_json):
-        command.workspace()
-        _check_weeks(weeks)
-        end = _parse_until(until)
-        result, written = run_profile(command.load(), weeks=weeks, pool_gpus=pool_gpus, until=end)
-    if as_json:
-        body = dict(result.figures)
-        body["evidence"] = str(written) if written else None
-        emit_json(body)
-        return
-    _print_profile(result)
-    if written:
-        print_written(written)
+        run = profile_logs(command, weeks=weeks, pool_gpus=pool_gpus, until=until)
+    _emit(run, as_json)
 
 
 def columns(as_json: JsonOpt = False) -> None:

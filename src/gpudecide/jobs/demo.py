@@ -9,8 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpudecide.fsutil import atomic_write_bytes
-from gpudecide.jobs.cli import Loaded, run_profile
+from gpudecide.jobs.log_command import Loaded
 from gpudecide.jobs.profile import ProfileResult
+from gpudecide.jobs.profile_run import run_profile
 
 LOG_DATA = Path(__file__).parent / "demo_data" / "sacct-8w.txt"
 LOG = "logs/sacct-8w.txt"
