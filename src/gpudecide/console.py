@@ -22,7 +22,7 @@ from gpudecide import evidence as ev
 from gpudecide import workspace
 from gpudecide.errors import InputError, from_os_error
 from gpudecide.help_text import localize_help, shows_help
-from gpudecide.i18n import LANGUAGES, Language, set_language, translator
+from gpudecide.i18n import LANGUAGES, Language, set_language, speaking, translator
 from gpudecide.jsonio import check_finite
 from gpudecide.report.i18n import localize
 
@@ -129,7 +129,8 @@ def _say_error(text: str, lang: Language) -> str:
 def error_line(error: InputError, lang: Language) -> str:
     """`error: ...` in the reader's language: the message, hint and field word through the
     `errors` catalogue's patterns; file names, lines and quoted values stay as written."""
-    return f"{_E('error', lang)}: {error.one_line(lambda text: _say_error(text, lang))}"
+    with speaking(lang):
+        return f"{_E('error')}: {error.one_line(lambda text: _say_error(text, lang))}"
 
 
 def fail(error: InputError, as_json: bool) -> NoReturn:

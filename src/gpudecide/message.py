@@ -25,7 +25,10 @@ import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, NotRequired, TypedDict, TypeGuard
+from typing import Any, NotRequired, TypeGuard
+
+# typing_extensions: pydantic reads a TypedDict field on Python 3.11 only from there.
+from typing_extensions import TypedDict
 
 from gpudecide import fmt
 from gpudecide.i18n import catalogue_of, current_language, speaking

@@ -24,6 +24,7 @@ from gpudecide import __version__
 from gpudecide import evidence as ev
 from gpudecide.attest.shown import SignatureShown
 from gpudecide.fsutil import atomic_write_set
+from gpudecide.i18n import speaking
 from gpudecide.jsonio import utc_iso
 from gpudecide.report.i18n import Language, t
 from gpudecide.report.i18n import install as install_i18n
@@ -109,7 +110,8 @@ def build(
         )
         builder = builders.get(kind)
         if builder is not None:
-            _fill(builder, section, language)
+            with speaking(language):
+                _fill(builder, section, language)
         sections.append(section)
     stamp = utc_iso(now or datetime.now(UTC)) or ""
     labels = {
