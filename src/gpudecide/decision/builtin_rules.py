@@ -1,6 +1,7 @@
-"""Rules that turn the figures of the workload, cost and audit evidence into score
+"""Rules that turn the figures of the workload and cost evidence into score
 suggestions and stop factors (SPEC D3-D5); the queue and replay rules are the queue
-package's (`gpudecide.queue.rules`). Each rule says how it got its score.
+package's (`gpudecide.queue.rules`), the export audit's the artifacts package's
+(`gpudecide.artifacts.rules`). Each rule says how it got its score.
 
 Thresholds are bands, not tuning knobs: each band is named in the rule text, so a reader can
 check the score against the figure in the evidence it cites. Every rule text is a message of
@@ -14,7 +15,6 @@ from decimal import Decimal
 from typing import Any
 
 from gpudecide import evidence as ev
-from gpudecide.artifacts.report import HAZARDS
 from gpudecide.decision.context import RuleContext
 from gpudecide.findings import StopFactor, Suggestion
 from gpudecide.i18n import N_
@@ -197,38 +197,3 @@ def cost_rules(record: ev.Evidence, ctx: RuleContext) -> list[Finding]:
             )
             out.append(_suggest(oid, "scale", score, msg, (record.id,)))
     return out
-
-
-def _hazard_message(h: dict[str, Any]) -> Message:
-    """The hazard's id, what it means (the audit section's words) and the file it concerns."""
-    meaning = HAZARDS.get(str(h["id"]))
-    if meaning is None:
-        return message("decision", "{hazard}: {path}", hazard=h["id"], path=h.get("path", ""))
-    return message(
-        "decision",
-        "{hazard} ({meaning}): {path}",
-        hazard=h["id"],
-        meaning=message("artifacts", meaning),
-        path=h.get("path", ""),
-    )
-
-
-def audit_rules(record: ev.Evidence, ctx: RuleContext) -> list[Finding]:
-    """An export audit with a lock-in hazard stops its option (E5); a clean one scores 4."""
-    option = record.figures.get("option")
-    if not option:
-        return []
-    hazards = record.figures.get("hazards") or []
-    if hazards:
-        clear = message("decision", "an export without this hazard, audited again")
-        return [
-            _stop(option, "export_hazard", _hazard_message(h), (record.id,), clear)
-            for h in hazards
-        ]
-    if record.figures.get("resumable"):
-        msg = message(
-            "decision", "export audit without hazards; resumable (4; 5 needs a passed export test)"
-        )
-        return [_suggest(option, "artifacts", 4, msg, (record.id,))]
-    msg = message("decision", "export audit without hazards; weights only (3)")
-    return [_suggest(option, "artifacts", 3, msg, (record.id,))]

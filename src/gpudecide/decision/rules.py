@@ -9,6 +9,7 @@ from collections.abc import Callable
 from importlib import import_module
 
 from gpudecide import evidence as ev
+from gpudecide.artifacts.rules import audit_rules
 from gpudecide.decision import builtin_rules as b
 from gpudecide.decision.context import RuleContext
 from gpudecide.decision.model import StopFactor, Suggestion
@@ -23,7 +24,7 @@ RULES: dict[str, list[Rule]] = {
     "queue": [queue_rules],
     "replay": [replay_rules],
     "cost": [b.cost_rules],
-    "audit": [b.audit_rules],
+    "audit": [audit_rules],
 }
 
 # Packages whose `rules.py` holds pure rules `(record) -> findings`, per evidence kind.
