@@ -229,3 +229,66 @@ def test_resubmission_outside_window_is_not_a_restart(tmp_path: Path) -> None:
     assert _profile(path)["restarts"] == 0  # 4 days later, window is 72 h
     cfg = ClassifyConfig(restart_window_hours=120)
     assert _profile(path, classify=cfg)["restarts"] == 1
+
+
+def _records(tmp_path: Path) -> list[Any]:
+    """Profile records as the commands write them: the small log with a pool it overflows,
+    a log with a malformed row skipped and a job still running, and the demo's log."""
+    from gpudecide.jobs.demo import LOG_DATA
+    from gpudecide.jobs.profile import to_evidence
+
+    small = write_csv(
+        tmp_path / "pool.csv",
+        [
+            job("a", "ft-model-train", 4, "2026-01-05T00:00:00Z", "2026-01-05T10:00:00Z"),
+            job("b", "eval-model", 1, "2026-01-05T05:00:00Z", "2026-01-05T07:00:00Z"),
+        ],
+    )
+    bad = write_csv(
+        tmp_path / "bad.csv",
+        [
+            job("a", "ft-model-train", 4, "2026-01-12T00:00:00Z", "", "running"),
+            job("b", "eval-model", "many", "2026-01-12T05:00:00Z", "2026-01-12T07:00:00Z"),
+        ],
+    )
+    results = [
+        build_profile(load_logs([small]), ProfileOptions(weeks=2, until=UNTIL, pool_gpus=2)),
+        build_profile(load_logs([bad], skip_bad_rows=True), ProfileOptions(weeks=2, until=UNTIL)),
+        build_profile(load_logs([LOG_DATA])),
+    ]
+    return [(r, to_evidence(r, [])) for r in results]
+
+
+def test_the_figures_model_holds_the_record_key_for_key(tmp_path: Path) -> None:
+    """The typed figures (jobs.profile_figures) dump to exactly the dict the record holds:
+    its content hash does not change."""
+    from gpudecide.jobs.profile_figures import ProfileFigures, figures_of
+
+    records = _records(tmp_path)
+    assert records[0][0].model.peak_exceeds_pool is True
+    assert records[1][0].model.skipped_rows == 1 and records[1][0].model.skipped[0].line == 3
+    for result, record in records:
+        assert ProfileFigures.model_validate(result.figures).model_dump(mode="json") == (
+            result.figures
+        )
+        dumped = figures_of(record).model_dump(mode="json")
+        assert dumped == record.figures
+        again = record.model_copy(update={"figures": dumped})
+        assert again.compute_content_sha256() == record.compute_content_sha256()
+
+
+def test_figures_of_refuses_another_kind_and_another_shape(tmp_path: Path) -> None:
+    """Negative: a record of another kind is refused; figures an edit broke name the field."""
+    from pydantic import ValidationError
+
+    from gpudecide.jobs.profile_figures import figures_of
+
+    _result, record = _records(tmp_path)[0]
+    with pytest.raises(LookupError):
+        figures_of(record.model_copy(update={"kind": "queue"}))
+    broken = {**record.figures, "window": {**record.figures["window"], "weeks": "two"}}
+    with pytest.raises(ValidationError, match=r"window\.weeks"):
+        figures_of(record.model_copy(update={"figures": broken}))
+    without_series = {k: v for k, v in record.figures.items() if k != "series"}
+    with pytest.raises(ValidationError, match="series"):
+        figures_of(record.model_copy(update={"figures": without_series}))

@@ -7,7 +7,7 @@ The options every log command shares and its prologue live in `jobs.log_command`
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -38,6 +38,7 @@ from gpudecide.jobs.log_command import (
     TzOpt,
     workspace_logs,
 )
+from gpudecide.jobs.profile_figures import ProfileFigures
 from gpudecide.jobs.profile_run import ProfileRun, profile_logs
 from gpudecide.jobs.schema import CANONICAL_COLUMNS, COLUMN_DOCS, KINDS, STATES
 from gpudecide.jobs.words import (
@@ -72,73 +73,73 @@ _ = translator("jobs")
 _n = _.n
 
 
-def _profile_lines(f: dict[str, Any]) -> list[str]:
+def _profile_lines(f: ProfileFigures) -> list[str]:
     """The profile's figures after its table, one sentence each (F1-F3, C2)."""
-    burst, pred = f["burstiness"], f["predictability"]
+    burst, pred = f.burstiness, f.predictability
     sources = ", ".join(
         _("{n} from {source}").format(n=figure(n), source=src)
-        for src, n in f["gpu_count_sources"].items()
+        for src, n in f.gpu_count_sources.items()
     )
-    w, d = f["window"], f["duration_hours"]
+    w, d = f.window, f.duration_hours
     lines = [
-        reconciliation_text(f["reconciliation"]),
+        reconciliation_text(f.reconciliation),
         _("GPU counts of started attempts: {sources}").format(sources=sources or _("none")),
         _(
             "window {start} .. {end} ({weeks} weeks); attempts {attempts}, restarts {restarts}, "
             "never started {never}, unsuccessful {unsuccessful}"
         ).format(
-            start=moment(w["start"]),
-            end=moment(w["end"]),
-            weeks=figure(w["weeks"]),
-            attempts=figure(f["attempts_total"]),
-            restarts=figure(f["restarts"]),
-            never=figure(f["never_started"]),
-            unsuccessful=figure(f["unsuccessful_share"]),
+            start=moment(w.start),
+            end=moment(w.end),
+            weeks=figure(w.weeks),
+            attempts=figure(f.attempts_total),
+            restarts=figure(f.restarts),
+            never=figure(f.never_started),
+            unsuccessful=figure(f.unsuccessful_share),
         ),
         _(
             "peak concurrent GPUs {peak}; jobs/week {per_week}; duration p50 {p50} h, p90 {p90} h"
         ).format(
-            peak=figure(f["peak_concurrent_gpus"]),
-            per_week=figure(f["jobs_per_week_mean"]),
-            p50=figure(d["p50"]),
-            p90=figure(d["p90"]),
+            peak=figure(f.peak_concurrent_gpus),
+            per_week=figure(f.jobs_per_week_mean),
+            p50=figure(d.p50),
+            p90=figure(d.p90),
         ),
         _(
             "shape: {shape} (weekly GPU-hours CV {cv}, bursty at >= {cv_min}; top {top} of jobs "
             "hold {share} of GPU-hours, bursty at >= {share_min})"
         ).format(
-            shape=shape_word(burst["shape"]),
-            cv=figure(burst["weekly_gpu_hours_cv"]),
-            cv_min=figure(burst["thresholds"]["bursty_cv_min"]),
-            top=fmt.pct0(burst["top_jobs_fraction"]),
-            share=figure(burst["top_jobs_gpu_hours_share"]),
-            share_min=figure(burst["thresholds"]["bursty_top_share_min"]),
+            shape=shape_word(burst.shape),
+            cv=figure(burst.weekly_gpu_hours_cv),
+            cv_min=figure(burst.thresholds.bursty_cv_min),
+            top=fmt.pct0(burst.top_jobs_fraction),
+            share=figure(burst.top_jobs_gpu_hours_share),
+            share_min=figure(burst.thresholds.bursty_top_share_min),
         ),
         _(
             "predictability: {verdict} (WAPE {wape}; predictable <= {max}, partly <= {partly}): "
             "{meaning}; lead-time share {lead}"
         ).format(
-            verdict=verdict_word(pred["verdict"]),
-            wape=figure(pred["wape"]),
-            max=figure(pred["thresholds"]["predictable_wape_max"]),
-            partly=figure(pred["thresholds"]["partly_predictable_wape_max"]),
+            verdict=verdict_word(pred.verdict),
+            wape=figure(pred.wape),
+            max=figure(pred.thresholds.predictable_wape_max),
+            partly=figure(pred.thresholds.partly_predictable_wape_max),
             meaning=meaning_text(pred),
-            lead=figure(pred["lead_time_share"]),
+            lead=figure(pred.lead_time_share),
         ),
     ]
-    if f["pool_gpus"]:
+    if f.pool_gpus and f.available_gpu_hours is not None:
         lines.append(
             _n(
                 "busy share of a {gpus}-GPU pool: {useful} useful, {occupied} occupied "
                 "(of {hours} GPU-hour)",
                 "busy share of a {gpus}-GPU pool: {useful} useful, {occupied} occupied "
                 "(of {hours} GPU-hours)",
-                f["available_gpu_hours"],
+                f.available_gpu_hours,
             ).format(
-                gpus=f["pool_gpus"],
-                useful=figure(f["busy_share"]),
-                occupied=figure(f["occupied_share"]),
-                hours=figure(f["available_gpu_hours"]),
+                gpus=f.pool_gpus,
+                useful=figure(f.busy_share),
+                occupied=figure(f.occupied_share),
+                hours=figure(f.available_gpu_hours),
             )
         )
     return lines
@@ -147,15 +148,16 @@ def _profile_lines(f: dict[str, Any]) -> list[str]:
 def _print_profile(result: prof.ProfileResult) -> None:
     """The profile for people: its summary, the kinds, one line per figure, then the rows
     skipped and the notes, in the reader's language."""
-    f = result.figures
-    out.print(render(f["messages"]["summary"]))
+    f = result.model
+    out.print(render(f.messages.summary))
     table = Table(_("kind"), _("jobs"), _("GPU-hours"), box=None)
-    for k, n in f["jobs_by_kind"].items():
-        table.add_row(k, figure(n), fmt.digits(f"{f['gpu_hours_by_kind'][k]:.1f}"))
+    for k, n in f.jobs_by_kind.items():
+        table.add_row(k, figure(n), fmt.digits(f"{f.gpu_hours_by_kind[k]:.1f}"))
     out.print(table)
     for line in _profile_lines(f):
         out.print(line, markup=False)
-    for i, line in enumerate(skipped_lines(f)):
+    # the shape profile and queue records share (words.skipped_lines reads both)
+    for i, line in enumerate(skipped_lines(result.figures)):
         out.print(line, style="yellow" if i == 0 else None, markup=False)
     note = _("note: {text}")
     for msg in result.notes:  # the skipped rows are printed on their own above

@@ -22,6 +22,7 @@ from gpudecide.jobs.classify import ClassifyConfig, jobs_table
 from gpudecide.jobs.figures import reconciliation
 from gpudecide.jobs.figures import rounded as _r
 from gpudecide.jobs.load import JobLog, log_span
+from gpudecide.jobs.profile_figures import ProfileFigures, ProfileRecordFigures
 from gpudecide.jobs.schema import KINDS
 from gpudecide.jsonio import utc_iso
 from gpudecide.message import Message, english, message, nmessage, record_texts
@@ -83,10 +84,11 @@ class ProfileOptions:
 
 @dataclass
 class ProfileResult:
-    """The JSON-ready figures plus the tables the report draws from, and the notes on the
-    figures as messages (the record adds the skipped rows to them)."""
+    """The JSON-ready figures and their model, the tables the report draws from, and the
+    notes on the figures as messages (the record adds the skipped rows to them)."""
 
     figures: dict[str, Any]
+    model: ProfileFigures
     jobs: pa.Table
     series: dict[str, Any]
     notes: list[Message] = field(default_factory=list)
@@ -509,7 +511,9 @@ def build_profile(log: JobLog, options: ProfileOptions | None = None) -> Profile
         "daily_gpu_hours": (_integrate(times, levels, day_edges) / 3600.0).tolist(),
         "concurrency": _downsample(times, levels, win.start, win.end),
     }
-    return ProfileResult(figures=figures, jobs=jobs, series=series, notes=notes)
+    # The figures have the shape their model declares (a drift fails here, not in a reader).
+    model = ProfileFigures.model_validate(figures)
+    return ProfileResult(figures=figures, model=model, jobs=jobs, series=series, notes=notes)
 
 
 def _edges(win: _Window, step_s: float, n: int) -> np.ndarray:
@@ -660,6 +664,7 @@ def to_evidence(result: ProfileResult, inputs: list[ev.InputRef]) -> ev.Evidence
             "gpus": result.series["concurrency"]["gpus"],
         },
     }
+    ProfileRecordFigures.model_validate(figures)
     return ev.Evidence(
         kind="profile",
         title="Workload profile",

@@ -1,22 +1,23 @@
 """Report section of the workload profile (SPEC F1-F3, C2).
 
 Every word through the "jobs" catalogue (headings shared with other sections through the
-"report" one), in the language the report is written in; the profile's summary and notes
-are the messages its record stores, its shape and verdict words the tables of
-`jobs.profile` (said by `jobs.words`).
+"report" one), in the language the report is written in; the figures are read through
+their model (`jobs.profile_figures`), the shape and verdict words said by `jobs.words`.
 """
 
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Any
 
 from gpudecide import fmt
 from gpudecide.i18n import current_language, translator
+from gpudecide.jobs.profile_figures import ProfileRecordFigures, figures_of
 from gpudecide.jobs.words import meaning_text, shape_word, verdict_word
 from gpudecide.report import charts
 from gpudecide.report.i18n import t
 from gpudecide.report.model import Chart, Section, Table
+
+__all__ = ["profile_section"]
 
 _ = translator("jobs")
 
@@ -26,12 +27,10 @@ def _day(iso: str) -> str:
     return fmt.when(date.fromisoformat(iso[:10]))
 
 
-def _reconciliation_rows(f: dict[str, Any]) -> list[list[str]]:
+def _reconciliation_rows(f: ProfileRecordFigures) -> list[list[str]]:
     """Every job of the log in one group, as `queue` counts them too (F1, Q1)."""
-    r = f.get("reconciliation")
-    if not r:
-        return []
-    sources = f.get("gpu_count_sources") or {}
+    r = f.reconciliation
+    sources = f.gpu_count_sources
     return [
         [
             _("jobs in the log (array tasks one by one)"),
@@ -39,12 +38,12 @@ def _reconciliation_rows(f: dict[str, Any]) -> list[list[str]]:
                 "{total}: {gpu} GPU, {cpu} CPU-only, {unknown} without GPU information, "
                 "{never} never started, {pending} pending"
             ).format(
-                total=fmt.fmt(r["total"]),
-                gpu=fmt.fmt(r["gpu_jobs"]),
-                cpu=fmt.fmt(r["cpu_only"]),
-                unknown=fmt.fmt(r["no_gpu_information"]),
-                never=fmt.fmt(r["never_started"]),
-                pending=fmt.fmt(r["pending"]),
+                total=fmt.fmt(r.total),
+                gpu=fmt.fmt(r.gpu_jobs),
+                cpu=fmt.fmt(r.cpu_only),
+                unknown=fmt.fmt(r.no_gpu_information),
+                never=fmt.fmt(r.never_started),
+                pending=fmt.fmt(r.pending),
             ),
         ],
         [
@@ -54,25 +53,24 @@ def _reconciliation_rows(f: dict[str, Any]) -> list[list[str]]:
     ]
 
 
-def _shape_rows(f: dict[str, Any]) -> list[list[str]]:
+def _shape_rows(f: ProfileRecordFigures) -> list[list[str]]:
     """Burstiness and predictability (F2, F3)."""
-    burst, pred = f["burstiness"], f["predictability"]
-    th = burst["thresholds"]
-    pt = pred["thresholds"]
+    burst, pred = f.burstiness, f.predictability
+    th, pt = burst.thresholds, pred.thresholds
     return [
-        [_("weekly GPU-hours CV (F2)"), fmt.fmt(burst["weekly_gpu_hours_cv"])],
+        [_("weekly GPU-hours CV (F2)"), fmt.fmt(burst.weekly_gpu_hours_cv)],
         [
             _("GPU-hours in the largest {share} of jobs (F2)").format(
-                share=fmt.pct0(burst["top_jobs_fraction"])
+                share=fmt.pct0(burst.top_jobs_fraction)
             ),
-            fmt.pct(burst["top_jobs_gpu_hours_share"]),
+            fmt.pct(burst.top_jobs_gpu_hours_share),
         ],
         [
             _("shape (F2)"),
             _("{shape} (bursty when CV >= {cv} or top share >= {share})").format(
-                shape=shape_word(burst["shape"]),
-                cv=fmt.fmt(th["bursty_cv_min"]),
-                share=fmt.pct0(th["bursty_top_share_min"]),
+                shape=shape_word(burst.shape),
+                cv=fmt.fmt(th.bursty_cv_min),
+                share=fmt.pct0(th.bursty_top_share_min),
             ),
         ],
         [
@@ -80,72 +78,70 @@ def _shape_rows(f: dict[str, Any]) -> list[list[str]]:
             _(
                 "{verdict}: WAPE {wape} (predictable <= {max}, partly <= {partly}); {meaning}"
             ).format(
-                verdict=verdict_word(pred["verdict"]),
-                wape=fmt.fmt(pred["wape"]),
-                max=fmt.fmt(pt["predictable_wape_max"]),
-                partly=fmt.fmt(pt["partly_predictable_wape_max"]),
+                verdict=verdict_word(pred.verdict),
+                wape=fmt.fmt(pred.wape),
+                max=fmt.fmt(pt.predictable_wape_max),
+                partly=fmt.fmt(pt.partly_predictable_wape_max),
                 meaning=meaning_text(pred),
             ),
         ],
         [
             _("GPU-hours planned >= {hours} h ahead (F3)").format(
-                hours=f"{pred['lead_time_hours']:.0f}"
+                hours=f"{pred.lead_time_hours:.0f}"
             ),
-            fmt.pct(pred["lead_time_share"]),
+            fmt.pct(pred.lead_time_share),
         ],
     ]
 
 
-def _pool_rows(f: dict[str, Any]) -> list[list[str]]:
+def _pool_rows(f: ProfileRecordFigures) -> list[list[str]]:
     """How busy the team's own pool was (C2)."""
-    if not f.get("pool_gpus"):
+    if not f.pool_gpus:
         return []
     rows = [
         [
-            _("busy share of a {gpus}-GPU pool (C2)").format(gpus=f["pool_gpus"]),
+            _("busy share of a {gpus}-GPU pool (C2)").format(gpus=f.pool_gpus),
             _("{useful} useful, {occupied} occupied").format(
-                useful=fmt.pct(f["busy_share"]), occupied=fmt.pct(f["occupied_share"])
+                useful=fmt.pct(f.busy_share), occupied=fmt.pct(f.occupied_share)
             ),
         ]
     ]
-    if f.get("peak_exceeds_pool"):
+    if f.peak_exceeds_pool:
         rows.append(
             [
                 _("peak above the pool"),
                 _(
                     "{peak} GPUs at once on a {gpus}-GPU pool: the log holds other pools too, "
                     "or the pool size is wrong"
-                ).format(peak=f["peak_concurrent_gpus"], gpus=f["pool_gpus"]),
+                ).format(peak=f.peak_concurrent_gpus, gpus=f.pool_gpus),
             ]
         )
     return rows
 
 
-def _peak_time(iso: str | None) -> str:
-    """When the peak was, in the reader's locale; n/a for a log without GPU use."""
-    return fmt.moment(iso) if iso else fmt.not_available()
-
-
-def _key_figures(f: dict[str, Any]) -> list[list[str]]:
+def _key_figures(f: ProfileRecordFigures) -> list[list[str]]:
     """The key figures of the profile, one row each."""
+    d = f.duration_hours
     return [
-        [_("successful full trainings (F1)"), fmt.fmt(f["trainings_successful"])],
-        [_("GPU jobs in all (F1)"), fmt.fmt(f["jobs_total"])],
-        [_("attempts (requeues included)"), fmt.fmt(f["attempts_total"])],
-        [_("restarts (re-submissions + requeues)"), fmt.fmt(f["restarts"])],
-        [_("never started (cancelled while pending)"), fmt.fmt(f["never_started"])],
+        [_("successful full trainings (F1)"), fmt.fmt(f.trainings_successful)],
+        [_("GPU jobs in all (F1)"), fmt.fmt(f.jobs_total)],
+        [_("attempts (requeues included)"), fmt.fmt(f.attempts_total)],
+        [_("restarts (re-submissions + requeues)"), fmt.fmt(f.restarts)],
+        [_("never started (cancelled while pending)"), fmt.fmt(f.never_started)],
         *_reconciliation_rows(f),
-        [_("unsuccessful share of jobs"), fmt.pct(f["unsuccessful_share"])],
-        [_("GPU-hours lost to unsuccessful attempts"), fmt.pct(f["gpu_hours_lost_share"])],
-        [_("jobs per week (mean)"), fmt.fmt(f["jobs_per_week_mean"])],
+        [_("unsuccessful share of jobs"), fmt.pct(f.unsuccessful_share)],
+        [_("GPU-hours lost to unsuccessful attempts"), fmt.pct(f.gpu_hours_lost_share)],
+        [_("jobs per week (mean)"), fmt.fmt(f.jobs_per_week_mean)],
         [
             _("duration p50 / p90 / max (h)"),
-            " / ".join(fmt.fmt(f["duration_hours"][k]) for k in ("p50", "p90", "max")),
+            " / ".join(fmt.fmt(v) for v in (d.p50, d.p90, d.max)),
         ],
         [
             _("peak concurrent GPUs (F2)"),
             _("{gpus} at {time}").format(
-                gpus=fmt.fmt(f["peak_concurrent_gpus"]), time=_peak_time(f["peak_at"])
+                gpus=fmt.fmt(f.peak_concurrent_gpus),
+                # when the peak was, in the reader's locale; n/a for a log without GPU use
+                time=fmt.moment(f.peak_at) if f.peak_at else fmt.not_available(),
             ),
         ],
         *_shape_rows(f),
@@ -155,15 +151,15 @@ def _key_figures(f: dict[str, Any]) -> list[list[str]]:
 
 def profile_section(section: Section) -> None:
     """The workload profile (SPEC F1-F3, C2)."""
-    f = section.record.figures
+    f = figures_of(section.record)
     section.title = t("profile")
-    kinds = list(f["jobs_by_kind"])
+    kinds = list(f.jobs_by_kind)
     section.tables.append(
         Table(
             t("jobs_by_kind"),
             [_("kind"), t("jobs"), t("gpu_hours")],
-            [[k, fmt.fmt(f["jobs_by_kind"][k]), fmt.fmt(f["gpu_hours_by_kind"][k])] for k in kinds]
-            + [[_("all"), fmt.fmt(f["jobs_total"]), fmt.fmt(f["gpu_hours_total"])]],
+            [[k, fmt.fmt(f.jobs_by_kind[k]), fmt.fmt(f.gpu_hours_by_kind[k])] for k in kinds]
+            + [[_("all"), fmt.fmt(f.jobs_total), fmt.fmt(f.gpu_hours_total)]],
         )
     )
     section.tables.append(Table(t("key_figures"), [t("figure"), t("value")], _key_figures(f)))
@@ -171,47 +167,42 @@ def profile_section(section: Section) -> None:
         Table(
             t("per_week"),
             [t("week"), _("start"), t("jobs"), t("gpu_hours")],
-            [
-                [str(w["week"]), _day(w["start"]), fmt.fmt(w["jobs"]), fmt.fmt(w["gpu_hours"])]
-                for w in f["weeks"]
-            ],
+            [[str(w.week), _day(w.start), fmt.fmt(w.jobs), fmt.fmt(w.gpu_hours)] for w in f.weeks],
         )
     )
     _charts(section, f, kinds)
 
 
-def _charts(section: Section, f: dict[str, Any], kinds: list[str]) -> None:
+def _charts(section: Section, f: ProfileRecordFigures, kinds: list[str]) -> None:
     """Jobs per week, GPU-hours per day, GPUs in use."""
-    # The chart module still takes the language as an argument.
+    # The chart module takes the language as an argument.
     lang = current_language()
-    weeks = f["weeks"]
-    labels = [w["start"][5:10] for w in weeks]
-    by_kind = {k: [w["jobs_by_kind"][k] for w in weeks] for k in kinds}
-    series = f.get("series") or {}
+    labels = [w.start[5:10] for w in f.weeks]
+    by_kind = {k: [w.jobs_by_kind[k] for w in f.weeks] for k in kinds}
     section.charts.append(
         Chart(
             t("chart_jobs_week"),
             charts.jobs_per_week(labels, by_kind, t("chart_jobs_week"), lang),
         )
     )
-    if series:
-        days = [datetime.fromisoformat(d) for d in series["day_starts"]]
-        section.charts.append(
-            Chart(
-                t("chart_gpu_day"),
-                charts.gpu_hours_per_day(days, series["daily_gpu_hours"], t("chart_gpu_day"), lang),
-            )
+    series = f.series
+    days = [datetime.fromisoformat(d) for d in series.day_starts]
+    section.charts.append(
+        Chart(
+            t("chart_gpu_day"),
+            charts.gpu_hours_per_day(days, series.daily_gpu_hours, t("chart_gpu_day"), lang),
         )
-        conc = series["concurrency"]
-        section.charts.append(
-            Chart(
+    )
+    conc = series.concurrency
+    section.charts.append(
+        Chart(
+            t("chart_concurrency"),
+            charts.concurrency(
+                [datetime.fromisoformat(x) for x in conc.t],
+                conc.gpus,
+                f.pool_gpus,
                 t("chart_concurrency"),
-                charts.concurrency(
-                    [datetime.fromisoformat(x) for x in conc["t"]],
-                    conc["gpus"],
-                    f.get("pool_gpus"),
-                    t("chart_concurrency"),
-                    lang,
-                ),
-            )
+                lang,
+            ),
         )
+    )

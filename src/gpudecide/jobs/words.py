@@ -9,12 +9,14 @@ reconciliation (SPEC F1, Q1) and the rows a command skipped, where they are show
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from gpudecide import fmt
 from gpudecide.i18n import translator
 from gpudecide.jobs.figures import reconciliation_message
 from gpudecide.jobs.profile import MEANINGS, SHAPES, VERDICTS
+from gpudecide.jobs.profile_figures import Predictability, Reconciliation
 from gpudecide.message import is_message, render
 
 _ = translator("jobs")
@@ -36,31 +38,35 @@ def verdict_word(verdict: str) -> str:
     return _(VERDICTS.get(verdict, verdict))
 
 
-def meaning_text(predictability: dict[str, Any]) -> str:
+def meaning_text(predictability: Predictability) -> str:
     """What the predictability verdict means for capacity (F3), in the reader's language."""
-    template = MEANINGS.get(predictability["verdict"])
+    template = MEANINGS.get(predictability.verdict)
     if template is None:
-        return str(predictability["meaning"])
-    share = predictability["thresholds"]["predictable_wape_max"]
+        return predictability.meaning
+    share = predictability.thresholds.predictable_wape_max
     return _(template).format(share=fmt.pct0(share))
 
 
 def reconciliation_text(
-    r: dict[str, int],
+    r: Reconciliation | Mapping[str, int],
     # transitional: ignored, callers outside jobs still pass it
     lang: str | None = None,
 ) -> str:
-    """Every job of the log in one sentence (F1, Q1), as `profile` and `queue` print it."""
-    return render(reconciliation_message(r))
+    """Every job of the log in one sentence (F1, Q1), as `profile` and `queue` print it
+    (`queue` passes the figures of its own record)."""
+    counts = r.model_dump() if isinstance(r, Reconciliation) else dict(r)
+    return render(reconciliation_message(counts))
 
 
 def skipped_lines(
-    f: dict[str, Any],
+    f: Mapping[str, Any],
     # transitional: ignored, callers outside jobs still pass it
     lang: str | None = None,
 ) -> list[str]:
     """The malformed rows a log command skipped (--skip-bad-rows), ten at most: where, the
-    log's own column name (in backticks: a name, not a word) and why."""
+    log's own column name (in backticks: a name, not a word) and why. `f`: the figures of
+    a profile or a queue record (`skipped_rows`, `skipped`: the shape both write; a row
+    without a message is said as its English reason)."""
     n = f["skipped_rows"]
     if not n:
         return []
