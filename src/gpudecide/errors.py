@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import errno
-import re
 from collections.abc import Callable
 from pathlib import Path
 
 from gpudecide.i18n import translator
+from gpudecide.redact import looks_like_credential
 
 _E = translator("errors")
 
@@ -110,26 +110,6 @@ def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
     if len(short) > limit:
         short = short[:limit] + "…"
     return f"'{short}'"
-
-
-# Prefixes of well-known credentials (GitHub, Hugging Face, AWS, OpenAI, Slack, GitLab,
-# Google, Stripe), and the shape of an unbroken high-entropy token.
-_CREDENTIAL = re.compile(
-    r"(?:gh[pousr]_|github_pat_|hf_|AKIA|ASIA|sk-|xox[abpr]-|glpat-|AIza|sk_live_|rk_live_)"
-    r"[A-Za-z0-9_\-]{8,}"
-)
-_TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{32,}={0,2}")
-
-
-def looks_like_credential(text: str) -> bool:
-    """Whether `text` holds something shaped like a key or token (a known prefix, or a run
-    of 32+ token characters mixing letters and digits)."""
-    if _CREDENTIAL.search(text):
-        return True
-    for run in _TOKEN.findall(text):
-        if any(c.isdigit() for c in run) and any(c.isalpha() for c in run):
-            return True
-    return False
 
 
 # What to do about each file-system fault, by errno (issue 14 item 5).

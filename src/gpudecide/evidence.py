@@ -37,6 +37,7 @@ from gpudecide.fsutil import (
     sha256_path,
 )
 from gpudecide.jsonio import check_finite, loads_bounded
+from gpudecide.redact import redact, redact_all
 
 Verdict = Literal["pass", "fail", "warn", "info"]
 
@@ -294,7 +295,19 @@ def write(record: Evidence, evidence_dir: Path) -> Path:
             path=evidence_dir,
             hint="move the file away or pass another evidence folder",
         )
-    sealed = record if record.content_sha256 else seal(record, where=evidence_dir)
+    # No record holds a credential, whatever text from the inputs reached it (issue 28).
+    clean = record.model_copy(
+        update={
+            "title": redact(record.title),
+            "summary": redact(record.summary),
+            "notes": [redact(n) for n in record.notes],
+            "figures": redact_all(record.figures),
+        }
+    )
+    changed = clean.model_dump() != record.model_dump()
+    sealed = (
+        seal(clean, where=evidence_dir) if changed or not record.content_sha256 else record
+    )
     text = sealed.model_dump_json(indent=2) + "\n"
     if len(text) > MAX_RECORD_BYTES:
         raise InputError(

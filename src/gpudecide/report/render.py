@@ -26,6 +26,7 @@ from gpudecide.attest.shown import SignatureShown
 from gpudecide.fsutil import atomic_write_set
 from gpudecide.i18n import speaking
 from gpudecide.jsonio import utc_iso
+from gpudecide.redact import redact
 from gpudecide.report.i18n import Language, t
 from gpudecide.report.i18n import install as install_i18n
 from gpudecide.report.model import Overview, OverviewBuilder, Section, SectionBuilder
@@ -135,8 +136,8 @@ def build(
         overview=first,
         signature=signature,
         title=t("report_title", language),
-        team=team,
-        decision=decision,
+        team=redact(team),
+        decision=redact(decision),
         language=language,
         generated_at_utc=stamp,
         sections=sections,
