@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import stat
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer
@@ -197,10 +199,17 @@ def test_kubernetes_commands() -> None:
     assert cordon.node_commands("n1", "watch", "x", rules) == []
 
 
-def _recorder(tmp_path: Path) -> Path:
-    """A real program standing in for scontrol: it appends its arguments to a file."""
+def _recorder(tmp_path: Path, rc: int = 0) -> Path:
+    """A real program standing in for scontrol: it answers `show config` as a controller
+    does (ClusterName) and appends every other call's arguments to a file."""
     script = tmp_path / "scontrol"
-    script.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> {tmp_path / "calls.txt"}\n')
+    script.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = show ] && [ "$2" = config ]; then echo "ClusterName = test-cluster"; '
+        "exit 0; fi\n"
+        f'printf "%s\\n" "$*" >> {tmp_path / "calls.txt"}\n'
+        f"exit {rc}\n"
+    )
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     return script
 
@@ -247,13 +256,38 @@ def test_without_apply_nothing_runs(tmp_path: Path) -> None:
 
 
 def test_failed_command_is_exit_1(tmp_path: Path) -> None:
-    missing = tmp_path / "no-such-scontrol"
-    rules = _rules_file(tmp_path, missing, max_share=1.0)
+    """The scheduler answers, then refuses the drain: exit 1, its exit code shown, and the
+    record does not say the cordon was applied to it."""
+    rules = _rules_file(tmp_path, _recorder(tmp_path, rc=1), max_share=1.0)
     args = ["cordon", str(FIX / "gpu-node-02.kern.log"), "--rules", str(rules), "--apply"]
     args += ["--audit", str(tmp_path / "a.jsonl"), "--evidence-dir", str(tmp_path / "ev")]
-    r = CliRunner().invoke(_app(), args)
+    r = CliRunner().invoke(_app(), [*args, "--json"])
     assert r.exit_code == 1
-    assert "rc=127" in r.output
+    data = json.loads(r.output)
+    assert data["nodes"][0]["results"][0]["rc"] == 1
+    assert data["orchestrator"] is None and data["applied"] is True
+
+
+def test_apply_without_a_scheduler_is_bad_input_and_runs_nothing(tmp_path: Path) -> None:
+    """--apply asks the scheduler first: a missing scontrol, or one whose controller does not
+    answer, is exit 2 with one line, and no command, record or audit line is written."""
+    down = tmp_path / "down-scontrol"
+    down.write_text(
+        '#!/bin/sh\necho "scontrol: error: Unable to contact slurm controller" >&2\n'
+        f'echo "$*" >> {tmp_path / "calls.txt"}\nexit 1\n'
+    )
+    down.chmod(0o755)
+    for program in (tmp_path / "no-such-scontrol", down):
+        rules = _rules_file(tmp_path, program, max_share=1.0)
+        audit = tmp_path / "a.jsonl"
+        args = ["cordon", str(FIX / "gpu-node-02.kern.log"), "--rules", str(rules), "--apply"]
+        args += ["--audit", str(audit), "--evidence-dir", str(tmp_path / "ev")]
+        r = CliRunner().invoke(_app(), args)
+        assert r.exit_code == 2, r.output
+        assert "--apply" in r.output and "Traceback" not in r.output
+        assert not audit.exists() and not (tmp_path / "ev").exists()
+    assert "Unable to contact" in r.output
+    assert (tmp_path / "calls.txt").read_text().split() == ["show", "config"]
 
 
 def test_bad_inputs_are_one_line_exit_2(tmp_path: Path) -> None:
@@ -316,11 +350,16 @@ def test_report_section_speaks_the_readers_language(tmp_path: Path) -> None:
 
 def test_the_figures_model_is_the_record_as_written(tmp_path: Path) -> None:
     """The typed figures dump to the very figures the record holds (content hash unchanged),
-    commands that ran under --apply included: one that worked, one whose program is gone."""
+    commands that ran under --apply included: one that worked, one whose program is gone
+    by the time it runs (gpudecide's own words stand for its output)."""
     rules = _rules_file(tmp_path, _recorder(tmp_path), max_share=1.0)
-    missing = tmp_path / "k8s.yaml"
-    missing.write_text("commands:\n  scontrol: /nonexistent/scontrol\n")
-    for i, rules_path in enumerate((rules, missing)):
+    vanishing = tmp_path / "vanishing" / "scontrol"
+    vanishing.parent.mkdir()
+    vanishing.write_text('#!/bin/sh\necho "ClusterName = test-cluster"\nrm -- "$0"\n')
+    vanishing.chmod(0o755)
+    gone = tmp_path / "gone.yaml"
+    gone.write_text(f"commands:\n  scontrol: {vanishing}\nbreaker:\n  max_share: 1.0\n")
+    for i, rules_path in enumerate((rules, gone)):
         run = cordon_run.run_cordon(
             [FIX / "gpu-node-02.kern.log", FIX / "gpu-node-01.nvidia-smi.csv"],
             ws=None,
@@ -339,6 +378,8 @@ def test_the_figures_model_is_the_record_as_written(tmp_path: Path) -> None:
         assert again.compute_content_sha256() == record.content_sha256
         ran = [r for n in typed.nodes for r in n.results]
         assert ran and all(r.message is None for r in ran) == (i == 0)
+        assert typed.contour is not None and typed.contour.cluster == "test-cluster"
+        assert typed.orchestrator == ("slurm" if i == 0 else None)
     assert ran[0].rc == 127 and ran[0].message is not None
 
 
@@ -357,3 +398,82 @@ def test_figures_of_another_shape_or_kind_is_refused(tmp_path: Path) -> None:
     with pytest.raises(LookupError):
         figures_of(record.model_copy(update={"kind": "drill"}))
     assert isinstance(figures_of(record), CordonFigures)
+
+
+# --- the option and the contour a cordon record states (SPEC G2; issue 21) ---
+
+
+def _in(root: Path, *args: str) -> Any:
+    cwd = Path.cwd()
+    os.chdir(root)
+    try:
+        return CliRunner().invoke(_app(), list(args))
+    finally:
+        os.chdir(cwd)
+
+
+def test_the_record_names_its_option_and_what_it_was_applied_to(tmp_path: Path) -> None:
+    """--option (else cordon.yaml's `option`) is the option whose nodes these are; without
+    --apply no scheduler was told, so `orchestrator` is null (the decision's G2 finding);
+    with --apply the scheduler's cluster is stated and `orchestrator` names it."""
+    root = tmp_path / "ws"
+    workspace.init(root)
+    kern = FIX / "gpu-node-02.kern.log"
+    r = _in(root, "cordon", str(kern), "--option", "owned-pool", "--json")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    assert data["option"] == "owned-pool" and data["orchestrator"] is None
+    assert data["contour"] == {
+        "executor": "slurm", "cluster": "", "context": "", "host": socket.gethostname(),
+        "storage": "",
+    }  # fmt: skip
+    assert ev.subject(ev.load(Path(data["evidence"]))) == ("cordon", "owned-pool")
+    rules = root / "cordon.yaml"
+    rules.write_text(
+        rules.read_text()
+        .replace("version: 1\n", "version: 1\noption: rented-pool\n")
+        .replace("scontrol: scontrol", f"scontrol: {_recorder(tmp_path)}")
+    )
+    r = _in(root, "cordon", str(kern), "--apply", "--json")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    assert data["option"] == "rented-pool" and data["orchestrator"] == "slurm"
+    assert data["contour"]["cluster"] == "test-cluster"
+
+
+def test_an_option_not_declared_is_bad_input(tmp_path: Path) -> None:
+    """Negative twins: an undeclared id from the flag names gpudecide.yaml and --option; from
+    cordon.yaml it names that file, its line and the field; nothing is written."""
+    root = tmp_path / "ws"
+    workspace.init(root)
+    kern = str(FIX / "gpu-node-02.kern.log")
+    r = _in(root, "cordon", kern, "--option", "nope")
+    assert r.exit_code == 2 and "unknown option id 'nope'" in r.output and "--option" in r.output
+    rules = root / "cordon.yaml"
+    rules.write_text(rules.read_text().replace("version: 1\n", "version: 1\noption: nope\n"))
+    line = rules.read_text().splitlines().index("option: nope") + 1
+    r = _in(root, "cordon", kern)
+    assert r.exit_code == 2 and f"cordon.yaml:{line}: field 'option'" in r.output
+    assert not list((root / "evidence").glob("*.json"))
+
+
+def test_kubernetes_apply_states_the_context(tmp_path: Path) -> None:
+    """On Kubernetes, --apply asks kubectl for its current context and states it."""
+    kubectl = tmp_path / "kubectl"
+    kubectl.write_text(
+        '#!/bin/sh\nif [ "$1" = config ]; then echo "prod-gpu"; exit 0; fi\n'
+        f'printf "%s\\n" "$*" >> {tmp_path / "calls.txt"}\n'
+    )
+    kubectl.chmod(0o755)
+    rules = tmp_path / "k8s.yaml"
+    rules.write_text(
+        f"commands:\n  orchestrator: kubernetes\n  kubectl: {kubectl}\nbreaker:\n  max_share: 1\n"
+    )
+    run = cordon_run.run_cordon(
+        [FIX / "gpu-node-02.kern.log"], ws=None, rules_path=rules, do_apply=True,
+        evidence_dir=tmp_path / "ev", audit_path=tmp_path / "a.jsonl",
+    )  # fmt: skip
+    assert run.figures.contour is not None
+    assert run.figures.contour.executor == "k8s" and run.figures.contour.context == "prod-gpu"
+    assert run.figures.orchestrator == "kubernetes"
+    assert (tmp_path / "calls.txt").read_text().splitlines()[0].startswith("cordon ")

@@ -8,6 +8,7 @@ the tests of this module; each checks what its drill must show.
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +122,14 @@ def test_evidence_names_the_option_and_carries_the_game_day(game_day: dict[str, 
     records = [r for r in ev.load_all(game_day["root"] / "evidence") if r.kind == "drill"]
     assert len(records) == 5
     assert {r.figures["option"] for r in records} == {"owned-pool"}
+    # Each states the contour it exercised: this host, the local executor, and the folder
+    # its own job's checkpoints went to (no cluster or context: none was used).
+    for r in records:
+        contour = r.figures["contour"]
+        assert contour["executor"] == "local" and contour["host"] == socket.gethostname()
+        assert contour["cluster"] == contour["context"] == ""
+        assert contour["storage"].startswith(str(game_day["root"] / "drills"))
+        assert contour["storage"].endswith(f"/{r.figures['drill']}/storage")
     newest = records[-1]
     assert [row["drill"] for row in newest.figures["game_day"]] == list(DRILLS)
     state, _problems = ev.freshness(newest, game_day["root"])

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from gpudecide import evidence as ev
+from gpudecide import workspace
 from gpudecide.drills import gpu_delay, node_loss
 from gpudecide.drills.runner import DrillContext
 
@@ -41,3 +43,23 @@ def test_node_loss_scancel_signal_kill_resumes(tmp_path: Path) -> None:
     assert r.verdict == "pass", r.status
     assert r.resumed_from_step in (4, 8) and r.lost_steps is not None and r.lost_steps >= 0
     assert "SIGKILL" in r.status and r.details["restarted_from_zero"] is False
+
+
+def test_a_slurm_drill_states_the_cluster_its_controller_names(tmp_path: Path) -> None:
+    """The record's contour is the cluster as `scontrol show config` names it."""
+    from gpudecide.drills import drill_run
+
+    name = subprocess.run(
+        ["scontrol", "show", "config"], capture_output=True, text=True, check=True
+    ).stdout
+    cluster = next(
+        line.split("=", 1)[1].strip()
+        for line in name.splitlines()
+        if line.startswith("ClusterName")
+    )
+    ws_root = tmp_path / "ws"
+    workspace.init(ws_root)
+    run = drill_run.run_drills("gpu-delay", ws=workspace.load(ws_root), executor="slurm")
+    record = ev.load(run.evidence[0])
+    assert record.figures["contour"]["executor"] == "slurm"
+    assert record.figures["contour"]["cluster"] == cluster

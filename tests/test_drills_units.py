@@ -152,6 +152,38 @@ def test_bad_drill_inputs_are_one_line_exit_2(tmp_path: Path) -> None:
     assert not list((root / "evidence").glob("*.json"))
 
 
+def _no_slurm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A PATH whose scontrol is there but its controller is down, as Slurm says it."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    scontrol = bin_dir / "scontrol"
+    scontrol.write_text(
+        '#!/bin/sh\necho "slurm_load_ctl_conf error: Unable to contact slurm controller '
+        '(connect failure)" >&2\nexit 1\n'
+    )
+    scontrol.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+
+
+def test_slurm_executor_without_a_controller_is_bad_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--executor slurm (or drills.yaml's executor) with no controller answering: exit 2,
+    one line naming the flag or the file's line, no record, no job started."""
+    _no_slurm(tmp_path, monkeypatch)
+    root = tmp_path / "ws"
+    workspace.init(root)
+    monkeypatch.chdir(root)
+    r = CliRunner().invoke(_app(), ["drill", "gpu-delay", "--executor", "slurm"])
+    assert r.exit_code == 2, r.output
+    assert "field '--executor'" in r.output and "Unable to contact slurm controller" in r.output
+    (root / "drills.yaml").write_text("version: 1\nexecutor: slurm\n")
+    r = CliRunner().invoke(_app(), ["drill", "gpu-delay"])
+    assert r.exit_code == 2 and "drills.yaml:2: field 'executor'" in r.output
+    assert "Traceback" not in r.output
+    assert not list((root / "evidence").glob("*.json")) and not (root / "drills").exists()
+
+
 # --- report ---
 
 

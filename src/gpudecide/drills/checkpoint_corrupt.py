@@ -122,6 +122,7 @@ def _judge(
         ),
         status_message=said,
         journal=run_dir / "journal.json",
+        storage_url=ctx.storage_url(run_dir),
         details={
             "rejected": [{"step": e["step"], "reason": e["reason"]} for e in rejected],
             "corrupted_steps": corrupted,

@@ -1,7 +1,7 @@
 """`gpudecide drill` and `gpudecide cordon`: game days and the auto-cordon rule (SPEC G1-G4).
 
     gpudecide drill NAME|all [--storage URL] [--executor local|slurm] [--option ID]
-    gpudecide cordon [TELEMETRY...] [--rules cordon.yaml] [--apply]
+    gpudecide cordon [TELEMETRY...] [--rules cordon.yaml] [--option ID] [--apply]
 
 Each command is its options, one library call (`drill_run.run_drills`,
 `cordon_run.run_cordon`) and one presenter (JSON, or lines for people in the reader's
@@ -222,6 +222,12 @@ def _register_cordon(app: typer.Typer) -> None:
         evidence_dir: Annotated[
             Path | None, typer.Option(help="Where to write the evidence record.")
         ] = None,
+        option: Annotated[
+            str | None,
+            typer.Option(
+                metavar="ID", help="Option whose nodes the telemetry is from (else cordon.yaml's)."
+            ),
+        ] = None,
         workspace_dir: WorkspaceOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
@@ -236,5 +242,6 @@ def _register_cordon(app: typer.Typer) -> None:
                 do_apply=do_apply,
                 evidence_dir=evidence_dir,
                 audit_path=audit,
+                option=option,
             )
         _emit_cordon(run, as_json)

@@ -5,7 +5,8 @@
 `cordon_run.run_cordon` writes them (also the body of `cordon --json`): each GPU's action
 with its reasons and the telemetry lines behind them, each node's plan (the exact scheduler
 commands, the circuit breaker's say, what ran with `--apply`, the operator's next steps),
-the counts per action, the breaker's limits and what was read.
+the counts per action, the breaker's limits, what was read, the option whose nodes these
+are, and whether the cordon was applied to a scheduler (`orchestrator`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from gpudecide import evidence as ev
+from gpudecide.drills.contour import Contour
 from gpudecide.drills.cordon_rules import Action
 from gpudecide.drills.figures import Figure, RecordMessages
 
@@ -90,11 +92,19 @@ class CordonFigures(Figure):
     counts: dict[Action, int]
     fleet_nodes: int
     allowed_nodes: int
-    orchestrator: Literal["slurm", "kubernetes"]
+    # The scheduler the cordon was applied to: `--apply` ran against it and it took every
+    # command; None: the commands were only printed (or it refused them), so nothing wires
+    # this telemetry to the scheduler (SPEC G2). Records written before --apply was told
+    # apart always name the configured scheduler.
+    orchestrator: Literal["slurm", "kubernetes"] | None
     applied: bool
     rules: str
     files: list[str]
     messages: RecordMessages | None = None
+    # The option whose nodes the telemetry is from (--option or cordon.yaml `option`).
+    option: str | None = None
+    # The scheduler the commands are for, its cluster or context when --apply asked it.
+    contour: Contour | None = None
 
 
 def figures_of(record: ev.Evidence) -> CordonFigures:

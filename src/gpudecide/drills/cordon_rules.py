@@ -170,6 +170,11 @@ class CordonRules(_Strict):
     """Schema of cordon.yaml."""
 
     version: Literal[1] = Field(default=1, description="Schema version of this file.")
+    option: str | None = Field(
+        default=None,
+        description="Id of the option (contour) whose nodes the telemetry is from, as declared "
+        "in gpudecide.yaml; --option overrides it.",
+    )
     xid: list[XidRule] = Field(
         default_factory=lambda: list(DEFAULT_XIDS),
         description="Per-Xid actions; an Xid not listed gets `unknown_xid_action`.",

@@ -10,11 +10,14 @@ from typing import Any
 from gpudecide import evidence as ev
 from gpudecide import workspace
 from gpudecide.drills import cordon, cordon_rules, telemetry
+from gpudecide.drills.contour import Contour, ask_kubernetes, ask_slurm, this_host
 from gpudecide.drills.cordon_figures import CordonFigures
 from gpudecide.drills.cordon_rules import severity
 from gpudecide.drills.figures import RecordMessages
 from gpudecide.errors import InputError
+from gpudecide.inputs import node_line, yaml_root
 from gpudecide.message import Message, message, nmessage, record_texts
+from gpudecide.options import require_known
 
 __all__ = [
     "AUDIT_PATH",
@@ -110,19 +113,27 @@ def run_cordon(
     do_apply: bool = False,
     evidence_dir: Path | None = None,
     audit_path: Path | None = None,
+    option: str | None = None,
 ) -> CordonRun:
     """Read telemetry, decide per GPU, write a `cordon` record; with `do_apply` run commands.
 
     Without paths a workspace's `telemetry/` folder is read; without `rules_path` its
-    `cordon.yaml`, else the built-in rules (NVIDIA's Xid catalogue).
+    `cordon.yaml`, else the built-in rules (NVIDIA's Xid catalogue). `option` (else the
+    rules' `option`) names the option whose nodes these are. With `do_apply` the scheduler
+    is asked for its cluster or context before anything runs: one that does not answer is
+    bad input, and nothing is applied.
     """
     root = ws.root if ws is not None else Path.cwd()
-    if rules_path is None and ws is not None and (ws.root / cordon_rules.RULES_NAME).is_file():
-        rules_path = ws.root / cordon_rules.RULES_NAME
+    if rules_path is None and ws is not None:
+        found = ws.root / cordon_rules.RULES_NAME
+        if found.exists() or found.is_symlink():
+            rules_path = found
     rules = cordon_rules.load(rules_path)
+    chosen = _option(option, rules, rules_path, ws)
     files = _paths(paths, ws)
     data = telemetry.read_all(files, node)
     result = cordon.decide(data, rules)
+    contour = _contour(rules, do_apply)
     if not data.files:
         result.note_messages.append(
             message(
@@ -135,17 +146,22 @@ def run_cordon(
         cordon.apply(result)
     counts = cordon.counts(result)
     texts = record_texts(summary_message(counts, len(result.nodes)), result.note_messages)
+    applied_to = (
+        rules.commands.orchestrator if do_apply and not cordon.apply_failed(result) else None
+    )
     figures = CordonFigures(
         gpus=[g.figure() for g in result.gpus],
         nodes=[p.figure() for p in result.nodes],
         counts=counts,
         fleet_nodes=result.fleet_nodes,
         allowed_nodes=result.allowed_nodes,
-        orchestrator=rules.commands.orchestrator,
+        orchestrator=applied_to,
         applied=do_apply,
         rules=str(rules_path) if rules_path else "built-in",
         files=[str(p) for p in data.files],
         messages=RecordMessages.model_validate(texts.messages),
+        option=chosen,
+        contour=contour,
     )
     inputs = [ev.input_ref(p, root) for p in [*data.files, *([rules_path] if rules_path else [])]]
     record = ev.Evidence(
@@ -165,3 +181,44 @@ def run_cordon(
     audit_to = audit_path or root / AUDIT_PATH
     cordon.audit(result, audit_to, applied=do_apply, evidence_id=written.stem if written else None)
     return CordonRun(result, figures, record, written, audit_to)
+
+
+def _option(
+    given: str | None,
+    rules: cordon_rules.CordonRules,
+    rules_path: Path | None,
+    ws: workspace.Workspace | None,
+) -> str | None:
+    """The option whose nodes these are: --option, else cordon.yaml's; declared in the
+    workspace's gpudecide.yaml (without a workspace there is nothing to check it against)."""
+    chosen = given or rules.option
+    if chosen is None or ws is None:
+        return chosen
+    if given is None and rules_path is not None:
+        line = node_line(yaml_root(rules_path), ("option",))
+        require_known(chosen, ws.config.options, path=rules_path, field="option", line=line)
+    else:
+        require_known(
+            chosen, ws.config.options, path=ws.root / workspace.CONFIG_NAME, field="--option"
+        )
+    return chosen
+
+
+def _contour(rules: cordon_rules.CordonRules, do_apply: bool) -> Contour:
+    """The scheduler the commands are for; with --apply its cluster (Slurm) or context
+    (Kubernetes) as it answers, and a scheduler that does not answer is bad input."""
+    c = rules.commands
+    slurm = c.orchestrator == "slurm"
+    cluster = context = ""
+    if do_apply:
+        answer = ask_slurm(c.scontrol) if slurm else ask_kubernetes(c.kubectl)
+        if answer.name is None:
+            raise answer.error(field="--apply")
+        cluster, context = (answer.name, "") if slurm else ("", answer.name)
+    return Contour(
+        executor="slurm" if slurm else "k8s",
+        cluster=cluster,
+        context=context,
+        host=this_host(),
+        storage="",
+    )

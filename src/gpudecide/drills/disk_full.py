@@ -175,6 +175,7 @@ def _judge(
             runner.step_time(events, from_step), failed["at"] if failed else None
         ),
         journal=run_dir / "journal.json",
+        storage_url=url,
         details={"disk": {k: v for k, v in facts.items() if k != "good_copy"}},
     )
     j.write(result.journal, result.as_dict())

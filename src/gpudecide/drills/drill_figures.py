@@ -3,7 +3,8 @@
     figures_of(record) -> DrillFigures
 
 `runner.to_evidence` and `drill_run.run_drills` write them: the drill's answer to the three
-G4 questions (the `drill --json` object), where it ran (option, executor, storage), the
+G4 questions (the `drill --json` object), where it ran (option, executor, storage, and the
+contour it exercised: executor, Slurm cluster, host, the storage its checkpoints went to), the
 record's messages, the whole game day so far (`game_day`) and the restarts found in the
 team's own job logs (`log_restarts`, the queue's figures). Each drill adds details of its
 own (`disk`, `rejected`, `attempts`, ...), present only in its records. This module imports
@@ -17,6 +18,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from gpudecide import evidence as ev
+from gpudecide.drills.contour import Contour
 from gpudecide.drills.figures import Figure, RecordMessages
 from gpudecide.queue.restarts import RestartsFigures
 
@@ -86,6 +88,9 @@ class DrillFigures(Figure):
     option: str | None = None
     executor: Literal["local", "slurm"] = "local"
     storage: str = ""
+    # What the drill exercised (the decision grades it against the option's contour);
+    # records written before it was stated hold none.
+    contour: Contour | None = None
     messages: RecordMessages | None = None
     game_day: list[GameDayRow] = Field(default_factory=list)
     log_restarts: RestartsFigures | None = None

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, cast
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpudecide import evidence as ev
@@ -26,11 +27,12 @@ from gpudecide.drills import (
     runner,
     storage_revoked,
 )
+from gpudecide.drills.contour import ask_slurm
 from gpudecide.drills.launch import drill_zygote
 from gpudecide.drills.names import DRILLS
 from gpudecide.drills.runner import DrillContext, DrillResult
 from gpudecide.errors import InputError
-from gpudecide.inputs import load_yaml_model
+from gpudecide.inputs import load_yaml, node_line, validate_model
 from gpudecide.jobs.cli import workspace_logs
 from gpudecide.options import require_known
 from gpudecide.queue.restarts import RestartsFigures, restarts_from_zero
@@ -98,14 +100,19 @@ class DrillRun:
         return {"drills": objs} if which == "all" else objs[0]
 
 
-def load_config(ws: workspace.Workspace | None) -> tuple[DrillConfig, Path | None]:
-    """The workspace's drills.yaml (defaults when absent)."""
+def load_config(
+    ws: workspace.Workspace | None,
+) -> tuple[DrillConfig, Path | None, yaml.Node | None]:
+    """The workspace's drills.yaml (defaults when absent), its path and its YAML root (for
+    the line of a field). Anything at that path but a regular file (a folder, a FIFO, a
+    device) is refused, never read as "absent"."""
     if ws is None:
-        return DrillConfig(), None
+        return DrillConfig(), None, None
     path = ws.root / CONFIG_NAME
-    if not path.is_file():
-        return DrillConfig(), None
-    return load_yaml_model(path, DrillConfig), path
+    if not path.exists() and not path.is_symlink():
+        return DrillConfig(), None, None
+    data, root = load_yaml(path)
+    return validate_model(data, root, path, DrillConfig), path, root
 
 
 def names(which: str) -> list[str]:
@@ -145,26 +152,41 @@ def run_drills(
     option: str | None = None,
     evidence_dir: Path | None = None,
 ) -> DrillRun:
-    """Run one drill or all; each writes its journal and a `drill` evidence record."""
+    """Run one drill or all; each writes its journal and a `drill` evidence record.
+
+    Everything the drills need is checked before the first one starts (the option is
+    declared, the executor answers): bad input writes nothing."""
     todo = names(which)
     chosen_executor = executor_of(executor)
-    cfg, cfg_path = load_config(ws)
+    cfg, cfg_path, cfg_root = load_config(ws)
     chosen = option or cfg.option
     if chosen is not None and ws is not None:
         if option is None and cfg_path is not None:
-            require_known(chosen, ws.config.options, path=cfg_path, field="option")
+            line = node_line(cfg_root, ("option",))
+            require_known(chosen, ws.config.options, path=cfg_path, field="option", line=line)
         else:
             require_known(
                 chosen, ws.config.options, path=ws.root / workspace.CONFIG_NAME, field="--option"
             )
+    run_on = chosen_executor or cfg.executor
+    cluster = ""
+    if run_on == "slurm":
+        answer = ask_slurm()
+        if answer.name is None:
+            if chosen_executor is None and cfg_path is not None:
+                line = node_line(cfg_root, ("executor",))
+                raise answer.error(field="executor", path=str(cfg_path), line=line)
+            raise answer.error(field="--executor")
+        cluster = answer.name
     root = ws.root if ws is not None else Path.cwd()
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     ctx = DrillContext(
         root=root / "drills" / stamp,
         storage=storage or cfg.storage,
-        executor=chosen_executor or cfg.executor,
+        executor=run_on,
         option=chosen,
         timeout_s=cfg.timeout_s,
+        cluster=cluster,
     )
     out_dir = evidence_dir or (ws.evidence_dir if ws is not None else root / "evidence")
     restarts, log_inputs = log_restarts(ws)

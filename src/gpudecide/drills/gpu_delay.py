@@ -166,6 +166,7 @@ def _judge(
         lost_steps=0,
         lost_seconds=wait,
         journal=run_dir / "journal.json",
+        storage_url=ctx.storage_url(run_dir),
         details={"queue_wait_s": wait, "wait_reason": reason, "samples_while_waiting": len(early)},
     )
     j.write(result.journal, result.as_dict())

@@ -156,6 +156,7 @@ def _judge(
         lost_seconds=lost_s,
         status_message=said,
         journal=run_dir / "journal.json",
+        storage_url=url,
         details={
             "restarted_from_zero": from_step == 0,
             # The node's disk went with the node: checkpoints kept only there were lost.

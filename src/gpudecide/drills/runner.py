@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from gpudecide import evidence as ev
+from gpudecide.drills.contour import Contour, shown_storage, this_host
 from gpudecide.drills.drill_figures import DrillFigures, GameDayRow
 from gpudecide.drills.figures import RecordMessages
 from gpudecide.drills.job import JobSpec, read_events
@@ -89,6 +90,7 @@ class DrillContext:
     timeout_s: float = 120.0
     storage_options: dict[str, Any] = field(default_factory=dict)
     zygote: Zygote | None = None  # local jobs fork from it warm; None: fresh processes
+    cluster: str = ""  # the Slurm cluster's name, as its controller gave it
 
     @property
     def steps(self) -> int:
@@ -128,6 +130,8 @@ class DrillResult:
     journal: Path
     details: dict[str, Any] = field(default_factory=dict)
     status_text: str | None = None
+    # Where this drill's job kept its checkpoints (None: on the node's own disk only).
+    storage_url: str | None = None
 
     @property
     def status(self) -> str:
@@ -295,9 +299,17 @@ def to_evidence(
     game_day: list[GameDayRow],
     log_restarts: RestartsFigures | None,
 ) -> ev.Evidence:
-    """A `drill` evidence record: the drill's answer, where it ran (figures["option"] names
-    the contour drilled), the game day so far and the restarts in the team's job logs."""
+    """A `drill` evidence record: the drill's answer, the option drilled (figures["option"])
+    and the contour it exercised (figures["contour"]), the game day so far and the restarts
+    in the team's job logs."""
     texts = record_texts(summary_message(result))
+    contour = Contour(
+        executor=ctx.executor,
+        cluster=ctx.cluster,
+        context="",
+        host=this_host(),
+        storage=shown_storage(result.storage_url),
+    )
     figures = DrillFigures.model_validate(
         {
             **result.as_dict(),
@@ -305,6 +317,7 @@ def to_evidence(
             "option": ctx.option,
             "executor": ctx.executor,
             "storage": ctx.storage or "local folder",
+            "contour": contour,
             "messages": RecordMessages.model_validate(texts.messages),
             "game_day": game_day,
             "log_restarts": log_restarts,

@@ -78,6 +78,14 @@ class _Access:
         self.ctx.storage_options = self.moto.options()
         return out
 
+    @property
+    def exercised_url(self) -> str | None:
+        """The storage the job really wrote to: on S3 the local server's own URL of the
+        bucket (path-style), never the s3:// name of a bucket it is not."""
+        if self.moto is None or not self.moto.url:
+            return self.url
+        return f"{self.moto.url}/{(self.ctx.storage or '')[5:].strip('/')}"
+
     def revoke(self) -> str:
         return self.moto.revoke() if self.moto else self.local.revoke()  # type: ignore[union-attr]
 
@@ -219,6 +227,7 @@ def _judge(
             runner.step_time(first, from_step), gave_up["at"] if gave_up else None
         ),
         journal=run_dir / "journal.json",
+        storage_url=access.exercised_url,
         details={
             "retried_with_backoff": backed_off,
             "attempts": len(denied),
