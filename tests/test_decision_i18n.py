@@ -13,6 +13,8 @@ import yaml
 
 from gpudecide import evidence as ev
 from gpudecide import workspace
+from gpudecide.artifacts import rules as artifact_rules
+from gpudecide.cost import rules as cost_rules
 from gpudecide.decision import builtin_rules as b
 from gpudecide.decision import conditions, reversibility, robustness
 from gpudecide.decision.assess import assess
@@ -93,7 +95,7 @@ def _every_branch(tmp_path: Path) -> list[b.Finding]:
     found: list[b.Finding] = []
     for cost in (_cost(True), _cost(False), _cost(True, 2), _cost(False, 1)):
         ctx = RuleContext(ws.config.options, ws.config.matrix, {("cost", None, None): cost})
-        found += b.cost_rules(cost, ctx)
+        found += cost_rules.cost_rules(cost, ctx)
         for shape, pred, busy in (
             ("bursty", "unpredictable", 0.05),
             ("steady", "predictable", 0.7),
@@ -113,9 +115,11 @@ def _every_branch(tmp_path: Path) -> list[b.Finding]:
     found += b.profile_rules(_profile("bursty", "unpredictable", 0.05), ctx)  # no cost record
     for verdict in ("pass", "fail"):
         found += queue_rules(_queue(verdict), ctx)
-    found += b.audit_rules(audit_record("man", [{"id": "unknown_format", "path": "v.bin"}]), ctx)
-    found += b.audit_rules(audit_record("man", []), ctx)
-    found += b.audit_rules(
+    found += artifact_rules.audit_rules(
+        audit_record("man", [{"id": "unknown_format", "path": "v.bin"}]), ctx
+    )
+    found += artifact_rules.audit_rules(audit_record("man", []), ctx)
+    found += artifact_rules.audit_rules(
         record("audit", {"option": "man", "hazards": [], "resumable": False}), ctx
     )
     return found
@@ -415,7 +419,7 @@ def test_an_export_hazard_says_what_it_means() -> None:
     """An export hazard's stop factor names its id, what it means (the audit section's
     words, in the reader's language) and its file; an id the audit section does not know is
     shown as it is."""
-    known = b._hazard_message({"id": "unknown_format", "path": "vendor_state.vpk"})
+    known = artifact_rules.hazard_message({"id": "unknown_format", "path": "vendor_state.vpk"})
     assert render_message(known, "en") == (
         "unknown_format (a file in a format no open tool reads): vendor_state.vpk"
     )
@@ -423,5 +427,5 @@ def test_an_export_hazard_says_what_it_means() -> None:
     assert ru.startswith("unknown_format (файл") and ru.endswith("): vendor_state.vpk")
     assert "открытый инструмент" in ru
     assert "ашық құрал" in render_message(known, "kk")
-    other = b._hazard_message({"id": "new_hazard_kind", "path": "x.bin"})
+    other = artifact_rules.hazard_message({"id": "new_hazard_kind", "path": "x.bin"})
     assert render_message(other, "ru") == "new_hazard_kind: x.bin"
