@@ -114,7 +114,10 @@ def test_residency_without_requirement_is_info(tmp_path: Path) -> None:
 
 def test_isolation_writes_record_and_oscal(ws: workspace.Workspace) -> None:
     code, body = _json("isolation", "-w", str(ws.root))
-    assert code == 0 and body["verdict"] == "warn"
+    # managed-ft's vendor-managed keys stop it: the provider's side can use them.
+    assert code == 1 and body["verdict"] == "fail"
+    stops = [(f["option"], f["id"]) for f in body["findings"] if f["stop"]]  # type: ignore[attr-defined]
+    assert stops == [("managed-ft", "keys_provider_custody")]
     doc = Path(str(body["oscal"]))
     assert doc.parent == ws.evidence_dir / "oscal"
     ar = AssessmentResults.oscal_read(doc)
@@ -250,7 +253,39 @@ def test_template_workspace_checks_run(tmp_path: Path) -> None:
     workspace.init(root)
     for cmd in ("raci", "standard-path", "isolation", "residency"):
         code, out = _invoke(cmd, "-w", str(root))
-        assert code in (0, 1), out  # an unfilled table has stop factors, but no input error
+        assert code in (0, 1), out
+
+
+@pytest.mark.parametrize("cmd", ["raci", "isolation"])
+def test_a_fresh_template_is_not_checked_not_stopped(tmp_path: Path, cmd: str) -> None:
+    """An unfilled template is "not checked", never stopped by being empty (it was 74 RACI
+    and 36 isolation stop factors): exit 0, no finding, every option not checked, and the
+    rules give no score to settle."""
+    root = tmp_path / "fresh"
+    workspace.init(root)
+    code, body = _json(cmd, "-w", str(root))
+    assert code == 0, body
+    assert body["findings"] == [] and body["verdict"] == "pass"
+    assert all(not o["answered"] for o in body["options"])  # type: ignore[attr-defined]
+    assert "(4 not checked)" in str(body["summary"])
+    assert any("not checked" in n for n in body["notes"])  # type: ignore[attr-defined]
+    record = ev.load(Path(str(body["evidence"])))
+    assert rules.rules(record) == []
+    code, out = _invoke(cmd, "-w", str(root))
+    assert code == 0 and "STOP" not in out and "not checked" in out
+
+
+def test_the_template_owned_option_has_no_vendor_neighbour(tmp_path: Path) -> None:
+    """The template's threat model names a vendor's other customers; the owned option is not
+    asked to hold against them, and the report says why."""
+    root = tmp_path / "fresh"
+    workspace.init(root)
+    code, body = _json("isolation", "-w", str(root))
+    assert code == 0
+    owned = next(o for o in body["options"] if o["option"] == "owned-pool")  # type: ignore[attr-defined]
+    assert [n["adversary"] for n in owned["not_applied"]] == ["vendor_neighbour"]
+    managed = next(o for o in body["options"] if o["option"] == "managed-endpoint")  # type: ignore[attr-defined]
+    assert managed["not_applied"] == [] and "residue" in managed["required"]
 
 
 def test_demo_run_and_rules(ws: workspace.Workspace) -> None:
@@ -261,7 +296,12 @@ def test_demo_run_and_rules(ws: workspace.Workspace) -> None:
     assert any(p.parent.name == "oscal" for p in written)
     outcome = [o for r in records for o in rules.rules(r)]
     stops = {(o.option, o.id) for o in outcome if isinstance(o, StopFactor)}
-    assert stops == {("managed-ft", "residency_violated")}
+    # managed-ft: Frankfurt breaks residency, and its vendor-managed keys do not hold against
+    # the platform administrator the training set is protected from.
+    assert stops == {
+        ("managed-ft", "residency_violated"),
+        ("managed-ft", "isolation_protection_missing"),
+    }
     scores = {(o.option, o.criterion) for o in outcome if isinstance(o, Suggestion)}
     assert ("managed-ft", "isolation") in scores and ("owned-8xh100", "operations") in scores
     iso = next(
@@ -269,7 +309,20 @@ def test_demo_run_and_rules(ws: workspace.Workspace) -> None:
         for o in outcome
         if isinstance(o, Suggestion) and o.option == "managed-ft" and o.criterion == "isolation"
     )
-    assert iso.score == 2
+    assert iso.score == 1
+    isolation_record = next(r for r in records if r.kind == "isolation")
+    custody = {
+        o["option"]: next(b for b in o["boundaries"] if b["boundary"] == "keys")["custody"]
+        for o in isolation_record.figures["options"]
+    }
+    assert custody == {
+        "owned-8xh100": "team",
+        "rented-8gpu": "team",
+        "kz-rented-2gpu": "team",
+        "managed-ft": "provider",
+        "kz-local": "shared",
+        "hybrid-kz": "team",
+    }
 
 
 def test_figures_models_hold_each_record_as_written(ws: workspace.Workspace) -> None:
@@ -347,6 +400,15 @@ def test_report_sections_in_three_languages(ws: workspace.Workspace, lang: Langu
         if record.kind == "isolation":
             assert section.charts and section.charts[0].svg.startswith("<svg")
             assert "managed-ft" in section.charts[0].svg
+            cells = json.dumps([t.rows for t in section.tables], ensure_ascii=False)
+            # The owned pool is not asked to hold against a vendor's other customers: why.
+            absent = next(
+                t for t in section.tables if t.rows and "(vendor_neighbour)" in t.rows[0][1]
+            )
+            assert absent.rows[0][0] == "owned-8xh100"
+            if lang == "en":
+                assert "no vendor" in absent.rows[0][2]
+                assert "who can use the keys: the team's key in the provider's KMS" in cells
         if record.kind == "residency":
             findings = section.tables[-1]
             assert findings.rows[0][0] == "managed-ft"

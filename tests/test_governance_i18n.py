@@ -15,8 +15,8 @@ import pytest
 
 from gpudecide import evidence as ev
 from gpudecide.decision.model import StopFactor, Suggestion
-from gpudecide.governance import controls, messages, rules
-from gpudecide.i18n import Language, speaking
+from gpudecide.governance import controls, isolation, messages, rules
+from gpudecide.i18n import Language, speaking, translator
 from gpudecide.message import message, render
 from tests.conftest import run_cli
 from tests.english import english_lines, english_runs
@@ -38,6 +38,7 @@ PHRASES: dict[str, dict[str, str]] = {
     "secrets": {"ru": "ключ доступа AWS", "kk": "AWS қолжетімділік кілті"},
 }
 LANGS: tuple[Language, ...] = ("ru", "kk")
+_ = translator("governance")
 
 
 def render_message(msg: Mapping[str, Any], lang: Language) -> str:
@@ -137,6 +138,11 @@ CASES = [
     ("raci", _finding("no_accountable", True, "R3", activity="node-replacement")),
     ("raci", _finding("no_on_call", True, "D5", activity="incident-triage")),
     ("raci", _finding("no_node_replacement", True, "D5", activity="replace-node")),
+    ("raci", _finding("no_on_call_duty", True, "D5")),
+    (
+        "isolation",
+        _finding("keys_provider_custody", True, "I2", against="training-set/platform_admin"),
+    ),
     (
         "isolation",
         _finding(
@@ -216,15 +222,55 @@ def test_stop_rule_with_more_findings_than_shown() -> None:
             [_row("o", [_finding("no_accountable", True, "R3", activity="a")])],
             "RACI (R1-R3, G3): стоп-фактор -> 1",
         ),
+        (
+            "raci",
+            [{**_row("o", []), "not_checked": ["a", "b", "c", "d", "e"]}],
+            "RACI (R1-R3, G3): замечаний: 0, не проверено 5 строк -> 2",
+        ),
+        (
+            "isolation",
+            [
+                {
+                    **_row("o", [], 10),
+                    "boundaries": [{"status": "evidenced"}] * 10
+                    + [{"status": "unknown", "answered": False}],
+                }
+            ],
+            "изоляция (I2-I6): доказано границ 10 из 11, не проверено: 1, замечаний: 0 -> 4",
+        ),
     ],
 )
 def test_score_rule_texts(kind: str, rows: list[dict[str, Any]], ru: str) -> None:
-    """Every suggestion's rule is a message: English as `rule`, the Russian as written here."""
+    """Every suggestion's rule is a message: English as `rule`, the Russian as written here;
+    rows not checked are counted in the rule and lower the score."""
     sug = next(o for o in rules.rules(_record(kind, rows)) if isinstance(o, Suggestion))
     assert sug.rule_message is not None
     assert render_message(sug.rule_message, "en") == sug.rule
     assert render_message(sug.rule_message, "ru") == ru
     assert english_runs(render_message(sug.rule_message, "kk"), []) == []
+
+
+def test_an_option_not_checked_gets_no_score() -> None:
+    """Nothing answered for an option: no suggestion (its criterion stays an assumption)."""
+    for kind in ("raci", "standard_path", "isolation"):
+        row = {**_row("o", [], 11), "answered": False}
+        assert [o for o in rules.rules(_record(kind, [row])) if isinstance(o, Suggestion)] == []
+
+
+def test_not_checked_and_reasons_in_the_report_words() -> None:
+    """The report's new words: not checked, the adversaries in the article's words, who can
+    use the keys."""
+    with speaking("ru"):
+        assert messages.term("not checked") == "не проверено"
+    with speaking("kk"):
+        assert messages.term("not checked") == "тексерілмеген"
+    assert set(messages.ADVERSARY_NAMES) == set(isolation.ADVERSARIES)
+    assert set(messages.CUSTODY_NAMES) == set(isolation.CUSTODIES)
+    for lang in LANGS:
+        with speaking(lang):
+            for text in [*messages.ADVERSARY_NAMES.values(), *messages.CUSTODY_NAMES.values()]:
+                said = _(text)
+                assert said != text and english_runs(said, ["HSM", "KMS"]) == [], said
 
 
 def test_secrets_rule_text() -> None:

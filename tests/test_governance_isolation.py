@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from trestle.oscal.assessment_results import AssessmentResults
 
+from gpudecide.errors import InputError
 from gpudecide.governance import controls, isolation, oscal
 from gpudecide.options import OptionDecl
 
@@ -110,21 +111,21 @@ def test_claim_is_not_evidence(tmp_path: Path) -> None:
 )
 def test_gpu_sharing_mode(tmp_path: Path, mode: str, weak: bool) -> None:
     data = copy.deepcopy(CLEAN)
-    _bound(data, 0, "gpu_sharing")["sharing_mode"] = mode
+    _bound(data, 1, "gpu_sharing")["sharing_mode"] = mode
     found = _ids(data, tmp_path)
     if weak:
-        assert found == [("protection_missing", "own", True), ("weak_gpu_sharing", "own", False)]
+        assert found == [("protection_missing", "man", True), ("weak_gpu_sharing", "man", False)]
     else:
         assert found == []
 
 
 def test_encrypted_does_not_close_residue(tmp_path: Path) -> None:
     data = copy.deepcopy(CLEAN)
-    data["options"][0]["residue"][1]["handling"] = "encrypted_only"  # local_nvme
+    data["options"][1]["residue"][1]["handling"] = "encrypted_only"  # local_nvme
     found = _ids(data, tmp_path)
     # residue is required against the neighbour of a closed asset: a stop, and the I4 finding.
-    assert ("residue_encrypted_only", "own", False) in found
-    assert ("protection_missing", "own", True) in found
+    assert ("residue_encrypted_only", "man", False) in found
+    assert ("protection_missing", "man", True) in found
 
 
 @pytest.mark.parametrize("handling", ["cleared", "deleted", "not_kept"])
@@ -134,12 +135,50 @@ def test_closing_residue_handlings(tmp_path: Path, handling: str) -> None:
     assert _ids(data, tmp_path) == []
 
 
-def test_unanswered_residue_item(tmp_path: Path) -> None:
+@pytest.mark.parametrize("item", isolation.RESIDUE_ITEMS)
+def test_unanswered_residue_item_is_not_checked(tmp_path: Path, item: str) -> None:
+    """A residue item left out, or left as the template's placeholder, is not checked: no
+    finding and no stop although residue is required; answered `unknown`, it stops."""
+    for placeholder in (None, {"item": item, "handling": "unknown", "detail": ""}):
+        data = copy.deepcopy(CLEAN)
+        entry = data["options"][1]
+        entry["residue"] = [r for r in entry["residue"] if r["item"] != item]
+        if placeholder is not None:
+            entry["residue"].append(placeholder)
+        result = _run(data, tmp_path)
+        assert result.findings == []
+        row = result.figures.options[1]
+        assert row.not_checked == [item] and row.answered and not row.stopped
+        residue = next(b for b in row.boundaries if b.boundary == "residue")
+        assert residue.answered is False and residue.status == "unknown"
+    # The twin: the team asked and does not know. That is an answer, and it stops.
     data = copy.deepcopy(CLEAN)
-    data["options"][0]["residue"] = data["options"][0]["residue"][1:]
+    answer = next(r for r in data["options"][1]["residue"] if r["item"] == item)
+    answer.update(handling="unknown", detail="the vendor does not say", proof=None)
+    found = _ids(data, tmp_path)
+    assert ("protection_missing", "man", True) in found
+    assert ("residue_open", "man", False) in found
+
+
+def test_honest_kept_image_cache_stops_only_where_an_adversary_reaches(tmp_path: Path) -> None:
+    """`image_cache: kept` on an owned single-tenant node: the only adversary that needs
+    residue (a vendor's other customers) cannot exist there, so no stop, only the I4 finding;
+    the same answer on a managed option, where they exist, stops it."""
+    data = copy.deepcopy(CLEAN)
+    for entry in data["options"]:
+        cache = next(r for r in entry["residue"] if r["item"] == "image_cache")
+        cache.update(handling="kept", detail="images stay in the node cache", proof=None)
     found = _ids(data, tmp_path)
     assert ("residue_open", "own", False) in found
-    assert ("protection_missing", "own", True) in found
+    assert not any(f[1] == "own" and f[2] for f in found)
+    assert ("protection_missing", "man", True) in found
+    row = _run(data, tmp_path).figures.options[0]
+    assert "residue" not in row.required and "gpu_sharing" not in row.required
+    assert [(n.adversary, n.source) for n in row.not_applied] == [("vendor_neighbour", "kind")]
+    assert "no vendor" in row.not_applied[0].reason
+    # Another team of the organisation can reach an owned cluster: then residue holds there.
+    data["assets"][0]["threats"].append({"adversary": "another_team", "requires": ["residue"]})
+    assert ("protection_missing", "own", True) in _ids(data, tmp_path)
 
 
 def test_one_mechanism_for_several_families(tmp_path: Path) -> None:
@@ -167,11 +206,17 @@ def test_regulated_evidence_missing(tmp_path: Path) -> None:
     assert _ids(data, tmp_path) == []
 
 
-def test_unanswered_option_is_stopped_by_required_boundaries(tmp_path: Path) -> None:
+def test_unanswered_option_is_not_checked(tmp_path: Path) -> None:
+    """An option isolation.yaml does not answer is not checked: no finding, no stop, every
+    boundary and residue item listed as not checked (the decision sees `answered` false)."""
     data = copy.deepcopy(CLEAN)
     data["options"] = data["options"][:1]
-    found = _ids(data, tmp_path)
-    assert {f for f in found if f[2]} == {("protection_missing", "man", True)}
+    result = _run(data, tmp_path)
+    assert result.findings == []
+    row = result.figures.options[1]
+    assert row.option == "man" and not row.answered and not row.stopped
+    assert row.not_checked == [*isolation.ANSWERED_BOUNDARIES, *isolation.RESIDUE_ITEMS]
+    assert all(not b.answered for b in row.boundaries)
 
 
 def test_controls_map_and_ids() -> None:
@@ -235,3 +280,288 @@ def test_oscal_is_deterministic(tmp_path: Path) -> None:
     a = oscal.build(result.figures, "2026-06-01T10:00:00+00:00", "isolation.yaml")
     b = oscal.build(result.figures, "2026-06-01T10:00:00+00:00", "isolation.yaml")
     assert json.dumps(a) == json.dumps(b)
+
+
+# --- rows left unanswered, key custody, adversaries per option ------------------------------
+
+EVERY: dict[str, Any] = {
+    # One closed asset that needs every boundary against an adversary that reaches every kind.
+    "assets": [
+        {
+            "id": "train",
+            "closed": True,
+            "threats": [
+                {"adversary": "external_attacker", "requires": list(isolation.BOUNDARIES)},
+            ],
+        }
+    ],
+    "options": [{"option": "own", **_answers()}, {"option": "man", **_answers()}],
+}
+for _entry in EVERY["options"]:
+    next(b for b in _entry["boundaries"] if b["boundary"] == "keys")["custody"] = "team"
+PLACEHOLDER: dict[str, Any] = {
+    "status": "unknown",
+    "mechanism": "",
+    "sharing_mode": None,
+    "proof": {"document": None, "excerpt": None, "test": None},
+}
+
+
+@pytest.mark.parametrize("boundary", isolation.ANSWERED_BOUNDARIES)
+def test_every_boundary_left_as_the_placeholder_is_not_checked(
+    tmp_path: Path, boundary: str
+) -> None:
+    """Each boundary, left out or left as the template wrote it, is not checked: no finding
+    and no stop although a closed asset requires it; `unknown` with a word of why stops."""
+    for answer in (None, {"boundary": boundary, **PLACEHOLDER}):
+        data = copy.deepcopy(EVERY)
+        entry = data["options"][1]
+        entry["boundaries"] = [b for b in entry["boundaries"] if b["boundary"] != boundary]
+        if answer is not None:
+            entry["boundaries"].append(answer)
+        result = _run(data, tmp_path)
+        assert result.findings == [], boundary
+        row = result.figures.options[1]
+        assert row.not_checked == [boundary] and not row.stopped
+        figure = next(b for b in row.boundaries if b.boundary == boundary)
+        assert figure.answered is False and figure.status == "unknown"
+    data = copy.deepcopy(EVERY)
+    _bound(data, 1, boundary).update(status="unknown", mechanism="the vendor would not say")
+    _bound(data, 1, boundary).pop("proof")
+    _bound(data, 1, boundary).pop("sharing_mode", None)
+    assert ("protection_missing", "man", True) in _ids(data, tmp_path)
+
+
+def _keys(data: dict[str, Any], custody: str | None) -> dict[str, Any]:
+    keys = _bound(data, 1, "keys")
+    if custody is None:
+        keys.pop("custody", None)
+    else:
+        keys["custody"] = custody
+    return data
+
+
+KEYS_THREAT: dict[str, Any] = {
+    "assets": [
+        {
+            "id": "train",
+            "closed": True,
+            "threats": [{"adversary": "platform_admin", "requires": ["keys"]}],
+        }
+    ],
+    "options": [{"option": "own", **_answers()}, {"option": "man", **_answers()}],
+}
+
+
+@pytest.mark.parametrize(
+    ("custody", "expected"),
+    [
+        ("provider", ("keys_provider_custody", "man", True)),
+        ("shared", ("keys_shared_custody", "man", False)),
+        ("unknown", ("keys_custody_unknown", "man", False)),
+        (None, ("keys_custody_unknown", "man", False)),
+        ("team", None),
+    ],
+)
+def test_key_custody_against_the_platform_administrator(
+    tmp_path: Path, custody: str | None, expected: tuple[str, str, bool] | None
+) -> None:
+    """Keys the provider can use do not hold against the platform administrator: a stop for
+    a closed asset; the team's key in the provider's KMS is a finding; custody not stated is
+    a finding; keys only the team can use are none."""
+    data = copy.deepcopy(KEYS_THREAT)
+    for entry in data["options"]:
+        next(b for b in entry["boundaries"] if b["boundary"] == "keys")["custody"] = "team"
+    found = _ids(_keys(data, custody), tmp_path)
+    assert found == ([expected] if expected else [])
+    row = _run(data, tmp_path).figures.options[1]
+    keys = next(b for b in row.boundaries if b.boundary == "keys")
+    assert keys.custody == (custody or "unknown")
+    # custody is said on the keys row only, and the record keeps it there only.
+    dumped = row.model_dump(mode="json")["boundaries"]
+    assert [b["boundary"] for b in dumped if "custody" in b] == ["keys"]
+
+
+@pytest.mark.parametrize("adversary", ["external_attacker", "another_team", "contractor"])
+def test_provider_custody_is_no_finding_against_others(tmp_path: Path, adversary: str) -> None:
+    """The twin: against an adversary outside the provider, provider-held keys still hold."""
+    data = copy.deepcopy(KEYS_THREAT)
+    data["assets"][0]["threats"][0]["adversary"] = adversary
+    next(b for b in data["options"][0]["boundaries"] if b["boundary"] == "keys")["custody"] = "team"
+    assert _ids(_keys(data, "provider"), tmp_path) == []
+
+
+def test_provider_custody_for_an_open_asset_is_not_a_stop(tmp_path: Path) -> None:
+    data = copy.deepcopy(KEYS_THREAT)
+    data["assets"][0]["closed"] = False
+    next(b for b in data["options"][0]["boundaries"] if b["boundary"] == "keys")["custody"] = "team"
+    assert _ids(_keys(data, "provider"), tmp_path) == [("keys_provider_custody", "man", False)]
+
+
+def test_old_files_without_custody_load_as_unknown(tmp_path: Path) -> None:
+    """isolation.yaml written before `custody` existed still loads; its keys read unknown."""
+    result = _run(copy.deepcopy(CLEAN), tmp_path)
+    for row in result.figures.options:
+        keys = next(b for b in row.boundaries if b.boundary == "keys")
+        assert keys.custody == "unknown"
+
+
+def test_the_team_says_an_adversary_cannot_reach_an_option(tmp_path: Path) -> None:
+    """`not_applicable` with a reason leaves the adversary out for that option only; the
+    reason is kept as written for the report."""
+    data = copy.deepcopy(CLEAN)
+    _bound(data, 1, "support_access")["status"] = "missing"
+    assert ("protection_missing", "man", True) in _ids(data, tmp_path)
+    reason = "support staff never reach the tenant: access is by the bank's ticket only"
+    data["options"][1]["not_applicable"] = [{"adversary": "platform_admin", "reason": reason}]
+    assert _ids(data, tmp_path) == []
+    row = _run(data, tmp_path).figures.options[1]
+    assert [(n.adversary, n.source, n.reason) for n in row.not_applied] == [
+        ("platform_admin", "team", reason)
+    ]
+    assert "support_access" not in row.required
+    # The other option keeps the adversary.
+    assert "support_access" in _run(data, tmp_path).figures.options[0].required
+
+
+@pytest.mark.parametrize(
+    ("contours", "absent"),
+    [(("owned", "owned"), True), (("owned", "managed"), False), (("owned", "rented"), False)],
+)
+def test_a_hybrid_is_reached_by_what_reaches_any_contour(
+    tmp_path: Path, contours: tuple[str, str], absent: bool
+) -> None:
+    options = [
+        OptionDecl(id="a", kind=contours[0]),  # type: ignore[arg-type]
+        OptionDecl(id="b", kind=contours[1]),  # type: ignore[arg-type]
+        OptionDecl(id="hyb", kind="hybrid", contours=["a", "b"]),
+    ]
+    data = copy.deepcopy(CLEAN)
+    data["options"] = [{"option": "hyb", **_answers()}]
+    iso = isolation.IsolationFile.model_validate(data)
+    row = isolation.check(iso, options, tmp_path).figures.options[2]
+    assert ("vendor_neighbour" in {n.adversary for n in row.not_applied}) is absent
+    assert ("residue" in row.required) is not absent
+
+
+def _write_iso(root: Path, data: dict[str, Any]) -> Path:
+    path = root / "isolation.yaml"
+    path.write_text(json.dumps(data))  # JSON is YAML
+    return path
+
+
+def _load(root: Path, data: dict[str, Any]) -> isolation.IsolationFile:
+    return isolation.load_isolation(_write_iso(root, data), OPTIONS, root)[0]
+
+
+@pytest.mark.parametrize("reason", ["", "   ", "\n"])
+def test_not_applicable_needs_a_reason(tmp_path: Path, reason: str) -> None:
+    data = copy.deepcopy(CLEAN)
+    data["options"][0]["not_applicable"] = [{"adversary": "contractor", "reason": reason}]
+    with pytest.raises(InputError) as err:
+        _load(tmp_path, data)
+    assert err.value.field == "options.0.not_applicable.0.reason"
+    assert "no reason why contractor cannot reach this option" in str(err.value)
+
+
+def test_not_applicable_twice_and_unknown_adversary(tmp_path: Path) -> None:
+    data = copy.deepcopy(CLEAN)
+    twice = [{"adversary": "contractor", "reason": "none hired"}] * 2
+    data["options"][0]["not_applicable"] = twice
+    with pytest.raises(InputError, match="declared twice"):
+        _load(tmp_path, data)
+    data["options"][0]["not_applicable"] = [{"adversary": "alien", "reason": "none"}]
+    with pytest.raises(InputError) as err:
+        _load(tmp_path, data)
+    assert err.value.field == "options.0.not_applicable.0.adversary"
+
+
+@pytest.mark.parametrize("boundary", [b for b in isolation.ANSWERED_BOUNDARIES if b != "keys"])
+def test_custody_belongs_to_keys_only(tmp_path: Path, boundary: str) -> None:
+    data = copy.deepcopy(CLEAN)
+    _bound(data, 0, boundary)["custody"] = "team"
+    with pytest.raises(InputError) as err:
+        _load(tmp_path, data)
+    assert "custody belongs to keys only" in str(err.value)
+    assert err.value.field.endswith(".custody")
+    data = copy.deepcopy(CLEAN)
+    _bound(data, 0, "keys")["custody"] = "team"
+    assert _load(tmp_path, data).options[0].boundaries  # the twin loads
+
+
+@pytest.mark.parametrize("custody", ["Team", "vendor", "", 1, True])
+def test_custody_of_another_value_is_refused(tmp_path: Path, custody: object) -> None:
+    data = copy.deepcopy(CLEAN)
+    _bound(data, 0, "keys")["custody"] = custody
+    with pytest.raises(InputError) as err:
+        _load(tmp_path, data)
+    assert err.value.field == "options.0.boundaries.5.custody"
+
+
+def _proof_places(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every place of isolation.yaml a document proof can stand: a boundary, a residue item,
+    a regulated document."""
+    entry = data["options"][0]
+    return [entry["boundaries"][0], entry["residue"][0], entry["regulated"][0]]
+
+
+@pytest.mark.parametrize("where", [0, 1, 2])
+@pytest.mark.parametrize("kind", ["absolute", "dotdot", "link", "nested-dotdot"])
+def test_a_document_outside_the_workspace_is_refused(tmp_path: Path, where: int, kind: str) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    outside = tmp_path / "secret.md"
+    outside.write_text("S.1 Each job runs on a dedicated node.\n")
+    (root / "docs").mkdir()
+    (root / "docs" / "out.md").symlink_to(outside)
+    rel = {
+        "absolute": str(outside),
+        "dotdot": "../secret.md",
+        "link": "docs/out.md",
+        "nested-dotdot": "docs/../../secret.md",
+    }[kind]
+    data = copy.deepcopy(CLEAN)
+    _proof_places(data)[where]["proof"] = {
+        "document": rel,
+        "excerpt": "each job runs on a dedicated node.",
+    }
+    with pytest.raises(InputError) as err:
+        _load(root, data)
+    assert "is outside the workspace" in str(err.value)
+    assert err.value.field.endswith(".proof.document")
+    # The twin: the same document kept in the workspace is read and hashed.
+    (root / "docs" / "in.md").write_text(outside.read_text())
+    _proof_places(data)[where]["proof"]["document"] = "docs/in.md"
+    assert _load(root, data).options
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo"])
+def test_a_document_that_is_no_regular_file_is_refused(tmp_path: Path, kind: str) -> None:
+    import os
+
+    target = tmp_path / "doc"
+    if kind == "folder":
+        target.mkdir()
+    else:
+        os.mkfifo(target)
+    data = copy.deepcopy(CLEAN)
+    _proof_places(data)[0]["proof"] = {"document": "doc", "excerpt": "anything"}
+    with pytest.raises(InputError, match="not a regular file"):
+        _load(tmp_path, data)
+
+
+def test_oscal_says_not_checked_and_custody(tmp_path: Path) -> None:
+    data = copy.deepcopy(CLEAN)
+    entry = data["options"][1]
+    entry["boundaries"] = [b for b in entry["boundaries"] if b["boundary"] != "incident_response"]
+    _bound(data, 0, "keys")["custody"] = "shared"
+    ar = _oscal(tmp_path, data)
+    observations = {o.title: o for o in ar.results[0].observations}
+    props = {p.name: p.value for p in observations["man: incident_response"].props}
+    assert props["boundary-status"] == "not-checked"
+    keys = {p.name: p.value for p in observations["own: keys"].props}
+    assert keys["key-custody"] == "shared"
+    states = {f.title: f.target.status for f in ar.results[0].findings}
+    assert states["man: IR-4"].state.value == "not-satisfied"
+    assert states["man: IR-4"].reason == "other"
+    assert states["own: IR-4"].state.value == "satisfied"

@@ -104,9 +104,17 @@ def test_no_accountable_stops_and_clears() -> None:
     assert ("no_accountable", "man", True) in _check(data)
 
 
-def test_unassigned_option_has_no_accountable() -> None:
+def test_unassigned_option_is_not_checked() -> None:
+    """An activity no assignment answers for an option is not checked for it: listed, no
+    stop; the same row answered with nobody Accountable stops (the twin)."""
     data = copy.deepcopy(CLEAN)
     _act(data, "leakage")["assignments"][0]["options"] = ["own"]
+    assert _check(data) == []
+    result = raci.check(raci.RaciFile.model_validate(data), OPTIONS)
+    man = result.figures.options[1]
+    assert man.not_checked == ["leakage"] and man.answered and not man.stopped
+    assert result.figures.options[0].not_checked == []
+    _act(data, "leakage")["assignments"].append(_asg(["man"], ["mia"], []))
     assert _check(data) == [("no_accountable", "man", True)]
 
 
@@ -241,3 +249,129 @@ def test_unanswered_option() -> None:
 def test_bus_factor_share_bounds(share: float) -> None:
     with pytest.raises(ValueError):
         raci.RaciFile.model_validate({**CLEAN, "bus_factor_max_share": share})
+
+
+# --- rows left unanswered, placeholders, on-call duty ---------------------------------------
+
+
+def _figures(data: dict[str, Any], options: list[OptionDecl] = OPTIONS) -> raci.RaciFigures:
+    return raci.check(raci.RaciFile.model_validate(data), options).figures
+
+
+@pytest.mark.parametrize("aid", [a["id"] for a in CLEAN["activities"]])
+def test_every_activity_left_empty_is_not_checked(aid: str) -> None:
+    """Each activity with `assignments: []` is not checked for the options it applies to:
+    never a stop by being empty (the node replacement and on-call rows included)."""
+    data = copy.deepcopy(CLEAN)
+    _act(data, aid)["assignments"] = []
+    assert [f for f in _check(data) if f[2]] == []
+    rows = {o.option: o for o in _figures(data).options}
+    applies = _act(data, aid).get("applies_to", ["owned", "rented", "managed"])
+    kinds = {"own": "owned", "man": "managed"}
+    for oid, row in rows.items():
+        assert (aid in row.not_checked) is (kinds[oid] in applies)
+        assert row.answered and not row.stopped
+
+
+def test_a_fresh_table_stops_nothing() -> None:
+    """Every row empty: both options not checked as a whole, no finding at all."""
+    data = copy.deepcopy(CLEAN)
+    for act in data["activities"]:
+        act["assignments"] = []
+    assert _check(data) == []
+    rows = _figures(data).options
+    assert [r.answered for r in rows] == [False, False]
+    assert rows[0].not_checked == [
+        "update-image",
+        "hung-nccl",
+        "restore",
+        "leakage",
+        "replace-node",
+    ]
+
+
+def test_rows_naming_only_placeholders_are_not_checked() -> None:
+    """The template's people and vendors are named "placeholder: ..."; a row naming only them
+    is not an answer. One real name in it makes it one, with a finding for the placeholder."""
+    data = copy.deepcopy(CLEAN)
+    data["people"].append(
+        {"id": "tbd", "name": "placeholder: ML engineer", "roles": ["ml_engineer"]}
+    )
+    data["vendors"].append({"id": "ven", "name": "Placeholder: managed vendor"})
+    _act(data, "leakage")["assignments"] = [
+        _asg(["own"], ["tbd"], ["tbd"], informed=["ven"]),
+        _asg(["man"], ["tbd"], ["mia"]),
+    ]
+    assert _check(data) == [("placeholder_party", "man", False)]
+    rows = {o.option: o for o in _figures(data).options}
+    assert rows["own"].not_checked == ["leakage"] and rows["man"].not_checked == []
+    # A name that only contains the word is a real name.
+    data["people"][-1]["name"] = "Aigerim (placeholder for the rota)"
+    assert ("placeholder_party", "man", False) not in _check(data)
+
+
+def test_an_option_with_no_on_call_duty_is_stopped() -> None:
+    """D5: a RACI with no on-call activity for an option stops it (nobody answers when it
+    breaks); one on-call duty owned by an on-call person of the team lifts it."""
+    data = copy.deepcopy(CLEAN)
+    for act in data["activities"]:
+        act["on_call"] = False
+    found = _check(data)
+    assert ("no_on_call_duty", "own", True) in found and ("no_on_call_duty", "man", True) in found
+    _act(data, "restore")["on_call"] = True  # mia, on call, owns it for both options
+    assert not any(f[0] == "no_on_call_duty" for f in _check(data))
+    # On-call duties that apply to the other kinds only do not count for this option.
+    _act(data, "restore")["applies_to"] = ["owned"]
+    found = _check(data)
+    assert ("no_on_call_duty", "man", True) in found
+    assert ("no_on_call_duty", "own", True) not in found
+
+
+def test_on_call_duties_owned_by_vendors_only_stop() -> None:
+    data = copy.deepcopy(CLEAN)
+    for act in data["activities"]:
+        if act.get("on_call"):
+            for asg in act["assignments"]:
+                asg["options"] = [o for o in asg["options"] if o != "man"]
+            act["assignments"] = [a for a in act["assignments"] if a["options"]]
+            act["assignments"].append(_asg(["man"], ["acme"], ["acme"]))
+    stops = {(f[0], f[1]) for f in _check(data) if f[2]}
+    assert ("no_on_call", "man") in stops
+    assert not {s for s in stops if s[1] == "own"}
+
+
+def test_unanswered_node_replacement_is_not_checked() -> None:
+    data = copy.deepcopy(CLEAN)
+    _act(data, "replace-node")["assignments"] = []
+    assert not any(f[0] == "no_node_replacement" for f in _check(data))
+    assert "replace-node" in _figures(data).options[0].not_checked
+
+
+def test_rules_give_no_score_to_an_unchecked_option_and_count_unchecked_rows() -> None:
+    from gpudecide import evidence as ev
+    from gpudecide.decision.model import Suggestion
+    from gpudecide.governance import rules
+
+    def scores(data: dict[str, Any]) -> dict[str, int]:
+        figures = _figures(data)
+        record = ev.Evidence(
+            kind="raci",
+            title="t",
+            spec_ids=[],
+            verdict="pass",
+            summary="s",
+            figures=figures.model_dump(mode="json"),
+        )
+        return {o.option: o.score for o in rules.rules(record) if isinstance(o, Suggestion)}
+
+    assert scores(CLEAN) == {"own": 5, "man": 5}
+    data = copy.deepcopy(CLEAN)
+    _act(data, "leakage")["assignments"][0]["options"] = ["own"]
+    _act(data, "update-image")["assignments"][0]["options"] = ["own"]
+    _act(data, "restore")["assignments"][0]["options"] = ["own"]
+    assert scores(data) == {"own": 5, "man": 3}  # three rows not checked read like findings
+    for act in data["activities"]:
+        act["assignments"] = [a for a in act["assignments"] if "own" in a["options"]]
+        for a in act["assignments"]:
+            a["options"] = ["own"]
+    assert scores(data) == {"own": 5}  # nothing answered for man: no score, an assumption

@@ -14,7 +14,12 @@ __all__ = [
     "boundary_status",
 ]
 
-STATUS_COLOURS = {"evidenced": "#2ca02c", "claimed": "#ffbb78", "open": "#d62728"}
+STATUS_COLOURS = {
+    "evidenced": "#2ca02c",
+    "claimed": "#ffbb78",
+    "open": "#d62728",
+    "not_checked": "#c7c7c7",
+}
 
 
 def boundary_status(
@@ -23,12 +28,13 @@ def boundary_status(
     labels: Mapping[str, str],
     title: str,
 ) -> str:
-    """Stacked bars: boundaries per option by status (evidenced, claimed, open)."""
+    """Stacked bars: boundaries per option by status (evidenced, claimed, open, not checked;
+    a status without counts is drawn as zero)."""
     fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(options) + 1.0))
     left = [0] * len(options)
     for status, colour in STATUS_COLOURS.items():
-        values = list(counts[status])
-        ax.barh(list(options), values, left=left, color=colour, label=labels[status])
+        values = list(counts.get(status, [0] * len(options)))
+        ax.barh(list(options), values, left=left, color=colour, label=labels.get(status, status))
         left = [a + b for a, b in zip(left, values, strict=True)]
     ax.invert_yaxis()
     ax.set_xlabel(labels["axis"])

@@ -21,14 +21,16 @@ from gpudecide.errors import InputError
 from gpudecide.governance import isolation, oscal, raci, residency, secrets, standard_path
 from gpudecide.governance.findings import Figure, Finding, verdict_of
 from gpudecide.i18n import N_
-from gpudecide.message import Message, message, record_texts
+from gpudecide.message import Message, message, nmessage, record_texts
 from gpudecide.options import require_known
 from gpudecide.workspace import CONFIG_NAME, Workspace
 
 __all__ = [
     "TITLES",
     "CheckRun",
+    "isolation_notes",
     "oscal_path",
+    "raci_notes",
     "run_isolation",
     "run_raci",
     "run_residency",
@@ -61,9 +63,20 @@ class CheckRun:
         return any(f.stop for f in self.findings)
 
 
-def _summary(findings: list[Finding], options: int) -> Message:
-    """The record's summary as a message (its English is the record's `summary`)."""
+def _summary(findings: list[Finding], options: int, unchecked: int = 0) -> Message:
+    """The record's summary as a message (its English is the record's `summary`); options
+    with nothing answered are counted apart: they are not checked."""
     stops = sum(1 for f in findings if f.stop)
+    if unchecked:
+        return message(
+            "governance",
+            "options checked: {c} of {o} ({u} not checked); findings: {n}; stop factors: {s}",
+            c=options - unchecked,
+            o=options,
+            u=unchecked,
+            n=len(findings),
+            s=stops,
+        )
     return message(
         "governance",
         "options checked: {o}; findings: {n}; stop factors: {s}",
@@ -81,9 +94,10 @@ def _record(
     inputs: list[ev.InputRef],
     options: int,
     notes: list[Message] | None = None,
+    unchecked: int = 0,
 ) -> ev.Evidence:
     """The record of one check: its figures as JSON, the summary and notes beside them."""
-    said = record_texts(_summary(findings, options), notes or [])
+    said = record_texts(_summary(findings, options, unchecked), notes or [])
     return ev.Evidence(
         kind=kind,
         title=TITLES[kind],
@@ -94,6 +108,73 @@ def _record(
         notes=said.notes,
         inputs=inputs,
     )
+
+
+def raci_notes(figures: raci.RaciFigures) -> list[Message]:
+    """What is not checked in a RACI table, option by option (issue: unanswered rows are
+    "not checked", never a stop factor)."""
+    out: list[Message] = []
+    for row in figures.options:
+        if not row.answered:
+            out.append(
+                message(
+                    "governance",
+                    "{option}: not checked: no activity of raci.yaml is answered for it",
+                    option=row.option,
+                )
+            )
+        elif row.not_checked:
+            out.append(
+                nmessage(
+                    "governance",
+                    "{option}: {n} activity not checked ({activities})",
+                    "{option}: {n} activities not checked ({activities})",
+                    option=row.option,
+                    n=len(row.not_checked),
+                    activities=", ".join(row.not_checked),
+                )
+            )
+    return out
+
+
+def isolation_notes(figures: isolation.IsolationFigures) -> list[Message]:
+    """What is not checked in isolation.yaml and which adversaries are not applied to which
+    option, with the reason (the team's words, or the option's kind)."""
+    out: list[Message] = []
+    for row in figures.options:
+        if not row.answered:
+            out.append(
+                message(
+                    "governance",
+                    "{option}: not checked: nothing is answered for it in isolation.yaml",
+                    option=row.option,
+                )
+            )
+        elif row.not_checked:
+            out.append(
+                nmessage(
+                    "governance",
+                    "{option}: {n} answer not checked ({items})",
+                    "{option}: {n} answers not checked ({items})",
+                    option=row.option,
+                    n=len(row.not_checked),
+                    items=", ".join(row.not_checked),
+                )
+            )
+        for absent in row.not_applied:
+            reason: Message | str = (
+                message("governance", absent.reason) if absent.source == "kind" else absent.reason
+            )
+            out.append(
+                message(
+                    "governance",
+                    "{option}: adversary {adversary} not applied: {reason}",
+                    option=row.option,
+                    adversary=absent.adversary,
+                    reason=reason,
+                )
+            )
+    return out
 
 
 def _write(ws: Workspace, record: ev.Evidence, findings: list[Finding]) -> CheckRun:
@@ -132,6 +213,8 @@ def run_raci(ws: Workspace, path: Path | None = None) -> CheckRun:
         result.figures,
         [ev.input_ref(src, ws.root)],
         len(ws.config.options),
+        raci_notes(result.figures),
+        sum(1 for row in result.figures.options if not row.answered),
     )
     return _write(ws, record, result.findings)
 
@@ -159,6 +242,7 @@ def run_standard_path(ws: Workspace, path: Path | None = None) -> CheckRun:
         figures,
         [ev.input_ref(src, ws.root)],
         len(ws.config.options),
+        unchecked=sum(1 for row in figures.options if not row.answered),
     )
     return _write(ws, record, findings)
 
@@ -176,6 +260,8 @@ def run_isolation(ws: Workspace, path: Path | None = None, now: datetime | None 
         result.figures,
         inputs,
         len(ws.config.options),
+        isolation_notes(result.figures),
+        sum(1 for row in result.figures.options if not row.answered),
     )
     sealed = ev.seal(record, now)
     written = ev.write(sealed, ws.evidence_dir)

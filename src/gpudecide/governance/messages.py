@@ -21,6 +21,8 @@ from gpudecide.message import Message, english, message, nmessage
 from gpudecide.message import render as render_stored
 
 __all__ = [
+    "ADVERSARY_NAMES",
+    "CUSTODY_NAMES",
     "PLURAL_TEXTS",
     "TEXTS",
     "WORDS",
@@ -49,6 +51,12 @@ TEXTS: dict[str, str] = {
         "{activity} is given to the vendor {who}: experiment quality stays with the team (R1)"
     ),
     "no_on_call": N_("{activity} is an on-call duty but nobody of the team owning it is on call"),
+    "no_on_call_duty": N_(
+        "raci.yaml names no on-call duty for this option: nobody of the team answers when it breaks"
+    ),
+    "placeholder_party": N_(
+        "{activity} names {who}, still the template's placeholder: name the real person or vendor"
+    ),
     "role_uncovered": N_("{activity} needs a {role}; its Responsible ({who}) is not one"),
     "no_node_replacement": N_(
         "a dedicated option with nobody Responsible for replacing a failed node ({activity})"
@@ -66,6 +74,18 @@ TEXTS: dict[str, str] = {
     ),
     "protection_claimed": N_(
         "boundary {boundary} (required against {against}) rests on a claim, not evidence"
+    ),
+    "keys_provider_custody": N_(
+        "the provider can use the keys that decrypt the data (keys.custody=provider): the keys "
+        "boundary does not hold against {against}"
+    ),
+    "keys_shared_custody": N_(
+        "the team's key is held in the provider's KMS (keys.custody=shared): against {against} "
+        "it holds only as far as the KMS key policy and its audit log, the evidence to keep"
+    ),
+    "keys_custody_unknown": N_(
+        "who can use the keys that decrypt the data is not stated (keys.custody; required "
+        "against {against})"
     ),
     "weak_gpu_sharing": N_(
         "GPU sharing by {mode} isolates neither memory nor faults between tenants"
@@ -132,6 +152,7 @@ WORDS: frozenset[str] = frozenset(
         N_("unknown"),
         N_("open"),
         N_("claim"),
+        N_("not checked"),
         # Residue handling (I4) and an item nobody answered.
         N_("kept"),
         N_("unanswered"),
@@ -174,6 +195,23 @@ WORDS: frozenset[str] = frozenset(
     }
 )
 _JOIN = N_("{first}, {rest}")
+
+# The adversaries of the threat model (I2) in the article's words, for the report.
+ADVERSARY_NAMES: dict[str, str] = {
+    "another_team": N_("another team of the organisation"),
+    "vendor_neighbour": N_("a neighbouring customer of the vendor"),
+    "platform_admin": N_("the platform administrator"),
+    "contractor": N_("a contractor"),
+    "compromised_account": N_("a compromised account"),
+    "external_attacker": N_("an external attacker"),
+}
+# Who can use the keys that decrypt the data (isolation.yaml `custody`), for the report.
+CUSTODY_NAMES: dict[str, str] = {
+    "team": N_("only the team (its own HSM or KMS)"),
+    "provider": N_("the provider (keys it manages)"),
+    "shared": N_("the team's key in the provider's KMS"),
+    "unknown": N_("not stated"),
+}
 
 
 def word(value: str) -> Message | str:

@@ -2,12 +2,13 @@
 
 An auditor's tooling reads OSCAL, not our evidence JSON. The document has one result: the
 reviewed controls are the SP 800-53 controls the boundaries map to; each option is a
-component; each answered boundary of each option is an observation whose method says what
-it rests on (EXAMINE a document, with its SHA-256; TEST; INTERVIEW for a bare claim); each
-control of each option is a finding, satisfied only when every boundary mapped to it is in
-place with evidence. A claim never satisfies a control (I6: evidence, not declarations).
-UUIDs are derived from the content (uuid5), so the same check of the same inputs gives the
-same document.
+component; each boundary of each option is an observation whose method says what it rests on
+(EXAMINE a document, with its SHA-256; TEST; INTERVIEW for a bare claim; a boundary left
+unanswered is "not-checked"), the keys boundary with who can use the keys; each control of
+each option is a finding, satisfied only when every boundary mapped to it is in place with
+evidence (not satisfied for the reason "other" when none of them was answered). A claim
+never satisfies a control (I6: evidence, not declarations). UUIDs are derived from the
+content (uuid5), so the same check of the same inputs gives the same document.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ OSCAL_VERSION = "1.1.2"
 OSCAL_NAME = "isolation-assessment-results.json"
 _NS = uuid.uuid5(uuid.NAMESPACE_URL, "https://gpudecide.invalid/oscal")
 _METHODS = {"document": "EXAMINE", "test": "TEST", "claim": "INTERVIEW"}
+_PROPS_NS = "https://gpudecide.invalid/ns"
 
 
 def _uuid(*parts: str) -> str:
@@ -42,17 +44,21 @@ def _uuid(*parts: str) -> str:
 
 def _observation(seed: str, oid: str, comp: str, b: BoundaryFigures, at: str) -> dict[str, Any]:
     proof = b.proof
+    status = b.status if b.answered else "not-checked"
+    props = [{"name": "boundary-status", "ns": _PROPS_NS, "value": status}]
+    if b.custody is not None:
+        props.append({"name": "key-custody", "ns": _PROPS_NS, "value": b.custody})
     obs: dict[str, Any] = {
         "uuid": _uuid(seed, "obs", oid, b.boundary),
         "title": f"{oid}: {b.boundary}",
         "description": (
-            f"Boundary {b.boundary} of option {oid}: {b.status}"
+            f"Boundary {b.boundary} of option {oid}: "
+            + (b.status if b.answered else "not checked (no answer given)")
             + (f"; mechanism: {b.mechanism}" if b.mechanism else "")
             + (f"; GPU sharing mode: {b.sharing_mode}" if b.sharing_mode else "")
+            + (f"; keys usable by: {b.custody}" if b.custody else "")
         ),
-        "props": [
-            {"name": "boundary-status", "ns": "https://gpudecide.invalid/ns", "value": b.status},
-        ],
+        "props": props,
         "methods": [_METHODS[proof.kind]],
         "subjects": [{"subject-uuid": comp, "type": "component", "title": oid}],
         "collected": at,
@@ -80,14 +86,16 @@ def _control_finding(
     seed: str, oid: str, control: str, bounds: list[BoundaryFigures], obs: dict[str, str]
 ) -> dict[str, Any]:
     ok = all(b.status == "evidenced" for b in bounds)
-    states = ", ".join(f"{b.boundary}: {b.status}" for b in bounds)
+    states = ", ".join(f"{b.boundary}: {b.status if b.answered else 'not checked'}" for b in bounds)
     target: dict[str, Any] = {
         "type": "objective-id",
         "target-id": f"{controls.oscal_id(control)}_obj",
         "status": {"state": "satisfied" if ok else "not-satisfied"},
     }
     if not ok:
-        target["status"]["reason"] = "fail"
+        # A control none of whose boundaries was answered is not assessed ("other"), not failed.
+        assessed = any(b.answered for b in bounds)
+        target["status"]["reason"] = "fail" if assessed else "other"
     return {
         "uuid": _uuid(seed, "finding", oid, control),
         "title": f"{oid}: {control}",

@@ -5,8 +5,14 @@ operations) names, per option, who is Responsible, Accountable, Consulted and In
 people of the team or vendors. The check finds what makes an incident bounce between
 support queues: no Accountable (a stop factor), several, a vendor as Accountable, a row of
 vendors only, an R1 duty handed to a vendor, an on-call duty with nobody of the team on call
-(stop), a dedicated option with nobody to replace a node (stop), one person carrying too large
-a share of the on-call work (bus factor) and, for R2, a duty whose Responsible lacks its role.
+(stop), an option with no on-call duty at all (stop: nobody answers when it breaks), a
+dedicated option with nobody to replace a node (stop), one person carrying too large a share
+of the on-call work (bus factor) and, for R2, a duty whose Responsible lacks its role.
+
+A row left unanswered for an option (no assignment names it, or its assignment names only
+the template's placeholder people and vendors, whose name starts with "placeholder") is "not
+checked": listed as such, never a stop factor by being empty. An option with no answered row
+at all is not checked as a whole. Stop factors come only from answers.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from gpudecide.options import OPTION_ID_PATTERN, OptionDecl, OptionKind
 __all__ = [
     "DEDICATED",
     "ID_PATTERN",
+    "PLACEHOLDER",
     "RACI_NAME",
     "ROLES",
     "Activity",
@@ -41,6 +48,7 @@ __all__ = [
     "Vendor",
     "check",
     "is_dedicated",
+    "is_placeholder",
     "load_raci",
     "option_kinds",
 ]
@@ -57,6 +65,8 @@ ROLES: tuple[Role, ...] = (
 )
 _ALL_KINDS: tuple[OptionKind, ...] = ("owned", "rented", "managed")
 DEDICATED: frozenset[str] = frozenset({"owned", "rented"})
+# How the template marks a person or vendor still to be named.
+PLACEHOLDER = "placeholder"
 
 
 class _Strict(BaseModel):
@@ -127,7 +137,9 @@ class RaciFile(_Strict):
 
 
 class RaciOptionFigures(Figure):
-    """One option's row of the `raci` figures: what the team and the vendors carry."""
+    """One option's row of the `raci` figures: what the team and the vendors carry.
+    `not_checked` names the activities left unanswered for it; `answered` is false when no
+    activity is answered (the whole row is not checked)."""
 
     option: str
     activities: int
@@ -138,6 +150,8 @@ class RaciOptionFigures(Figure):
     on_call_load: dict[str, int]
     stopped: bool
     findings: list[Finding]
+    answered: bool = True
+    not_checked: list[str] = Field(default_factory=list)
 
 
 class ActivityRow(Figure):
@@ -229,12 +243,29 @@ def is_dedicated(option: OptionDecl, options: list[OptionDecl]) -> bool:
     return bool(option_kinds(option, options) & DEDICATED)
 
 
+def is_placeholder(name: str) -> bool:
+    """Whether a person's or vendor's name is still the template's placeholder."""
+    return name.strip().casefold().startswith(PLACEHOLDER)
+
+
 class _Table:
-    """The parties of raci.yaml, to tell people of the team from vendors."""
+    """The parties of raci.yaml, to tell people of the team from vendors and real parties
+    from the template's placeholders."""
 
     def __init__(self, raci: RaciFile) -> None:
         self.people = {p.id: p for p in raci.people}
         self.vendors = {v.id for v in raci.vendors}
+        self.placeholders = {p.id for p in raci.people if is_placeholder(p.name)} | {
+            v.id for v in raci.vendors if is_placeholder(v.name)
+        }
+
+    def answers(self, asg: Assignment | None) -> bool:
+        """Whether an assignment is an answer: it exists and names someone who is not a
+        placeholder (an assignment naming nobody is an answer: nobody)."""
+        if asg is None:
+            return False
+        named = asg.responsible + asg.accountable + asg.consulted + asg.informed
+        return not named or not set(named) <= self.placeholders
 
     def team(self, names: list[str]) -> list[str]:
         return [n for n in names if n in self.people]
@@ -243,11 +274,14 @@ class _Table:
         return [n for n in names if n in self.vendors]
 
 
-def _row_findings(act: Activity, asg: Assignment | None, oid: str, t: _Table) -> list[Finding]:
-    """Findings of one activity for one option."""
-    if asg is None or not asg.accountable:
+def _row_findings(act: Activity, asg: Assignment, oid: str, t: _Table) -> list[Finding]:
+    """Findings of one answered activity for one option."""
+    if not asg.accountable:
         return [finding("no_accountable", oid, True, "R3", activity=act.id)]
     out: list[Finding] = []
+    named = asg.responsible + asg.accountable + asg.consulted + asg.informed
+    for name in sorted(set(named) & t.placeholders):
+        out.append(finding("placeholder_party", oid, False, "R3", activity=act.id, who=name))
     if len(asg.accountable) > 1:
         out.append(
             finding(
@@ -319,40 +353,65 @@ def _option_row(
     options: list[OptionDecl],
 ) -> RaciOptionFigures:
     oid = option.id
+    answered = [(a, s) for a, s in acts if s is not None and t.answers(s)]
+    unchecked = [a.id for a, s in acts if s is None or not t.answers(s)]
     found: list[Finding] = []
-    for act, asg in acts:
-        found.extend(_row_findings(act, asg, oid, t))
-    on_call = [(a, s) for a, s in acts if a.on_call and s is not None]
-    load_count, overloaded = _bus_factor(oid, on_call, t, share)
+    if answered:
+        for act, asg in answered:
+            found.extend(_row_findings(act, asg, oid, t))
+        found += _on_call_duty(option, acts)
+        found += _node_replacement(option, acts, answered, options)
+    on_call = [(a, s) for a, s in answered if a.on_call]
+    load_count, overloaded = _bus_factor(oid, on_call, t, share) if on_call else (Counter(), [])
     found += overloaded
-    found += _node_replacement(option, acts, options)
     roles: Counter[str] = Counter()
-    for act, asg in acts:
-        if asg is not None and t.team(asg.responsible):
+    for act, asg in answered:
+        if t.team(asg.responsible):
             roles[act.role] += 1
     return RaciOptionFigures(
         option=oid,
         activities=len(acts),
-        assigned=sum(1 for _, s in acts if s is not None),
-        team_responsible=sum(1 for _, s in acts if s is not None and t.team(s.responsible)),
-        vendor_responsible=sum(1 for _, s in acts if s is not None and t.vendors_in(s.responsible)),
+        assigned=len(answered),
+        team_responsible=sum(1 for _, s in answered if t.team(s.responsible)),
+        vendor_responsible=sum(1 for _, s in answered if t.vendors_in(s.responsible)),
         roles_needed={r: roles[r] for r in ROLES if roles[r]},
         on_call_load=dict(sorted(load_count.items())),
         stopped=any(f.stop for f in found),
         findings=found,
+        answered=bool(answered),
+        not_checked=unchecked,
     )
 
 
-def _node_replacement(
-    option: OptionDecl, acts: list[tuple[Activity, Assignment | None]], options: list[OptionDecl]
+def _on_call_duty(
+    option: OptionDecl, acts: list[tuple[Activity, Assignment | None]]
 ) -> list[Finding]:
-    """D5: a dedicated option with nobody Responsible for replacing a node is stopped."""
+    """D5: an answered option with no on-call duty at all in the table is stopped: nobody of
+    the team answers when it breaks. On-call rows left unanswered are not checked (no stop);
+    an answered on-call row is judged by its own owners (`no_on_call`, `no_accountable`)."""
+    if any(a.on_call for a, _ in acts):
+        return []
+    return [finding("no_on_call_duty", option.id, True, "D5")]
+
+
+def _node_replacement(
+    option: OptionDecl,
+    acts: list[tuple[Activity, Assignment | None]],
+    answered: list[tuple[Activity, Assignment]],
+    options: list[OptionDecl],
+) -> list[Finding]:
+    """D5: a dedicated option with nobody Responsible for replacing a node is stopped: no
+    such activity in the table, or one answered with nobody Responsible. Left unanswered, it
+    is not checked."""
     if not is_dedicated(option, options):
         return []
-    rows = [(a, s) for a, s in acts if a.node_replacement]
-    if any(s is not None and s.responsible for _, s in rows):
+    rows = [a for a, _ in acts if a.node_replacement]
+    given = [(a, s) for a, s in answered if a.node_replacement]
+    if any(s.responsible for _, s in given):
         return []
-    activity = rows[0][0].id if rows else "-"
+    if rows and not given:
+        return []  # not checked
+    activity = rows[0].id if rows else "-"
     return [finding("no_node_replacement", option.id, True, "D5", activity=activity)]
 
 

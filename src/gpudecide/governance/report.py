@@ -19,7 +19,12 @@ from gpudecide.governance.figures import (
     figures_of,
 )
 from gpudecide.governance.findings import Finding
-from gpudecide.governance.isolation import Coverage, ProofFigures
+from gpudecide.governance.isolation import (
+    BoundaryFigures,
+    Coverage,
+    IsolationOptionFigures,
+    ProofFigures,
+)
 from gpudecide.governance.raci import Assignment
 from gpudecide.governance.residency import SiteFigures
 from gpudecide.i18n import translator
@@ -78,6 +83,7 @@ def _raci(section: Section, f: RaciFigures) -> None:
                 _("vendor Responsible"),
                 _("roles needed"),
                 _("on-call load"),
+                _("not checked"),
                 _("stopped"),
             ],
             [
@@ -88,18 +94,23 @@ def _raci(section: Section, f: RaciFigures) -> None:
                     str(o.vendor_responsible),
                     ", ".join(f"{k} {v}" for k, v in o.roles_needed.items()),
                     ", ".join(f"{k} {v}" for k, v in o.on_call_load.items()),
+                    str(len(o.not_checked)) if o.answered else messages.term("not checked"),
                     _yes(o.stopped),
                 ]
                 for o in f.options
             ],
         )
     )
+    unchecked = {o.option: set(o.not_checked) for o in f.options}
     rows = []
     for act in f.activities:
         cells = []
         for oid in options:
             asg = next((a for a in act.assignments if oid in a.options), None)
-            cells.append(_letters(asg) if asg else "-")
+            if act.id in unchecked[oid]:
+                cells.append(messages.term("not checked"))
+            else:
+                cells.append(_letters(asg) if asg else "-")
         rows.append([f"{act.title} ({act.spec})", *cells])
     section.tables.append(Table(_("RACI table"), [_("activity"), *options], rows))
 
@@ -139,21 +150,46 @@ def _proof_text(proof: ProofFigures) -> str:
 
 
 def _isolation_chart(f: IsolationFigures) -> Chart:
-    title = _("Boundaries per option: evidenced, claimed, open")
+    title = _("Boundaries per option: evidenced, claimed, open, not checked")
     options = [o.option for o in f.options]
-    counts: dict[str, list[int]] = {"evidenced": [], "claimed": [], "open": []}
+    counts: dict[str, list[int]] = {"evidenced": [], "claimed": [], "open": [], "not_checked": []}
     for o in f.options:
-        states = [b.status for b in o.boundaries]
+        states = [b.status for b in o.boundaries if b.answered]
+        unchecked = sum(1 for b in o.boundaries if not b.answered)
         counts["evidenced"].append(states.count("evidenced"))
         counts["claimed"].append(states.count("claimed"))
         counts["open"].append(len(states) - states.count("evidenced") - states.count("claimed"))
+        counts["not_checked"].append(unchecked)
     labels = {
         "evidenced": messages.term("evidenced"),
         "claimed": messages.term("claimed"),
         "open": messages.term("open"),
+        "not_checked": messages.term("not checked"),
         "axis": _("boundaries"),
     }
     return Chart(title, charts.boundary_status(options, counts, labels, title))
+
+
+def _adversary(adversary: str) -> str:
+    name = messages.ADVERSARY_NAMES.get(adversary)
+    return f"{_(name)} ({adversary})" if name else adversary
+
+
+def _boundary_cells(b: BoundaryFigures, required: set[str]) -> list[str]:
+    mechanism = b.mechanism or "-"
+    if b.custody is not None:
+        who = _(messages.CUSTODY_NAMES[b.custody])
+        mechanism = _("{mechanism}; who can use the keys: {custody}").format(
+            mechanism=mechanism, custody=who
+        )
+    return [
+        b.boundary,
+        messages.term(b.status) if b.answered else messages.term("not checked"),
+        _yes(b.boundary in required),
+        mechanism,
+        _proof_text(b.proof) if b.answered else "-",
+        ", ".join(b.controls),
+    ]
 
 
 def _isolation(section: Section, f: IsolationFigures) -> None:
@@ -168,7 +204,7 @@ def _isolation(section: Section, f: IsolationFigures) -> None:
                 [
                     a.name or a.id,
                     _yes(a.closed),
-                    t.adversary,
+                    _adversary(t.adversary),
                     ", ".join(t.requires),
                 ]
                 for a in f.assets
@@ -176,30 +212,41 @@ def _isolation(section: Section, f: IsolationFigures) -> None:
             ],
         )
     )
-    for o in f.options:
+    absent = [
+        [
+            o.option,
+            _adversary(n.adversary),
+            _(n.reason) if n.source == "kind" else n.reason,
+            _("the option's kind") if n.source == "kind" else _("the team"),
+        ]
+        for o in f.options
+        for n in o.not_applied
+    ]
+    if absent:
         section.tables.append(
             Table(
-                _("{option}: boundaries, proof and NIST SP 800-53 controls (I3-I5)").format(
-                    option=o.option
-                ),
+                _("Adversaries that cannot reach an option, and why (I2)"),
+                [_("option"), _("adversary"), _("reason"), _("stated by")],
+                absent,
+            )
+        )
+    for o in f.options:
+        title = _("{option}: boundaries, proof and NIST SP 800-53 controls (I3-I5)")
+        if not o.answered:
+            title = _("{option}: not checked (nothing answered in isolation.yaml)")
+        section.tables.append(
+            Table(
+                title.format(option=o.option),
                 [
                     _("boundary"),
                     _("status"),
+                    _("required"),
                     _("mechanism"),
                     _("proof"),
                     _("controls"),
                 ],
-                [
-                    [
-                        b.boundary,
-                        messages.term(b.status),
-                        b.mechanism or "-",
-                        _proof_text(b.proof),
-                        ", ".join(b.controls),
-                    ]
-                    for b in o.boundaries
-                ],
-                verbatim=frozenset({0, 4}),
+                [_boundary_cells(b, set(o.required)) for b in o.boundaries],
+                verbatim=frozenset({0, 5}),
             )
         )
     families = sorted({fam for o in f.options for fam in o.coverage})
@@ -224,12 +271,18 @@ def _isolation(section: Section, f: IsolationFigures) -> None:
             [
                 [
                     item,
-                    *[_("present") if o.regulated[item] else _("missing") for o in f.options],
+                    *[_regulated_cell(o, item) for o in f.options],
                 ]
                 for item in items
             ],
         )
     )
+
+
+def _regulated_cell(o: IsolationOptionFigures, item: str) -> str:
+    if o.regulated[item]:
+        return _("present")
+    return _("missing") if o.answered else messages.term("not checked")
 
 
 def _cov(c: Coverage | None) -> str:

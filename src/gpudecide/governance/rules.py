@@ -6,6 +6,10 @@
     residency      -> stop factor residency_violated
     secrets        -> isolation score 2 for the option whose logs leak credentials
 
+An option whose row is not checked at all (nothing answered for it) gets no score: the
+criterion stays unsettled until the team answers. Rows left unanswered beside answered ones
+lower the score like findings do: unchecked never reads as clear.
+
 Rules are pure: they read only the record's figures. `RULES` maps evidence kind to rule;
 `rules(record)` applies the right one (no rule for another kind: nothing).
 """
@@ -48,12 +52,15 @@ class _Read(BaseModel):
 
 class _Boundary(_Read):
     status: str
+    answered: bool = True
 
 
 class _Row(_Read):
     option: str
     findings: list[Finding]
     boundaries: list[_Boundary] = Field(default_factory=list)
+    answered: bool = True
+    not_checked: list[str] = Field(default_factory=list)
 
 
 class _Rows(_Read):
@@ -79,6 +86,13 @@ STOP_IDS: dict[str, tuple[str, str]] = {
         "no_accountable",
         N_("put a person of the team who owns the duty on the on-call rota (raci.yaml on_call)"),
     ),
+    "no_on_call_duty": (
+        "no_accountable",
+        N_(
+            "add the option's on-call duties to raci.yaml, each owned by a person of the team "
+            "on the on-call rota"
+        ),
+    ),
     "no_node_replacement": (
         "no_node_replacement",
         N_("name who replaces a failed node (Responsible in raci.yaml) or buy that service"),
@@ -86,6 +100,12 @@ STOP_IDS: dict[str, tuple[str, str]] = {
     "protection_missing": (
         "isolation_protection_missing",
         N_("put the boundary in place and attach its evidence in isolation.yaml"),
+    ),
+    "keys_provider_custody": (
+        "isolation_protection_missing",
+        N_(
+            "keep the keys where only the team can use them (its own HSM or KMS; keys.custody=team)"
+        ),
     ),
     "residency_violated": (
         "residency_violated",
@@ -156,14 +176,25 @@ def _findings_score(record: Evidence, criterion: str, label: str) -> Outcome:
     out: Outcome = []
     for row in _rows(record):
         out.extend(_stops(record, row))
+        if not row.answered:
+            continue  # not checked: the criterion stays unsettled for this option
         stopped = any(f.stop for f in row.findings)
         soft = [f for f in row.findings if not f.stop]
-        score = 1 if stopped else _count_score(len(soft))
+        unchecked = len(row.not_checked)
+        score = 1 if stopped else _count_score(len(soft) + unchecked)
         reason = (
             message("governance", "a stop factor")
             if stopped
             else nmessage("governance", "{n} finding", "{n} findings", n=len(soft))
         )
+        if unchecked:
+            reason = nmessage(
+                "governance",
+                "{reason}, {n} row not checked",
+                "{reason}, {n} rows not checked",
+                reason=reason,
+                n=unchecked,
+            )
         rule = message(
             "governance",
             "{label}: {reason} -> {score}",
@@ -187,13 +218,14 @@ def standard_path_rules(record: Evidence) -> Outcome:
 
 def isolation_score(row: _Row) -> int:
     """1 when stopped; else by the share of boundaries in place with evidence, at most 4 with
-    findings left."""
+    findings left or a boundary not checked."""
     if any(f.stop for f in row.findings):
         return 1
     bounds = row.boundaries
     share = sum(1 for b in bounds if b.status == "evidenced") / len(bounds) if bounds else 0.0
     score = 5 if share >= 0.9 else 4 if share >= 0.7 else 3 if share >= 0.5 else 2
-    return min(score, 4) if row.findings else score
+    unchecked = any(not b.answered for b in bounds)
+    return min(score, 4) if row.findings or unchecked else score
 
 
 def isolation_rules(record: Evidence) -> Outcome:
@@ -201,22 +233,40 @@ def isolation_rules(record: Evidence) -> Outcome:
     out: Outcome = []
     for row in _rows(record):
         out.extend(_stops(record, row))
+        if not row.answered:
+            continue  # not checked: the criterion stays unsettled for this option
         score = isolation_score(row)
         evidenced = sum(1 for b in row.boundaries if b.status == "evidenced")
+        unchecked = sum(1 for b in row.boundaries if not b.answered)
         total, found = len(row.boundaries), len(row.findings)
         # Every isolation row has all eleven boundaries: the count of findings picks the form.
-        rule = nmessage(
-            "governance",
-            "isolation (I2-I6): {evidenced} of {total} boundaries evidenced, "
-            "{found} finding -> {score}",
-            "isolation (I2-I6): {evidenced} of {total} boundaries evidenced, "
-            "{found} findings -> {score}",
-            count="found",
-            evidenced=evidenced,
-            total=total,
-            found=found,
-            score=score,
-        )
+        if unchecked:
+            rule = nmessage(
+                "governance",
+                "isolation (I2-I6): {evidenced} of {total} boundaries evidenced, "
+                "{unchecked} not checked, {found} finding -> {score}",
+                "isolation (I2-I6): {evidenced} of {total} boundaries evidenced, "
+                "{unchecked} not checked, {found} findings -> {score}",
+                count="found",
+                evidenced=evidenced,
+                total=total,
+                unchecked=unchecked,
+                found=found,
+                score=score,
+            )
+        else:
+            rule = nmessage(
+                "governance",
+                "isolation (I2-I6): {evidenced} of {total} boundaries evidenced, "
+                "{found} finding -> {score}",
+                "isolation (I2-I6): {evidenced} of {total} boundaries evidenced, "
+                "{found} findings -> {score}",
+                count="found",
+                evidenced=evidenced,
+                total=total,
+                found=found,
+                score=score,
+            )
         out.append(Suggestion(row.option, "isolation", score, english(rule), (record.id,), rule))
     return out
 
