@@ -527,6 +527,7 @@ def write_hybrid(data: Path = HYBRID_DATA) -> Path:
                 "boundary": {
                     "crosses": ["LoRA adapter weights", "evaluation metrics"],
                     "approved_by": "Head of ML platform (change ticket per crossing)",
+                    "evaluated_on": ["kz-rented-2gpu"],
                 },
                 "contours": [
                     {

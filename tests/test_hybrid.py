@@ -57,7 +57,12 @@ def _spec(root: Path, pool: dict[str, Any], vendor: dict[str, Any], **boundary: 
         "hybrids": [
             {
                 "option": "hyb",
-                "boundary": {"crosses": ["adapter"], "approved_by": "CISO", **boundary},
+                "boundary": {
+                    "crosses": ["adapter"],
+                    "approved_by": "CISO",
+                    "evaluated_on": ["pool"],
+                    **boundary,
+                },
                 "contours": [
                     {
                         "option": "pool",
@@ -149,3 +154,36 @@ def test_cli_exit_codes_and_json(tmp_path: Path) -> None:
     (tmp_path / hybrid.HYBRID_NAME).write_text("hybrids:\n  - option: nope\n")
     broken = CliRunner().invoke(app, ["check", "hybrid", "-w", str(tmp_path)])
     assert broken.exit_code == 2
+
+
+def test_where_the_evaluation_runs_is_stated(tmp_path: Path) -> None:
+    """H2: the hybrid names the contour where its evaluation runs; unnamed is a finding."""
+    ws = _ws(tmp_path)
+    ids = lambda r: [f["id"] for f in r["findings"]]  # noqa: E731
+    stated = hybrid.check_spec(
+        hybrid.load(_spec(tmp_path, {}, {}), ws.config.options).hybrids[0], tmp_path
+    )
+    assert "evaluation_place_unstated" not in ids(stated)
+    assert [f["option"] for f in stated["facts"]] == ["pool", "vendor"]
+    assert stated["facts"][0]["container_digest"] == DIGEST
+    unstated = hybrid.load(_spec(tmp_path, {}, {}, evaluated_on=[]), ws.config.options)
+    assert "evaluation_place_unstated" in ids(hybrid.check_spec(unstated.hybrids[0], tmp_path))
+    with pytest.raises(InputError, match="'elsewhere' is not a contour of hyb") as err:
+        hybrid.load(_spec(tmp_path, {}, {}, evaluated_on=["elsewhere"]), ws.config.options)
+    assert err.value.field == "hybrids.0.boundary.evaluated_on.0"
+
+
+def test_a_hybrid_described_twice_is_refused(tmp_path: Path) -> None:
+    ws = _ws(tmp_path)
+    path = _spec(tmp_path, {}, {})
+    spec = yaml.safe_load(path.read_text())
+    spec["hybrids"].append(json.loads(json.dumps(spec["hybrids"][0])))
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    with pytest.raises(InputError, match="hyb is described twice") as err:
+        hybrid.load(path, ws.config.options)
+    assert err.value.field == "hybrids.1.option"
+    spec["hybrids"] = [spec["hybrids"][0]]
+    spec["hybrids"][0]["contours"][1]["option"] = "pool"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    with pytest.raises(InputError, match="different options"):
+        hybrid.load(path, ws.config.options)

@@ -1,7 +1,8 @@
-"""Rules that turn the figures of the workload and cost evidence into score
-suggestions and stop factors (SPEC D3-D5); the queue and replay rules are the queue
-package's (`gpudecide.queue.rules`), the export audit's the artifacts package's
-(`gpudecide.artifacts.rules`). Each rule says how it got its score.
+"""Rules that turn the figures of the workload evidence into score suggestions and stop
+factors (SPEC D3-D5); the queue and replay rules are the queue package's
+(`gpudecide.queue.rules`), the export audit's the artifacts package's
+(`gpudecide.artifacts.rules`), the cost and scale rules the cost package's
+(`gpudecide.cost.rules`). Each rule says how it got its score.
 
 Thresholds are bands, not tuning knobs: each band is named in the rule text, so a reader can
 check the score against the figure in the evidence it cites. Every rule text is a message of
@@ -11,14 +12,13 @@ the "decision" catalogue (`rule_message`, `clear_message`) and its English rende
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any
 
 from gpudecide import evidence as ev
 from gpudecide.decision.context import RuleContext
 from gpudecide.findings import StopFactor, Suggestion
 from gpudecide.i18n import N_
-from gpudecide.message import Message, english, message, nmessage
+from gpudecide.message import Message, english, message
 
 Finding = Suggestion | StopFactor
 DEDICATED = ("owned", "rented")
@@ -26,13 +26,6 @@ DEDICATED = ("owned", "rented")
 # Useful busy share of a dedicated pool -> frequency score (SPEC C2, D1: "a steady queue
 # keeps GPUs busy"). Below 10 % a pool mostly waits for work.
 BUSY_BANDS = ((0.6, 5), (0.4, 4), (0.2, 3), (0.1, 2), (0.0, 1))
-# Monthly cost relative to the cheapest option -> cost score.
-COST_BANDS = (
-    (Decimal("1.10"), 5),
-    (Decimal("1.50"), 4),
-    (Decimal("2.00"), 3),
-    (Decimal("3.00"), 2),
-)
 
 
 # Words the analyses write into their figures, shown inside rule texts in the reader's language.
@@ -140,60 +133,4 @@ def profile_rules(record: ev.Evidence, ctx: RuleContext) -> list[Finding]:
                 busy=None if busy is None else float(busy),
             )
             out.append(_suggest(opt.id, "frequency", score, msg, (record.id,)))
-    return out
-
-
-def _peak_outcome(absorbs: bool, never: int) -> Message:
-    """How the pool took the peak month, as the scale rule states it."""
-    if never:
-        if absorbs:
-            return nmessage(
-                "decision", "absorbed, {n} job never fits", "absorbed, {n} jobs never fit", n=never
-            )
-        return nmessage(
-            "decision",
-            "not absorbed, {n} job never fits",
-            "not absorbed, {n} jobs never fit",
-            n=never,
-        )
-    return message("decision", "absorbed") if absorbs else message("decision", "not absorbed")
-
-
-def cost_rules(record: ev.Evidence, ctx: RuleContext) -> list[Finding]:
-    """Cost by the normal month's total against the cheapest option; scale by the peak check."""
-    f = record.figures
-    options = {o["id"]: o for o in f.get("options", [])}
-    declared = {o.id for o in ctx.options}
-    totals = {
-        oid: Decimal(o["regimes"]["normal"]["total"])
-        for oid, o in options.items()
-        if oid in declared
-    }
-    if not totals:
-        return []
-    cheapest = min(totals.values())
-    out: list[Finding] = []
-    for oid, total in totals.items():
-        ratio = total / cheapest if cheapest > 0 else Decimal(1)
-        score = next((s for ceiling, s in COST_BANDS if ratio <= ceiling), 1)
-        msg = message(
-            "decision",
-            "normal month {total:money} {currency} = {ratio:money2} x the cheapest: "
-            "<=1.1 5, <=1.5 4, <=2 3, <=3 2, else 1",
-            total=str(total),
-            currency=f.get("currency"),
-            ratio=str(ratio),
-        )
-        out.append(_suggest(oid, "cost", score, msg, (record.id,)))
-        check = options[oid].get("peak_check")
-        if check is not None and check.get("absorbs") is not None:
-            never = int(check.get("jobs_unplaceable") or 0)
-            score = 1 if never else 4 if check["absorbs"] else 2
-            msg = message(
-                "decision",
-                "peak month on {gpus} GPUs: {outcome}: absorbed 4, not 2, jobs that never fit 1",
-                gpus=check.get("pool_gpus"),
-                outcome=_peak_outcome(bool(check["absorbs"]), never),
-            )
-            out.append(_suggest(oid, "scale", score, msg, (record.id,)))
     return out

@@ -55,6 +55,10 @@ class Boundary(_Strict):
 
     crosses: list[str] = Field(description="What crosses: adapters, metrics, datasets, ...")
     approved_by: str = Field(default="", description="Who approves a crossing.")
+    evaluated_on: list[str] = Field(
+        default_factory=list,
+        description="The contours where the evaluation contract runs before publishing (H2).",
+    )
 
 
 class HybridSpec(_Strict):
@@ -83,6 +87,7 @@ MESSAGES = {
     "evaluation_publishing_rule_differs": N_("publishing rules differ ({shown})"),
     "boundary_unstated": N_("nothing is said to cross the boundary"),
     "boundary_unapproved": N_("nobody approves a crossing"),
+    "evaluation_place_unstated": N_("where the evaluation runs is not stated"),
 }
 
 
@@ -117,10 +122,26 @@ def check_spec(spec: HybridSpec, root: Path) -> dict[str, Any]:
         findings.append(_finding("boundary_unstated"))
     if not spec.boundary.approved_by.strip():
         findings.append(_finding("boundary_unapproved"))
+    if not spec.boundary.evaluated_on:
+        findings.append(_finding("evaluation_place_unstated"))
+    facts = [
+        {
+            "option": c.option,
+            "container_digest": manifests[c.option].container_digest,
+            "checkpoint_format": manifests[c.option].checkpoint_format,
+            "manifest_schema": manifests[c.option].schema_,
+            "test_set_sha256": c.evaluation.test_set_sha256,
+            "prompt_versions": list(c.evaluation.prompt_versions),
+            "thresholds": dict(c.evaluation.thresholds),
+            "publishing_rule": c.evaluation.publishing_rule,
+        }
+        for c in spec.contours
+    ]
     return {
         "option": spec.option,
         "contours": [c.option for c in spec.contours],
         "boundary": spec.boundary.model_dump(),
+        "facts": facts,
         "findings": findings,
     }
 
@@ -130,23 +151,60 @@ def load(path: Path, options: list[OptionDecl]) -> HybridFile:
     spec = load_yaml_model(path, HybridFile)
     root = yaml_root(path)
     by_id = {o.id: o for o in options}
+    seen: set[str] = set()
     for i, h in enumerate(spec.hybrids):
         line = node_line(root, ("hybrids", i, "option"))
         require_known(h.option, options, path=path, field=f"hybrids.{i}.option", line=line)
         if by_id[h.option].kind != "hybrid":
             raise InputError(
-                f"{h.option!r} is not a hybrid", path=path, line=line, field=f"hybrids.{i}.option"
+                "{option!r} is not a hybrid",
+                path=path,
+                line=line,
+                field=f"hybrids.{i}.option",
+                option=h.option,
+            )
+        if h.option in seen:
+            raise InputError(
+                "{option} is described twice",
+                path=path,
+                line=line,
+                field=f"hybrids.{i}.option",
+                hint="keep one entry per hybrid",
+                option=h.option,
+            )
+        seen.add(h.option)
+        if len({c.option for c in h.contours}) != len(h.contours):
+            raise InputError(
+                "a hybrid's two contours are different options",
+                path=path,
+                line=node_line(root, ("hybrids", i, "contours")),
+                field=f"hybrids.{i}.contours",
             )
         declared = set(by_id[h.option].contours)
+        for j, place in enumerate(h.boundary.evaluated_on):
+            if place not in declared:
+                raise InputError(
+                    "{place!r} is not a contour of {hybrid}",
+                    path=path,
+                    line=node_line(root, ("hybrids", i, "boundary", "evaluated_on", j)),
+                    field=f"hybrids.{i}.boundary.evaluated_on.{j}",
+                    hint="its contours: {known}",
+                    place=place,
+                    hybrid=h.option,
+                    known=", ".join(sorted(declared)),
+                )
         for j, c in enumerate(h.contours):
             loc = ("hybrids", i, "contours", j, "option")
             if c.option not in declared:
                 raise InputError(
-                    f"{c.option!r} is not a contour of {h.option}",
+                    "{place!r} is not a contour of {hybrid}",
                     path=path,
                     line=node_line(root, loc),
                     field=f"hybrids.{i}.contours.{j}.option",
-                    hint=f"its contours: {', '.join(sorted(declared)) or 'none declared'}",
+                    hint="its contours: {known}",
+                    place=c.option,
+                    hybrid=h.option,
+                    known=", ".join(sorted(declared)) or "none declared",
                 )
     return spec
 

@@ -459,6 +459,42 @@ def _sites_and_reversibility(section: Section, f: dict[str, Any]) -> None:
     )
 
 
+# What a run must keep unchanged to move between a hybrid's contours (H1, H3), as the
+# side-by-side table names it.
+CONTOUR_FACTS = {
+    "container_digest": N_("container digest"),
+    "checkpoint_format": N_("checkpoint format"),
+    "manifest_schema": N_("manifest schema"),
+    "test_set_sha256": N_("evaluation test set (SHA-256)"),
+    "prompt_versions": N_("evaluation prompt versions"),
+    "thresholds": N_("quality thresholds"),
+    "publishing_rule": N_("publishing rule"),
+}
+
+
+def _fact(value: object) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {fmt.fmt(v)}" for k, v in value.items()) or "-"
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value) or "-"
+    return "-" if value is None else str(value)
+
+
+def _contour_table(facts: list[dict[str, Any]]) -> Table:
+    """The contours side by side: each fact a run needs unchanged, and whether they agree."""
+    rows = []
+    for key, label in CONTOUR_FACTS.items():
+        values = [_fact(f.get(key)) for f in facts]
+        same = len(set(values)) == 1 and values[0] != "-"
+        rows.append([_(label), *values, _("same") if same else _("DIFFERS")])
+    return Table(
+        _("The contours side by side (H1, H3)"),
+        [_("what"), *[str(f["option"]) for f in facts], _("agree")],
+        rows,
+        verbatim=frozenset(range(1, len(facts) + 1)),
+    )
+
+
 def hybrid_section(section: Section) -> None:
     """Fill the report section of a "hybrid" evidence record (SPEC H1-H3)."""
     section.title = _("Hybrid: one system across two contours")
@@ -477,11 +513,20 @@ def hybrid_section(section: Section) -> None:
         )
         section.tables.append(
             Table(
-                _("Boundary (H1)"),
-                [_("what crosses"), _("approved by")],
-                [[", ".join(b["crosses"]) or "-", b["approved_by"] or "-"]],
+                _("Boundary (H1, H2)"),
+                [_("what crosses"), _("approved by"), _("where the evaluation runs")],
+                [
+                    [
+                        ", ".join(b["crosses"]) or "-",
+                        b["approved_by"] or "-",
+                        ", ".join(b.get("evaluated_on") or []) or "-",
+                    ]
+                ],
             )
         )
+        facts = h.get("facts") or []
+        if facts:
+            section.tables.append(_contour_table(facts))
 
 
 def _leader_row(f: dict[str, Any]) -> dict[str, Any] | None:

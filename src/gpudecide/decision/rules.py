@@ -10,6 +10,7 @@ from importlib import import_module
 
 from gpudecide import evidence as ev
 from gpudecide.artifacts.rules import audit_rules
+from gpudecide.cost.rules import cost_rules
 from gpudecide.decision import builtin_rules as b
 from gpudecide.decision.context import RuleContext
 from gpudecide.decision.model import StopFactor, Suggestion
@@ -23,7 +24,7 @@ RULES: dict[str, list[Rule]] = {
     "profile": [b.profile_rules],
     "queue": [queue_rules],
     "replay": [replay_rules],
-    "cost": [b.cost_rules],
+    "cost": [cost_rules],
     "audit": [audit_rules],
 }
 
