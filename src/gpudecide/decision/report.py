@@ -333,6 +333,13 @@ def _robustness(section: Section, f: dict[str, Any]) -> None:
     rows = [[label, "-" if v is None else fmt.pct(v)] for label, v in shares] + [
         [_("smallest change that flips the winner"), _flip_text(r["flip"])],
         [_("rank reversals among the rest (+-1)"), reversals or "-"],
+        [
+            _("what the Dirichlet samples are"),
+            _(
+                "weight vectors drawn at random around the team's weights (on average they "
+                "are the team's weights); the share says how often the winner stays the winner"
+            ),
+        ],
     ]
     section.tables.append(
         Table(_("Robustness of the winner to the weights"), [_("test"), _("result")], rows)
