@@ -18,6 +18,30 @@ from typing import Any
 
 from gpudecide.errors import InputError
 
+__all__ = [
+    "EARLIEST",
+    "INT_RANGES",
+    "LATEST",
+    "MAX_ATTEMPT",
+    "MAX_EXTRAS_CHARS",
+    "MAX_GPU_COUNT",
+    "MAX_PRIORITY",
+    "MAX_RUN",
+    "MAX_TEXT_CHARS",
+    "MAX_TIME_LIMIT_S",
+    "MIN_PRIORITY",
+    "TEXT_COLUMNS",
+    "Reason",
+    "check_rows",
+    "int_problem",
+    "reason_text",
+    "row_problem",
+    "shape",
+    "span_problem",
+    "stamp_problem",
+    "time_problem",
+]
+
 # The largest GPU clusters hold about 10^5 GPUs: one job attempt cannot have more.
 MAX_GPU_COUNT = 100_000
 # Requeues of one job: far more than any scheduler retries.

@@ -25,6 +25,15 @@ from gpudecide.errors import InputError
 from gpudecide.jobs import sql
 from gpudecide.jobs.schema import RESTART_AFTER_STATES
 
+__all__ = [
+    "DEFAULT_RULES",
+    "ClassifyConfig",
+    "Kind",
+    "KindRule",
+    "jobs_table",
+    "validate_rules",
+]
+
 Kind = Literal["train", "smoke", "restart", "eval", "merge", "quantize", "export", "other"]
 
 

@@ -13,6 +13,13 @@ from gpudecide.jobs.log_command import Loaded
 from gpudecide.jobs.profile import ProfileResult
 from gpudecide.jobs.profile_run import run_profile
 
+__all__ = [
+    "LOG",
+    "LOG_DATA",
+    "install",
+    "run",
+]
+
 LOG_DATA = Path(__file__).parent / "demo_data" / "sacct-8w.txt"
 LOG = "logs/sacct-8w.txt"
 

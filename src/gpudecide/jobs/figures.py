@@ -15,6 +15,14 @@ import pyarrow as pa
 from gpudecide.jobs import sql
 from gpudecide.message import Message, english, nmessage
 
+__all__ = [
+    "RECONCILIATION_KEYS",
+    "reconciliation",
+    "reconciliation_line",
+    "reconciliation_message",
+    "rounded",
+]
+
 
 def rounded(x: Any, digits: int = 3) -> Any:
     """A figure for JSON: floats rounded to `digits`, NaN and None as None, ints unchanged.

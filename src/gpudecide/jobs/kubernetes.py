@@ -29,6 +29,19 @@ from gpudecide.jobs.schema import KINDS, attempts_table
 from gpudecide.jsonio import get, parse_time, read_json, seconds_between
 from gpudecide.message import Message, message, nmessage
 
+__all__ = [
+    "ANNOTATION_CHAIN",
+    "ANNOTATION_CHECKPOINT",
+    "ANNOTATION_FIRST_STEP",
+    "ANNOTATION_KIND",
+    "EVICTION_REASONS",
+    "GPU_RESOURCES",
+    "PREEMPTION_REASONS",
+    "index_events",
+    "list_kind",
+    "read_kubernetes",
+]
+
 ANNOTATION_KIND = "gpudecide.io/kind"
 ANNOTATION_CHAIN = "gpudecide.io/chain"
 ANNOTATION_FIRST_STEP = "gpudecide.io/first-step-at"

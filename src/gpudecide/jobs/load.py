@@ -20,6 +20,19 @@ from gpudecide.jobs.tabular import read_tabular
 from gpudecide.jsonio import read_json
 from gpudecide.message import Message, english
 
+__all__ = [
+    "FORMATS",
+    "Detected",
+    "IanaZone",
+    "JobLog",
+    "LogFormat",
+    "LogSpec",
+    "check_timezone",
+    "detect_format",
+    "load_logs",
+    "log_span",
+]
+
 LogFormat = Literal[
     "auto", "sacct", "slurm-json", "csv", "jsonl", "kubernetes", "sagemaker", "openai"
 ]

@@ -32,6 +32,17 @@ from gpudecide.jobs.schema import KINDS, attempts_table
 from gpudecide.jsonio import get, parse_time, read_json, seconds_between
 from gpudecide.message import Message, message, nmessage
 
+__all__ = [
+    "INSTANCE_GPUS",
+    "OPENAI_STATES",
+    "SAGEMAKER_FINAL",
+    "is_openai_events",
+    "is_sagemaker",
+    "openai_jobs",
+    "read_openai",
+    "read_sagemaker",
+]
+
 # GPUs per SageMaker instance type (AWS instance documentation) and their class.
 INSTANCE_GPUS: dict[str, tuple[int, str]] = {
     "ml.p3.2xlarge": (1, "v100"),

@@ -27,6 +27,27 @@ from gpudecide.jobs.schema import KINDS
 from gpudecide.jsonio import utc_iso
 from gpudecide.message import Message, english, message, nmessage, record_texts
 
+__all__ = [
+    "BURSTY_CV",
+    "BURSTY_TOP_SHARE",
+    "DURATION_BUCKETS",
+    "LEAD_TIME_HOURS",
+    "MAX_WEEKS",
+    "MEANINGS",
+    "PARTLY_PREDICTABLE_WAPE",
+    "PREDICTABLE_WAPE",
+    "SHAPES",
+    "TOP_JOBS_FRACTION",
+    "VERDICTS",
+    "ProfileOptions",
+    "ProfileResult",
+    "build_profile",
+    "skipped_figures",
+    "summary_line",
+    "summary_message",
+    "to_evidence",
+]
+
 # F2: a workload is "bursty" when weekly GPU-hours vary this much, or when a tenth of the
 # jobs hold this share of all GPU-hours.
 BURSTY_CV = 0.75

@@ -35,6 +35,20 @@ from gpudecide.jobs.bounds import Reason, reason_text
 from gpudecide.jobs.schema import ATTEMPTS_SCHEMA, KINDS, SLURM_COMPACT_STATES, SLURM_STATES
 from gpudecide.message import Message, english, message, nmessage
 
+__all__ = [
+    "FREE_TEXT_FIELDS",
+    "KNOWN_FIELDS",
+    "RECOMMENDED_COMMAND",
+    "RECOMMENDED_FIELDS",
+    "BadRow",
+    "FieldRows",
+    "ParseResult",
+    "describe_bad",
+    "fold_field_rows",
+    "parse_format_list",
+    "read_sacct",
+]
+
 # The --format list the README recommends; every field exists in Slurm 22.05 and later.
 RECOMMENDED_FIELDS = (
     "JobID,JobIDRaw,JobName,User,Account,Partition,QOS,Priority,State,ExitCode,Reason,"

@@ -12,6 +12,20 @@ import pyarrow as pa
 
 from gpudecide.i18n import N_
 
+__all__ = [
+    "ATTEMPTS_SCHEMA",
+    "CANONICAL_COLUMNS",
+    "COLUMN_DOCS",
+    "KINDS",
+    "REQUIRED_COLUMNS",
+    "RESTART_AFTER_STATES",
+    "SLURM_COMPACT_STATES",
+    "SLURM_STATES",
+    "STATES",
+    "TIMESTAMP_COLUMNS",
+    "attempts_table",
+]
+
 KINDS = ("train", "smoke", "restart", "eval", "merge", "quantize", "export", "other")
 
 STATES = (

@@ -42,6 +42,13 @@ from gpudecide.jobs.schema import SLURM_STATES
 from gpudecide.jsonio import read_json
 from gpudecide.message import Message, nmessage
 
+__all__ = [
+    "NAMES",
+    "data_parser",
+    "is_slurm_json",
+    "read_slurm_json",
+]
+
 # The sacct fields each record is rendered into (the README's list, plus the cluster).
 NAMES = [*RECOMMENDED_FIELDS.split(","), "Cluster"]
 _INDEX = {n: i for i, n in enumerate(NAMES)}

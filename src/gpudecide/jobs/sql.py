@@ -5,6 +5,11 @@ from __future__ import annotations
 import duckdb
 import pyarrow as pa
 
+__all__ = [
+    "connect",
+    "literal",
+]
+
 
 def connect(**tables: pa.Table) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB that reads times in UTC, with the Arrow tables registered by name.

@@ -29,6 +29,10 @@ from gpudecide.jobs.schema import (
 )
 from gpudecide.jsonio import loads_bounded
 
+__all__ = [
+    "read_tabular",
+]
+
 _INT_COLUMNS = ("attempt", "gpu_count", "req_gpus", "priority", "time_limit_s")
 _TEXT_COLUMNS = (
     "job_id",

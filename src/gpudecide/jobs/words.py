@@ -19,6 +19,15 @@ from gpudecide.jobs.profile import MEANINGS, SHAPES, VERDICTS
 from gpudecide.jobs.profile_figures import Predictability, Reconciliation
 from gpudecide.message import is_message, render
 
+__all__ = [
+    "figure",
+    "meaning_text",
+    "reconciliation_text",
+    "shape_word",
+    "skipped_lines",
+    "verdict_word",
+]
+
 _ = translator("jobs")
 _n = _.n
 
