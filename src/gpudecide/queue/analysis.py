@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Literal
@@ -21,10 +21,16 @@ from gpudecide.jsonio import utc_iso
 from gpudecide.message import Message, english, message, nmessage, record_texts, render
 from gpudecide.queue import chains as chain_mod
 from gpudecide.queue import lifecycle, preemption, replay
-from gpudecide.queue.model import Figure, RecordMessages
+from gpudecide.queue.model import Figure, QueueContour, RecordMessages
 from gpudecide.queue.restarts import RestartsFigures, restarts_from_zero
 from gpudecide.queue.slo import SLO, SloFigures, SLOFile, evaluate, why_message
-from gpudecide.queue.words import VERDICTS, WINDOWS, word_message
+from gpudecide.queue.words import (
+    VERDICTS,
+    WINDOWS,
+    jobs_by_gpus,
+    replay_window,
+    word_message,
+)
 
 __all__ = [
     "EVIDENCE_JOBS_MAX",
@@ -40,6 +46,7 @@ __all__ = [
     "ReplaySloFigures",
     "ReplayWindowFigures",
     "SkippedRowFigures",
+    "UnplaceableFigures",
     "analyse_queue",
     "overview_of",
     "queue_evidence",
@@ -70,6 +77,12 @@ class QueueOptions:
     chain_pattern: str | None = None
     classify: ClassifyConfig = field(default_factory=ClassifyConfig)
     as_of: datetime | None = None
+    # The option whose platform the log comes from (None: the team's workload) and the
+    # contour its logs exercised (`queue.logs.contour_of`), stated in the record.
+    option: str | None = None
+    contour: QueueContour | None = None
+    # What a reader must know about how the logs were chosen (`queue.logs`).
+    notes: list[Message] = field(default_factory=list)
 
 
 class JobFigures(Figure):
@@ -134,7 +147,12 @@ class SkippedRowFigures(Figure):
 
 class QueueOverview(Figure):
     """The figures of a `queue` record but the per-job list and the messages: everything a
-    summary, a note or a command's line is said from, cheap to read for any log."""
+    summary, a note or a command's line is said from, cheap to read for any log.
+
+    `option` names the option whose platform the log comes from and `contour` what it
+    exercised; a record of the team's workload has neither (the keys are left out)."""
+
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"option", "contour"})
 
     summary: QueueSummaryFigures
     phases: dict[str, lifecycle.PhaseFigures]
@@ -147,12 +165,14 @@ class QueueOverview(Figure):
     skipped_rows: int
     skipped: list[SkippedRowFigures]
     duplicate_rows_dropped: int
+    option: str | None = None
+    contour: QueueContour | None = None
 
 
 class QueueFigures(QueueOverview):
     """The figures of a `queue` record (SPEC Q1-Q5)."""
 
-    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"messages"})
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"messages", "option", "contour"})
 
     jobs: list[JobFigures]
     messages: RecordMessages | None = None
@@ -209,6 +229,8 @@ def analyse_queue(log: JobLog, options: QueueOptions | None = None) -> dict[str,
         for r in lc.to_pylist()
     ]
     per_job.sort(key=lambda j: (j["submit"] or "", j["job_id"]))
+    # What the reader must know about the sources: how they were chosen, then the logs' own.
+    sources = [*opts.notes, *log.note_messages]
     # Counted in tasks: a pending array range is each of its tasks (issue: ranges as one job).
     total = sum(j["tasks"] for j in per_job)
     measured = sum(j["tasks"] for j in per_job if j["queue_wait_s"] is not None)
@@ -226,7 +248,7 @@ def analyse_queue(log: JobLog, options: QueueOptions | None = None) -> dict[str,
         "ambiguity": lifecycle.ambiguity(lc),
         "wait_by_category_s": lifecycle.wait_by_category(reasons),
         "slo_verdicts": {s["name"]: s["verdict"] for s in slos},
-        "source_notes": list(log.notes),
+        "source_notes": [english(m) for m in sources],
     }
     figures: dict[str, Any] = {
         "jobs": per_job,
@@ -243,8 +265,12 @@ def analyse_queue(log: JobLog, options: QueueOptions | None = None) -> dict[str,
         "chains": chain_mod.chains(lc, opts.chain_pattern),
         **skipped_figures(log),
     }
+    if opts.option is not None:
+        figures["option"] = opts.option
+    if opts.contour is not None:
+        figures["contour"] = opts.contour.model_dump(mode="json")
     overview = overview_of(figures)
-    notes = _queue_notes(overview, len(per_job), log.note_messages)
+    notes = _queue_notes(overview, len(per_job), sources)
     figures["messages"] = record_texts(queue_summary_message(overview), notes).messages
     return figures
 
@@ -303,7 +329,7 @@ def queue_summary_message(f: QueueOverview) -> Message:
     apart, and each SLO's verdict (Q1-Q3)."""
     s = f.summary
     q = f.phases["queue_wait"]
-    return message(
+    said = message(
         "queue",
         "{jobs}; queue wait p50 {p50}, p90 {p90} {measured}; {indistinct}; {slo}",
         jobs=nmessage("queue", "{n} jobs", "{n} jobs", n=s.jobs),
@@ -320,6 +346,9 @@ def queue_summary_message(f: QueueOverview) -> Message:
         ),
         slo=[_slo_phrase(x) for x in f.slo] or message("queue", "no SLO given"),
     )
+    if f.option is None:
+        return said
+    return message("queue", "option {option}: {summary}", option=f.option, summary=said)
 
 
 def queue_summary_line(figures: Mapping[str, Any]) -> str:
@@ -440,9 +469,25 @@ class ReplaySloFigures(Figure):
     allowed_violation_share: float
 
 
+class UnplaceableFigures(Figure):
+    """Jobs a pool cannot hold, by the GPUs each needs."""
+
+    gpus: int
+    jobs: int
+
+
 class PoolFigures(Figure):
     """What a pool of one size did to the log (`replay.PoolStats`), with the share of the
-    SLO's jobs that waited past its threshold."""
+    SLO's jobs that waited past its threshold.
+
+    The waits are of the jobs the pool holds; the jobs it cannot hold (`unplaceable`, by
+    the GPUs they need) never start, so the SLO share counts each as a violation, over the
+    `slo_jobs` the SLO selects (`slo_unplaceable` of them beyond the pool). `utilisation`
+    is the occupied utilisation: GPU-hours of the jobs it ran over its GPUs times the
+    replayed window. Records written before these keys existed lack them.
+    """
+
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"unplaceable", "slo_jobs", "slo_unplaceable"})
 
     gpus: int
     policy: replay.Policy
@@ -459,13 +504,21 @@ class PoolFigures(Figure):
     longest_queue: int
     preemptions: int
     lost_gpu_hours: float
+    unplaceable: list[UnplaceableFigures] | None = None
+    slo_jobs: int | None = None
+    slo_unplaceable: int | None = None
+
+    @property
+    def held(self) -> bool:
+        """Whether the pool holds every job of the log."""
+        return self.jobs_unplaceable == 0
 
 
 class ReplayFigures(Figure):
     """The figures of a `replay` record (SPEC C8, D3, Q3); `notes` and `messages` are
     said from the rest."""
 
-    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"messages"})
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"messages", "option"})
 
     window: ReplayWindowFigures
     policy: replay.Policy
@@ -477,6 +530,8 @@ class ReplayFigures(Figure):
     largest_job_gpus: int
     notes: list[str] = Field(default_factory=list)
     messages: RecordMessages | None = None
+    # The option whose platform the replayed logs come from (left out: the team's workload).
+    option: str | None = None
 
 
 @dataclass
@@ -572,13 +627,20 @@ class _Pools:
             tr = self.trace
             out = replay.simulate(tr, n, self.policy, checkpoint_s=self.checkpoint_s)
             st = replay.pool_stats(tr, out, n, self.policy, span_s=self.span).as_dict()
+            never = np.isnan(out.start)
+            sizes, counts = np.unique(tr.gpus[never], return_counts=True)
+            st["unplaceable"] = [
+                {"gpus": int(g), "jobs": int(c)} for g, c in zip(sizes, counts, strict=True)
+            ]
             if self.mask is not None and self.threshold is not None:
                 mask = self.mask
                 # a job the pool cannot hold never starts: a violation, not a missing value
-                waits = np.where(np.isnan(out.start), np.inf, out.start - tr.ready + self.offset)
+                waits = np.where(never, np.inf, out.start - tr.ready + self.offset)
                 st["slo_violation_share"] = (
                     round(float((waits[mask] > self.threshold).mean()), 4) if mask.any() else None
                 )
+                st["slo_jobs"] = int(mask.sum())
+                st["slo_unplaceable"] = int((mask & never).sum())
             st["notes"] = out.messages
             self.evaluated[n] = st
         return self.evaluated[n]
@@ -636,15 +698,19 @@ def run_replay(
     policy: replay.Policy,
     slo: tuple[str, SLO] | None,
     checkpoint_s: float | None = None,
+    *,
+    option: str | None = None,
+    notes: Sequence[Message] = (),
 ) -> dict[str, Any]:
-    """Replay every pool size (or search the smallest meeting the SLO) and summarise."""
+    """Replay every pool size (or search the smallest meeting the SLO) and summarise; the
+    record names the option its logs come from, when they come from one."""
     tr = data.trace
     pools = _Pools(data, policy, slo, checkpoint_s)
     recommended = _recommended(pools, sizes, slo)
     evaluated = pools.evaluated
     # Each note once, in the order of its English text, whatever pool size said it.
     said = {english(m): m for st in evaluated.values() for m in st.pop("notes")}
-    notes = [said[text] for text in sorted(said)] + _slo_notes(slo)
+    made_notes = [said[text] for text in sorted(said)] + _slo_notes(slo)
     figures: dict[str, Any] = {
         "window": data.window,
         "policy": policy,
@@ -662,20 +728,85 @@ def run_replay(
         "zero_wait_peak_gpus": replay.zero_wait_peak(tr),
         "largest_job_gpus": int(tr.gpus.max()),
     }
-    texts = record_texts(replay_summary_message(ReplayFigures.model_validate(figures)), notes)
+    if option is not None:
+        figures["option"] = option
+    typed = ReplayFigures.model_validate(figures)
+    texts = record_texts(replay_summary_message(typed), [*made_notes, *_pool_notes(typed), *notes])
     figures["notes"] = texts.notes
     figures["messages"] = texts.messages
     return figures
 
 
+def _unplaceable(p: PoolFigures) -> list[tuple[int, int]]:
+    return [(u.gpus, u.jobs) for u in p.unplaceable or []]
+
+
 def _pool_phrase(p: PoolFigures) -> Message:
-    return message(
-        "queue",
-        "{gpus} GPUs: p95 wait {wait:.1f} h, utilisation {share:.0%}",
-        gpus=p.gpus,
-        wait=(p.wait_p95_s or 0) / 3600,
-        share=p.utilisation or 0,
+    """One pool in the summary: a pool that cannot hold every job says so first, and its
+    waits are said to be of the jobs it holds (it never reads better than it is)."""
+    args = {"gpus": p.gpus, "wait": (p.wait_p95_s or 0) / 3600, "share": p.utilisation or 0}
+    if p.held:
+        return message(
+            "queue", "{gpus} GPUs: p95 wait {wait:.1f} h, occupied utilisation {share:.0%}", **args
+        )
+    never = jobs_by_gpus(_unplaceable(p)) or nmessage(
+        "queue", "{n} jobs", "{n} jobs", n=p.jobs_unplaceable
     )
+    return nmessage(
+        "queue",
+        "{gpus} GPUs: cannot hold {never}; p95 wait of the {jobs} job it holds {wait:.1f} h, "
+        "occupied utilisation {share:.0%}",
+        "{gpus} GPUs: cannot hold {never}; p95 wait of the {jobs} jobs it holds {wait:.1f} h, "
+        "occupied utilisation {share:.0%}",
+        count="jobs",
+        never=never,
+        jobs=p.jobs,
+        **args,
+    )
+
+
+def _pool_notes(f: ReplayFigures) -> list[Message]:
+    """What each pool's utilisation is (its name, window and pool size), and how the pools
+    that cannot hold every job are counted."""
+    w = f.window
+    notes = [
+        message(
+            "queue",
+            "occupied utilisation of each pool, {window}: GPU-hours of the jobs it ran over "
+            "its GPUs times the window; the jobs it cannot hold are not in it",
+            window=replay_window(w.kind, w.start, w.end),
+        )
+    ]
+    short = [p for p in f.pools if not p.held]
+    if not short:
+        return notes
+    sizes = ", ".join(str(p.gpus) for p in short)
+    if f.slo is not None:
+        notes.append(
+            nmessage(
+                "queue",
+                "{n} pool size cannot hold every job ({sizes} GPUs): its waits are of the jobs "
+                "it holds, and its SLO share counts the jobs it cannot hold as violations",
+                "{n} pool sizes cannot hold every job ({sizes} GPUs): their waits are of the "
+                "jobs they hold, and their SLO share counts the jobs they cannot hold as "
+                "violations",
+                n=len(short),
+                sizes=sizes,
+            )
+        )
+    else:
+        notes.append(
+            nmessage(
+                "queue",
+                "{n} pool size cannot hold every job ({sizes} GPUs): its waits are of the jobs "
+                "it holds",
+                "{n} pool sizes cannot hold every job ({sizes} GPUs): their waits are of the "
+                "jobs they hold",
+                n=len(short),
+                sizes=sizes,
+            )
+        )
+    return notes
 
 
 def _listed(items: list[Message]) -> Message | str:
@@ -698,6 +829,8 @@ def replay_summary_message(f: ReplayFigures) -> Message:
         window=word_message(WINDOWS, f.window.kind),
         policy=f.policy,
     )
+    if f.option is not None:
+        replayed = message("queue", "option {option}: {summary}", option=f.option, summary=replayed)
     pools = _listed([_pool_phrase(p) for p in f.pools[:4]])
     slo, rec = f.slo, f.recommended_gpus
     if not slo:

@@ -33,6 +33,7 @@ from gpudecide.queue.words import (
     CAUSES,
     PHASES,
     VERDICTS,
+    cannot_hold,
     duration,
     reason,
     word,
@@ -45,6 +46,14 @@ _n = _.n
 
 _SloOpt = Annotated[
     Path | None, typer.Option("--slo", help="slo.yaml with the normal and urgent SLOs (Q3).")
+]
+_OptionOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--option",
+        help="Option whose platform these logs come from (its scheduler, or a managed "
+        "vendor's job log); default: the workspace's logs[].option, else the team's workload.",
+    ),
 ]
 
 
@@ -62,8 +71,11 @@ def queue(
     evidence_dir: EvidenceDirOpt = None,
     workspace_dir: WorkspaceOpt = None,
     as_json: JsonOpt = False,
+    option: _OptionOpt = None,
 ) -> None:
     """Queue: lifecycle phases, wait reasons, SLOs, preemption and chains (Q1-Q5)."""
+    # One record per option the logs come from (logs[].option), one for the logs of no
+    # option; --json prints one object, or {"records": [...]} when there are several.
     command = LogCommand(
         list(logs or []),
         tz,
@@ -75,10 +87,32 @@ def queue(
         as_json,
     )
     with guard(as_json):
-        run = runs.queue_run(command.workspace(), command.load, slo_opt, chain_pattern)
-    _present(run.figures, run.written, as_json, lambda: _print_queue(queue_figures(run.record)))
-    if run.failed:
+        made = runs.queue_runs(command, slo_opt, chain_pattern, option)
+    if as_json and len(made) > 1:
+        emit_json({"records": [_with_written(r.figures, r.written) for r in made]})
+    else:
+        for run in made:
+            _present(run.figures, run.written, as_json, _queue_lines(run, len(made) > 1))
+    if any(run.failed for run in made):
         raise typer.Exit(1)
+
+
+def _queue_lines(run: runs.QueueRun, several: bool) -> Callable[[], None]:
+    """The lines of one queue record, under a heading naming its option (or the team's
+    workload) when it names one or stands beside others."""
+
+    def lines() -> None:
+        if run.option is not None:
+            out.print(_("queue of option {option}:").format(option=run.option), markup=False)
+        elif several:
+            out.print(_("queue of the team's workload (logs of no option):"), markup=False)
+        _print_queue(queue_figures(run.record))
+
+    return lines
+
+
+def _with_written(figures: dict[str, Any], written: Path | None) -> dict[str, Any]:
+    return {**figures, "evidence": str(written) if written else None}
 
 
 def _present(
@@ -87,7 +121,7 @@ def _present(
     """The figures for machines (--json, English) or their lines for people, then where the
     record went."""
     if as_json:
-        emit_json({**figures, "evidence": str(written) if written else None})
+        emit_json(_with_written(figures, written))
         return
     lines()
     if written:
@@ -241,8 +275,11 @@ def replay(
     evidence_dir: EvidenceDirOpt = None,
     workspace_dir: WorkspaceOpt = None,
     as_json: JsonOpt = False,
+    option: _OptionOpt = None,
 ) -> None:
     """Replay the log through a dedicated pool of N GPUs: waits, SLO, utilisation (C8, D3)."""
+    # Every log is replayed together (a dedicated pool would hold all of the work); the
+    # record names the option they come from when they all come from one.
     command = LogCommand(
         list(logs or []),
         tz,
@@ -255,14 +292,14 @@ def replay(
     )
     with guard(as_json):
         run = runs.replay_run(
-            command.workspace(),
-            command.load,
+            command,
             gpus=gpus,
             slo=slo_opt,
             slo_name=slo_name,
             policy=policy,
             window=window,
             checkpoint_minutes=checkpoint_minutes,
+            option=option,
         )
     _present(run.figures, run.written, as_json, lambda: _print_replay(replay_figures(run.record)))
     if run.failed:
@@ -279,8 +316,9 @@ def _print_replay(f: ReplayFigures) -> None:
         "p95",
         "p99",
         _("max"),
+        _("cannot hold"),
         _("SLO viol."),
-        _("util."),
+        _("occupied util."),
         _("longest queue"),
         box=None,
     )
@@ -293,8 +331,12 @@ def _print_replay(f: ReplayFigures) -> None:
             str(p.gpus),
             digits(str(p.jobs)),
             *waits,
+            cannot_hold(
+                p.jobs_unplaceable,
+                None if p.unplaceable is None else [(u.gpus, u.jobs) for u in p.unplaceable],
+            ),
             not_available() if share is None else pct(share),
-            pct0(p.utilisation or 0),
+            not_available() if p.utilisation is None else pct0(p.utilisation),
             digits(str(p.longest_queue)),
         )
     out.print(table)

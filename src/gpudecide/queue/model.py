@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
-__all__ = ["Figure", "RecordMessages"]
+__all__ = ["Figure", "QueueContour", "RecordMessages"]
 
 
 class Figure(BaseModel):
@@ -38,3 +38,15 @@ class RecordMessages(Figure):
 
     summary: dict[str, Any]
     notes: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class QueueContour(Figure):
+    """`figures["contour"]` of a queue record that names an option: what its logs exercised,
+    in the shape every run record states it (`gpudecide.decision.contour`)."""
+
+    executor: str | None
+    cluster: str = ""
+    context: str = ""
+    host: str = ""
+    storage: str = ""
+    artifacts: str | None = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from gpudecide.fmt import fmt, hours, not_available, pct
 from gpudecide.i18n import current_language, translator
 from gpudecide.message import render
-from gpudecide.queue.analysis import QueueFigures
+from gpudecide.queue.analysis import PoolFigures, QueueFigures, ReplayFigures
 from gpudecide.queue.figures import queue_figures, replay_figures
 from gpudecide.queue.slo import SloFigures
 from gpudecide.queue.words import (
@@ -21,7 +21,9 @@ from gpudecide.queue.words import (
     RECONCILIATION,
     RESTART_VERDICTS,
     VERDICTS,
+    cannot_hold,
     reason,
+    replay_window,
     word,
     yes_no,
 )
@@ -264,6 +266,26 @@ def _chains_table(section: Section, f: QueueFigures) -> None:
     )
 
 
+def _counts(p: PoolFigures) -> list[tuple[int, int]] | None:
+    return None if p.unplaceable is None else [(u.gpus, u.jobs) for u in p.unplaceable]
+
+
+def _pools_caption(f: ReplayFigures) -> str:
+    """What the pool table's figures are: waits of the jobs a pool holds, the SLO share with
+    the jobs it cannot hold as violations, the occupied utilisation over the window."""
+    window = render(replay_window(f.window.kind, f.window.start, f.window.end))
+    if f.slo is None:
+        return _(
+            "Pool sizes, {window}: waits are of the jobs each pool holds; occupied utilisation "
+            "is the GPU-hours of the jobs a pool ran over its GPUs times the window"
+        ).format(window=window)
+    return _(
+        "Pool sizes, {window}: waits are of the jobs each pool holds; the share of SLO {slo} "
+        "violations counts the jobs a pool cannot hold as violations; occupied utilisation "
+        "is the GPU-hours of the jobs a pool ran over its GPUs times the window"
+    ).format(window=window, slo=f.slo.name)
+
+
 def replay_section(section: Section) -> None:
     """Pool sizes replayed against the log (SPEC C8, D3)."""
     f = replay_figures(section.record)
@@ -276,16 +298,17 @@ def replay_section(section: Section) -> None:
         section.charts.append(Chart(title, svg))
     section.tables.append(
         Table(
-            t("pools"),
+            _pools_caption(f),
             [
                 _("GPUs"),
-                _("jobs"),
+                _("jobs it holds"),
                 "p50",
                 "p95",
                 "p99",
                 _("max"),
+                _("jobs it cannot hold"),
                 _("SLO violations"),
-                _("utilisation"),
+                _("occupied utilisation"),
                 _("longest queue"),
             ],
             [
@@ -296,6 +319,7 @@ def replay_section(section: Section) -> None:
                     hours(p.wait_p95_s),
                     hours(p.wait_p99_s),
                     hours(p.wait_max_s),
+                    cannot_hold(p.jobs_unplaceable, _counts(p)),
                     pct(p.slo_violation_share),
                     pct(p.utilisation),
                     fmt(p.longest_queue),

@@ -25,7 +25,7 @@ from gpudecide.queue.words import WINDOWS, word_message
 if TYPE_CHECKING:  # the decision passes its context; the queue never imports the decision
     from gpudecide.decision.context import RuleContext
 
-__all__ = ["DEDICATED", "Finding", "queue_rules", "replay_rules"]
+__all__ = ["DEDICATED", "HARD_STOP_MIN_JOBS", "Finding", "queue_rules", "replay_rules"]
 
 Finding = Suggestion | StopFactor
 DEDICATED = ("owned", "rented")
@@ -53,10 +53,25 @@ def _stop(
     )
 
 
+def _largest(pool: dict[str, Any]) -> int | None:
+    """GPUs of the largest job the pool cannot hold (None: the record does not say)."""
+    sizes = [u.get("gpus") for u in pool.get("unplaceable") or [] if isinstance(u, dict)]
+    found = [int(g) for g in sizes if isinstance(g, int | float)]
+    return max(found) if found else None
+
+
 def _replay_why(
-    never: int, share: float | None, allowed: float | None, slo: str | None
+    never: int, share: float | None, allowed: float | None, slo: str | None, largest: int | None
 ) -> tuple[int, Message]:
     """The queue score of one replayed pool and why."""
+    if never and largest is not None:
+        return 1, nmessage(
+            "queue",
+            "{n} job larger than the pool never runs (the largest needs {largest} GPUs)",
+            "{n} jobs larger than the pool never run (the largest needs {largest} GPUs)",
+            n=never,
+            largest=largest,
+        )
     if never:
         return 1, nmessage(
             "queue",
@@ -102,7 +117,7 @@ def replay_rules(record: ev.Evidence, ctx: RuleContext) -> list[Finding]:
         cited = (record.id,)
         never = int(pool.get("jobs_unplaceable") or 0)
         share = pool.get("slo_violation_share")
-        score, why = _replay_why(never, share, allowed, slo.get("name"))
+        score, why = _replay_why(never, share, allowed, slo.get("name"), _largest(pool))
         msg = message(
             "queue",
             "replay of {gpus} GPUs ({window} window): {why}",
@@ -113,12 +128,18 @@ def replay_rules(record: ev.Evidence, ctx: RuleContext) -> list[Finding]:
         out.append(_suggest(opt.id, "queue", score, msg, cited))
         if not hard or share is None or allowed is None:
             continue
-        jobs = int(pool.get("jobs") or 0) + never
+        # The share is of the jobs the SLO selects; an older record does not say how many,
+        # and then every replayed job stands in for them.
+        selected = pool.get("slo_jobs")
+        jobs = int(selected) if isinstance(selected, int) else int(pool.get("jobs") or 0) + never
         if jobs >= HARD_STOP_MIN_JOBS and share > allowed:
-            stop = message(
+            stop = nmessage(
                 "queue",
-                "hard SLO {slo}: {share:pct} of {jobs} replayed jobs wait too long on "
-                "{gpus} GPUs, allowed {allowed:pct}",
+                "hard SLO {slo}: {share:pct} of the {jobs} job it selects wait too long on "
+                "{gpus} GPUs (a job the pool cannot hold waits for ever), allowed {allowed:pct}",
+                "hard SLO {slo}: {share:pct} of the {jobs} jobs it selects wait too long on "
+                "{gpus} GPUs (a job the pool cannot hold waits for ever), allowed {allowed:pct}",
+                count="jobs",
                 slo=slo.get("name"),
                 share=share,
                 jobs=jobs,

@@ -1,21 +1,25 @@
 """The library entry of `gpudecide queue` and `gpudecide replay`: settings and job logs in,
-evidence record out (SPEC Q1-Q5, C8, D3).
+evidence records out (SPEC Q1-Q5, C8, D3).
 
     queue_settings(ws, slo, chain_pattern)      the SLO file and the chain naming rule
     replay_settings(ws, gpus, slo, ...)         pool sizes, policy, window, SLO, checkpoints
-    run_queue(loaded, settings)                 -> QueueRun  (evidence kind "queue")
-    run_replay(loaded, settings)                -> ReplayRun (evidence kind "replay")
-    queue_run(ws, load, ...) / replay_run(...)  the commands' one call: settings, logs, run
+    run_queue(loaded, settings, ...)            -> QueueRun  (evidence kind "queue")
+    run_replay(loaded, settings, ...)           -> ReplayRun (evidence kind "replay")
+    queue_runs(command, ...)                    `gpudecide queue`: one record per option
+    replay_run(command, ...)                    `gpudecide replay`: one record of every log
 
 A setting comes from its flag, else from the workspace's gpudecide.yaml; a bad one is an
 `InputError` naming the flag or the file, line and key it came from, raised before a log is
-read. Nothing here prints: the commands present the runs, the demo runs them on its workspace.
+read. The logs are grouped by the option whose platform they come from (`queue.logs`): a
+queue record per group, each naming its option; a replay replays every log together (a
+dedicated pool would hold all of the work). Nothing is written until every group has been
+read and analysed. Nothing here prints: the commands present the runs, the demo runs them
+on its workspace.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -25,7 +29,8 @@ from gpudecide import workspace
 from gpudecide.errors import InputError
 from gpudecide.inputs import node_line, yaml_root
 from gpudecide.jobs.classify import ClassifyConfig
-from gpudecide.jobs.cli import Loaded
+from gpudecide.jobs.cli import Loaded, LogCommand
+from gpudecide.message import Message, message
 from gpudecide.queue import slo as slo_mod
 from gpudecide.queue.analysis import (
     QueueOptions,
@@ -35,6 +40,15 @@ from gpudecide.queue.analysis import (
     replay_input,
 )
 from gpudecide.queue.analysis import run_replay as replay_figures
+from gpudecide.queue.logs import (
+    LogGroup,
+    contour_of,
+    load_group,
+    log_groups,
+    shown,
+    unnamed_vendor_note,
+    workspace_file,
+)
 from gpudecide.queue.replay import POLICIES, Policy, PoolSizeError, parse_sizes
 from gpudecide.queue.slo import SLO, SLOFile
 from gpudecide.workspace import ReplayConfig
@@ -46,7 +60,7 @@ __all__ = [
     "ReplayRun",
     "ReplaySettings",
     "Window",
-    "queue_run",
+    "queue_runs",
     "queue_settings",
     "replay_run",
     "replay_settings",
@@ -92,6 +106,12 @@ class QueueRun:
     written: Path | None
 
     @property
+    def option(self) -> str | None:
+        """The option whose platform the log comes from (None: the team's workload)."""
+        option = self.figures.get("option")
+        return option if isinstance(option, str) else None
+
+    @property
     def failed(self) -> bool:
         """Whether an SLO failed with its whole interval above the allowed share (exit 1)."""
         return "fail" in self.figures["summary"]["slo_verdicts"].values()
@@ -112,11 +132,25 @@ class ReplayRun:
 
 
 def slo_path_of(path: Path | None, ws: workspace.Workspace | None) -> Path | None:
-    """The SLO file given with --slo, else the workspace's `queue.slo`, else None."""
+    """The SLO file given with --slo, else the workspace's `queue.slo` (which must be there:
+    the error names the setting and how to go without), else None."""
     if path is not None:
+        if not path.exists():
+            raise InputError(
+                "no such file",
+                path=path,
+                field="--slo",
+                hint="give the SLO file (slo.yaml), or leave --slo out to use the workspace's "
+                "queue.slo",
+            )
         return path
     if ws is not None and ws.config.queue.slo:
-        return Path(ws.root / ws.config.queue.slo)
+        return workspace_file(
+            ws,
+            ws.config.queue.slo,
+            ("queue", "slo"),
+            "correct the path, or set queue.slo: null to analyse the queue without SLOs",
+        )
     return None
 
 
@@ -163,7 +197,7 @@ def _sizes(
         raise InputError(
             "{part!r} is not a positive whole number of GPUs",
             hint="e.g. 8,16,32 or auto",
-            part=exc.part,
+            part=shown(exc.part),
             **where,
         ) from None
 
@@ -173,7 +207,7 @@ def _policy(chosen: str) -> Policy:
         if policy == chosen:
             return policy
     raise InputError(
-        "{policy!r} is not fifo, backfill or priority", field="--policy", policy=chosen
+        "{policy!r} is not fifo, backfill or priority", field="--policy", policy=shown(chosen)
     )
 
 
@@ -181,20 +215,24 @@ def _window(chosen: str) -> Window:
     for window in WINDOWS:
         if window == chosen:
             return window
-    raise InputError("{window!r} is not full or peak", field="--window", window=chosen)
+    raise InputError("{window!r} is not full or peak", field="--window", window=shown(chosen))
 
 
-def _slo_named(slos: SLOFile | None, name: str) -> tuple[str, SLO] | None:
+def _slo_named(
+    slos: SLOFile | None, name: str | None, ws: workspace.Workspace | None
+) -> tuple[str, SLO] | None:
+    """The SLO a replay must meet: --slo-name, else the workspace's `replay.slo`."""
     if slos is None:
         return None
-    if name not in slos.slos:
+    chosen = name or (ws.config.replay.slo if ws else ReplayConfig().slo)
+    if chosen not in slos.slos:
         raise InputError(
             "no SLO named {name!r} (have {names})",
-            field="--slo-name",
-            name=name,
+            name=shown(chosen),
             names=", ".join(slos.slos),
+            **_where_set("--slo-name", ("replay", "slo"), name, ws),
         )
-    return name, slos.slos[name]
+    return chosen, slos.slos[chosen]
 
 
 def replay_settings(
@@ -219,7 +257,7 @@ def replay_settings(
         sizes=sizes,
         policy=chosen_policy,
         window=chosen_window,
-        slo=_slo_named(slos, slo_name or rcfg.slo),
+        slo=_slo_named(slos, slo_name, ws),
         slo_path=slo_path,
         checkpoint_s=None if ckpt is None else ckpt * 60,
     )
@@ -231,19 +269,36 @@ def _with_slo_input(record: ev.Evidence, slo_path: Path | None, loaded: Loaded) 
     return record
 
 
-def run_queue(loaded: Loaded, settings: QueueSettings) -> QueueRun:
-    """Queue analysis of loaded logs (SPEC Q1-Q5) and its evidence record, written."""
+def _queue_record(
+    loaded: Loaded, settings: QueueSettings, group: LogGroup | None = None
+) -> tuple[dict[str, Any], ev.Evidence]:
+    """Queue figures of loaded logs (SPEC Q1-Q5) and their record, not written yet."""
     options = QueueOptions(slos=settings.slos, chain_pattern=settings.chain_pattern)
     if loaded.ws:
         options.classify = loaded.ws.config.classify
+    if group is not None:
+        options.option = group.option
+        options.contour = contour_of(group, loaded) if group.option is not None else None
+        options.notes = unnamed_vendor_note(group)
     figures = analyse_queue(loaded.log, options)
-    record = _with_slo_input(queue_evidence(figures, []), settings.slo_path, loaded)
+    return figures, _with_slo_input(queue_evidence(figures, []), settings.slo_path, loaded)
+
+
+def run_queue(loaded: Loaded, settings: QueueSettings, group: LogGroup | None = None) -> QueueRun:
+    """Queue analysis of loaded logs (SPEC Q1-Q5) and its evidence record, written; with
+    their group, the record names the option the logs come from."""
+    figures, record = _queue_record(loaded, settings, group)
     return QueueRun(figures=figures, record=record, written=loaded.write(record))
 
 
-def run_replay(loaded: Loaded, settings: ReplaySettings) -> ReplayRun:
+def run_replay(
+    loaded: Loaded,
+    settings: ReplaySettings,
+    option: str | None = None,
+    notes: list[Message] | None = None,
+) -> ReplayRun:
     """Replay loaded logs through pools of the given sizes (SPEC C8, D3) and write the
-    evidence record."""
+    evidence record (naming the option the logs come from, when given)."""
     classify = loaded.ws.config.classify if loaded.ws else ClassifyConfig()
     figures = replay_figures(
         replay_input(loaded.log, classify, settings.window),
@@ -251,25 +306,66 @@ def run_replay(loaded: Loaded, settings: ReplaySettings) -> ReplayRun:
         settings.policy,
         settings.slo,
         settings.checkpoint_s,
+        option=option,
+        notes=notes or [],
     )
     record = _with_slo_input(replay_evidence(figures, []), settings.slo_path, loaded)
     return ReplayRun(figures=figures, record=record, written=loaded.write(record))
 
 
-def queue_run(
-    ws: workspace.Workspace | None,
-    load: Callable[[], Loaded],
+def queue_runs(
+    command: LogCommand,
     slo: Path | None = None,
     chain_pattern: str | None = None,
-) -> QueueRun:
-    """`gpudecide queue`: its settings (checked before a log is read), the logs, the run."""
-    settings = queue_settings(ws, slo, chain_pattern)
-    return run_queue(load(), settings)
+    option: str | None = None,
+) -> list[QueueRun]:
+    """`gpudecide queue`: its settings (checked before a log is read), then one record per
+    option the logs come from (the team's workload first); written once all are made."""
+    settings = queue_settings(command.workspace(), slo, chain_pattern)
+    loads = [(load_group(command, g), g) for g in log_groups(command, option)]
+    made = [(loaded, *_queue_record(loaded, settings, g)) for loaded, g in loads]
+    return [
+        QueueRun(figures=figures, record=record, written=loaded.write(record))
+        for loaded, figures, record in made
+    ]
+
+
+def _together(groups: list[LogGroup]) -> tuple[LogGroup, list[Message]]:
+    """Every log in one replay, the option they come from when they all come from one, and
+    a note naming the options when they do not."""
+    specs: list[Any] = []
+    formats: list[str] = []
+    for g in groups:
+        for spec, fmt in zip(g.specs, g.formats, strict=True):
+            if spec not in specs:
+                specs.append(spec)
+                formats.append(fmt)
+    options = [g.option for g in groups]
+    one = options[0] if len(options) == 1 else None
+    notes: list[Message] = []
+    if len(options) > 1:
+        named = ", ".join(o for o in options if o is not None)
+        notes.append(
+            message(
+                "queue",
+                "the replay holds the jobs of every log together, those of options {options} "
+                "and of the team's workload alike: a dedicated pool would hold them all",
+                options=named,
+            )
+            if None in options
+            else message(
+                "queue",
+                "the replay holds the jobs of every log together, those of options "
+                "{options} alike: a dedicated pool would hold them all",
+                options=named,
+            )
+        )
+    notes += [n for g in groups if g.option is None for n in unnamed_vendor_note(g)]
+    return LogGroup(one, tuple(specs), tuple(formats)), notes
 
 
 def replay_run(
-    ws: workspace.Workspace | None,
-    load: Callable[[], Loaded],
+    command: LogCommand,
     *,
     gpus: str | None = None,
     slo: Path | None = None,
@@ -277,11 +373,12 @@ def replay_run(
     policy: str | None = None,
     window: str | None = None,
     checkpoint_minutes: float | None = None,
+    option: str | None = None,
 ) -> ReplayRun:
     """`gpudecide replay`: its settings (as `replay_settings` takes them, checked before a
-    log is read), the logs, the run."""
+    log is read), every log together, the run."""
     settings = replay_settings(
-        ws,
+        command.workspace(),
         gpus=gpus,
         slo=slo,
         slo_name=slo_name,
@@ -289,4 +386,5 @@ def replay_run(
         window=window,
         checkpoint_minutes=checkpoint_minutes,
     )
-    return run_replay(load(), settings)
+    group, notes = _together(log_groups(command, option))
+    return run_replay(load_group(command, group), settings, group.option, notes)

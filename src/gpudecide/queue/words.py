@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from gpudecide.fmt import digits
 from gpudecide.i18n import N_, translator
-from gpudecide.message import Message, message
+from gpudecide.message import Message, message, nmessage
 
 __all__ = [
     "CATEGORIES",
@@ -26,8 +26,12 @@ __all__ = [
     "UNITS",
     "VERDICTS",
     "WINDOWS",
+    "WINDOW_NAMES",
+    "cannot_hold",
     "duration",
+    "jobs_by_gpus",
     "reason",
+    "replay_window",
     "word",
     "word_message",
     "yes_no",
@@ -75,6 +79,8 @@ RECONCILIATION: dict[str, str] = {
 }
 # The replay's window (the busiest weeks or the whole log).
 WINDOWS: dict[str, str] = {"peak": N_("peak"), "full": N_("full")}
+# The same window named on its own ("the peak window").
+WINDOW_NAMES: dict[str, str] = {"peak": N_("peak window"), "full": N_("full window")}
 # An SLO's verdict and its point estimate (Q3).
 VERDICTS: dict[str, str] = {
     "pass": N_("pass"),
@@ -134,3 +140,45 @@ def duration(seconds: float) -> str:
     else:
         n, unit = f"{seconds / 86400:.1f}", "d"
     return _(UNITS[unit]).format(n=digits(n))
+
+
+def replay_window(kind: str, start: str | None = None, end: str | None = None) -> Message:
+    """The window a replay ran, with its dates ("replay of the peak window, 2026-06-01 to
+    2026-06-27")."""
+    window = word_message(WINDOW_NAMES, kind)
+    if not start or not end:
+        return message("queue", "replay of the {window}", window=window)
+    return message(
+        "queue",
+        "replay of the {window}, {start} to {end}",
+        window=window,
+        start=start[:10],
+        end=end[:10],
+    )
+
+
+def jobs_by_gpus(counts: list[tuple[int, int]]) -> Message | str:
+    """Jobs by the GPUs each needs ("3 jobs of 8 GPUs, 1 job of 16 GPUs")."""
+    parts: list[Message] = [
+        nmessage("queue", "{n} job of {gpus} GPUs", "{n} jobs of {gpus} GPUs", n=n, gpus=g)
+        for g, n in counts
+    ]
+    if not parts:
+        return ""
+    joined = parts[0]
+    for part in parts[1:]:
+        joined = message("queue", "{head}, {tail}", head=joined, tail=part)
+    return joined
+
+
+def cannot_hold(never: int, counts: list[tuple[int, int]] | None) -> str:
+    """The jobs a pool cannot hold, for a table cell whose heading names them: how many by
+    the GPUs they need ("2 of 8 GPUs, 1 of 16 GPUs"), or only how many for a record written
+    before the GPU counts were kept."""
+    if not never:
+        return digits("0")
+    if not counts:
+        return digits(str(never))
+    return ", ".join(
+        _("{n} of {gpus} GPUs").format(n=digits(str(n)), gpus=digits(str(g))) for g, n in counts
+    )
