@@ -12,11 +12,14 @@ from typing import Any
 
 from gpudecide.errors import InputError, excerpt
 from gpudecide.fsutil import read_regular
-from gpudecide.jobs import bounds
 
 MAX_JSON_BYTES = 512 << 20
 MAX_DEPTH = 64
 MAX_INT_DIGITS = 19
+# The times a job log can hold: nothing before 2000, nothing after 2100 (every reader of a
+# job log checks its times against these; `gpudecide.jobs.bounds` holds its other ranges).
+EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
+LATEST = datetime(2100, 1, 1, tzinfo=UTC)
 
 
 class _Problem(Exception):
@@ -132,10 +135,26 @@ def check_finite(obj: Any, where: str = "$") -> None:
             stack.extend((v, f"{at}[{i}]") for i, v in enumerate(node))
 
 
+def stamp_problem(stamp: datetime) -> tuple[str, dict[str, Any]] | None:
+    """Why a time is impossible for a job log (outside EARLIEST-LATEST, UTC), or None: an
+    `errors` msgid and the values that fill it."""
+    if stamp < EARLIEST or stamp >= LATEST:
+        return (
+            "{date} is outside {first}-{last}, not a time a job ran",
+            {
+                "date": f"{stamp.year:04d}-{stamp.month:02d}-{stamp.day:02d}",
+                "first": EARLIEST.year,
+                "last": LATEST.year - 1,
+            },
+        )
+    return None
+
+
 def parse_time(value: Any, path: Path, field: str) -> datetime | None:
     """ISO 8601 text (with offset or Z) or Unix seconds (int or float) -> UTC; None stays None.
 
-    A time outside the years a job log can hold (jobs.bounds) is an InputError naming the field.
+    A time outside the years a job log can hold (`stamp_problem`) is an InputError naming the
+    field.
     """
     if value is None or value == "":
         return None
@@ -164,9 +183,9 @@ def parse_time(value: Any, path: Path, field: str) -> datetime | None:
             )
     else:
         raise InputError(f"{type(value).__name__} is not a time", path=path, field=field)
-    problem = bounds.time_problem(stamp)
+    problem = stamp_problem(stamp)
     if problem is not None:
-        raise InputError(problem, path=path, field=field)
+        raise InputError(problem[0], path=path, field=field, **problem[1])
     return stamp
 
 

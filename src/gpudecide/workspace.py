@@ -24,8 +24,7 @@ from gpudecide.errors import InputError
 from gpudecide.evidence import AuthorName
 from gpudecide.fsutil import atomic_write_text, open_regular
 from gpudecide.inputs import load_yaml_model
-from gpudecide.jobs.classify import ClassifyConfig, validate_rules
-from gpudecide.jobs.load import IanaZone, LogFormat
+from gpudecide.jobs.settings import ClassifyConfig, IanaZone, LogFormat, validate_rules
 from gpudecide.options import OptionDecl, check_unique, require_known
 
 CONFIG_NAME = "gpudecide.yaml"

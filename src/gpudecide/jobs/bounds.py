@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from gpudecide.errors import InputError
+from gpudecide.jsonio import EARLIEST, LATEST, stamp_problem
 
 __all__ = [
     "EARLIEST",
@@ -39,7 +40,6 @@ __all__ = [
     "shape",
     "span_problem",
     "stamp_problem",
-    "time_problem",
 ]
 
 # The largest GPU clusters hold about 10^5 GPUs: one job attempt cannot have more.
@@ -52,9 +52,8 @@ MAX_TIME_LIMIT_S = 10 * 366 * 86_400
 # Priorities are 32-bit in Slurm and Kubernetes; 64-bit leaves room for any other scheduler.
 MIN_PRIORITY = -(2**63)
 MAX_PRIORITY = 2**63 - 1
-# Job logs of GPU schedulers: nothing before 2000, nothing after 2100.
-EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
-LATEST = datetime(2100, 1, 1, tzinfo=UTC)
+# Job logs of GPU schedulers: nothing before EARLIEST (2000), nothing from LATEST (2100) on;
+# the times are checked where every JSON reader parses them (`gpudecide.jsonio`).
 # One attempt running longer than this is a clock or parsing error, not a job.
 MAX_RUN = timedelta(days=400)
 # Text fields (names, reasons): longer ones are not what the column holds.
@@ -94,26 +93,6 @@ def int_problem(column: str, value: int) -> Reason | None:
             {"value": value, "high": high},
         )
     return None
-
-
-def stamp_problem(stamp: datetime) -> Reason | None:
-    """Why a time is impossible for a job log (outside 2000-2100 UTC), or None."""
-    if stamp < EARLIEST or stamp >= LATEST:
-        return (
-            "{date} is outside {first}-{last}, not a time a job ran",
-            {
-                "date": f"{stamp.year:04d}-{stamp.month:02d}-{stamp.day:02d}",
-                "first": EARLIEST.year,
-                "last": LATEST.year - 1,
-            },
-        )
-    return None
-
-
-def time_problem(stamp: datetime) -> str | None:
-    """`stamp_problem` as English text, for readers that raise a finished message."""
-    problem = stamp_problem(stamp)
-    return None if problem is None else reason_text(problem)
 
 
 def span_problem(start: datetime | None, end: datetime | None) -> Reason | None:

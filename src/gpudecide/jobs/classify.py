@@ -15,16 +15,14 @@ level: the job keeps its kind, the extra attempts are the restarts.
 
 from __future__ import annotations
 
-from typing import Literal
-
-import duckdb
 import pyarrow as pa
-from pydantic import BaseModel, ConfigDict, Field
 
-from gpudecide.errors import InputError
 from gpudecide.jobs import sql
 from gpudecide.jobs.schema import RESTART_AFTER_STATES
+from gpudecide.jobs.settings import DEFAULT_RULES, ClassifyConfig, Kind, KindRule, validate_rules
 
+# The settings are declared in `jobs.settings` (the workspace reads them there); they are
+# named here too, for the readers that classify jobs.
 __all__ = [
     "DEFAULT_RULES",
     "ClassifyConfig",
@@ -33,75 +31,6 @@ __all__ = [
     "jobs_table",
     "validate_rules",
 ]
-
-Kind = Literal["train", "smoke", "restart", "eval", "merge", "quantize", "export", "other"]
-
-
-class KindRule(BaseModel):
-    """A job-name rule: the first rule whose pattern matches gives the kind."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    kind: Kind = Field(description="Kind given to jobs whose name matches.")
-    pattern: str = Field(
-        description="Regular expression (RE2 syntax) searched in the job name, case-insensitive."
-    )
-
-
-DEFAULT_RULES: tuple[KindRule, ...] = (
-    KindRule(kind="smoke", pattern=r"smoke|sanity|dry[-_]?run|debug|probe|canary|hpo|sweep|trial"),
-    KindRule(kind="restart", pattern=r"resume|restart|retry|requeue"),
-    KindRule(kind="eval", pattern=r"eval|bench|valid|judge|score"),
-    KindRule(kind="merge", pattern=r"merge"),
-    KindRule(kind="quantize", pattern=r"quant|awq|gptq|int4|int8|fp8"),
-    KindRule(kind="export", pattern=r"export|convert|gguf|onnx|publish|upload"),
-    KindRule(kind="train", pattern=r"train|finetune|fine-tune|sft|dpo|lora|^ft[-_]"),
-)
-
-
-class ClassifyConfig(BaseModel):
-    """How jobs get their kind (workspace `classify:` section)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    rules: list[KindRule] | None = Field(
-        default=None, description="Replaces the built-in name rules when given."
-    )
-    extra_rules: list[KindRule] = Field(
-        default_factory=list, description="Checked before the built-in (or replacing) rules."
-    )
-    restart_window_hours: float = Field(
-        default=72.0,
-        gt=0,
-        description="A failed job re-submitted within this many hours counts as a restart.",
-    )
-
-    def effective_rules(self) -> list[KindRule]:
-        """Team rules first, then the built-in ones unless replaced."""
-        base = list(DEFAULT_RULES) if self.rules is None else self.rules
-        return [*self.extra_rules, *base]
-
-
-def validate_rules(rules: list[KindRule], where: str, field: str = "classify.rules") -> None:
-    """Every pattern must compile in the regex engine that will run it."""
-    con = sql.connect()
-    try:
-        for i, rule in enumerate(rules):
-            try:
-                con.execute(
-                    f"SELECT regexp_matches('x', {sql.literal(rule.pattern)}, 'i')"
-                ).fetchall()
-            except duckdb.Error as exc:
-                raise InputError(
-                    "pattern {pattern} is not a valid regular expression: {error}",
-                    path=where,
-                    field=f"{field}[{i}].pattern",
-                    hint="RE2 syntax: no look-ahead or back-references",
-                    pattern=repr(rule.pattern),
-                    error=str(exc).splitlines()[0],
-                ) from None
-    finally:
-        con.close()
 
 
 # started: a node was assigned (a row without any GPU field still ran; its count is unknown)

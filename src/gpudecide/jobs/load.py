@@ -1,21 +1,24 @@
-"""Load any number of job logs into one canonical attempt table."""
+"""Load any number of job logs into one canonical attempt table.
+
+The formats a log may be read as and the time-zone type are settings of the workspace too:
+they are declared in `jobs.settings` and named here for the readers of logs.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from typing import Any, Literal
 
 import pyarrow as pa
-from pydantic import AfterValidator
 
 from gpudecide.errors import InputError
 from gpudecide.fsutil import open_regular, require_regular_file
 from gpudecide.jobs import kubernetes, managed, slurm_json, sql
 from gpudecide.jobs.sacct import BadRow, ParseResult, read_sacct
 from gpudecide.jobs.schema import ATTEMPTS_SCHEMA
+from gpudecide.jobs.settings import FORMATS, IanaZone, LogFormat, is_zone
 from gpudecide.jobs.tabular import read_tabular
 from gpudecide.jsonio import read_json
 from gpudecide.message import Message, english
@@ -32,11 +35,6 @@ __all__ = [
     "load_logs",
     "log_span",
 ]
-
-LogFormat = Literal[
-    "auto", "sacct", "slurm-json", "csv", "jsonl", "kubernetes", "sagemaker", "openai"
-]
-FORMATS: tuple[str, ...] = get_args(LogFormat)
 
 
 @dataclass(frozen=True)
@@ -65,17 +63,9 @@ class JobLog:
         return [english(m) for m in self.note_messages]
 
 
-def _is_zone(tz: str) -> bool:
-    try:
-        ZoneInfo(tz)
-    except (ZoneInfoNotFoundError, ValueError):
-        return False
-    return True
-
-
 def check_timezone(tz: str) -> str:
     """Validate an IANA zone name (sacct prints local time; --tz says which)."""
-    if not _is_zone(tz):
+    if not is_zone(tz):
         raise InputError(
             "unknown time zone {tz}",
             field="--tz",
@@ -83,16 +73,6 @@ def check_timezone(tz: str) -> str:
             tz=repr(tz),
         )
     return tz
-
-
-def _zone_field(tz: str) -> str:
-    if not _is_zone(tz):
-        raise ValueError(f"unknown time zone {tz!r} (use an IANA name such as Asia/Almaty)")
-    return tz
-
-
-# A time-zone field of an input file: the same check, reported by pydantic with its line.
-IanaZone = Annotated[str, AfterValidator(_zone_field)]
 
 
 Detected = Literal[

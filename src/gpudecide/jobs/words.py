@@ -56,26 +56,19 @@ def meaning_text(predictability: Predictability) -> str:
     return _(template).format(share=fmt.pct0(share))
 
 
-def reconciliation_text(
-    r: Reconciliation | Mapping[str, int],
-    # transitional: ignored, callers outside jobs still pass it
-    lang: str | None = None,
-) -> str:
+def reconciliation_text(r: Reconciliation | Mapping[str, int]) -> str:
     """Every job of the log in one sentence (F1, Q1), as `profile` and `queue` print it
     (`queue` passes the figures of its own record)."""
     counts = r.model_dump() if isinstance(r, Reconciliation) else dict(r)
     return render(reconciliation_message(counts))
 
 
-def skipped_lines(
-    f: Mapping[str, Any],
-    # transitional: ignored, callers outside jobs still pass it
-    lang: str | None = None,
-) -> list[str]:
+def skipped_lines(f: Mapping[str, Any]) -> list[str]:
     """The malformed rows a log command skipped (--skip-bad-rows), ten at most: where, the
-    log's own column name (in backticks: a name, not a word) and why. `f`: the figures of
-    a profile or a queue record (`skipped_rows`, `skipped`: the shape both write; a row
-    without a message is said as its English reason)."""
+    log's own column name and why. `f`: the figures of a profile or a queue record
+    (`skipped_rows`, `skipped`: the shape both write; a row without a message is said as
+    its English reason). The column is the log's word, as the log writes it: English shows
+    it bare, a translation may set it off as a name (`State`)."""
     n = f["skipped_rows"]
     if not n:
         return []
@@ -83,8 +76,14 @@ def skipped_lines(
         _n("{n} malformed row skipped:", "{n} malformed rows skipped:", n).format(n=fmt.fmt(n))
     ]
     for b in f["skipped"][:10]:
-        column = f"`{b['field']}`" if b["field"] else ""
         said = b.get("message")
         reason = render(said) if is_message(said) else str(b["reason"])
-        lines.append(f"  {b['path']}:{b['line']}: {column} {reason}")
+        where = f"{b['path']}:{b['line']}"
+        if b["field"]:
+            text = _("{where}: {column} {reason}").format(
+                where=where, column=b["field"], reason=reason
+            )
+        else:
+            text = _("{where}: {reason}").format(where=where, reason=reason)
+        lines.append(f"  {text}")
     return lines
