@@ -84,6 +84,65 @@ def test_csv_structure_errors(tmp_path: Path) -> None:
     assert exc.value.line == 3 and "UTF-8" in exc.value.message
 
 
+HEADER = b"job_id,name,gpu_count,state,start,end\n"
+GOOD = b"1,ok,1,completed,2026-01-05T00:00:00Z,2026-01-05T01:00:00Z\n"
+
+
+@pytest.mark.parametrize(
+    ("row", "field", "words"),
+    [
+        # a bad value in a row whose quoted name holds line breaks
+        (b'2,"two\nlines",x,completed,2026-01-05T00:00:00Z,2026-01-05T01:00:00Z\n',
+         "gpu_count", "not an integer"),
+        (b'2,"a\r\nb\nc",1,exploded,2026-01-05T00:00:00Z,2026-01-05T01:00:00Z\n',
+         "state", "is not one of"),
+        # too many fields, counted after the quoted line break
+        (b'2,"x\ny",1,completed,2026-01-05T00:00:00Z,2026-01-05T01:00:00Z,extra\n',
+         None, "7 fields"),
+        # a quote that never closes: the syntax error is found at the end of the file
+        (b'2,"never closed,1,completed\n3,b,1,completed\n', None, "CSV syntax"),
+        (b'2,"x"y,1,completed,2026-01-05T00:00:00Z,2026-01-05T01:00:00Z\n', None, "CSV syntax"),
+    ],
+)
+def test_a_row_over_several_lines_is_named_by_its_first(
+    tmp_path: Path, row: bytes, field: str | None, words: str
+) -> None:
+    """Every error of a row that spans lines (a quoted field with line breaks) names the
+    line the row starts on, with or without --skip-bad-rows; the rows after it keep their
+    own first lines."""
+    spanning = b'3,"a\nlong\nname",1,completed,2026-01-05T00:00:00Z,2026-01-05T01:00:00Z\n'
+    path = tmp_path / "j.csv"
+    path.write_bytes(HEADER + GOOD + spanning + row + GOOD)
+    with pytest.raises(InputError) as exc:
+        read_tabular(path, fmt="csv")
+    assert (exc.value.line, exc.value.field) == (6, field), exc.value.one_line()
+    assert words in exc.value.message
+    skipped = read_tabular(path, fmt="csv", skip_bad_rows=True)
+    assert [(b.line, b.field) for b in skipped.bad_rows] == [(6, field)]
+    # twin: the same rows without the bad one are read whole, no line blamed
+    path.write_bytes(HEADER + GOOD + spanning + GOOD)
+    assert read_tabular(path, fmt="csv").table.column("name").to_pylist() == [
+        "ok", "a\nlong\nname", "ok"
+    ]
+
+
+def test_an_undecodable_line_inside_a_row_is_named(tmp_path: Path) -> None:
+    """A line that is not UTF-8 inside a row spanning lines is named itself (it is the line
+    to fix), and the header spanning lines is checked whole."""
+    path = tmp_path / "j.csv"
+    path.write_bytes(
+        HEADER + b'2,"first\n\xff second",1,completed,2026-01-05T00:00:00Z,'
+        b"2026-01-05T01:00:00Z\n" + GOOD
+    )
+    with pytest.raises(InputError) as exc:
+        read_tabular(path, fmt="csv")
+    assert exc.value.line == 3 and "UTF-8" in exc.value.message
+    path.write_bytes(b'job_id,"gpu\n\xffcount",state\n1,1,completed\n')
+    with pytest.raises(InputError, match="header is not UTF-8") as exc:
+        read_tabular(path, fmt="csv")
+    assert exc.value.line == 1
+
+
 def test_jsonl(tmp_path: Path) -> None:
     path = tmp_path / "j.jsonl"
     path.write_text(

@@ -216,29 +216,37 @@ def _column_map(names: list[str], path: Path) -> dict[str, str]:
 
 
 def _csv_rows(handle: IO[bytes], path: Path) -> Iterator[tuple[int, dict[str, Any] | BadRow]]:
-    """(line, row) pairs; undecodable lines come back as BadRow."""
+    """(line, row) pairs, a row named by the line it starts on (a quoted field may hold line
+    breaks: the row then spans several lines, and `csv` counts up to its last); a row with
+    an undecodable line comes back as that line's BadRow."""
     bad_lines: dict[int, BadRow] = {}
 
     def decoded() -> Iterator[str]:
         for lineno, raw in enumerate(handle, start=1):
+            codec = "utf-8-sig" if lineno == 1 else "utf-8"
             try:
-                yield raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+                yield raw.decode(codec)
             except UnicodeDecodeError:
                 bad_lines[lineno] = BadRow(str(path), lineno, None, "not UTF-8 text")
-                yield "\n"
+                # decoded with stand-ins, so that its quotes still open and close rows
+                yield raw.decode(codec, errors="replace")
 
+    reader = csv.reader(decoded(), strict=True)
+    first = 1  # the line the row being read starts on
     try:
-        reader = csv.reader(decoded(), strict=True)
         header = next(reader, None)
         if header is None or not any(h.strip() for h in header):
             raise InputError("no header row with column names", path=path, line=1)
-        if 1 in bad_lines:
+        if any(n <= reader.line_num for n in bad_lines):
             raise InputError("header is not UTF-8 text", path=path, line=1)
         mapping = _column_map(header, path)
+        first = reader.line_num + 1
         for fields in reader:
-            line = reader.line_num
-            if line in bad_lines:
-                yield line, bad_lines.pop(line)
+            line, last = first, reader.line_num
+            first = last + 1
+            undecodable = [bad_lines.pop(n) for n in range(line, last + 1) if n in bad_lines]
+            if undecodable:
+                yield undecodable[0].line or line, undecodable[0]
                 continue
             if not fields or (len(fields) == 1 and not fields[0].strip()):
                 continue
@@ -256,10 +264,8 @@ def _csv_rows(handle: IO[bytes], path: Path) -> Iterator[tuple[int, dict[str, An
                 continue
             yield line, {mapping.get(h, h): v for h, v in zip(header, fields, strict=True)}
     except csv.Error as exc:
-        yield (
-            reader.line_num,
-            BadRow(str(path), reader.line_num, None, "CSV syntax: {error}", {"error": str(exc)}),
-        )
+        # the row the syntax error is in starts where the last whole row ended
+        yield first, BadRow(str(path), first, None, "CSV syntax: {error}", {"error": str(exc)})
 
 
 def _jsonl_rows(handle: IO[bytes], path: Path) -> Iterator[tuple[int, dict[str, Any] | BadRow]]:
