@@ -92,13 +92,22 @@ GOOD = b"1,ok,1,completed,2026-01-05T00:00:00Z,2026-01-05T01:00:00Z\n"
     ("row", "field", "words"),
     [
         # a bad value in a row whose quoted name holds line breaks
-        (b'2,"two\nlines",x,completed,2026-01-05T00:00:00Z,2026-01-05T01:00:00Z\n',
-         "gpu_count", "not an integer"),
-        (b'2,"a\r\nb\nc",1,exploded,2026-01-05T00:00:00Z,2026-01-05T01:00:00Z\n',
-         "state", "is not one of"),
+        (
+            b'2,"two\nlines",x,completed,2026-01-05T00:00:00Z,2026-01-05T01:00:00Z\n',
+            "gpu_count",
+            "not an integer",
+        ),
+        (
+            b'2,"a\r\nb\nc",1,exploded,2026-01-05T00:00:00Z,2026-01-05T01:00:00Z\n',
+            "state",
+            "is not one of",
+        ),
         # too many fields, counted after the quoted line break
-        (b'2,"x\ny",1,completed,2026-01-05T00:00:00Z,2026-01-05T01:00:00Z,extra\n',
-         None, "7 fields"),
+        (
+            b'2,"x\ny",1,completed,2026-01-05T00:00:00Z,2026-01-05T01:00:00Z,extra\n',
+            None,
+            "7 fields",
+        ),
         # a quote that never closes: the syntax error is found at the end of the file
         (b'2,"never closed,1,completed\n3,b,1,completed\n', None, "CSV syntax"),
         (b'2,"x"y,1,completed,2026-01-05T00:00:00Z,2026-01-05T01:00:00Z\n', None, "CSV syntax"),
@@ -122,7 +131,9 @@ def test_a_row_over_several_lines_is_named_by_its_first(
     # twin: the same rows without the bad one are read whole, no line blamed
     path.write_bytes(HEADER + GOOD + spanning + GOOD)
     assert read_tabular(path, fmt="csv").table.column("name").to_pylist() == [
-        "ok", "a\nlong\nname", "ok"
+        "ok",
+        "a\nlong\nname",
+        "ok",
     ]
 
 
