@@ -27,7 +27,7 @@ from gpudecide.message import is_message, render
 from gpudecide.queue import preemption, restarts, runs
 from gpudecide.queue.analysis import QueueFigures, ReplayFigures, source_notes_of
 from gpudecide.queue.figures import queue_figures, replay_figures
-from gpudecide.queue.slo import SloFigures
+from gpudecide.queue.slo import SloFigures, selector_findings, selector_text
 from gpudecide.queue.words import (
     CATEGORIES,
     CAUSES,
@@ -128,8 +128,9 @@ def _present(
         print_written(written)
 
 
-def _slo_lines(s: SloFigures) -> list[str]:
-    """One SLO's verdict, and for an inconclusive one what would settle it (Q3)."""
+def _slo_lines(s: SloFigures, kinds: list[str]) -> list[str]:
+    """One SLO's verdict, for an inconclusive one what would settle it, and what its
+    selector selects (Q3); `kinds`: the job kinds of the log."""
     args = {
         "name": s.name,
         "verdict": word(VERDICTS, s.verdict),
@@ -167,6 +168,19 @@ def _slo_lines(s: SloFigures) -> list[str]:
                 "the interval holds the allowed share: point estimate {point}; no sample settles it"
             ).format(point=point)
         lines.append("  " + text)
+    if s.selector is not None:
+        by_kind = ", ".join(f"{k} {digits(str(n))}" for k, n in (s.selected_by_kind or {}).items())
+        lines.append(
+            "  "
+            + _n(
+                "selector {selector}: {n} job selected ({kinds})",
+                "selector {selector}: {n} jobs selected ({kinds})",
+                s.selected,
+            ).format(
+                selector=selector_text(s.selector), n=digits(str(s.selected)), kinds=by_kind or "-"
+            )
+        )
+        lines += [f"    - {render(m)}" for m in selector_findings(s, kinds)]
     if s.violations:
         causes = s.violations_by_cause.model_dump()
         named = ", ".join(
@@ -246,7 +260,7 @@ def _print_queue(f: QueueFigures) -> None:
             )
             out.print(f"  {duration(r.total_wait_s):>8}  {text}", markup=False)
     for s in f.slo:
-        for line in _slo_lines(s):
+        for line in _slo_lines(s, list(f.phases_by_kind)):
             out.print(line, markup=False)
     for line in _queue_tail(f):
         out.print(line, markup=False)

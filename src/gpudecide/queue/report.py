@@ -12,7 +12,7 @@ from gpudecide.i18n import current_language, translator
 from gpudecide.message import render
 from gpudecide.queue.analysis import PoolFigures, QueueFigures, ReplayFigures
 from gpudecide.queue.figures import queue_figures, replay_figures
-from gpudecide.queue.slo import SloFigures
+from gpudecide.queue.slo import SloFigures, selector_findings, selector_text
 from gpudecide.queue.words import (
     CATEGORIES,
     CAUSES,
@@ -96,7 +96,9 @@ def queue_section(section: Section) -> None:
                 [[word(RECONCILIATION, k), fmt(v)] for k, v in rec.items()],
             )
         )
+    _terms_table(section, f)
     _slo_table(section, f)
+    _selectors_table(section, f)
     _waits_table(section, f)
     _preemption_table(section, f)
     _restarts_table(section, f)
@@ -158,6 +160,53 @@ def _slo_table(section: Section, f: QueueFigures) -> None:
             ],
         )
     )
+
+
+def _terms_table(section: Section, f: QueueFigures) -> None:
+    """The terms the SLO table uses, where it first uses them (issue 22's short glossary)."""
+    if not f.slo:
+        return
+    section.tables.append(
+        Table(
+            _("Terms used below"),
+            [_("term"), _("meaning")],
+            [
+                [
+                    _("95% CI (Wilson interval)"),
+                    _(
+                        "the range that holds the true share of violations with 95 % "
+                        "confidence, given how many jobs were measured; it stays sound for "
+                        "small samples and for shares of 0 or 100 %. The verdict is pass or "
+                        "fail only when the whole range lies on one side of the allowed share; "
+                        "otherwise it is inconclusive"
+                    ),
+                ]
+            ],
+        )
+    )
+
+
+def _selectors_table(section: Section, f: QueueFigures) -> None:
+    """Each SLO's selector as slo.yaml writes it, the jobs it selected by kind, and what a
+    reader must know about them: every kind, any GPU class or site, urgent by kind alone."""
+    rows = []
+    kinds = list(f.phases_by_kind)
+    for s in f.slo:
+        if s.selector is None:
+            continue
+        by_kind = ", ".join(f"{k} {fmt(n)}" for k, n in (s.selected_by_kind or {}).items())
+        said = [render(m) for m in selector_findings(s, kinds)]
+        text = selector_text(s.selector)
+        rows.append([s.name, text, fmt(s.selected), by_kind or "-", "; ".join(said) or "-"])
+    if rows:
+        section.tables.append(
+            Table(
+                _("What each SLO selects (Q3)"),
+                ["SLO", _("selector as written"), _("selected"), _("by kind"), _("what it means")],
+                rows,
+                verbatim=frozenset({1}),
+            )
+        )
 
 
 def _waits_table(section: Section, f: QueueFigures) -> None:

@@ -11,16 +11,18 @@ from __future__ import annotations
 import math
 from datetime import datetime, time
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 from zoneinfo import ZoneInfo
 
 import numpy as np
 import pyarrow as pa
+import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from gpudecide.inputs import load_yaml_model
 from gpudecide.jobs.classify import Kind
 from gpudecide.jobs.load import IanaZone
+from gpudecide.jobs.schema import KINDS
 from gpudecide.message import Message, english, message, nmessage
 from gpudecide.queue.lifecycle import reason_category
 from gpudecide.queue.model import Figure
@@ -42,6 +44,8 @@ __all__ = [
     "evaluate",
     "jobs_to_settle",
     "load",
+    "selector_findings",
+    "selector_text",
     "why_message",
     "wilson",
 ]
@@ -319,6 +323,12 @@ class SloFigures(Figure):
     point_estimate: Literal["pass", "fail"] | None
     more_jobs_to_settle: int | None
     why: str
+    # The selector as slo.yaml writes it (only the conditions given) and the jobs it
+    # selected by kind, in tasks; records written before them lack both.
+    selector: dict[str, Any] | None = None
+    selected_by_kind: dict[str, int] | None = None
+
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"selector", "selected_by_kind"})
 
 
 def why_message(s: SloFigures) -> Message:
@@ -436,6 +446,12 @@ def evaluate(name: str, slo: SLO, lc: pa.Table, as_of: datetime) -> dict[str, An
         int(weights[i]) for i in np.flatnonzero(violated) if reason_category(reasons[i]) == "quota"
     )
     n_selected = int(weights[selected].sum())
+    kinds = lc.column("kind").to_pylist()
+    by_kind: dict[str, int] = {}
+    for i in np.flatnonzero(selected):
+        kind = str(kinds[i] or "other")
+        by_kind[kind] = by_kind.get(kind, 0) + int(weights[i])
+    order = {k: i for i, k in enumerate(KINDS)}
     out: dict[str, Any] = {
         "name": name,
         "description": slo.description,
@@ -461,4 +477,66 @@ def evaluate(name: str, slo: SLO, lc: pa.Table, as_of: datetime) -> dict[str, An
         _verdict(out, k, n, slo.allowed_violation_share)
     # The why is said from the figures it explains (a record's reader can say it again).
     out["why"] = english(why_message(SloFigures.model_validate({**out, "why": ""})))
+    out["selector"] = _as_written(slo.selector.model_dump(mode="json", exclude_none=True))
+    out["selected_by_kind"] = dict(
+        sorted(by_kind.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0]))
+    )
+    return out
+
+
+def _as_written(value: Any) -> Any:
+    """A selector's values as a person writes them: a whole-number bound without `.0`."""
+    if isinstance(value, dict):
+        return {k: _as_written(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_written(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def selector_text(selector: dict[str, Any] | None) -> str:
+    """A selector as slo.yaml writes it, on one line (`{kinds: [eval], gpus: {max: 2}}`);
+    `{}` selects every job."""
+    if not selector:
+        return "{}"
+    text = yaml.safe_dump(selector, default_flow_style=True, sort_keys=False, width=10_000)
+    return text.strip()
+
+
+def selector_findings(s: SloFigures, log_kinds: list[str]) -> list[Message]:
+    """What a reader must know about the jobs an SLO selects, said plainly (Q3, issue 22):
+    no job at all; jobs of every kind (no kind condition, or its kinds are every kind the
+    log has); any GPU class or any site (those conditions empty); and for the urgent SLO,
+    nothing that tells an urgent job from an ordinary one of the same kinds."""
+    if s.selector is None:  # a record from before the selector was kept
+        return []
+    given = s.selector
+    out: list[Message] = []
+    if not s.selected:
+        out.append(message("queue", "it selects no job of the log"))
+    kinds = sorted(k for k, n in (s.selected_by_kind or {}).items() if n)
+    present = sorted(set(log_kinds))
+    if "kinds" not in given:
+        out.append(message("queue", "no kind condition: it selects jobs of every kind"))
+    elif len(present) > 1 and kinds == present:
+        out.append(
+            message(
+                "queue",
+                "it selects jobs of every kind the log has ({kinds})",
+                kinds=", ".join(present),
+            )
+        )
+    if "gpu_class" not in given:
+        out.append(message("queue", "no GPU class condition: jobs on any GPU class count"))
+    if "sites" not in given:
+        out.append(message("queue", "no site condition: jobs at any site count"))
+    if s.name == "urgent" and "priority" not in given and "priority_class" not in given:
+        out.append(
+            message(
+                "queue",
+                "no priority or priority class condition: an ordinary job of the kinds it "
+                "selects counts as urgent",
+            )
+        )
     return out
