@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, cast
 
 import numpy as np
 import pyarrow as pa
@@ -31,6 +31,7 @@ from gpudecide.queue.words import (
     replay_window,
     word_message,
 )
+from gpudecide.redact import redact_all
 
 __all__ = [
     "EVIDENCE_JOBS_MAX",
@@ -230,7 +231,7 @@ def analyse_queue(log: JobLog, options: QueueOptions | None = None) -> dict[str,
     ]
     per_job.sort(key=lambda j: (j["submit"] or "", j["job_id"]))
     # What the reader must know about the sources: how they were chosen, then the logs' own.
-    sources = [*opts.notes, *log.note_messages]
+    sources = [_masked(m) for m in [*opts.notes, *log.note_messages]]
     # Counted in tasks: a pending array range is each of its tasks (issue: ranges as one job).
     total = sum(j["tasks"] for j in per_job)
     measured = sum(j["tasks"] for j in per_job if j["queue_wait_s"] is not None)
@@ -269,10 +270,19 @@ def analyse_queue(log: JobLog, options: QueueOptions | None = None) -> dict[str,
         figures["option"] = opts.option
     if opts.contour is not None:
         figures["contour"] = opts.contour.model_dump(mode="json")
+    # The edge where the log's own text (job names, wait reasons, chain labels, skipped rows)
+    # and slo.yaml's descriptions enter the record: a credential in them is masked here, so
+    # that neither the record, --json nor the lines printed hold it (issue 28).
+    figures = redact_all(figures)
     overview = overview_of(figures)
     notes = _queue_notes(overview, len(per_job), sources)
     figures["messages"] = record_texts(queue_summary_message(overview), notes).messages
     return figures
+
+
+def _masked(msg: Message) -> Message:
+    """A message with every credential among its values masked (its msgid is ours)."""
+    return cast(Message, {**msg, "args": redact_all(msg["args"])})
 
 
 def _minutes(seconds: float | None) -> Message:
