@@ -10,6 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
+
+# CI derandomizes every property test: what a random run finds becomes a fixed @example.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 # Tests build their tiny models locally; nothing may be fetched from a model hub.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -33,12 +39,30 @@ def run_cli(
     stdin: str | None = None,
     env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run `gpudecide` as a user would: a separate process, real exit code and streams.
+    """Run `gpudecide` as a user would: the console script's own entry (`run_app`), its
+    exit code and both streams, in this process (a new interpreter per command costs a
+    second and a half; GPUDECIDE_TEST_SUBPROCESS=1 runs each in its own process instead).
 
     `env` adds variables; the reader's language comes from it or `--lang` only (a
     GPUDECIDE_LANG of the machine running the tests is not passed on)."""
     base = {k: v for k, v in os.environ.items() if k != "GPUDECIDE_LANG"}
-    env = dict(base, COLUMNS="200", NO_COLOR="1", **(env or {}))
+    full = dict(base, COLUMNS="200", NO_COLOR="1", **(env or {}))
+    if os.environ.get("GPUDECIDE_TEST_SUBPROCESS") == "1" or "PYTHONPATH" in (env or {}):
+        return run_script(*args, cwd=cwd, stdin=stdin, env=full)
+    return _run_here(list(args), cwd=cwd, stdin=stdin, env=full)
+
+
+def run_script(
+    *args: str,
+    cwd: Path | None = None,
+    stdin: str | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """`python -m gpudecide ...` in a process of its own (what the process itself does:
+    its start-up, its streams at the OS level, its signals)."""
+    if env is None:
+        env = {k: v for k, v in os.environ.items() if k != "GPUDECIDE_LANG"}
+        env |= {"COLUMNS": "200", "NO_COLOR": "1"}
     return subprocess.run(
         [sys.executable, "-m", "gpudecide", *args],
         cwd=cwd,
@@ -48,6 +72,59 @@ def run_cli(
         env=env,
         timeout=300,
     )
+
+
+def _run_here(
+    args: list[str], *, cwd: Path | None, stdin: str | None, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """The console script's entry in this process, with its argv, environment, working
+    folder and standard streams of its own, restored after."""
+    import contextlib
+    import io
+    import traceback
+    import types
+
+    import gpudecide
+    from gpudecide.cli import app
+    from gpudecide.console import choose_language, run_app
+
+    out, err = io.StringIO(), io.StringIO()
+    saved_env, saved_argv, saved_cwd, saved_stdin = (
+        dict(os.environ),
+        sys.argv,
+        os.getcwd(),
+        sys.stdin,
+    )
+    saved_main = sys.modules["__main__"]
+    # `python -m gpudecide`, as click names the program in usage lines.
+    main = types.ModuleType("__main__")
+    main.__package__ = "gpudecide"
+    code: int = 0
+    try:
+        os.environ.clear()
+        os.environ.update(env)
+        sys.argv = [str(Path(gpudecide.__file__).parent / "__main__.py"), *args]
+        sys.modules["__main__"] = main
+        sys.stdin = io.StringIO(stdin or "")
+        if cwd is not None:
+            os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                run_app(app)
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            except Exception:  # what a process would print before dying with status 1
+                err.write(traceback.format_exc())
+                code = 1
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        sys.argv, sys.stdin = saved_argv, saved_stdin
+        sys.modules["__main__"] = saved_main
+        # The next run, or a test calling the library, starts from English as a process would.
+        choose_language(None)
+    return subprocess.CompletedProcess(["gpudecide", *args], code, out.getvalue(), err.getvalue())
 
 
 # scripts/mutation sets this: every surviving mutant re-runs the covering tests, so property

@@ -211,6 +211,8 @@ def run_app(app: typer.Typer) -> None:
     `cli.main` calls this. Click's standalone mode would print a multi-line box for a usage
     error and a traceback for stdout on a full disk (`> /dev/full`).
     """
+    # A run starts with no language chosen yet: `--lang` and the workspace decide it.
+    choose_language(None)
     command = typer.main.get_command(app)
     args = sys.argv[1:]
     args = args[: args.index("--")] if "--" in args else args
