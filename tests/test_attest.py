@@ -437,3 +437,9 @@ def test_the_report_being_signed_sees_the_signature_being_made(ws: workspace.Wor
     with signing(making):
         assert signature_of(ws) is making
     assert signature_of(ws) is None
+
+
+def test_the_envelope_name_is_the_one_the_report_looks_for() -> None:
+    from gpudecide.attest.envelope import ENVELOPE_NAME
+
+    assert ENVELOPE_NAME == "signature.intoto.json"

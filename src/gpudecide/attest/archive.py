@@ -50,7 +50,7 @@ from gpudecide.attest.envelope import (
     utc_text,
 )
 from gpudecide.attest.envelope import Signer as SignerInfo
-from gpudecide.attest.shown import SignatureShown, pending, signing
+from gpudecide.attest.shown import DEFAULT_VALID_DAYS, SignatureShown, pending, signing
 from gpudecide.errors import InputError
 from gpudecide.fsutil import atomic_write_text, read_regular, sha256_path
 from gpudecide.i18n import current_language
@@ -68,7 +68,6 @@ __all__ = [
     "verify_workspace",
 ]
 
-DEFAULT_VALID_DAYS = 365
 MAX_VALID_DAYS = 3650
 _SIGNABLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 

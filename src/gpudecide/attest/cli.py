@@ -12,20 +12,22 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from securesystemslib.signer import CryptoSigner
 
-from gpudecide.attest import archive, keys
-from gpudecide.attest.archive import Problem, SignRun, Verification
-from gpudecide.attest.shown import AUTHOR_FROM
+from gpudecide.attest.shown import AUTHOR_FROM, DEFAULT_VALID_DAYS
 from gpudecide.console import JsonOpt, emit_json, guard, open_workspace, out
 from gpudecide.fmt import moment
 from gpudecide.i18n import translator
 from gpudecide.message import render
 from gpudecide.report.i18n import problems_of
 from gpudecide.workspace import Workspace
+
+if TYPE_CHECKING:
+    from securesystemslib.signer import CryptoSigner
+
+    from gpudecide.attest.archive import Problem, SignRun, Verification
 
 __all__ = ["register", "sign_cmd", "verify_cmd"]
 
@@ -51,6 +53,8 @@ def _interactive() -> bool:
 def _signer(key: Path, passphrase_file: Path | None) -> CryptoSigner:
     """The signing key; a protected key with no passphrase given is asked for in a
     terminal (hidden), never read from the command line."""
+    from gpudecide.attest import keys  # the key libraries load when a key is used
+
     passphrase = keys.passphrase_from(passphrase_file)
     try:
         return keys.load_signer(key, passphrase)
@@ -188,7 +192,7 @@ def sign_cmd(
             "--valid-days",
             help="Days the signature stays valid; written into the signed statement.",
         ),
-    ] = archive.DEFAULT_VALID_DAYS,
+    ] = DEFAULT_VALID_DAYS,
     as_json: JsonOpt = False,
 ) -> None:
     """Sign the archive: every current evidence record and the report (rewritten first),
@@ -199,6 +203,8 @@ def sign_cmd(
     with guard(as_json):
         ws = _workspace(workspace_dir)
         signer = _signer(key, passphrase_file)
+        from gpudecide.attest import archive
+
         run = archive.sign_workspace(ws, signer, valid_days=valid_days)
     _show_sign(run, as_json)
     if run.problems:
@@ -229,6 +235,8 @@ def verify_cmd(
     """
     with guard(as_json):
         ws = _workspace(workspace_dir)
+        from gpudecide.attest import archive, keys
+
         public = keys.load_public_key(pub)
         result = archive.verify_workspace(ws, public, max_age_days=max_age)
     _show_verify(result, as_json)
