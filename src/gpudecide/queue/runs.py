@@ -19,6 +19,7 @@ on its workspace.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,7 +51,7 @@ from gpudecide.queue.logs import (
     workspace_file,
 )
 from gpudecide.queue.replay import POLICIES, Policy, PoolSizeError, parse_sizes
-from gpudecide.queue.slo import SLO, SLOFile
+from gpudecide.queue.slo import SLO, THRESHOLD_MAX_MINUTES, SLOFile
 from gpudecide.workspace import ReplayConfig
 
 __all__ = [
@@ -253,6 +254,16 @@ def replay_settings(
     slo_path = slo_path_of(slo, ws)
     slos = slo_mod.load(slo_path) if slo_path else None
     ckpt = checkpoint_minutes or rcfg.checkpoint_minutes
+    if ckpt is not None and not (math.isfinite(ckpt) and ckpt <= THRESHOLD_MAX_MINUTES):
+        raise InputError(
+            "{minutes} minutes is no checkpoint interval (at most {most})",
+            hint="give the minutes between two checkpoints of a job, e.g. 30",
+            minutes=shown(str(ckpt)),
+            most=THRESHOLD_MAX_MINUTES,
+            **_where_set(
+                "--checkpoint-minutes", ("replay", "checkpoint_minutes"), checkpoint_minutes, ws
+            ),
+        )
     return ReplaySettings(
         sizes=sizes,
         policy=chosen_policy,

@@ -33,6 +33,7 @@ __all__ = [
     "CDF_POINTS",
     "SETTLE_MAX_JOBS",
     "SLO",
+    "THRESHOLD_MAX_MINUTES",
     "CausesFigures",
     "Measure",
     "Range",
@@ -56,6 +57,8 @@ Measure = Literal[
 ]
 _WEEKDAYS: tuple[Weekday, ...] = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 CDF_POINTS = 500
+# Ten years: a longer wait is no queue wait (and a larger figure overflows in seconds).
+THRESHOLD_MAX_MINUTES = 5_256_000
 
 
 class _Strict(BaseModel):
@@ -65,8 +68,12 @@ class _Strict(BaseModel):
 class Range(_Strict):
     """Inclusive numeric range; a missing end is open."""
 
-    min: float | None = Field(default=None, description="Smallest value included.")
-    max: float | None = Field(default=None, description="Largest value included.")
+    min: float | None = Field(
+        default=None, allow_inf_nan=False, description="Smallest value included."
+    )
+    max: float | None = Field(
+        default=None, allow_inf_nan=False, description="Largest value included."
+    )
 
     @model_validator(mode="after")
     def _ordered(self) -> Range:
@@ -186,9 +193,17 @@ class SLO(_Strict):
             "to clock stop (start: a node is assigned; or first_step: training runs)."
         ),
     )
-    threshold_minutes: float = Field(gt=0, description="A wait above this is a violation.")
+    threshold_minutes: float = Field(
+        gt=0,
+        le=THRESHOLD_MAX_MINUTES,
+        allow_inf_nan=False,
+        description="A wait above this is a violation.",
+    )
     allowed_violation_share: float = Field(
-        ge=0, le=1, description="Share of selected jobs allowed to violate (0.05 = 5 %)."
+        ge=0,
+        le=1,
+        allow_inf_nan=False,
+        description="Share of selected jobs allowed to violate (0.05 = 5 %).",
     )
     selector: Selector = Field(default_factory=Selector, description="Which jobs it covers.")
 
