@@ -23,6 +23,7 @@ from gpudecide.governance.findings import Figure, Finding, verdict_of
 from gpudecide.i18n import N_
 from gpudecide.message import Message, message, nmessage, record_texts
 from gpudecide.options import require_known
+from gpudecide.redact import redact, redact_all
 from gpudecide.workspace import CONFIG_NAME, Workspace
 
 __all__ = [
@@ -177,16 +178,54 @@ def isolation_notes(figures: isolation.IsolationFigures) -> list[Message]:
     return out
 
 
+def _shown(findings: list[Finding]) -> list[Finding]:
+    """The findings as a person may see them: no credential the team pasted into an input
+    reaches the command's output (the record is masked by the evidence writer)."""
+    return [type(f).model_validate(redact_all(f.model_dump())) for f in findings]
+
+
+def _as_written(record: ev.Evidence, path: Path | None) -> ev.Evidence:
+    """The record as it was written (masked and sealed), or masked the same way when it is
+    not written (a scan outside a workspace)."""
+    if path is not None:
+        return ev.load(path)
+    return record.model_copy(
+        update={
+            "summary": redact(record.summary),
+            "notes": [redact(n) for n in record.notes],
+            "figures": redact_all(record.figures),
+        }
+    )
+
+
 def _write(ws: Workspace, record: ev.Evidence, findings: list[Finding]) -> CheckRun:
-    return CheckRun(record, findings, ev.write(record, ws.evidence_dir))
+    written = ev.write(record, ws.evidence_dir)
+    return CheckRun(_as_written(record, written), _shown(findings), written)
 
 
 def _input(ws: Workspace, name: str, given: Path | None) -> Path:
+    """The input file of a check: `--file`, else the workspace's own. A folder, a FIFO or a
+    device is refused before anything reads it (it would hang or never end)."""
     path = given or ws.root / name
     if path.is_file():
         return path
+    field = "--file" if given is not None else None
+    if path.exists():
+        raise InputError(
+            "not a regular file",
+            path=path,
+            field=field,
+            hint="give the {name} file itself",
+            name=name,
+        )
     if given is not None:
-        raise InputError("no such file", path=path)
+        raise InputError(
+            "no such file",
+            path=path,
+            field=field,
+            hint="check the --file path, or leave --file out to read the workspace's {name}",
+            name=name,
+        )
     raise InputError(
         "no {name} in the workspace",
         path=path,
@@ -265,10 +304,11 @@ def run_isolation(ws: Workspace, path: Path | None = None, now: datetime | None 
     )
     sealed = ev.seal(record, now)
     written = ev.write(sealed, ws.evidence_dir)
-    at = datetime.strptime(sealed.created_at_utc, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
-    doc = oscal_path(ws.evidence_dir, sealed.id)
+    stored = _as_written(sealed, written)
+    at = datetime.strptime(stored.created_at_utc, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    doc = oscal_path(ws.evidence_dir, stored.id)
     oscal.write(result.figures, at.isoformat(), ev.input_ref(src, ws.root).path, doc)
-    return CheckRun(sealed, result.findings, written, {"oscal": doc})
+    return CheckRun(stored, _shown(result.findings), written, {"oscal": doc})
 
 
 def run_residency(ws: Workspace, isolation_path: Path | None = None) -> CheckRun:
@@ -329,4 +369,4 @@ def run_secrets(
     )
     out_dir = evidence_dir or (ws.evidence_dir if ws is not None else None)
     written = ev.write(record, out_dir) if out_dir is not None else None
-    return CheckRun(record, result.findings, written)
+    return CheckRun(_as_written(record, written), _shown(result.findings), written)

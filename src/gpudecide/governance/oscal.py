@@ -23,6 +23,7 @@ from gpudecide import __version__
 from gpudecide.fsutil import atomic_write_text
 from gpudecide.governance import controls
 from gpudecide.governance.isolation import BoundaryFigures, IsolationFigures
+from gpudecide.redact import redact_all
 
 __all__ = [
     "OSCAL_NAME",
@@ -177,6 +178,9 @@ def build(figures: IsolationFigures, at: str, plan_href: str) -> dict[str, Any]:
 
 
 def write(figures: IsolationFigures, at: str, plan_href: str, path: Path) -> Path:
-    """Write the document atomically."""
-    atomic_write_text(path, json.dumps(build(figures, at, plan_href), indent=2) + "\n")
+    """Write the document atomically, every credential-shaped text in it masked."""
+    # The team's free text (mechanisms, tests, excerpts) reaches the document: no credential
+    # a person pasted there is archived with it (issue 28).
+    document = redact_all(build(figures, at, plan_href))
+    atomic_write_text(path, json.dumps(document, indent=2) + "\n")
     return path
