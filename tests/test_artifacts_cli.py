@@ -420,17 +420,26 @@ def test_audit_section_builds_tables(arts: dict[str, Path], here: Path) -> None:
         audit_section(section)
     assert section.title.startswith("Аудит экспорта")
     captions = [t.caption for t in section.tables]
-    assert len(captions) == 4 and captions[0] == "Четыре слоя экспорта (E2)"
-    hazards = section.tables[2].rows
+    assert captions == [
+        "Что проверено аудитом",
+        "Четыре слоя экспорта (E2)",
+        "Чекпойнты: можно продолжить обучение или только веса (A2)",
+        "Риски привязки к поставщику (E5): каждый — стоп-фактор",
+        "Классы артефактов и их хранение (A1, A3)",
+        "Вопросы хранения (A8)",
+    ]
+    hazards = section.tables[3].rows
     assert hazards[0][:2] == ["adapter_base_revision_missing", "adapter_config.json"]
 
 
 def test_demo_export_audit_in_the_report(here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from gpudecide.artifacts import demo
+    from gpudecide.demo import CONFIG_DATA
     from gpudecide.report import render
     from gpudecide.sections import SECTIONS
 
     workspace.init(here / "ws")
+    shutil.copyfile(CONFIG_DATA, here / "ws" / workspace.CONFIG_NAME)  # declares managed-ft
     ws = workspace.load(here / "ws")
     path = demo.run(ws)
     record = ev.load(path)
@@ -443,6 +452,15 @@ def test_demo_export_audit_in_the_report(here: Path, monkeypatch: pytest.MonkeyP
     assert record.verdict == "fail"
     same_shape(record)  # the demo's record, with its option
     assert figures_of(record).option == "managed-ft"
+    # what it audited: the vendor's own export, read from the workspace's folder
+    assert record.figures["contour"] == {
+        "executor": None,
+        "storage": "exports/vendor-run-7",
+        "artifacts": "vendor_export",
+    }
+    # "Bank HSM admins only; the vendor never sees the key": the decision reads this key
+    assert record.figures["retention"]["key_custody"] == "team"
+    assert record.figures["retention"]["key_custody_source"].startswith("retention.yaml:")
     questions = {q["id"]: q["status"] for q in record.figures["retention"]["questions"]}
     assert sorted(k for k, v in questions.items() if v == "answered") == [
         "key_access",

@@ -14,7 +14,11 @@ detects every format without executing anything, and answers:
   or system access) and `untrusted_pickle_import` (an import outside the weights-only allow
   list), plus `pickle_frame_mismatch`, `pickle_not_scanned_too_large` and
   `archive_not_scanned` (an archive or member that cannot be opened, so nothing vouches for it);
-* the A8 retention questions, answered from retention.yaml or listed as open.
+* the A8 retention questions, answered from retention.yaml or listed as open, who holds
+  the keys (`key_custody`), and every A1 artifact class with the retention class, lifetime,
+  location, encryption, backup and restore-test interval the policy gives it (A1, A3);
+* what it audited (`contour`): the storage it read and whether the artifacts are the
+  vendor's own export (an option whose contour is the vendor's) or produced here.
 
 Every hazard is a stop factor (D5): the audit's verdict is `fail` and the CLI exits 1.
 """
@@ -435,11 +439,36 @@ def _artifact_classes(
     return [c for c in ret.ARTIFACT_CLASSES if c in present]
 
 
-def _shown_source(source: object, path: Path, root: Path | None) -> object:
-    """`retention.yaml:73` as the record shows it: relative to the workspace."""
-    if not isinstance(source, str):
-        return source
-    return source.replace(str(path), ev.shown_path(path, root), 1)
+def _retention_classes(policy: ret.LoadedPolicy, shown: str) -> dict[str, Any]:
+    """Every retention class the policy defines, with the line it is defined at (A3)."""
+    return {
+        name: {
+            "description": c.description,
+            "lifetime_days": c.lifetime_days,
+            "location": c.location,
+            "encryption": c.encryption,
+            "backup": c.backup,
+            "restore_test_interval_days": c.restore_test_interval_days,
+            "source": policy.at(policy.class_lines.get(name), shown),
+        }
+        for name, c in policy.policy.classes.items()
+    }
+
+
+def _artifact_rows(
+    policy: ret.LoadedPolicy | None, present: list[str], shown: str | None
+) -> list[dict[str, Any]]:
+    """Every A1 artifact class: in the export or not, its retention class and where the
+    policy says so (none: no retention decided)."""
+    mapping = policy.policy.artifact_classes if policy is not None else {}
+    rows = []
+    for c in ret.ARTIFACT_CLASSES:
+        cls = mapping.get(c)  # type: ignore[call-overload]
+        where = policy.at(policy.mapping_lines.get(c), shown) if policy and cls else None
+        rows.append(
+            {"artifact_class": c, "present": c in present, "retention_class": cls, "source": where}
+        )
+    return rows
 
 
 def _retention(
@@ -464,14 +493,24 @@ def _retention(
             "notes": [
                 "no retention.yaml: every A8 question is open (gpudecide init writes a template)"
             ],
+            "key_custody": None,
+            "key_custody_source": None,
+            "artifact_classes": _artifact_rows(None, present, None),
+            "retention_classes": {},
         }
     mapping = policy.policy.artifact_classes
     uncovered = [c for c in present if c not in mapping]
+    shown = ev.shown_path(policy.path, root)
+    custody = policy.policy.questions.key_custody
     return {
-        "policy": ev.shown_path(policy.path, root),
-        "questions": [
-            {**q, "source": _shown_source(q["source"], policy.path, root)} for q in policy.answers()
-        ],
+        "policy": shown,
+        "questions": policy.answers(shown),
+        "key_custody": custody,
+        "key_custody_source": policy.at(policy.lines.get("key_custody"), shown)
+        if custody is not None
+        else None,
+        "artifact_classes": _artifact_rows(policy, present, shown),
+        "retention_classes": _retention_classes(policy, shown),
         "artifact_classes_present": present,
         "classes": {
             c: {
@@ -563,7 +602,7 @@ def _collect(
         egress = remote.fetch(
             source, export, storage_options or {}, streams=streams, on_bytes=on_bytes
         )
-        return egress, egress.files, []
+        return egress, egress.files, egress.skipped
     if not export.exists():
         raise InputError("no such directory", path=export)
     if not export.is_dir():
@@ -627,15 +666,49 @@ def _egress_hazard(
         hours=window,
         limit=limit,
     )
-    return fig, [_hazard("egress_throttled", source, why)]
+    shown = remote.shown_url(source) if source is not None else None
+    return fig, [_hazard("egress_throttled", shown, why)]
 
 
-def _notes(det: formats.Detection, skipped: list[hashing.Skipped]) -> list[Message]:
+def _custody_notes(policy: ret.LoadedPolicy | None) -> list[Message]:
+    """Who sees the keys, said in words but not as one of the four values the decision
+    compares (or the other way round) (A8)."""
+    if policy is None:
+        return []
+    q = policy.policy.questions
+    words = bool(q.key_access and q.key_access.strip())
+    if words and q.key_custody is None:
+        return [
+            message(
+                "artifacts",
+                "{policy} says who sees the keys in words only: set questions.key_custody "
+                "(team, provider, shared or unknown) so that the decision can compare it with "
+                "the isolation answers of every option (A8)",
+                policy=policy.path.name,
+            )
+        ]
+    if not words and q.key_custody not in (None, "unknown"):
+        return [
+            message(
+                "artifacts",
+                "{policy} says key_custody {custody} but not where that is written down: "
+                "answer questions.key_access with the contract clause or runbook (A8)",
+                policy=policy.path.name,
+                custody=q.key_custody,
+            )
+        ]
+    return []
+
+
+def _notes(
+    det: formats.Detection, skipped: list[hashing.Skipped], policy: ret.LoadedPolicy | None
+) -> list[Message]:
     """What a reader must know beyond the hazards."""
     notes: list[Message] = [
         message("artifacts", "{path}: not audited ({reason})", path=s.path, reason=s.why)
         for s in skipped
     ]
+    notes += _custody_notes(policy)
     for report in det.files.values():
         if report.details.get("library_classes"):
             classes = ", ".join(report.details["library_classes"][:4])
@@ -725,9 +798,11 @@ def run(
     workers: int | None = None,
     on_bytes: ProgressFn | None = None,
     option: str | None = None,
+    from_vendor: bool = False,
 ) -> AuditResult:
     """Audit an export folder (or copy it from `source` into `export` first); `option`: the
-    id of the option the export came from (its hazards stop that option)."""
+    id of the option the export came from (its hazards stop that option), `from_vendor`:
+    that option's vendor produced the export (its contour is the vendor's)."""
     inputs = _load_inputs(plan_path, retention_path, workspace_root)
     plan = inputs.plan
     egress, digests, skipped = _collect(export, source, storage_options, streams, workers, on_bytes)
@@ -739,11 +814,11 @@ def run(
     layers = _layers(det, manifests, plan)
     retention = _retention(inputs.policy, det, manifests, workspace_root)
     verdict, summary_msg, missing, resumable_from = _verdict(det, hazards, layers, retention)
-    texts = record_texts(summary_msg, _notes(det, skipped))
+    texts = record_texts(summary_msg, _notes(det, skipped, inputs.policy))
     summary, notes = texts.summary, texts.notes
     figures: dict[str, Any] = {
         "export": ev.shown_path(export, workspace_root),
-        "source": source,
+        "source": remote.shown_url(source) if source is not None else None,
         "file_count": len(digests),
         "total_bytes": sum(d.size for d in digests),
         "skipped": [{"path": s.path, "reason": s.reason} for s in skipped],
@@ -765,6 +840,11 @@ def run(
     }
     if option is not None:
         figures["option"] = option
+    figures["contour"] = {
+        "executor": None,
+        "storage": figures["source"] or figures["export"],
+        "artifacts": "vendor_export" if option is not None and from_vendor else "produced_here",
+    }
     # The model is the contract of the record's shape: a figure it does not know, or one
     # missing, is a bug here, never a record written in another shape.
     model = AuditFigures.model_validate(figures)

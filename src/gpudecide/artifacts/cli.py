@@ -463,6 +463,16 @@ def _print_audit(result: AuditResult) -> None:
 
     f = result.model
     out.print(summary_of(result.record), markup=False)
+    if f.contour is not None:
+        whose = (
+            _("the vendor's own export of {option}").format(option=f.option)
+            if f.contour.artifacts == "vendor_export"
+            else _("produced here (not the vendor's export)")
+        )
+        out.print(
+            _("audited: {storage}: {whose}").format(storage=f.contour.storage, whose=whose),
+            markup=False,
+        )
     table = Table(_("layer"), _("item"), _("status"), _("proof"), box=None)
     for layer, items in f.layers.items():
         for item in items:

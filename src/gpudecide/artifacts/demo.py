@@ -3,7 +3,9 @@
 The vendor exported a LoRA adapter whose config names its base model without a revision,
 the adapter weights (bf16 safetensors, written here byte by byte in the format's layout),
 the trainer state, and a `vendor_state.vpk` only its SDK reads; no optimizer state. The
-team's retention.yaml answers two of the five A8 questions. The audit finds three stop
+team's retention.yaml answers two of the five A8 questions, one of them "who sees the keys":
+the bank's HSM admins only, the vendor never (key_custody: team). The export is the
+vendor's own (`vendor_export`): managed-ft is a managed option. The audit finds three stop
 factors (E5) and writes its evidence into the demo workspace, so the report shows them.
 
 The export and the answered retention.yaml are data files in the package (`demo_data/`),
@@ -17,7 +19,7 @@ from pathlib import Path
 
 from gpudecide import evidence as ev
 from gpudecide import workspace
-from gpudecide.artifacts import audit
+from gpudecide.artifacts import audit, runs
 from gpudecide.fsutil import atomic_write_bytes
 
 __all__ = [
@@ -49,5 +51,6 @@ OPTION = "managed-ft"
 def run(ws: workspace.Workspace) -> Path:
     """Install the export, audit it as the export of OPTION, write the evidence record."""
     export = install(ws.root)
-    result = audit.run(export, workspace_root=ws.root, option=OPTION)
+    vendor = runs.vendor_of(OPTION, ws)
+    result = audit.run(export, workspace_root=ws.root, option=OPTION, from_vendor=vendor)
     return ev.write(result.record, ws.evidence_dir)

@@ -4,6 +4,8 @@ in any package (SPEC E2, E5, A2, A7, A8).
     figures_of(record)                       AuditFigures
     figures_of(record).hazards[0].id         "unknown_format"
     figures_of(record).layers["training"]    the E2 items of one layer
+    figures_of(record).contour                what it audited: {executor, storage, artifacts}
+    figures_of(record).retention.key_custody  who holds the keys, as retention.yaml says
 
 `gpudecide.artifacts.audit` builds the figures and validates them against these models; the
 record keeps `AuditFigures.model_dump(mode="json")`, key for key. Every text a person reads
@@ -23,6 +25,8 @@ from gpudecide import evidence as ev
 from gpudecide.message import is_message
 
 __all__ = [
+    "ArtifactClassRow",
+    "AuditContour",
     "AuditFigures",
     "Egress",
     "EgressWindow",
@@ -33,6 +37,7 @@ __all__ = [
     "Question",
     "RecordMessages",
     "ResumePoint",
+    "RetentionClassFigures",
     "RetentionClassUse",
     "RetentionFigures",
     "RetentionOpen",
@@ -168,13 +173,16 @@ class Egress(EgressWindow):
 
 
 class Question(_Figures):
-    """An A8 question, answered from retention.yaml (with its line) or open."""
+    """An A8 question, answered from retention.yaml (with its line) or open; `asked_at`:
+    where the question stands in retention.yaml, answered or not (none without a policy;
+    absent in records written before it was kept)."""
 
     id: str
     question: str
     status: Literal["open", "answered"]
     answer: str | None
     source: str | None
+    asked_at: str | None = Field(default=None, exclude_if=_absent)
 
 
 class RetentionClassUse(_Figures):
@@ -185,8 +193,37 @@ class RetentionClassUse(_Figures):
     restore_test_interval_days: int
 
 
+class RetentionClassFigures(_Figures):
+    """A retention class as retention.yaml defines it (A3): lifetime, location, encryption,
+    backup, restore-test interval, and the line it is defined at."""
+
+    description: str
+    lifetime_days: int
+    location: str
+    encryption: str
+    backup: str
+    restore_test_interval_days: int
+    source: str
+
+
+class ArtifactClassRow(_Figures):
+    """One artifact class of A1: whether the export holds it, the retention class it falls
+    under (none: no retention decided) and the line that says so."""
+
+    artifact_class: str
+    present: bool
+    retention_class: str | None
+    source: str | None
+
+
+# Who holds the encryption keys, as retention.yaml's `questions.key_custody` says.
+KeyCustody = Literal["team", "provider", "shared", "unknown"]
+
+
 class RetentionOpen(_Figures):
-    """No retention.yaml: every A8 question is open."""
+    """No retention.yaml: every A8 question is open, no artifact class has a retention.
+
+    The fields from `key_custody` on are absent in records written before they were kept."""
 
     policy: None
     questions: list[Question]
@@ -195,10 +232,20 @@ class RetentionOpen(_Figures):
     manifest_class: str | None
     manifest_class_defined: bool | None
     notes: list[str]
+    key_custody: None = None
+    key_custody_source: None = None
+    artifact_classes: list[ArtifactClassRow] | None = Field(default=None, exclude_if=_absent)
+    retention_classes: dict[str, RetentionClassFigures] | None = Field(
+        default=None, exclude_if=_absent
+    )
 
 
 class RetentionFigures(_Figures):
-    """The A8 answers and the retention classes of what the export holds, from the policy."""
+    """The A8 answers and the retention classes of what the export holds, from the policy;
+    `key_custody`: who holds the keys (A8), with the line it is said at; `artifact_classes`:
+    every A1 class, `retention_classes`: every class the policy defines (A3).
+
+    The fields from `key_custody` on are absent in records written before they were kept."""
 
     policy: str
     questions: list[Question]
@@ -209,6 +256,24 @@ class RetentionFigures(_Figures):
     manifest_class_source: str | None
     manifest_class_defined: bool | None
     notes: list[str]
+    key_custody: KeyCustody | None = None
+    key_custody_source: str | None = None
+    artifact_classes: list[ArtifactClassRow] | None = Field(default=None, exclude_if=_absent)
+    retention_classes: dict[str, RetentionClassFigures] | None = Field(
+        default=None, exclude_if=_absent
+    )
+
+
+class AuditContour(_Figures):
+    """What the audit read (SPEC E5; the decision's contour of a record): no executor (an
+    audit runs nothing), the storage it read the export from (the `--source` URL without
+    credentials, else the folder), and whose artifacts they are: `vendor_export` when the
+    export came from the vendor of the option it names (a managed option, or one whose
+    contour is the vendor's), else `produced_here`."""
+
+    executor: None
+    storage: str
+    artifacts: Literal["vendor_export", "produced_here"]
 
 
 class RecordMessages(_Figures):
@@ -242,6 +307,7 @@ class AuditFigures(_Figures):
     notes: list[str]
     messages: RecordMessages
     option: str | None = Field(default=None, exclude_if=_absent)
+    contour: AuditContour | None = Field(default=None, exclude_if=_absent)
 
 
 def figures_of(record: ev.Evidence) -> AuditFigures:

@@ -6,8 +6,9 @@
   threads (one per core) hash several files at once; the biggest files are started first so
   that one large shard does not finish alone at the end.
 * Nothing is ignored silently: symbolic links (they may point outside the root), sockets,
-  FIFOs, devices, unreadable files and undecodable names are listed in `skipped` with the
-  reason, never hashed and never dropped without a word.
+  FIFOs, devices, unreadable files, undecodable names and folders on a kernel file system
+  mounted inside the tree (/proc, /sys) are listed in `skipped` with the reason, never hashed
+  and never dropped without a word. A root on a kernel file system is bad input.
 
 Output formats: `sha256sum` lines (``sha256sum -c`` reads them back), JSON, and the OpenSSF
 model-signing v1.0 payload (an in-toto Statement whose `predicate.resources[]` carry one
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from gpudecide.artifacts.places import kernel_filesystem_of_device, refuse_kernel_input
 from gpudecide.errors import InputError
 from gpudecide.fsutil import ProgressFn, file_kind, sha256_path
 from gpudecide.message import Message, english, message
@@ -151,6 +153,7 @@ def list_files(
             hint="pass the folder itself if it is the one you mean",
             target=target,
         )
+    refuse_kernel_input(root)
     if stat.S_ISREG(st.st_mode):
         return [(root.name, root, st.st_size)], []
     if not stat.S_ISDIR(st.st_mode):
@@ -162,7 +165,7 @@ def list_files(
     found: list[tuple[str, Path, int]] = []
     skipped: list[Skipped] = []
 
-    def walk(directory: Path, prefix: tuple[str, ...]) -> None:
+    def walk(directory: Path, prefix: tuple[str, ...], dev: int) -> None:
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError as exc:
@@ -196,7 +199,15 @@ def list_files(
                     skipped.append(Skipped(rel, why))
                     continue
                 if entry.is_dir(follow_symlinks=False):
-                    walk(Path(entry.path), parts)
+                    sub = entry.stat(follow_symlinks=False).st_dev
+                    kernel = kernel_filesystem_of_device(sub) if sub != dev else None
+                    if kernel is not None:
+                        why = message(
+                            "artifacts", "on a {fstype} file system: not read", fstype=kernel
+                        )
+                        skipped.append(Skipped(rel + "/", why))
+                        continue
+                    walk(Path(entry.path), parts, sub)
                     continue
                 info = entry.stat(follow_symlinks=False)
             except OSError as exc:
@@ -209,7 +220,7 @@ def list_files(
                 why = message("artifacts", "not a regular file (socket, FIFO or device)")
                 skipped.append(Skipped(rel, why))
 
-    walk(root, ())
+    walk(root, (), st.st_dev)
     return found, skipped
 
 

@@ -27,11 +27,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from gpudecide.artifacts import formats, hashing
+from gpudecide.artifacts import formats, hashing, places
 from gpudecide.artifacts.retention import LoadedPolicy
 from gpudecide.artifacts.words import as_written
 from gpudecide.errors import InputError
-from gpudecide.fsutil import ProgressFn, atomic_write_text
+from gpudecide.fsutil import ProgressFn
 from gpudecide.inputs import load_yaml_model, node_line, yaml_root
 from gpudecide.jsonio import utc_iso
 from gpudecide.message import Message, english, message
@@ -375,7 +375,9 @@ def create(
     """Hash and inspect `directory`, fill the manifest, write it atomically to `out`."""
     if not directory.is_dir():
         raise InputError("not a directory", path=directory)
-    if out.exists() and not force:
+    # A pipe, a terminal or /dev/null takes the manifest as a stream: nothing is replaced.
+    target = places.check_output(out, field="--out")
+    if target.kind == "file" and out.exists() and not force:
         raise InputError("exists already", path=out, hint="pass --force to replace it")
     inside = _rel_inside(out, directory)
     tree = hashing.hash_tree(
@@ -396,7 +398,7 @@ def create(
         files=[ManifestFile(path=f.path, size=f.size, sha256=f.sha256) for f in tree.files],
         skipped=[{"path": s.path, "reason": s.reason} for s in tree.skipped],
     )
-    atomic_write_text(out, manifest.to_json())
+    places.write_output(out, manifest.to_json(), field="--out")
     return manifest, tree, det
 
 

@@ -6,6 +6,12 @@ bytes per second while copying and hashing, and extrapolates the time to move th
 run (its size comes from the plan). The copy lands in a temporary folder beside the target
 and is renamed into place only when every file arrived: a failed or denied copy leaves
 nothing half-written.
+
+What a record or an error shows of the URL is `shown_url`: no user information (an access
+key and its secret in `s3://KEY:SECRET@bucket`), no query (a presigned URL's signature), no
+fragment. A local source (a path or `file://`) is read like a local export: a FIFO or a
+device is refused, links and other non-regular files are listed as skipped, never followed,
+and nothing is read from a kernel file system (/proc, /sys).
 """
 
 from __future__ import annotations
@@ -14,16 +20,20 @@ import functools
 import hashlib
 import os
 import shutil
+import stat
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
-from gpudecide.artifacts.hashing import FileDigest, path_key
+from gpudecide.artifacts import places
+from gpudecide.artifacts.hashing import FileDigest, Skipped, path_key
 from gpudecide.errors import InputError, from_os_error
-from gpudecide.fsutil import CHUNK, ProgressFn, ensure_dir
+from gpudecide.fsutil import CHUNK, ProgressFn, ensure_dir, file_kind
+from gpudecide.message import message
 
 __all__ = [
     "COPY_CHUNK",
@@ -31,6 +41,7 @@ __all__ = [
     "fetch",
     "filesystem",
     "parse_options",
+    "shown_url",
 ]
 
 COPY_CHUNK = 8 * CHUNK
@@ -47,6 +58,8 @@ class Egress:
     list_seconds: float
     streams: int
     per_file: list[dict[str, Any]] = field(default_factory=list)
+    # Objects of a local source that were not copied (links, FIFOs, devices), and why.
+    skipped: list[Skipped] = field(default_factory=list)
 
     @property
     def bytes_per_second(self) -> float | None:
@@ -83,42 +96,77 @@ def parse_options(pairs: list[str]) -> dict[str, Any]:
     return out
 
 
-def _denied(url: str, exc: BaseException) -> InputError:
+def shown_url(url: str) -> str:
+    """`url` as a record or an error may show it: without user information (a key and its
+    secret), query (a presigned signature) or fragment. A plain path is shown as given."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url.split("@", 1)[-1].split("?", 1)[0]
+    if not parts.scheme or len(parts.scheme) == 1:  # a path, or a Windows drive letter
+        return url
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def _secrets_of(url: str) -> list[str]:
+    """The parts of `url` a record must not show: its user information and its query."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return [url]
+    if not parts.scheme or len(parts.scheme) == 1:
+        return []
+    userinfo = parts.netloc.rpartition("@")[0]
+    found = [userinfo, *userinfo.split(":")] if userinfo else []
+    if parts.query:
+        found.append(parts.query)
+    return sorted((s for s in found if len(s) >= 3), key=len, reverse=True)
+
+
+def _said(text: str, url: str) -> str:
+    """A driver's error text with the URL as shown and no part of its user information or
+    query anywhere in it (a driver may quote the URL whole, or the bucket it parsed)."""
+    if not url:
+        return text
+    text = text.replace(url, shown_url(url))
+    for secret in _secrets_of(url):
+        text = text.replace(secret, "***")
+    return text
+
+
+def _denied(url: str, exc: BaseException, field_name: str) -> InputError:
     return InputError(
         "access denied reading {url} ({exc})",
-        field="--source",
+        field=field_name,
         hint="check the credentials and the bucket policy (403): the export cannot be read",
-        url=url,
-        exc=str(exc),
+        url=shown_url(url),
+        exc=_said(str(exc), url),
     )
 
 
-def filesystem(url: str, options: dict[str, Any]) -> tuple[Any, str]:
+def filesystem(url: str, options: dict[str, Any], *, field: str = "--source") -> tuple[Any, str]:
     """The fsspec filesystem of `url` and the path inside it; a driver that is missing or a
-    URL it refuses is an InputError naming `--source`."""
+    URL it refuses is an InputError naming `field` (the option the URL came from)."""
     try:
         import fsspec  # type: ignore[import-untyped]
     except ImportError:  # pragma: no cover - fsspec is a dependency
-        raise InputError("fsspec is not installed", field="--source") from None
+        raise InputError("fsspec is not installed", field=field) from None
     try:
         return fsspec.core.url_to_fs(url, **options)  # type: ignore[no-any-return]
     except ImportError as exc:
         proto = url.split("://", 1)[0]
         raise InputError(
             "no driver for {proto}:// ({exc})",
-            field="--source",
+            field=field,
             hint="install it, e.g. `pip install s3fs` for s3://",
             proto=proto,
-            exc=str(exc),
+            exc=_said(str(exc), url),
         ) from None
     except (ValueError, TypeError) as exc:
         raise InputError(
-            "cannot open {url}: {exc}", field="--source", url=url, exc=str(exc)
+            "cannot open {url}: {exc}", field=field, url=shown_url(url), exc=_said(str(exc), url)
         ) from None
-
-
-# transitional: gpudecide.portability.storage still calls it by this name
-_filesystem = filesystem
 
 
 class _LocalFault(Exception):
@@ -145,36 +193,98 @@ def _require_new_or_empty(dest: Path) -> None:
         )
 
 
-def _find(fs: Any, root: str, url: str) -> dict[str, Any]:
+def _find(fs: Any, root: str, url: str, field_name: str) -> dict[str, Any]:
     try:
         return fs.find(root, detail=True)  # type: ignore[no-any-return]
     except PermissionError as exc:
-        raise _denied(url, exc) from None
+        raise _denied(url, exc, field_name) from None
     except FileNotFoundError:
-        raise InputError("nothing there", field="--source", path=url) from None
+        raise InputError("nothing there", field=field_name, path=shown_url(url)) from None
     except OSError as exc:
         raise InputError(
-            "cannot list {url}: {exc}", field="--source", url=url, exc=str(exc)
+            "cannot list {url}: {exc}",
+            field=field_name,
+            url=shown_url(url),
+            exc=_said(str(exc), url),
         ) from None
 
 
-def _files_under(listing: dict[str, Any], root: str, url: str) -> list[tuple[str, str, int]]:
-    """(path relative to the root, object name, size) of every file the listing holds."""
+def _is_local(fs: Any) -> bool:
+    protocol = getattr(fs, "protocol", ())
+    return "file" in (protocol if isinstance(protocol, (tuple, list)) else (protocol,))
+
+
+def _local_root(root: str, url: str, field_name: str) -> None:
+    """A local source is a folder of regular files on a disk: a FIFO or a device given as the
+    source would block or never end, and a kernel file system holds no export."""
+    try:
+        mode = os.stat(root).st_mode
+    except OSError:
+        return  # the listing names what is wrong (nothing there, permission denied)
+    if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+        raise InputError(
+            "is {file_kind}, not a regular file or a directory",
+            path=shown_url(url),
+            field=field_name,
+            file_kind=file_kind(mode),
+        )
+    places.refuse_kernel_input(Path(root), field_name)
+
+
+def _local_skip(name: str, info: dict[str, Any]) -> Skipped | None:
+    """Why a local object is not copied: a link (never followed), not a regular file, or a
+    file on a kernel file system (a mount inside the source)."""
+    try:
+        st = os.lstat(name)
+    except OSError:
+        return None
+    if stat.S_ISLNK(st.st_mode) or info.get("islink"):
+        target = str(info.get("destination") or "?")
+        why = message(
+            "artifacts",
+            "symbolic link to {target!r}: refused, links are not followed",
+            target=target,
+        )
+        return Skipped(name, why)
+    if not stat.S_ISREG(st.st_mode):
+        return Skipped(name, message("artifacts", "not a regular file (socket, FIFO or device)"))
+    kind = places.kernel_filesystem_of_device(st.st_dev)
+    if kind is not None:
+        return Skipped(
+            name, message("artifacts", "on a {fstype} file system: not read", fstype=kind)
+        )
+    return None
+
+
+def _files_under(
+    listing: dict[str, Any], root: str, url: str, local: bool, field_name: str
+) -> tuple[list[tuple[str, str, int]], list[Skipped]]:
+    """(path relative to the root, object name, size) of every file the listing holds, and
+    the local objects left out (with the path relative to the root)."""
     root_key = str(root).rstrip("/")
     items: list[tuple[str, str, int]] = []
+    skipped: list[Skipped] = []
     for name, info in listing.items():
+        rel = str(name)[len(root_key) :].lstrip("/") if str(name).startswith(root_key) else ""
+        if local:
+            skip = _local_skip(str(name), info)
+            if skip is not None:
+                skipped.append(Skipped(rel or PurePosixPath(str(name)).name, skip.why))
+                continue
         if info.get("type") not in (None, "file"):
             continue
-        rel = str(name)[len(root_key) :].lstrip("/") if str(name).startswith(root_key) else ""
         parts = PurePosixPath(rel).parts
         if not rel or ".." in parts or rel.startswith("/"):
             raise InputError(
-                "object {name!r} is not under {url}", field="--source", name=str(name), url=url
+                "object {name!r} is not under {url}",
+                field=field_name,
+                name=str(name),
+                url=shown_url(url),
             )
         items.append((rel, str(name), int(info.get("size") or 0)))
     if not items:
-        raise InputError("no files under this URL", field="--source", path=url)
-    return items
+        raise InputError("no files under this URL", field=field_name, path=shown_url(url))
+    return items, sorted(skipped, key=lambda s: path_key(s.path))
 
 
 def _copy_file(
@@ -205,6 +315,7 @@ def _copy_into(
     dest: Path,
     workers: int,
     on_bytes: ProgressFn | None,
+    field_name: str,
 ) -> tuple[list[tuple[FileDigest, dict[str, Any]]], float]:
     """Copy every item into a hidden folder beside `dest`, then move it into place.
 
@@ -229,11 +340,14 @@ def _copy_into(
         raise from_os_error(fault.error, dest) from None
     except PermissionError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise _denied(url, exc) from None
+        raise _denied(url, exc, field_name) from None
     except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         raise InputError(
-            "copy from {url} failed: {exc}", field="--source", url=url, exc=str(exc)
+            "copy from {url} failed: {exc}",
+            field=field_name,
+            url=shown_url(url),
+            exc=_said(str(exc), url),
         ) from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -248,23 +362,30 @@ def fetch(
     *,
     streams: int = 4,
     on_bytes: ProgressFn | None = None,
+    field: str = "--source",
 ) -> Egress:
-    """Copy every file under `url` into `dest` (new or empty), hashing while copying."""
+    """Copy every file under `url` into `dest` (new or empty), hashing while copying;
+    `field`: the option the URL came from, named by its errors."""
     _require_new_or_empty(dest)
-    fs, root = filesystem(url, options)
+    places.check_folder_output(dest, field=None)
+    fs, root = filesystem(url, options, field=field)
+    local = _is_local(fs)
+    if local:
+        _local_root(str(root), url, field)
     started = time.perf_counter()
-    listing = _find(fs, root, url)
+    listing = _find(fs, root, url, field)
     list_seconds = time.perf_counter() - started
-    items = _files_under(listing, root, url)
+    items, skipped = _files_under(listing, root, url, local, field)
     workers = max(1, min(streams, len(items)))
-    copied, seconds = _copy_into(url, fs, items, dest, workers, on_bytes)
+    copied, seconds = _copy_into(url, fs, items, dest, workers, on_bytes, field)
     digests = sorted((d for d, _ in copied), key=lambda d: path_key(d.path))
     return Egress(
-        source=url,
+        source=shown_url(url),
         files=digests,
         bytes=sum(d.size for d in digests),
         seconds=seconds,
         list_seconds=list_seconds,
         streams=workers,
         per_file=sorted((t for _, t in copied), key=lambda p: path_key(str(p["path"]))),
+        skipped=skipped,
     )

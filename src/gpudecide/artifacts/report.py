@@ -2,14 +2,38 @@
 
 Every word a reader sees goes through the "artifacts" catalogue in the report's language; the
 audit's details (hazards, absent items) are the messages the record stores beside them.
+
+Besides the export itself (E2 layers, checkpoints, hazards, egress) the section shows what
+the team decided about keeping it (issue 22: A1 and A8 in the report): every artifact class
+with its retention class, lifetime, location, encryption, backup and restore-test interval,
+each pointing at the line of retention.yaml that says so, and the A8 questions with the
+answer's line, or, for an open one, the line where it is to be answered.
 """
 
 from __future__ import annotations
 
 from gpudecide import fmt
-from gpudecide.artifacts.figures import AuditFigures, Hazard, Item, Question, figures_of
-from gpudecide.artifacts.retention import A8_QUESTIONS
-from gpudecide.artifacts.words import BASES, HAZARDS, ITEMS, LAYERS, STATUSES, word
+from gpudecide.artifacts.figures import (
+    ArtifactClassRow,
+    AuditFigures,
+    Hazard,
+    Item,
+    Question,
+    RetentionFigures,
+    RetentionOpen,
+    figures_of,
+)
+from gpudecide.artifacts.retention import A8_QUESTIONS, ARTIFACT_CLASSES, FILE_NAME
+from gpudecide.artifacts.words import (
+    ARTIFACT_CLASS_NAMES,
+    BASES,
+    CUSTODIES,
+    HAZARDS,
+    ITEMS,
+    LAYERS,
+    STATUSES,
+    word,
+)
 from gpudecide.i18n import translator
 from gpudecide.message import render
 from gpudecide.report.model import Section, Table
@@ -51,14 +75,32 @@ def question_text(q: Question) -> str:
 
 
 def audit_section(section: Section) -> None:
-    """Tables of an `audit` evidence record: layers, units, hazards, egress, A8."""
+    """Tables of an `audit` evidence record: what it audited, layers, units, hazards, egress,
+    the artifact classes' retention (A1, A3) and the A8 questions."""
     f = figures_of(section.record)
     section.title = _("Export audit: can the run leave and resume?")
+    _audited_table(section, f)
     _layers_table(section, f)
     _units_table(section, f)
     _hazards_table(section, f)
     _egress_table(section, f)
+    _classes_table(section, f.retention)
     _retention_table(section, f)
+
+
+def _audited_table(section: Section, f: AuditFigures) -> None:
+    """What the audit read: the storage, whose artifacts, the option it stands for."""
+    if f.contour is None:
+        return
+    whose = (
+        _("the vendor's own export")
+        if f.contour.artifacts == "vendor_export"
+        else _("produced here (not the vendor's export)")
+    )
+    rows = [[_("storage"), f.contour.storage], [_("artifacts"), whose]]
+    if f.option is not None:
+        rows.append([_("option"), f.option])
+    section.tables.append(Table(_("What was audited"), [_("figure"), _("value")], rows))
 
 
 def _layers_table(section: Section, f: AuditFigures) -> None:
@@ -147,15 +189,134 @@ def _egress_table(section: Section, f: AuditFigures) -> None:
     )
 
 
+def _no_policy() -> str:
+    return _("no {file}: gpudecide init writes one").format(file=FILE_NAME)
+
+
+def _class_rows(r: RetentionFigures | RetentionOpen) -> list[ArtifactClassRow]:
+    """Every A1 artifact class; a record written before they were kept lists the classes the
+    export holds, from `classes`."""
+    if r.artifact_classes is not None:
+        return r.artifact_classes
+    mapping = r.classes if isinstance(r, RetentionFigures) else {}
+    present = set(r.artifact_classes_present)
+    return [
+        ArtifactClassRow(
+            artifact_class=c,
+            present=True,
+            retention_class=mapping[c].retention_class if c in mapping else None,
+            source=r.policy if isinstance(r, RetentionFigures) and c in mapping else None,
+        )
+        for c in ARTIFACT_CLASSES
+        if c in present
+    ]
+
+
+def _classes_table(section: Section, r: RetentionFigures | RetentionOpen) -> None:
+    """Every artifact class (A1) with its retention class, lifetime, location, encryption,
+    backup and restore-test interval (A3), and the line of retention.yaml that says so."""
+    defined = r.retention_classes or {}
+    used = r.classes if isinstance(r, RetentionFigures) else {}
+    undecided = _("no retention decided")
+    rows = []
+    for row in _class_rows(r):
+        present = _("yes") if row.present else _("no")
+        name = word(ARTIFACT_CLASS_NAMES, row.artifact_class)
+        cls = defined.get(row.retention_class or "")
+        if row.retention_class is None:
+            where = (
+                _("{policy}: add it under artifact_classes").format(policy=r.policy)
+                if isinstance(r, RetentionFigures)
+                else _no_policy()
+            )
+            rows.append([name, present, undecided, "-", "-", "-", "-", "-", where])
+        elif cls is not None:
+            rows.append(
+                [
+                    name,
+                    present,
+                    row.retention_class,
+                    fmt.fmt(cls.lifetime_days),
+                    cls.location,
+                    cls.encryption,
+                    cls.backup,
+                    fmt.fmt(cls.restore_test_interval_days),
+                    f"{row.source}; {cls.source}" if row.source else cls.source,
+                ]
+            )
+        else:  # a record written before the classes' details were kept
+            use = used.get(row.artifact_class)
+            rows.append(
+                [
+                    name,
+                    present,
+                    row.retention_class,
+                    fmt.fmt(use.lifetime_days) if use else "-",
+                    "-",
+                    "-",
+                    "-",
+                    fmt.fmt(use.restore_test_interval_days) if use else "-",
+                    row.source or "",
+                ]
+            )
+    section.tables.append(
+        Table(
+            _("Artifact classes and their retention (A1, A3)"),
+            [
+                _("artifact class"),
+                _("in this export"),
+                _("retention class"),
+                _("lifetime (days)"),
+                _("location"),
+                _("encryption"),
+                _("backup"),
+                _("restore test every (days)"),
+                _("source"),
+            ],
+            rows,
+        )
+    )
+
+
+def _question_source(q: Question, policy: str | None) -> str:
+    """Where the answer is written, or for an open question where it is to be answered."""
+    if q.status == "answered":
+        return q.source or ""
+    if q.asked_at:
+        return _("answer it at {where}").format(where=q.asked_at)
+    return _no_policy() if policy is None else _("answer it in {policy}").format(policy=policy)
+
+
 def _retention_table(section: Section, f: AuditFigures) -> None:
-    """The A8 questions, answered from retention.yaml or open."""
+    """The A8 questions, answered from retention.yaml or open, and who holds the keys."""
+    r = f.retention
+    rows = [
+        [question_text(q), word(STATUSES, q.status), q.answer or "", _question_source(q, r.policy)]
+        for q in r.questions
+    ]
+    if isinstance(r, RetentionFigures):
+        if r.key_custody is not None:
+            rows.append(
+                [
+                    _("Who holds the keys (key_custody)"),
+                    word(STATUSES, "answered"),
+                    word(CUSTODIES, r.key_custody),
+                    r.key_custody_source or "",
+                ]
+            )
+        else:
+            rows.append(
+                [
+                    _("Who holds the keys (key_custody)"),
+                    word(STATUSES, "open"),
+                    "",
+                    _("answer it in {policy}: questions.key_custody").format(policy=r.policy),
+                ]
+            )
     section.tables.append(
         Table(
             _("Retention questions (A8)"),
             [_("question"), _("status"), _("answer"), _("source")],
-            [
-                [question_text(q), word(STATUSES, q.status), q.answer or "", q.source or ""]
-                for q in f.retention.questions
-            ],
+            rows,
         )
     )

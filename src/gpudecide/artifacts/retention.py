@@ -5,14 +5,20 @@ encryption, backups and how often a restore is tested. A8: after a job or endpoi
 deleted, who keeps what, who decides, whether a legal hold is possible, how copies are
 deleted, who sees the keys. The audit answers the A8 questions from this file or lists them
 as open; `manifest lint` checks that a manifest's retention class is defined here.
+
+Who sees the keys is answered twice: in words (`questions.key_access`: who, and where it
+is written down) and as one of four values (`questions.key_custody`: team, provider, shared,
+unknown), which the decision compares with the isolation answers of every option (a policy
+that says only the team sees the keys while an option's provider holds them is a
+contradiction, SPEC A8, I1).
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -24,7 +30,9 @@ __all__ = [
     "A8_QUESTIONS",
     "ARTIFACT_CLASSES",
     "FILE_NAME",
+    "KEY_CUSTODY",
     "ArtifactClass",
+    "KeyCustody",
     "LoadedPolicy",
     "RetentionClass",
     "RetentionPolicy",
@@ -47,6 +55,12 @@ ArtifactClass = Literal[
     "final_weights",
 ]
 ARTIFACT_CLASSES: tuple[str, ...] = ArtifactClass.__args__  # type: ignore[attr-defined]
+
+# Who holds the encryption keys of the artifacts: only the team (its HSM or KMS, the
+# provider never sees them), the provider (its managed keys, or the team's key in the
+# provider's KMS), both (shared), or not known yet.
+KeyCustody = Literal["team", "provider", "shared", "unknown"]
+KEY_CUSTODY: tuple[str, ...] = get_args(KeyCustody)
 
 # A8, in the article's order; the keys are the fields of `questions` in retention.yaml, the
 # questions msgids (the audit shows them in the reader's language).
@@ -88,6 +102,10 @@ class RetentionQuestions(_Strict):
     legal_hold: str | None = None
     copy_deletion: str | None = None
     key_access: str | None = None
+    key_custody: KeyCustody | None = Field(
+        default=None,
+        description="Who holds the keys: team | provider | shared | unknown (null: not said).",
+    )
 
 
 class RetentionPolicy(_Strict):
@@ -107,25 +125,37 @@ class RetentionPolicy(_Strict):
 
 @dataclass
 class LoadedPolicy:
-    """A validated policy, where it came from, and the line of every A8 answer."""
+    """A validated policy, where it came from, and the line of every answer: `lines` by
+    A8 question (and `key_custody`), `class_lines` by retention class, `mapping_lines` by
+    artifact class."""
 
     path: Path
     policy: RetentionPolicy
     lines: dict[str, int | None]
+    class_lines: dict[str, int | None] = field(default_factory=dict)
+    mapping_lines: dict[str, int | None] = field(default_factory=dict)
 
-    def answers(self) -> list[dict[str, object]]:
-        """Each A8 question with its answer and source line, or marked open."""
+    def at(self, line: int | None, shown: str | None = None) -> str:
+        """`retention.yaml:12` (the file as `shown`, else its path; no line: the file)."""
+        name = shown if shown is not None else str(self.path)
+        return f"{name}:{line}" if line is not None else name
+
+    def answers(self, shown: str | None = None) -> list[dict[str, object]]:
+        """Each A8 question with its answer and source line, or marked open; `asked_at`
+        is where the question stands in the file, answered or not."""
         out: list[dict[str, object]] = []
         for key, question in A8_QUESTIONS.items():
             answer = getattr(self.policy.questions, key)
             answered = isinstance(answer, str) and answer.strip() != ""
+            where = self.at(self.lines.get(key), shown)
             out.append(
                 {
                     "id": key,
                     "question": question,
                     "status": "answered" if answered else "open",
                     "answer": answer if answered else None,
-                    "source": f"{self.path}:{self.lines.get(key)}" if answered else None,
+                    "source": where if answered else None,
+                    "asked_at": where,
                 }
             )
         return out
@@ -163,8 +193,12 @@ def load(path: Path) -> LoadedPolicy:
         if cls not in policy.classes:
             line = node_line(root, ("artifact_classes", artifact))
             raise _undefined_class(path, line, f"artifact_classes.{artifact}", cls, policy)
-    lines = {key: node_line(root, ("questions", key)) for key in A8_QUESTIONS}
-    return LoadedPolicy(path=path, policy=policy, lines=lines)
+    lines = {key: node_line(root, ("questions", key)) for key in (*A8_QUESTIONS, "key_custody")}
+    class_lines = {name: node_line(root, ("classes", name)) for name in policy.classes}
+    mapping_lines: dict[str, int | None] = {
+        str(a): node_line(root, ("artifact_classes", a)) for a in policy.artifact_classes
+    }
+    return LoadedPolicy(path, policy, lines, class_lines, mapping_lines)
 
 
 def find(explicit: Path | None, workspace_root: Path | None) -> Path | None:

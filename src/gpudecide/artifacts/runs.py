@@ -9,7 +9,9 @@ Each `*_run` resolves what the command was given (the sums file, the folder's ow
 files left out, the retention policy of the workspace, the option id), calls the library
 (`hashing`, `manifest`, `audit`) and returns what the command shows: the presenter in
 `cli.py` prints it for people or as JSON and picks the exit code. Bad input is an
-`InputError` (exit 2) before anything is written.
+`InputError` (exit 2) before anything is written: every output path (`--out`,
+`--evidence-dir`) is checked by its class before the work starts (`places`), and written
+atomically, or into the pipe or device it names, never replacing a device with a file.
 """
 
 from __future__ import annotations
@@ -21,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from gpudecide import evidence as ev
-from gpudecide.artifacts import audit, hashing, remote
+from gpudecide.artifacts import audit, hashing, places, remote
 from gpudecide.artifacts import manifest as mf
 from gpudecide.artifacts import retention as ret
 from gpudecide.errors import InputError
-from gpudecide.fsutil import ProgressFn, atomic_write_text
+from gpudecide.fsutil import ProgressFn
 from gpudecide.inputs import read_input_text
 from gpudecide.options import require_known
 from gpudecide.workspace import CONFIG_NAME, Workspace
@@ -43,6 +45,7 @@ __all__ = [
     "hash_run",
     "lint_run",
     "provenance_run",
+    "vendor_of",
     "verify_run",
 ]
 
@@ -106,9 +109,12 @@ def hash_run(
             field="--format",
             out_format=req.out_format,
         )
+    if req.out_file is not None:
+        places.check_output(req.out_file, field="--out")
     expected = None
     if req.verify is not None:
         # A regular file only: a FIFO given as SUMS would block forever.
+        places.refuse_kernel_input(req.verify, "--verify")
         expected = hashing.parse_sums(read_input_text(req.verify, SUMS_MAX_BYTES), req.verify)
     exclude = _own_outputs(req.path, req.out_file, req.verify)
     tree = hashing.hash_tree(
@@ -124,7 +130,7 @@ def hash_run(
     else:
         text = hashing.format_sums(tree.files)
     if req.out_file is not None:
-        atomic_write_text(req.out_file, text)
+        places.write_output(req.out_file, text, field="--out")
     return HashRun(req, tree, text=text, written=req.out_file)
 
 
@@ -151,6 +157,8 @@ def create_run(
     on_bytes: ProgressFn | None = None,
 ) -> ManifestRun:
     """Hash the run's folder and write its manifest (A5, E2), run.yaml read first."""
+    if from_file is not None:
+        places.refuse_kernel_input(from_file, "--from")
     info = mf.load_run_info(from_file) if from_file is not None else None
     target = out_file or directory / mf.DEFAULT_NAME
     manifest, tree, _det = mf.create(
@@ -190,7 +198,10 @@ def lint_run(
 ) -> LintRun:
     """Lint a manifest (A6), its retention class checked against the policy given, else the
     workspace's."""
+    places.refuse_kernel_input(manifest_path)
     policy_path = ret.find(retention, workspace_root)
+    if policy_path is not None:
+        places.refuse_kernel_input(policy_path, "--retention")
     policy = ret.load(policy_path) if policy_path is not None else None
     _manifest, findings = mf.lint_file(manifest_path, policy)
     return LintRun(manifest_path, policy_path, findings)
@@ -204,6 +215,7 @@ def verify_run(
     on_bytes: ProgressFn | None = None,
 ) -> hashing.SumsCheck:
     """Every file of the manifest is in `directory` with its hash and size, nothing else."""
+    places.refuse_kernel_input(manifest_path)
     _manifest, check = mf.verify(directory, manifest_path, workers=workers, on_bytes=on_bytes)
     return check
 
@@ -223,10 +235,13 @@ class ProvenanceRun:
 
 def provenance_run(manifest_path: Path, out_file: Path | None = None) -> ProvenanceRun:
     """The manifest's SLSA provenance statement (unsigned), written to `out_file` if given."""
+    if out_file is not None:
+        places.check_output(out_file, field="--out")
+    places.refuse_kernel_input(manifest_path)
     statement = mf.provenance_statement(mf.load_manifest(manifest_path))
     text = json.dumps(statement, indent=2, ensure_ascii=False) + "\n"
     if out_file is not None:
-        atomic_write_text(out_file, text)
+        places.write_output(out_file, text, field="--out")
     return ProvenanceRun(statement, text, out_file)
 
 
@@ -264,14 +279,36 @@ class AuditRun:
         return {**self.result.figures, "option": option, "evidence": str(self.written)}
 
 
+def vendor_of(option: str, ws: Workspace | None) -> bool:
+    """Whether the export of `option` came from its vendor: the option is declared in the
+    workspace (InputError naming --option otherwise) and its contour is the vendor's (a
+    managed option unless it declares another executor)."""
+    if ws is None:
+        raise InputError(
+            "no workspace declares option {option}",
+            field="--option",
+            hint="run the audit inside the workspace whose gpudecide.yaml declares it, or "
+            "pass -w DIR",
+            option=option,
+        )
+    require_known(option, ws.config.options, path=ws.root / CONFIG_NAME, field="--option")
+    decl = next(o for o in ws.config.options if o.id == option)
+    return decl.contour.declared(decl.kind) == "vendor"
+
+
 def audit_run(
     req: AuditRequest, ws: Workspace | None, on_bytes: ProgressFn | None = None
 ) -> AuditRun:
     """Audit the export (copied from `req.source` first, when given) and write its record
     into `req.evidence_dir`, else the workspace's evidence folder, else ./evidence."""
-    if req.option is not None and ws is not None:
-        require_known(req.option, ws.config.options, path=ws.root / CONFIG_NAME, field="--option")
+    from_vendor = vendor_of(req.option, ws) if req.option is not None else False
     target = req.evidence_dir or (ws.evidence_dir if ws else Path("evidence"))
+    places.check_folder_output(
+        target, field="--evidence-dir" if req.evidence_dir is not None else None
+    )
+    for given, name in ((req.plan, "--expect"), (req.retention, "--retention")):
+        if given is not None:
+            places.refuse_kernel_input(given, name)
     result = audit.run(
         req.export,
         plan_path=req.plan,
@@ -283,5 +320,6 @@ def audit_run(
         workers=req.workers,
         on_bytes=on_bytes,
         option=req.option,
+        from_vendor=from_vendor,
     )
     return AuditRun(req, result, ev.write(result.record, target))

@@ -16,7 +16,9 @@ from gpudecide.i18n import N_, translator
 from gpudecide.message import Message, message
 
 __all__ = [
+    "ARTIFACT_CLASS_NAMES",
     "BASES",
+    "CUSTODIES",
     "DOMAIN",
     "HAZARDS",
     "ITEMS",
@@ -78,6 +80,25 @@ HAZARDS = {
     "corrupt_file": N_("a damaged file"),
     "egress_throttled": N_("egress too slow for the migration window"),
     "declared_artifact_missing": N_("a declared artifact is missing"),
+}
+# The artifact classes of A1 (retention.yaml's `artifact_classes` keys), as a person reads them.
+ARTIFACT_CLASS_NAMES = {
+    "base_weights": N_("base model weights"),
+    "adapters": N_("adapters"),
+    "full_checkpoints": N_("full checkpoints"),
+    "optimizer_state": N_("optimizer state"),
+    "tokenizer": N_("tokenizer"),
+    "training_config": N_("training configuration"),
+    "environment_snapshot": N_("environment snapshot"),
+    "metrics": N_("metrics"),
+    "final_weights": N_("final weights"),
+}
+# Who holds the encryption keys (retention.yaml's `questions.key_custody`).
+CUSTODIES = {
+    "team": N_("only the team"),
+    "provider": N_("the provider"),
+    "shared": N_("the team and the provider"),
+    "unknown": N_("not known"),
 }
 # The words of the lint rules ("A6 commit") and severities, as a person reads them.
 RULE_WORDS = {
