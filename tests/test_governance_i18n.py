@@ -206,16 +206,16 @@ def test_stop_rule_with_more_findings_than_shown() -> None:
 @pytest.mark.parametrize(
     ("kind", "rows", "ru"),
     [
-        ("raci", [_row("o", [])], "RACI (R1-R3, G3): замечаний: 0 -> 5"),
+        ("raci", [_row("o", [])], "RACI (R1-R3, G3): выводов: 0 -> 5"),
         (
             "standard_path",
             [_row("o", [_finding("control_missing", False, "R5", control="observable_queue")])],
-            "стандартный путь и контроль (R4, R5): замечаний: 1 -> 4",
+            "стандартный путь и контроль (R4, R5): выводов: 1 -> 4",
         ),
         (
             "isolation",
             [_row("o", [_finding("regulated_missing", False, "I6", item="audit_events")], 11)],
-            "изоляция (I2-I6): доказано границ 11 из 11, замечаний: 1 -> 4",
+            "изоляция (I2-I6): доказано границ 11 из 11, выводов: 1 -> 4",
         ),
         (
             "raci",
@@ -225,7 +225,7 @@ def test_stop_rule_with_more_findings_than_shown() -> None:
         (
             "raci",
             [{**_row("o", []), "not_checked": ["a", "b", "c", "d", "e"]}],
-            "RACI (R1-R3, G3): замечаний: 0, не проверено 5 строк -> 2",
+            "RACI (R1-R3, G3): выводов: 0, не проверено 5 строк -> 2",
         ),
         (
             "isolation",
@@ -236,7 +236,7 @@ def test_stop_rule_with_more_findings_than_shown() -> None:
                     + [{"status": "unknown", "answered": False}],
                 }
             ],
-            "изоляция (I2-I6): доказано границ 10 из 11, не проверено: 1, замечаний: 0 -> 4",
+            "изоляция (I2-I6): доказано границ 10 из 11, не проверено: 1, выводов: 0 -> 4",
         ),
     ],
 )
