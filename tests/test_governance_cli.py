@@ -646,3 +646,13 @@ def test_bus_factor_share_of_another_kind_is_bad_input(ws: workspace.Workspace, 
     # the reader before any field is known).
     line = _line_of(ws.root / "raci.yaml", "bus_factor_max_share")
     assert f"raci.yaml:{line}:" in out and "Traceback" not in out
+
+
+def test_a_fresh_standard_path_is_not_checked(tmp_path: Path) -> None:
+    """The template's standard path states nothing: no missing control, no score."""
+    root = tmp_path / "fresh"
+    workspace.init(root)
+    code, body = _json("standard-path", "-w", str(root))
+    assert code == 0, body
+    assert {f["id"] for f in body["findings"]} == {"path_unanswered"}  # type: ignore[attr-defined]
+    assert rules.rules(ev.load(Path(str(body["evidence"])))) == []

@@ -375,3 +375,35 @@ def test_rules_give_no_score_to_an_unchecked_option_and_count_unchecked_rows() -
         for a in act["assignments"]:
             a["options"] = ["own"]
     assert scores(data) == {"own": 5}  # nothing answered for man: no score, an assumption
+
+
+def test_a_control_or_support_left_null_is_not_checked() -> None:
+    """A control or a supported need left out or null is not checked: no missing control and
+    no gap by being empty; stated false, it is one (the twin)."""
+    needs = {"custom_kernels": True, "data_formats": ["jsonl"]}
+    spec = standard_path.StandardPathSpec.model_validate(
+        {
+            "needs": needs,
+            "options": [
+                {"option": "own", "supports": {"custom_kernels": None}, "control": CONTROL},
+                {"option": "man", "supports": {"data_formats": ["jsonl"]}, "control": {}},
+            ],
+        }
+    )
+    findings, figures = standard_path.check(spec, OPTIONS)
+    assert findings == []
+    own, man = figures.options
+    assert own.answered and own.not_checked == ["custom_kernels", "data_formats"]
+    assert man.answered and man.not_checked == ["custom_kernels", *standard_path.CONTROLS]
+    spec.options[0].supports.custom_kernels = False
+    spec.options[1].control.observable_queue = False
+    found = {f"{f.id}:{f.option}" for f in standard_path.check(spec, OPTIONS)[0]}
+    assert found == {"path_mismatch:own", "control_missing:man"}
+
+
+def test_an_entry_stating_nothing_is_unanswered() -> None:
+    spec = standard_path.StandardPathSpec.model_validate(
+        {"options": [{"option": "own", "supports": {}, "control": {"ssh_access": None}}]}
+    )
+    _, figures = standard_path.check(spec, OPTIONS)
+    assert [r.answered for r in figures.options] == [False, False]

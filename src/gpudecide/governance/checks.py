@@ -37,6 +37,7 @@ __all__ = [
     "run_residency",
     "run_secrets",
     "run_standard_path",
+    "standard_path_notes",
 ]
 
 # Each evidence kind's title: the record keeps the English, the commands say it translated.
@@ -136,6 +137,22 @@ def raci_notes(figures: raci.RaciFigures) -> list[Message]:
                 )
             )
     return out
+
+
+def standard_path_notes(figures: standard_path.StandardPathFigures) -> list[Message]:
+    """The needs and controls an option's answer leaves unstated (not checked)."""
+    return [
+        nmessage(
+            "governance",
+            "{option}: {n} answer not checked ({items})",
+            "{option}: {n} answers not checked ({items})",
+            option=row.option,
+            n=len(row.not_checked),
+            items=", ".join(row.not_checked),
+        )
+        for row in figures.options
+        if row.answered and row.not_checked
+    ]
 
 
 def isolation_notes(figures: isolation.IsolationFigures) -> list[Message]:
@@ -281,7 +298,8 @@ def run_standard_path(ws: Workspace, path: Path | None = None) -> CheckRun:
         figures,
         [ev.input_ref(src, ws.root)],
         len(ws.config.options),
-        unchecked=sum(1 for row in figures.options if not row.answered),
+        standard_path_notes(figures),
+        sum(1 for row in figures.options if not row.answered),
     )
     return _write(ws, record, findings)
 

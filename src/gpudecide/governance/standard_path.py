@@ -7,6 +7,10 @@ A need the option does not meet is a finding; for a managed option it points to 
 (R4). "SSH access" is recorded but never counted as control: control is a reproducible
 image, an access policy, an observable queue, restore from backup and automatic deletion of
 temporary data (R5).
+
+What an option supports and which controls it gives are answers: a key left out, or left as
+the template's `null`, is "not checked" (listed in the row, never a gap or a missing control
+by being empty); an option with nothing stated is not checked as a whole.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ __all__ = [
     "LISTS",
     "Control",
     "Needs",
+    "Offer",
     "OptionPath",
     "StandardPathFigures",
     "StandardPathRow",
@@ -58,22 +63,36 @@ class Needs(_Strict):
     export_formats: list[str] = Field(default_factory=list, description="Formats to export.")
 
 
-class Control(_Strict):
-    """What the option gives the team to control its runs (R5)."""
+class Offer(_Strict):
+    """What an option supports, against the team's needs (R4); null: not stated."""
 
-    ssh_access: bool = Field(default=False, description="Interactive shell (not control).")
-    reproducible_image: bool = Field(default=False, description="Image pinned by digest.")
-    access_policy: bool = Field(default=False, description="Who may do what, enforced.")
-    observable_queue: bool = Field(default=False, description="Job states with timestamps.")
-    restore_from_backup: bool = Field(default=False, description="Tested restore.")
-    auto_delete_temporary_data: bool = Field(default=False, description="Temporary copies expire.")
+    custom_kernels: bool | None = Field(default=None, description="Own CUDA/Triton kernels.")
+    modified_driver: bool | None = Field(default=None, description="Another driver.")
+    direct_device_access: bool | None = Field(default=None, description="Raw device access.")
+    special_interconnect: bool | None = Field(default=None, description="InfiniBand, NVLink.")
+    network_routes: list[str] | None = Field(default=None, description="Routes jobs reach.")
+    data_formats: list[str] | None = Field(default=None, description="Formats it reads.")
+    export_formats: list[str] | None = Field(default=None, description="Formats it exports.")
+
+
+class Control(_Strict):
+    """What the option gives the team to control its runs (R5); null: not stated."""
+
+    ssh_access: bool | None = Field(default=None, description="Interactive shell (not control).")
+    reproducible_image: bool | None = Field(default=None, description="Image pinned by digest.")
+    access_policy: bool | None = Field(default=None, description="Who may do what, enforced.")
+    observable_queue: bool | None = Field(default=None, description="Job states with times.")
+    restore_from_backup: bool | None = Field(default=None, description="Tested restore.")
+    auto_delete_temporary_data: bool | None = Field(
+        default=None, description="Temporary copies expire."
+    )
 
 
 class OptionPath(_Strict):
     """One option's support and control."""
 
     option: str = Field(pattern=OPTION_ID_PATTERN, description="Option id (gpudecide.yaml).")
-    supports: Needs = Field(default_factory=Needs, description="What the option supports.")
+    supports: Offer = Field(default_factory=Offer, description="What the option supports.")
     control: Control = Field(default_factory=Control, description="R5 controls it gives.")
 
 
@@ -86,7 +105,8 @@ class StandardPathSpec(_Strict):
 
 class StandardPathRow(Figure):
     """One option's row of the `standard_path` figures. R4 and R5 findings never stop an
-    option (`stopped` is always false): they lower its operations score."""
+    option (`stopped` is always false): they lower its operations score. `not_checked`
+    names the needs and controls the option's answer does not state."""
 
     option: str
     kind: OptionKind
@@ -97,6 +117,7 @@ class StandardPathRow(Figure):
     ssh_access: bool
     stopped: bool
     findings: list[Finding]
+    not_checked: list[str] = Field(default_factory=list)
 
 
 class StandardPathFigures(Figure):
@@ -110,12 +131,35 @@ class StandardPathFigures(Figure):
     messages: RecordMessages | None = None
 
 
-def _gaps(needs: Needs, offer: Needs) -> list[str]:
-    gaps = [c for c in CAPABILITIES if getattr(needs, c) and not getattr(offer, c)]
+def _gaps(needs: Needs, offer: Offer) -> tuple[list[str], list[str]]:
+    """The needs the offer does not meet, and the needs it does not state (not checked)."""
+    gaps: list[str] = []
+    unstated: list[str] = []
+    for c in CAPABILITIES:
+        if not getattr(needs, c):
+            continue
+        said = getattr(offer, c)
+        if said is None:
+            unstated.append(c)
+        elif not said:
+            gaps.append(c)
     for key in LISTS:
-        have = {v.strip().lower() for v in getattr(offer, key)}
-        gaps += [f"{key}: {v}" for v in getattr(needs, key) if v.strip().lower() not in have]
-    return gaps
+        wanted = getattr(needs, key)
+        said = getattr(offer, key)
+        if not wanted:
+            continue
+        if said is None:
+            unstated.append(key)
+            continue
+        have = {v.strip().lower() for v in said}
+        gaps += [f"{key}: {v}" for v in wanted if v.strip().lower() not in have]
+    return gaps, unstated
+
+
+def _stated(entry: OptionPath) -> bool:
+    """Whether the option's entry states anything (support or control)."""
+    values = [*entry.supports.model_dump().values(), *entry.control.model_dump().values()]
+    return any(v is not None for v in values)
 
 
 def check(
@@ -129,8 +173,9 @@ def check(
 
 
 def _option_row(option: OptionDecl, entry: OptionPath | None, needs: Needs) -> StandardPathRow:
-    """One option's fit (R4) and control (R5); an option without an entry is unanswered."""
-    if entry is None:
+    """One option's fit (R4) and control (R5); an option without an entry, or with nothing
+    stated in it, is unanswered (not checked)."""
+    if entry is None or not _stated(entry):
         return StandardPathRow(
             option=option.id,
             kind=option.kind,
@@ -142,13 +187,15 @@ def _option_row(option: OptionDecl, entry: OptionPath | None, needs: Needs) -> S
             stopped=False,
             findings=[finding("path_unanswered", option.id, False, "R4")],
         )
-    gaps = _gaps(needs, entry.supports)
+    gaps, unstated = _gaps(needs, entry.supports)
     fid = "path_mismatch_managed" if option.kind == "managed" else "path_mismatch"
     found = [finding(fid, option.id, False, "R4", need=gap) for gap in gaps]
     controls = [c for c in CONTROLS if getattr(entry.control, c)]
-    missing = [c for c in CONTROLS if c not in controls]
+    missing = [c for c in CONTROLS if getattr(entry.control, c) is False]
+    unstated += [c for c in CONTROLS if getattr(entry.control, c) is None]
     found += [finding("control_missing", option.id, False, "R5", control=c) for c in missing]
-    if entry.control.ssh_access and missing:
+    ssh = bool(entry.control.ssh_access)
+    if ssh and missing:
         found.append(finding("ssh_not_control", option.id, False, "R5", missing=len(missing)))
     return StandardPathRow(
         option=option.id,
@@ -157,7 +204,8 @@ def _option_row(option: OptionDecl, entry: OptionPath | None, needs: Needs) -> S
         gaps=gaps,
         controls=controls,
         controls_total=len(CONTROLS),
-        ssh_access=entry.control.ssh_access,
+        ssh_access=ssh,
         stopped=False,
         findings=found,
+        not_checked=unstated,
     )
