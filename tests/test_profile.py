@@ -78,8 +78,14 @@ def test_f2_weeks_peak_and_shape(small: Path) -> None:
     assert f["gpus_per_attempt_mean"] == 2.25  # attempts of 4, 1, 2 and 2 GPUs
     b = f["burstiness"]
     assert b["weekly_gpu_hours_cv"] == round(19 / 23, 3)  # mean 23, population std 19
-    assert b["top_jobs_gpu_hours_share"] == round(40 / 46, 3)  # top 10% of 4 jobs = 1 job
+    assert b["mean_gpus_in_use"] == round(46 / 336, 3)  # 46 GPU-hours over 336 hours
+    # the busiest 1% of 336 h (3.36 h): 5 GPUs for 2 h, then 4 GPUs for 8 h
+    assert b["busiest_gpus_in_use"] == 4
+    assert b["busiest_to_mean"] == round(4 / (46 / 336), 3)
     assert b["shape"] == "bursty"
+    c = f["concentration"]
+    assert c["top_jobs_gpu_hours_share"] == round(40 / 46, 3)  # top 10% of 4 jobs = 1 job
+    assert c["largest_job_gpu_hours_share"] == round(40 / 46, 3)
     assert f["duration_hours"]["max"] == 10.0
     assert f["duration_hours"]["p50"] == 1.5  # durations 10, 2, 1, 1
 
@@ -128,8 +134,71 @@ def test_equal_gpu_hours_different_shapes(tmp_path: Path) -> None:
     )
     assert a["jobs_per_week_mean"] == 0.25 and b["jobs_per_week_mean"] == 20.0
     assert a["peak_concurrent_gpus"] == 8 and b["peak_concurrent_gpus"] == 2
-    assert a["burstiness"]["top_jobs_gpu_hours_share"] == 0.5
-    assert b["burstiness"]["top_jobs_gpu_hours_share"] == 0.1
+    assert a["concentration"]["top_jobs_gpu_hours_share"] == 0.5
+    assert b["concentration"]["top_jobs_gpu_hours_share"] == 0.1
+
+
+def _weekly(start: datetime, weeks: int, jobs: list[tuple[str, int, float, float]]) -> list[Any]:
+    """The same week `weeks` times: (name, GPUs, start hour in the week, hours) each."""
+    iso = lambda t: t.strftime("%Y-%m-%dT%H:%M:%SZ")  # noqa: E731
+    rows = []
+    for w in range(weeks):
+        for i, (name, gpus, at, hours) in enumerate(jobs):
+            t0 = start + timedelta(weeks=w, hours=at)
+            rows.append(job(f"{w}-{i}", name, gpus, iso(t0), iso(t0 + timedelta(hours=hours))))
+    return rows
+
+
+EIGHT_WEEKS = UNTIL - timedelta(weeks=8)
+# A steady pipeline: every week one 8-GPU training of two days, and sixty 1-hour evals
+# on one GPU each, spread over the week (issue 21: weekly variation 0.016 was called
+# bursty because a tenth of the jobs held 78% of the GPU-hours).
+EVALS = [(f"eval-{k}", 1, 2.0 + k * 2.7, 1.0) for k in range(60)]
+PIPELINE = [("ft-big-train", 8, 0.0, 48.0), *EVALS]
+
+
+def test_a_steady_pipeline_with_big_trainings_is_steady(tmp_path: Path) -> None:
+    """Big trainings beside many small evals hold most GPU-hours (a high concentration),
+    and the load is the same every week: steady, the concentration shown on its own."""
+    f = _profile(write_csv(tmp_path / "p.csv", _weekly(EIGHT_WEEKS, 8, PIPELINE)), weeks=8)
+    b, c = f["burstiness"], f["concentration"]
+    assert c["top_jobs_gpu_hours_share"] >= 0.6  # the old rule called this bursty
+    assert b["weekly_gpu_hours_cv"] < 0.05
+    assert b["busiest_gpus_in_use"] == 9  # the training and an eval beside it
+    assert b["busiest_to_mean"] == round(9 / ((384 + 60) / 168), 3)
+    assert b["shape"] == "steady"
+    assert f["predictability"]["verdict"] == "predictable"
+
+
+def test_a_burst_within_steady_weeks_is_bursty(tmp_path: Path) -> None:
+    """Twin: the same weekly GPU-hours, the training's 384 GPU-hours as 64 GPUs for six
+    hours: every week looks alike (CV ~ 0), but the busiest moments need 64+ GPUs against a
+    mean of 2.6 in use."""
+    burst = [("ft-big-train", 64, 0.0, 6.0), *EVALS]
+    f = _profile(write_csv(tmp_path / "b.csv", _weekly(EIGHT_WEEKS, 8, burst)), weeks=8)
+    b = f["burstiness"]
+    assert b["weekly_gpu_hours_cv"] < 0.05
+    assert b["busiest_gpus_in_use"] >= 64 and b["busiest_to_mean"] > 8
+    assert b["shape"] == "bursty"
+
+
+def test_a_burst_over_weeks_is_bursty(tmp_path: Path) -> None:
+    """Twin: the steady pipeline's eight weeks of work run in two of the eight."""
+    rows = _weekly(EIGHT_WEEKS, 2, PIPELINE * 4)
+    f = _profile(write_csv(tmp_path / "w.csv", rows), weeks=8)
+    assert f["burstiness"]["weekly_gpu_hours_cv"] >= 0.75
+    assert f["burstiness"]["shape"] == "bursty"
+
+
+@pytest.mark.parametrize(("hours", "shape"), [(24.0, "steady"), (21.0, "bursty")])
+def test_the_busiest_to_mean_threshold(tmp_path: Path, hours: float, shape: str) -> None:
+    """One 8-GPU job a week and nothing else: running a seventh of the time its 8 GPUs are
+    7 times the mean in use (steady); an eighth of the time, 8 times (bursty at >= 8)."""
+    rows = _weekly(UNTIL - timedelta(weeks=2), 2, [("ft-train", 8, 0.0, hours)])
+    b = _profile(write_csv(tmp_path / "t.csv", rows))["burstiness"]
+    assert b["weekly_gpu_hours_cv"] == 0.0
+    assert b["busiest_to_mean"] == round(168 / hours, 3)
+    assert b["shape"] == shape
 
 
 def test_lead_time_share(tmp_path: Path) -> None:
@@ -292,3 +361,83 @@ def test_figures_of_refuses_another_kind_and_another_shape(tmp_path: Path) -> No
     without_series = {k: v for k, v in record.figures.items() if k != "series"}
     with pytest.raises(ValidationError, match="series"):
         figures_of(record.model_copy(update={"figures": without_series}))
+
+
+def test_each_figure_is_said_with_its_name_and_its_numbers(tmp_path: Path) -> None:
+    """`gpudecide profile` says the shape from time, the concentration as its own figure,
+    each utilisation with its name, pool and window, and what WAPE is, in en and ru; the
+    numbers in each sentence are the record's."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from gpudecide.cli import app
+
+    log = write_csv(tmp_path / "p.csv", _weekly(EIGHT_WEEKS, 8, PIPELINE))
+    args = ["profile", str(log), "--pool-gpus", "8", "--until", UNTIL.isoformat()]
+    args += ["--evidence-dir", str(tmp_path / "ev")]
+    runner = CliRunner()
+    f = json.loads(runner.invoke(app, [*args, "--json"]).stdout)
+    en = runner.invoke(app, ["--lang", "en", *args]).stdout
+    b, c = f["burstiness"], f["concentration"]
+    assert (
+        f"shape: steady (weekly GPU-hours CV {b['weekly_gpu_hours_cv']}, bursty at >= 0.75; "
+        f"{b['busiest_gpus_in_use']} GPUs in use in the busiest 1% of the window, "
+        f"{b['busiest_to_mean']} times the mean of {b['mean_gpus_in_use']}, bursty at >= 8.0)"
+    ) in en
+    assert (
+        f"concentration: the largest 10% of jobs hold {c['top_jobs_gpu_hours_share']:.1%} of "
+        "GPU-hours"
+    ) in en
+    assert (
+        "useful utilisation of the 8-GPU pool over the 8-week window: "
+        f"{f['busy_share']:.1%} (completed attempts, of 10,752 GPU-hours around the clock)"
+    ) in en
+    assert (
+        f"occupied utilisation of the 8-GPU pool over the 8-week window: {f['occupied_share']:.1%}"
+    ) in en
+    assert "busy share" not in en
+    wape = en.index("WAPE (weighted absolute percentage error)")
+    assert en.index(f"WAPE {f['predictability']['wape']}") < wape  # right after its first use
+    ru = runner.invoke(app, ["--lang", "ru", *args]).stdout
+    busy = f"{f['busy_share']:.1%}".replace(".", ",")
+    assert f"полезная загрузка пула из 8 GPU за 8-недельное окно: {busy}" in ru
+    assert "концентрация: крупнейшие 10% заданий" in ru and "форма: равномерная" in ru
+    assert "WAPE (взвешенная абсолютная процентная ошибка)" in ru
+
+
+def test_the_report_names_each_figure(tmp_path: Path) -> None:
+    """The report's rows: the shape from time, the concentration apart, the utilisations
+    with pool and window, WAPE explained next to the predictability; in kk the terms of
+    the source article (күрт өсетін)."""
+    from gpudecide.i18n import speaking
+    from gpudecide.jobs.profile import to_evidence
+    from gpudecide.jobs.report import profile_section
+    from gpudecide.report.model import Section
+
+    burst = [("ft-big-train", 64, 0.0, 6.0), *EVALS]
+    log = write_csv(tmp_path / "b.csv", _weekly(EIGHT_WEEKS, 8, burst))
+    result = build_profile(load_logs([log]), ProfileOptions(weeks=8, until=UNTIL, pool_gpus=72))
+    record = to_evidence(result, [])
+    rows: dict[str, dict[str, str]] = {}
+    for lang in ("en", "kk"):
+        section = Section("profile", "", record, "fresh", "", [])
+        with speaking(lang):
+            profile_section(section)
+        rows[lang] = {r[0]: r[1] for t in section.tables for r in t.rows}
+    en = rows["en"]
+    f = result.model
+    assert en["shape (F2)"].startswith("bursty (bursty when CV >= 0.75 or the busiest GPUs")
+    assert en["GPUs in use in the busiest 1% of the window (F2)"].startswith(
+        f"{f.burstiness.busiest_gpus_in_use}: "
+    )
+    assert en["concentration: GPU-hours in the largest 10% of jobs (F2)"].startswith(
+        f"{f.concentration.top_jobs_gpu_hours_share:.1%}, the largest job"
+    )
+    useful = en["useful utilisation of the 72-GPU pool over the 8-week window (C2)"]
+    assert useful == f"{f.busy_share:.1%}"
+    assert en["occupied utilisation of the 72-GPU pool over the 8-week window"] == (
+        f"{f.occupied_share:.1%}"
+    )
+    assert en["what WAPE is"].startswith("WAPE (weighted absolute percentage error)")
+    assert any(v.startswith("күрт өсетін") for v in rows["kk"].values())

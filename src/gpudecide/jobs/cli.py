@@ -47,7 +47,9 @@ from gpudecide.jobs.words import (
     reconciliation_text,
     shape_word,
     skipped_lines,
+    utilisation_name,
     verdict_word,
+    wape_text,
 )
 from gpudecide.message import render
 
@@ -75,7 +77,7 @@ _n = _.n
 
 def _profile_lines(f: ProfileFigures) -> list[str]:
     """The profile's figures after its table, one sentence each (F1-F3, C2)."""
-    burst, pred = f.burstiness, f.predictability
+    burst, conc, pred = f.burstiness, f.concentration, f.predictability
     sources = ", ".join(
         _("{n} from {source}").format(n=figure(n), source=src)
         for src, n in f.gpu_count_sources.items()
@@ -105,15 +107,26 @@ def _profile_lines(f: ProfileFigures) -> list[str]:
             p90=figure(d.p90),
         ),
         _(
-            "shape: {shape} (weekly GPU-hours CV {cv}, bursty at >= {cv_min}; top {top} of jobs "
-            "hold {share} of GPU-hours, bursty at >= {share_min})"
+            "shape: {shape} (weekly GPU-hours CV {cv}, bursty at >= {cv_min}; {busiest} GPUs "
+            "in use in the busiest {share} of the window, {ratio} times the mean of {mean}, "
+            "bursty at >= {ratio_min})"
         ).format(
             shape=shape_word(burst.shape),
             cv=figure(burst.weekly_gpu_hours_cv),
             cv_min=figure(burst.thresholds.bursty_cv_min),
-            top=fmt.pct0(burst.top_jobs_fraction),
-            share=figure(burst.top_jobs_gpu_hours_share),
-            share_min=figure(burst.thresholds.bursty_top_share_min),
+            busiest=figure(burst.busiest_gpus_in_use),
+            share=fmt.pct0(burst.busiest_share),
+            ratio=figure(burst.busiest_to_mean),
+            mean=figure(burst.mean_gpus_in_use),
+            ratio_min=figure(burst.thresholds.bursty_busiest_to_mean_min),
+        ),
+        _(
+            "concentration: the largest {top} of jobs hold {share} of GPU-hours, the largest "
+            "job {largest} (how the work is spread over jobs, not a burst)"
+        ).format(
+            top=fmt.pct0(conc.top_jobs_fraction),
+            share=fmt.pct(conc.top_jobs_gpu_hours_share),
+            largest=fmt.pct(conc.largest_job_gpu_hours_share),
         ),
         _(
             "predictability: {verdict} (WAPE {wape}; predictable <= {max}, partly <= {partly}): "
@@ -126,22 +139,27 @@ def _profile_lines(f: ProfileFigures) -> list[str]:
             meaning=meaning_text(pred),
             lead=figure(pred.lead_time_share),
         ),
+        "  " + wape_text(),
     ]
     if f.pool_gpus and f.available_gpu_hours is not None:
-        lines.append(
+        weeks = f.window.weeks
+        # the pool's GPU-hours around the clock: whole hours (GPUs x weeks x 168)
+        available = round(f.available_gpu_hours)
+        lines += [
             _n(
-                "busy share of a {gpus}-GPU pool: {useful} useful, {occupied} occupied "
-                "(of {hours} GPU-hour)",
-                "busy share of a {gpus}-GPU pool: {useful} useful, {occupied} occupied "
-                "(of {hours} GPU-hours)",
-                f.available_gpu_hours,
+                "{name}: {share} (completed attempts, of {hours} GPU-hour around the clock)",
+                "{name}: {share} (completed attempts, of {hours} GPU-hours around the clock)",
+                available,
             ).format(
-                gpus=f.pool_gpus,
-                useful=figure(f.busy_share),
-                occupied=figure(f.occupied_share),
-                hours=figure(f.available_gpu_hours),
-            )
-        )
+                name=utilisation_name("useful", f.pool_gpus, weeks),
+                share=fmt.pct(f.busy_share),
+                hours=fmt.fmt(available),
+            ),
+            _("{name}: {share} (every attempt, lost ones included)").format(
+                name=utilisation_name("occupied", f.pool_gpus, weeks),
+                share=fmt.pct(f.occupied_share),
+            ),
+        ]
     return lines
 
 

@@ -29,7 +29,8 @@ from gpudecide.message import Message, english, message, nmessage, record_texts
 
 __all__ = [
     "BURSTY_CV",
-    "BURSTY_TOP_SHARE",
+    "BURSTY_PEAK_TO_MEAN",
+    "BUSIEST_SHARE",
     "DURATION_BUCKETS",
     "LEAD_TIME_HOURS",
     "MAX_WEEKS",
@@ -48,10 +49,16 @@ __all__ = [
     "to_evidence",
 ]
 
-# F2: a workload is "bursty" when weekly GPU-hours vary this much, or when a tenth of the
-# jobs hold this share of all GPU-hours.
+# F2: a workload is "bursty" when its load comes and goes in time: weekly GPU-hours vary
+# this much (CV), or the GPUs in use in its busiest moments are this many times the mean in
+# use (a pool sized for those moments would stand idle seven eighths of the time). How the
+# GPU-hours are spread over jobs (a few big trainings beside many small evals) is no burst:
+# it is the concentration, a figure of its own.
 BURSTY_CV = 0.75
-BURSTY_TOP_SHARE = 0.6
+BURSTY_PEAK_TO_MEAN = 8.0
+# The busiest moments: the GPUs in use reached or exceeded during this share of the window
+# (time-weighted), so that two jobs overlapping for a minute make no peak.
+BUSIEST_SHARE = 0.01
 TOP_JOBS_FRACTION = 0.10
 # F3: naive forecast "next week = this week"; weighted absolute percentage error bands.
 PREDICTABLE_WAPE = 0.30
@@ -172,30 +179,68 @@ def _predictability(weekly: np.ndarray, lead_share: float | None) -> dict[str, A
     }
 
 
-def _burstiness(weekly: np.ndarray, job_hours: np.ndarray) -> dict[str, Any]:
-    """F2: how uneven the load is over weeks and over jobs."""
+def _busiest_level(
+    times: np.ndarray, levels: np.ndarray, start: float, end: float, share: float
+) -> float:
+    """GPUs in use reached or exceeded during `share` of [start, end] (time-weighted; the
+    time before the first event and after the last counts at the level it has)."""
+    if end <= start:
+        return 0.0
+    edges = np.clip(np.concatenate([[start], times, [end]]), start, end)
+    held = np.concatenate([[0.0], levels]) if levels.size else np.zeros(1)
+    durations = np.diff(edges)
+    order = np.argsort(held)[::-1]
+    covered = np.cumsum(durations[order])
+    reached = int(np.searchsorted(covered, share * (end - start), side="left"))
+    return float(held[order][min(reached, order.size - 1)])
+
+
+def _burstiness(
+    weekly: np.ndarray, times: np.ndarray, levels: np.ndarray, win: _Window
+) -> dict[str, Any]:
+    """F2: how the load comes and goes in time, over weeks and within them."""
     mean = float(weekly.mean()) if weekly.size else 0.0
     cv = float(weekly.std() / mean) if mean > 0 else None
-    total = float(job_hours.sum())
-    top_n = max(1, math.ceil(TOP_JOBS_FRACTION * job_hours.size)) if job_hours.size else 0
-    ranked = np.sort(job_hours)[::-1]
-    top_share = float(ranked[:top_n].sum() / total) if total > 0 else None
-    largest = float(ranked[0] / total) if total > 0 else None
     peak_to_mean = float(weekly.max() / mean) if mean > 0 else None
+    hours = win.weeks * 7 * 24.0
+    mean_gpus = float(weekly.sum()) / hours if hours else 0.0
+    busiest = _busiest_level(
+        times, levels, win.start.timestamp(), win.end.timestamp(), BUSIEST_SHARE
+    )
+    busiest_to_mean = busiest / mean_gpus if mean_gpus > 0 else None
     if cv is None:
         shape = "no load"
-    elif cv >= BURSTY_CV or (top_share is not None and top_share >= BURSTY_TOP_SHARE):
+    elif cv >= BURSTY_CV or (
+        busiest_to_mean is not None and busiest_to_mean >= BURSTY_PEAK_TO_MEAN
+    ):
         shape = "bursty"
     else:
         shape = "steady"
     return {
         "weekly_gpu_hours_cv": _r(cv),
-        "top_jobs_fraction": TOP_JOBS_FRACTION,
-        "top_jobs_gpu_hours_share": _r(top_share),
-        "largest_job_gpu_hours_share": _r(largest),
         "peak_week_to_mean": _r(peak_to_mean),
+        "mean_gpus_in_use": _r(mean_gpus),
+        "busiest_share": BUSIEST_SHARE,
+        "busiest_gpus_in_use": int(busiest),
+        "busiest_to_mean": _r(busiest_to_mean),
         "shape": shape,
-        "thresholds": {"bursty_cv_min": BURSTY_CV, "bursty_top_share_min": BURSTY_TOP_SHARE},
+        "thresholds": {
+            "bursty_cv_min": BURSTY_CV,
+            "bursty_busiest_to_mean_min": BURSTY_PEAK_TO_MEAN,
+        },
+    }
+
+
+def _concentration(job_hours: np.ndarray) -> dict[str, Any]:
+    """How the GPU-hours are spread over jobs: the share the largest tenth of the jobs
+    holds, and the largest job's (F2; a figure of job sizes, not of time)."""
+    total = float(job_hours.sum())
+    top_n = max(1, math.ceil(TOP_JOBS_FRACTION * job_hours.size)) if job_hours.size else 0
+    ranked = np.sort(job_hours)[::-1]
+    return {
+        "top_jobs_fraction": TOP_JOBS_FRACTION,
+        "top_jobs_gpu_hours_share": _r(float(ranked[:top_n].sum() / total) if total > 0 else None),
+        "largest_job_gpu_hours_share": _r(float(ranked[0] / total) if total > 0 else None),
     }
 
 
@@ -517,7 +562,8 @@ def build_profile(log: JobLog, options: ProfileOptions | None = None) -> Profile
         "jobs_per_week_mean": _r(counts["jobs_total"] / win.weeks),
         "duration_hours": _durations(att.hours),
         "weeks": weeks,
-        "burstiness": _burstiness(weekly_hours, job_hours),
+        "burstiness": _burstiness(weekly_hours, times, levels, win),
+        "concentration": _concentration(job_hours),
         "predictability": _predictability(weekly_hours, lead_share),
         **_pool(opts, total, useful, peak),
         **skipped_figures(log),

@@ -25,6 +25,7 @@ from gpudecide.message import is_message
 __all__ = [
     "Burstiness",
     "BurstinessThresholds",
+    "Concentration",
     "Concurrency",
     "DurationBucket",
     "Durations",
@@ -111,20 +112,33 @@ class BurstinessThresholds(_Figures):
     """Where the profile calls a workload bursty (F2)."""
 
     bursty_cv_min: float
-    bursty_top_share_min: float
+    bursty_busiest_to_mean_min: float
 
 
 class Burstiness(_Figures):
-    """How uneven the load is over weeks and over jobs (F2); `shape` is an English id of
+    """How the load comes and goes in time (F2): week to week (CV, the peak week against
+    the mean one) and within the window (the GPUs in use during its busiest
+    `busiest_share` of the time against the mean in use); `shape` is an English id of
     `jobs.profile.SHAPES`."""
 
     weekly_gpu_hours_cv: float | None
+    peak_week_to_mean: float | None
+    mean_gpus_in_use: float
+    busiest_share: float
+    busiest_gpus_in_use: int
+    busiest_to_mean: float | None
+    shape: str
+    thresholds: BurstinessThresholds
+
+
+class Concentration(_Figures):
+    """How the GPU-hours are spread over jobs (F2): the share the largest `top_jobs_fraction`
+    of the jobs holds, and the largest job's. Big trainings beside many small evals make it
+    high in a steady pipeline: it says nothing about bursts."""
+
     top_jobs_fraction: float
     top_jobs_gpu_hours_share: float | None
     largest_job_gpu_hours_share: float | None
-    peak_week_to_mean: float | None
-    shape: str
-    thresholds: BurstinessThresholds
 
 
 class PredictabilityThresholds(_Figures):
@@ -197,6 +211,7 @@ class ProfileFigures(_Figures):
     duration_hours: Durations
     weeks: list[Week]
     burstiness: Burstiness
+    concentration: Concentration
     predictability: Predictability
     pool_gpus: int | None
     available_gpu_hours: float | None

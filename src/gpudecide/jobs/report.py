@@ -12,7 +12,13 @@ from datetime import date, datetime
 from gpudecide import fmt
 from gpudecide.i18n import current_language, translator
 from gpudecide.jobs.profile_figures import ProfileRecordFigures, figures_of
-from gpudecide.jobs.words import meaning_text, shape_word, verdict_word
+from gpudecide.jobs.words import (
+    meaning_text,
+    shape_word,
+    utilisation_name,
+    verdict_word,
+    wape_text,
+)
 from gpudecide.report import charts
 from gpudecide.report.i18n import t
 from gpudecide.report.model import Chart, Section, Table
@@ -54,23 +60,42 @@ def _reconciliation_rows(f: ProfileRecordFigures) -> list[list[str]]:
 
 
 def _shape_rows(f: ProfileRecordFigures) -> list[list[str]]:
-    """Burstiness and predictability (F2, F3)."""
-    burst, pred = f.burstiness, f.predictability
+    """Burstiness, concentration and predictability (F2, F3), WAPE said where it is first
+    used."""
+    burst, conc, pred = f.burstiness, f.concentration, f.predictability
     th, pt = burst.thresholds, pred.thresholds
     return [
         [_("weekly GPU-hours CV (F2)"), fmt.fmt(burst.weekly_gpu_hours_cv)],
         [
-            _("GPU-hours in the largest {share} of jobs (F2)").format(
-                share=fmt.pct0(burst.top_jobs_fraction)
+            _("GPUs in use in the busiest {share} of the window (F2)").format(
+                share=fmt.pct0(burst.busiest_share)
             ),
-            fmt.pct(burst.top_jobs_gpu_hours_share),
+            _("{busiest}: {ratio} times the mean of {mean}").format(
+                busiest=fmt.fmt(burst.busiest_gpus_in_use),
+                ratio=fmt.fmt(burst.busiest_to_mean),
+                mean=fmt.fmt(burst.mean_gpus_in_use),
+            ),
         ],
         [
             _("shape (F2)"),
-            _("{shape} (bursty when CV >= {cv} or top share >= {share})").format(
+            _(
+                "{shape} (bursty when CV >= {cv} or the busiest GPUs in use >= {ratio} times "
+                "the mean)"
+            ).format(
                 shape=shape_word(burst.shape),
                 cv=fmt.fmt(th.bursty_cv_min),
-                share=fmt.pct0(th.bursty_top_share_min),
+                ratio=fmt.fmt(th.bursty_busiest_to_mean_min),
+            ),
+        ],
+        [
+            _("concentration: GPU-hours in the largest {share} of jobs (F2)").format(
+                share=fmt.pct0(conc.top_jobs_fraction)
+            ),
+            _(
+                "{share}, the largest job {largest} (how the work is spread over jobs, not a burst)"
+            ).format(
+                share=fmt.pct(conc.top_jobs_gpu_hours_share),
+                largest=fmt.pct(conc.largest_job_gpu_hours_share),
             ),
         ],
         [
@@ -85,6 +110,7 @@ def _shape_rows(f: ProfileRecordFigures) -> list[list[str]]:
                 meaning=meaning_text(pred),
             ),
         ],
+        [_("what WAPE is"), wape_text()],
         [
             _("GPU-hours planned >= {hours} h ahead (F3)").format(
                 hours=f"{pred.lead_time_hours:.0f}"
@@ -95,16 +121,14 @@ def _shape_rows(f: ProfileRecordFigures) -> list[list[str]]:
 
 
 def _pool_rows(f: ProfileRecordFigures) -> list[list[str]]:
-    """How busy the team's own pool was (C2)."""
+    """How busy the team's own pool was (C2), each utilisation named with its pool and
+    window."""
     if not f.pool_gpus:
         return []
+    weeks = f.window.weeks
     rows = [
-        [
-            _("busy share of a {gpus}-GPU pool (C2)").format(gpus=f.pool_gpus),
-            _("{useful} useful, {occupied} occupied").format(
-                useful=fmt.pct(f.busy_share), occupied=fmt.pct(f.occupied_share)
-            ),
-        ]
+        [utilisation_name("useful", f.pool_gpus, weeks) + " (C2)", fmt.pct(f.busy_share)],
+        [utilisation_name("occupied", f.pool_gpus, weeks), fmt.pct(f.occupied_share)],
     ]
     if f.peak_exceeds_pool:
         rows.append(

@@ -25,7 +25,9 @@ __all__ = [
     "reconciliation_text",
     "shape_word",
     "skipped_lines",
+    "utilisation_name",
     "verdict_word",
+    "wape_text",
 ]
 
 _ = translator("jobs")
@@ -54,6 +56,29 @@ def meaning_text(predictability: Predictability) -> str:
         return predictability.meaning
     share = predictability.thresholds.predictable_wape_max
     return _(template).format(share=fmt.pct0(share))
+
+
+def utilisation_name(measure: str, gpus: int, weeks: int) -> str:
+    """The name of a utilisation the profile shows, with its pool and window (C2): useful
+    (GPU-hours of completed attempts) or occupied (of every attempt, lost ones included),
+    over the pool's GPU-hours around the clock. Every utilisation of the profile is named
+    here, so that none is read for another (the cost's months, a replay's window)."""
+    if measure == "occupied":
+        return _("occupied utilisation of the {gpus}-GPU pool over the {weeks}-week window").format(
+            gpus=gpus, weeks=weeks
+        )
+    return _("useful utilisation of the {gpus}-GPU pool over the {weeks}-week window").format(
+        gpus=gpus, weeks=weeks
+    )
+
+
+def wape_text() -> str:
+    """What WAPE measures, in plain words, for where it is first shown (F3)."""
+    return _(
+        'WAPE (weighted absolute percentage error): how far the forecast "next week = this '
+        'week" missed, summed over the weeks, as a share of the GPU-hours used; 0 is a '
+        "perfect forecast"
+    )
 
 
 def reconciliation_text(r: Reconciliation | Mapping[str, int]) -> str:
