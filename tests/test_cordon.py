@@ -80,8 +80,10 @@ def test_rising_corrected_errors_are_cordoned_g2() -> None:
     assert g3.reasons[0].lines[0].line == 5
     assert g3.reasons[0].lines[-1].text.startswith("2026/06/03 03:00:00.170, 3, 00000000:5D:00.0")
     plan = next(p for p in result.nodes if p.node == "gpu-node-01")
-    assert plan.commands[0][:4] == ["scontrol", "update", "NodeName=gpu-node-01", "State=DRAIN"]
-    assert plan.commands[0][4].startswith("Reason=gpudecide cordon: GPU 3 0000:5d:00")
+    assert plan.commands[0][:5] == [
+        "scontrol", "--", "update", "NodeName=gpu-node-01", "State=DRAIN"
+    ]  # fmt: skip
+    assert plan.commands[0][5].startswith("Reason=gpudecide cordon: GPU 3 0000:5d:00")
 
 
 def test_steady_errors_stay_ok_and_a_flat_high_count_is_not_a_rate(tmp_path: Path) -> None:
@@ -187,14 +189,15 @@ def test_retired_pages_and_remap_failure(tmp_path: Path) -> None:
 
 def test_kubernetes_commands() -> None:
     rules = cordon_rules.CordonRules.model_validate({"commands": {"orchestrator": "kubernetes"}})
-    assert cordon.node_commands("n1", "cordon", "x", rules) == [["kubectl", "cordon", "n1"]]
+    assert cordon.node_commands("n1", "cordon", "x", rules) == [["kubectl", "cordon", "--", "n1"]]
     assert cordon.node_commands("n1", "replace", "x", rules)[1] == [
         "kubectl",
         "taint",
         "nodes",
+        "--overwrite",
+        "--",
         "n1",
         "gpudecide.io/gpu-health=replace:NoExecute",
-        "--overwrite",
     ]
     assert cordon.node_commands("n1", "watch", "x", rules) == []
 
@@ -220,28 +223,67 @@ def _rules_file(tmp_path: Path, scontrol: Path, max_share: float = 0.25) -> Path
     return p
 
 
-def test_apply_runs_only_what_the_breaker_allows_and_audits(tmp_path: Path) -> None:
-    """5 nodes, share 0.25: one node drained (the worst), the rest held; every one audited."""
+def test_apply_lets_uncorrectable_errors_through_and_audits_first(tmp_path: Path) -> None:
+    """The fixture fleet: 5 nodes, share 0.25, so one routine cordon. gpu-node-01's rising
+    corrected errors (the article's ECC case) take that one; gpu-node-02 (Xid 79) and
+    gpu-node-05 (a double-bit ECC count) must leave service: the breaker lets them through
+    and says why. Every node acted on has an intent line before its command and a result
+    line after."""
     rules = _rules_file(tmp_path, _recorder(tmp_path))
     audit = tmp_path / "audit.jsonl"
     args = ["cordon", str(FIX), "--rules", str(rules), "--apply", "--json"]
     args += ["--audit", str(audit), "--evidence-dir", str(tmp_path / "ev")]
     r = CliRunner().invoke(_app(), args)
-    assert r.exit_code == 1, r.output  # the breaker held nodes back
+    assert r.exit_code == 0, r.output  # nothing held back, every command taken
     data = json.loads(r.output)
     calls = (tmp_path / "calls.txt").read_text().splitlines()
-    assert len(calls) == 1
-    assert calls[0].startswith("update NodeName=gpu-node-02 State=DRAIN Reason=gpudecide")
-    held = [n["node"] for n in data["nodes"] if n["breaker"] == "held"]
-    assert held == ["gpu-node-01", "gpu-node-05"]
+    assert [c.split()[2] for c in calls] == [
+        "NodeName=gpu-node-01", "NodeName=gpu-node-02", "NodeName=gpu-node-05"
+    ]  # fmt: skip
+    assert all(c.startswith("-- update NodeName=") and " State=DRAIN " in c for c in calls)
+    states = {n["node"]: n["breaker"] for n in data["nodes"] if n["commands"]}
+    assert states == {
+        "gpu-node-01": "allowed",
+        "gpu-node-02": "bypassed",
+        "gpu-node-05": "bypassed",
+    }
+    assert any(
+        "let through gpu-node-02 (Xid 79); gpu-node-05 (uncorrected ECC errors: 1)" in n
+        for n in data["notes"]
+    ), data["notes"]
     lines = [json.loads(x) for x in audit.read_text().splitlines()]
-    assert [x["node"] for x in lines] == ["gpu-node-01", "gpu-node-02", "gpu-node-05"]
-    applied = {x["node"]: x["applied"] for x in lines}
-    assert applied == {"gpu-node-01": False, "gpu-node-02": True, "gpu-node-05": False}
-    assert all(x["who"] and x["at"].endswith("Z") and x["why"] for x in lines)
-    assert lines[1]["results"][0]["rc"] == 0
+    assert [(x["phase"], x["node"]) for x in lines] == [
+        ("intent", "gpu-node-01"), ("intent", "gpu-node-02"), ("intent", "gpu-node-05"),
+        ("result", "gpu-node-01"), ("result", "gpu-node-02"), ("result", "gpu-node-05"),
+    ]  # fmt: skip
+    assert all(x["who"] and x["at"].endswith("Z") and x["why"] and x["applied"] for x in lines)
+    assert len({x["run"] for x in lines}) == 1
+    assert [x["uncorrectable"] for x in lines[3:]] == [False, True, True]
+    assert lines[3]["results"][0]["rc"] == 0 and lines[3]["evidence"] == Path(data["evidence"]).stem
     record = json.loads(Path(data["evidence"]).read_text())
     assert record["kind"] == "cordon" and record["verdict"] == "fail"
+
+
+def test_the_breaker_holds_routine_cordons_beyond_its_share(tmp_path: Path) -> None:
+    """Negative twin of the let-through: with Xid 79 taken off the uncorrectable list, three
+    nodes need routine cordons and the breaker has one place: the worst (the drain of Xid 79)
+    goes, two are held, exit 1."""
+    other = tmp_path / "gpu-node-07.nvidia-smi.csv"
+    other.write_text((FIX / "gpu-node-01.nvidia-smi.csv").read_text())
+    rules = tmp_path / "cordon.yaml"
+    rules.write_text(
+        f"breaker:\n  uncorrectable_xids: []\ncommands:\n  scontrol: {_recorder(tmp_path)}\n"
+    )
+    files = [str(FIX / "gpu-node-02.kern.log"), str(FIX / "gpu-node-01.nvidia-smi.csv"), str(other)]
+    args = ["cordon", *files, "--rules", str(rules), "--apply", "--json"]
+    args += ["--audit", str(tmp_path / "a.jsonl"), "--evidence-dir", str(tmp_path / "ev")]
+    r = CliRunner().invoke(_app(), args)
+    assert r.exit_code == 1, r.output
+    data = json.loads(r.output)
+    states = {n["node"]: n["breaker"] for n in data["nodes"] if n["commands"]}
+    assert states == {"gpu-node-01": "held", "gpu-node-02": "allowed", "gpu-node-07": "held"}
+    assert len((tmp_path / "calls.txt").read_text().splitlines()) == 1
+    assert not any("let through" in n for n in data["notes"])
 
 
 def test_without_apply_nothing_runs(tmp_path: Path) -> None:
@@ -341,10 +383,11 @@ def test_report_section_speaks_the_readers_language(tmp_path: Path) -> None:
     assert rows[("gpu-node-02", "")][4] == "XID 79 (освободить и сбросить GPU)"
     assert rows[("gpu-node-01", "3")][3] == "закрыть для новых задач"
     assert "13,2" in rows[("gpu-node-01", "3")][4]  # the recent-half rate, Russian decimals
-    # gpu-node-02 (drain-and-reset) goes first; gpu-node-01 waits behind the breaker.
+    # gpu-node-01's routine cordon takes the breaker's one place; gpu-node-02 (Xid 79) is let
+    # through beyond it.
     assert [(r[0], r[3]) for r in s.tables[1].rows] == [
-        ("gpu-node-01", "задержано предохранителем"),
-        ("gpu-node-02", "разрешено"),
+        ("gpu-node-01", "разрешено"),
+        ("gpu-node-02", "пропущено: неисправимые ошибки"),
     ]
 
 
@@ -431,7 +474,7 @@ def test_the_record_names_its_option_and_what_it_was_applied_to(tmp_path: Path) 
     rules = root / "cordon.yaml"
     rules.write_text(
         rules.read_text()
-        .replace("version: 1\n", "version: 1\noption: rented-pool\n")
+        .replace("option: null\n", "option: rented-pool\n")
         .replace("scontrol: scontrol", f"scontrol: {_recorder(tmp_path)}")
     )
     r = _in(root, "cordon", str(kern), "--apply", "--json")
@@ -450,7 +493,7 @@ def test_an_option_not_declared_is_bad_input(tmp_path: Path) -> None:
     r = _in(root, "cordon", kern, "--option", "nope")
     assert r.exit_code == 2 and "unknown option id 'nope'" in r.output and "--option" in r.output
     rules = root / "cordon.yaml"
-    rules.write_text(rules.read_text().replace("version: 1\n", "version: 1\noption: nope\n"))
+    rules.write_text(rules.read_text().replace("option: null\n", "option: nope\n"))
     line = rules.read_text().splitlines().index("option: nope") + 1
     r = _in(root, "cordon", kern)
     assert r.exit_code == 2 and f"cordon.yaml:{line}: field 'option'" in r.output

@@ -82,7 +82,12 @@ def _emit_cordon(run: cordon_run.CordonRun, as_json: bool) -> None:
 
 def _print_node(n: NodeFigures, applied: bool) -> None:
     """One node's commands (with what ran) and the operator's next steps."""
-    state = (_("run") if applied else _("would run")) if n.breaker == "allowed" else word("held")
+    ran = _("run") if applied else _("would run")
+    if n.breaker == "bypassed":
+        # Let through beyond the breaker's share: say so, and whether it ran.
+        state = _("{why}; {state}").format(why=word("bypassed"), state=ran)
+    else:
+        state = ran if n.breaker == "allowed" else word("held")
     for cmd in n.commands:
         # Russian and Kazakh put the command on a line of its own: it is copied and run as it
         # is, its English Reason= included.
@@ -159,8 +164,9 @@ def _register_drill(app: typer.Typer) -> None:
             str | None,
             typer.Option(
                 metavar="URL",
-                help="External checkpoint storage: a folder, s3://BUCKET/PREFIX (a local S3 "
-                "API server is started for it), or `node` (the node's own disk).",
+                help="External checkpoint storage: a folder, s3://BUCKET/PREFIX (credentials "
+                "and endpoint from the environment; storage-revoked revokes access on a local "
+                "S3 API server), or `node` (the node's own disk).",
             ),
         ] = None,
         executor: Annotated[

@@ -3,24 +3,28 @@
 SPEC G2: a GPU with rising correctable memory errors must stop getting jobs. `decide` reads
 the samples and Xid events of `telemetry`, applies `cordon_rules`, and gives each GPU its
 action with the reasons and the log lines behind them; each node gets the exact scheduler
-command (`scontrol update NodeName=... State=DRAIN Reason=...`, or `kubectl cordon` /
-`kubectl taint`). `apply` runs the commands, never more than the circuit breaker's share of
-nodes at once, and appends every decision to an audit trail (who, why, when, what ran).
+command (`scontrol -- update NodeName=... State=DRAIN Reason=...`, or `kubectl cordon --
+NODE` / `kubectl taint nodes --overwrite -- NODE ...`), the node's name after `--` so that
+no name is ever read as an option.
+
+The circuit breaker limits routine cordons: within its window (nodes the audit trail shows
+taken out by earlier runs count, `audit.remember`) at most its share of the fleet. It never
+holds back a GPU that must leave service for uncorrectable errors (double-bit ECC, Xid
+48/64/79/95/140, a row-remap failure): that node is let through (`bypassed`) and the
+decision says which and why. `apply` runs the commands of the nodes it allows.
 """
 
 from __future__ import annotations
 
-import getpass
 import itertools
-import json
 import math
+import re
 import shlex
-import socket
 import subprocess
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
+from gpudecide.drills.audit import Memory
 from gpudecide.drills.cordon_figures import (
     Breaker,
     CommandRun,
@@ -32,7 +36,6 @@ from gpudecide.drills.cordon_figures import (
 from gpudecide.drills.cordon_rules import BUILT_IN_WHYS, Action, CordonRules, severity
 from gpudecide.drills.telemetry import Line, Sample, Telemetry, XidEvent
 from gpudecide.i18n import N_
-from gpudecide.jsonio import utc_iso
 from gpudecide.message import Message, english, message, nmessage
 
 __all__ = [
@@ -43,13 +46,14 @@ __all__ = [
     "Reason",
     "apply",
     "apply_failed",
-    "audit",
     "corrected_rate",
     "counts",
     "decide",
     "decide_gpus",
     "node_commands",
     "plan_nodes",
+    "scheduler_reason",
+    "uncorrectable",
 ]
 
 
@@ -123,6 +127,8 @@ class NodePlan:
     breaker: Breaker = "allowed"
     results: list[CommandRun] = field(default_factory=list)
     follow_up_messages: list[Message] = field(default_factory=list)
+    # The uncorrectable errors that take the node out whatever the breaker's share.
+    uncorrectable: list[Reason] = field(default_factory=list)
 
     @property
     def follow_up(self) -> list[str]:
@@ -355,22 +361,52 @@ def decide_gpus(telemetry: Telemetry, rules: CordonRules) -> list[GpuDecision]:
     )
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
+
+
+def scheduler_reason(action: Action, why: str) -> str:
+    """Slurm's `Reason=` text: one line of printable characters, at most 200 (a rule's own
+    `why` from cordon.yaml may hold anything)."""
+    text = " ".join(_CONTROL.sub(" ", f"gpudecide {action}: {why}").split())
+    return text[:200]
+
+
 def node_commands(node: str, action: Action, why: str, rules: CordonRules) -> list[list[str]]:
-    """The exact commands that take a node out for `action` (none for ok / watch)."""
+    """The exact commands that take a node out for `action` (none for ok / watch).
+
+    `node` is one node of the scheduler (`nodenames.check`, at read time); it still goes
+    after `--`, so that neither kubectl nor scontrol could read it as an option."""
     if severity(action) < severity("cordon"):
         return []
     c = rules.commands
     if c.orchestrator == "slurm":
         # DRAIN lets running jobs finish and starts no new ones: Slurm's cordon.
-        reason = f"gpudecide {action}: {why}"[:200]
-        return [[c.scontrol, "update", f"NodeName={node}", "State=DRAIN", f"Reason={reason}"]]
+        reason = scheduler_reason(action, why)
+        return [[c.scontrol, "--", "update", f"NodeName={node}", "State=DRAIN", f"Reason={reason}"]]
     if action == "cordon":
-        return [[c.kubectl, "cordon", node]]
+        return [[c.kubectl, "cordon", "--", node]]
     # NoExecute evicts the pods already there: the GPU must be reset or replaced.
+    taint = f"{c.taint_key}={action}:NoExecute"
     return [
-        [c.kubectl, "cordon", node],
-        [c.kubectl, "taint", "nodes", node, f"{c.taint_key}={action}:NoExecute", "--overwrite"],
+        [c.kubectl, "cordon", "--", node],
+        [c.kubectl, "taint", "nodes", "--overwrite", "--", node, taint],
     ]
+
+
+def uncorrectable(decisions: list[GpuDecision], rules: CordonRules) -> list[Reason]:
+    """The reasons of a node's GPUs that leave no choice: uncorrectable errors (double-bit
+    ECC counts, a row-remap failure, the Xids of `breaker.uncorrectable_xids`) whose rule
+    takes the GPU out (cordon or more)."""
+    xids = set(rules.breaker.uncorrectable_xids)
+    found = []
+    for d in decisions:
+        for r in d.reasons:
+            if severity(r.action) < severity("cordon"):
+                continue
+            hard = r.code in ("dbe_volatile", "remap_failure")
+            if hard or (r.code == "xid" and r.value is not None and int(r.value) in xids):
+                found.append(r)
+    return found
 
 
 def _follow_up(decisions: list[GpuDecision]) -> list[Message]:
@@ -403,12 +439,29 @@ def _follow_up(decisions: list[GpuDecision]) -> list[Message]:
     return steps
 
 
-def plan_nodes(gpus: list[GpuDecision], rules: CordonRules) -> tuple[list[NodePlan], int, int]:
-    """One plan per node, the breaker applied; also the fleet size and the nodes allowed."""
+def _short(reason: Reason) -> Message:
+    """A reason named in a few words (the breaker's note lists them)."""
+    if reason.code == "xid":
+        return message("drills", "Xid {n}", n=int(reason.value or 0))
+    if reason.code == "dbe_volatile":
+        return message("drills", "uncorrected ECC errors: {n}", n=f"{reason.value or 0:g}")
+    return message("drills", "row remapping failed")
+
+
+def plan_nodes(
+    gpus: list[GpuDecision], rules: CordonRules, memory: Memory | None = None
+) -> tuple[list[NodePlan], int, int]:
+    """One plan per node, the breaker applied; also the fleet size and the nodes routine
+    cordons may take out within the window.
+
+    Nodes the audit trail shows still out (`memory`) fill the share first; a node with
+    uncorrectable errors is let through (`bypassed`) and takes none of it."""
+    memory = memory or Memory()
     by_node: dict[str, list[GpuDecision]] = {}
     for g in gpus:
         by_node.setdefault(g.node, []).append(g)
-    fleet = rules.breaker.fleet_nodes or len(by_node)
+    known = set(by_node) | set(memory.routine) | set(memory.uncorrectable)
+    fleet = rules.breaker.fleet_nodes or len(known)
     # At least one node: a small fleet must still be able to lose its one bad node.
     allowed = max(1, math.floor(rules.breaker.max_share * fleet))
     plans = []
@@ -420,18 +473,70 @@ def plan_nodes(gpus: list[GpuDecision], rules: CordonRules) -> tuple[list[NodePl
         cmds = node_commands(node, worst.action, why, rules)
         plan = NodePlan(node, worst.action, cmds, why, "allowed" if cmds else "none")
         plan.follow_up_messages = _follow_up(decisions)
+        if cmds:
+            plan.uncorrectable = uncorrectable(decisions, rules)
+            if plan.uncorrectable:
+                plan.breaker = "bypassed"
         plans.append(plan)
-    acting = sorted((p for p in plans if p.commands), key=lambda p: (-severity(p.action), p.node))
-    for p in acting[allowed:]:
-        p.breaker = "held"
+    # An entry naming no single node may have taken out anything: no room is left.
+    out = set(by_node) if memory.unknown else set(memory.routine)
+    taken = set(out) if not memory.unknown else set()
+    room = 0 if memory.unknown else allowed
+    routine = [p for p in plans if p.breaker == "allowed"]
+    for p in sorted(routine, key=lambda p: (-severity(p.action), p.node)):
+        if p.node in memory.routine and not memory.unknown:
+            continue  # already out: telling the scheduler again takes nothing more
+        if len(taken) < room:
+            taken.add(p.node)
+        else:
+            p.breaker = "held"
     return sorted(plans, key=lambda p: p.node), fleet, allowed
 
 
-def decide(telemetry: Telemetry, rules: CordonRules) -> CordonResult:
-    """Decisions per GPU and plans per node for one telemetry set."""
-    gpus = decide_gpus(telemetry, rules)
-    nodes, fleet, allowed = plan_nodes(gpus, rules)
-    said = list(telemetry.note_messages)
+def _breaker_notes(
+    nodes: list[NodePlan], memory: Memory, fleet: int, allowed: int, window_hours: float
+) -> list[Message]:
+    """What the breaker let through, what it held back and why."""
+    said: list[Message] = []
+    bypassed = [p for p in nodes if p.breaker == "bypassed"]
+    if bypassed:
+        listed = [
+            message("drills", "{node} ({reasons})", node=p.node,
+                    reasons=[_short(r) for r in p.uncorrectable])
+            for p in bypassed
+        ]  # fmt: skip
+        said.append(
+            message(
+                "drills",
+                "circuit breaker: let through {nodes}: uncorrectable errors take a GPU out of "
+                "service whatever the limit",
+                nodes=listed,
+            )
+        )
+    for line, text in memory.unknown:
+        said.append(
+            message(
+                "drills",
+                "circuit breaker: audit line {line} names {text}, which is no single node: it "
+                "counts as the whole fleet for {hours} h",
+                line=line,
+                text=text[:64],
+                hours=f"{window_hours:g}",
+            )
+        )
+    earlier = sorted(memory.routine)
+    if earlier and any(p.breaker in ("allowed", "held") for p in nodes):
+        said.append(
+            nmessage(
+                "drills",
+                "circuit breaker: {n} node already out from earlier runs within {hours} h: {nodes}",
+                "circuit breaker: {n} nodes already out from earlier runs within {hours} h: "
+                "{nodes}",
+                n=len(earlier),
+                hours=f"{window_hours:g}",
+                nodes=earlier,
+            )
+        )
     held = [p.node for p in nodes if p.breaker == "held"]
     if held:
         said.append(
@@ -445,6 +550,17 @@ def decide(telemetry: Telemetry, rules: CordonRules) -> CordonResult:
                 nodes=held,
             )
         )
+    return said
+
+
+def decide(telemetry: Telemetry, rules: CordonRules, memory: Memory | None = None) -> CordonResult:
+    """Decisions per GPU and plans per node for one telemetry set (`memory`: what the audit
+    trail shows already out)."""
+    memory = memory or Memory()
+    gpus = decide_gpus(telemetry, rules)
+    nodes, fleet, allowed = plan_nodes(gpus, rules, memory)
+    said = list(telemetry.note_messages)
+    said.extend(_breaker_notes(nodes, memory, fleet, allowed, rules.breaker.window_hours))
     for g in gpus:
         if g.corrected_per_hour is None and any(
             "sbe_volatile" in s.metrics for s in telemetry.samples if s.node == g.node
@@ -463,9 +579,10 @@ def decide(telemetry: Telemetry, rules: CordonRules) -> CordonResult:
 
 
 def apply(result: CordonResult, timeout_s: float = 60.0) -> None:
-    """Run the commands of every node the breaker allows; results go into the plans."""
+    """Run the commands of every node the breaker allows or lets through; results go into
+    the plans."""
     for plan in result.nodes:
-        if plan.breaker != "allowed":
+        if plan.breaker not in ("allowed", "bypassed"):
             continue
         for argv in plan.commands:
             said: Message | None = None  # gpudecide's own words where the program gave none
@@ -484,38 +601,6 @@ def apply(result: CordonResult, timeout_s: float = 60.0) -> None:
             plan.results.append(CommandRun.model_validate(ran))
             if rc != 0:
                 break
-
-
-def audit(result: CordonResult, path: Path, *, applied: bool, evidence_id: str | None) -> int:
-    """Append one line per node acted on (or held) to the audit trail; returns lines written."""
-    who = f"{getpass.getuser()}@{socket.gethostname()}"
-    now = utc_iso(datetime.now(UTC))
-    lines = []
-    for plan in result.nodes:
-        if not plan.commands:
-            continue
-        lines.append(
-            json.dumps(
-                {
-                    "at": now,
-                    "who": who,
-                    "node": plan.node,
-                    "action": plan.action,
-                    "why": plan.why,
-                    "commands": [shlex.join(c) for c in plan.commands],
-                    "breaker": plan.breaker,
-                    "applied": applied and plan.breaker == "allowed",
-                    "results": [r.model_dump(mode="json") for r in plan.results],
-                    "evidence": evidence_id,
-                },
-                ensure_ascii=False,
-            )
-        )
-    if lines:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as fh:
-            fh.write("\n".join(lines) + "\n")
-    return len(lines)
 
 
 def apply_failed(result: CordonResult) -> bool:

@@ -29,8 +29,9 @@ __all__ = [
     "figures_of",
 ]
 
-# allowed: the breaker lets the commands run; held: it holds the node back; none: no command.
-Breaker = Literal["allowed", "held", "none"]
+# allowed: the breaker lets the commands run; held: it holds the node back; bypassed: it lets
+# them run beyond its share (uncorrectable errors); none: no command.
+Breaker = Literal["allowed", "held", "bypassed", "none"]
 
 
 class ReasonFigures(Figure):

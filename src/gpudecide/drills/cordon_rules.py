@@ -11,18 +11,26 @@ A workspace overrides any of it in `cordon.yaml` (template written by `gpudecide
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpudecide.errors import InputError
 from gpudecide.i18n import N_
-from gpudecide.inputs import load_yaml_model
+from gpudecide.inputs import load_yaml, node_line, validate_model
 
 __all__ = [
     "ACTIONS",
     "BUILT_IN_WHYS",
     "DEFAULT_XIDS",
+    "MAX_COUNT",
+    "MAX_HOURS",
+    "MAX_NODES",
+    "MAX_RATE",
+    "MAX_XID",
     "RULES_NAME",
+    "TAINT_KEY",
+    "UNCORRECTABLE_XIDS",
     "UNKNOWN_XID_WHY",
     "Action",
     "Breaker",
@@ -30,6 +38,7 @@ __all__ = [
     "CordonRules",
     "CorrectedErrors",
     "MemoryRules",
+    "XidNumber",
     "XidRule",
     "load",
     "severity",
@@ -38,6 +47,24 @@ __all__ = [
 Action = Literal["ok", "watch", "cordon", "drain-and-reset", "replace"]
 ACTIONS: tuple[Action, ...] = ("ok", "watch", "cordon", "drain-and-reset", "replace")
 RULES_NAME = "cordon.yaml"
+# Bounds of the numbers of cordon.yaml: what a rule can mean (issue 28: a window of 1e20
+# hours overflowed the clock; a limit beyond these is a typo, never a setting).
+MAX_XID = 9999
+MAX_HOURS = 8784.0  # a leap year
+MAX_RATE = 1e9
+MAX_COUNT = 1_000_000_000
+MAX_NODES = 1_000_000
+XidNumber = Annotated[int, Field(ge=1, le=MAX_XID)]
+# Errors that leave the GPU unusable: double-bit ECC (48), the row remapper's failure (64),
+# fallen off the bus (79), uncontained ECC (95), unrecovered ECC (140). The breaker never
+# holds such a GPU back.
+UNCORRECTABLE_XIDS = (48, 64, 79, 95, 140)
+# A Kubernetes label key: an optional DNS-subdomain prefix and `/`, then a name of 1-63
+# characters (alphanumerics, `-`, `_`, `.`, starting and ending alphanumeric).
+TAINT_KEY = (
+    r"^(?:[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*/)?"
+    r"[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+)
 
 
 def severity(action: Action) -> int:
@@ -46,17 +73,23 @@ def severity(action: Action) -> int:
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # strict: a number is a number (YAML's '7' is text, never read as 7).
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class XidRule(_Strict):
     """What one Xid means and what to do about it."""
 
-    xid: int = Field(ge=1, description="Xid number from the kernel log.")
+    xid: int = Field(ge=1, le=MAX_XID, description="Xid number from the kernel log.")
     action: Action = Field(description="ok | watch | cordon | drain-and-reset | replace.")
-    why: str = Field(description="What the Xid means (NVIDIA's Xid catalogue).")
+    why: str = Field(
+        min_length=1, max_length=200, description="What the Xid means (NVIDIA's Xid catalogue)."
+    )
     replace_after: int | None = Field(
-        default=None, ge=1, description="This many of it on one GPU in the window: replace."
+        default=None,
+        ge=1,
+        le=MAX_COUNT,
+        description="This many of it on one GPU in the window: replace.",
     )
 
 
@@ -111,16 +144,29 @@ class CorrectedErrors(_Strict):
     """Thresholds on the rate of corrected (single-bit) errors: the G2 case."""
 
     window_hours: float = Field(
-        default=24.0, gt=0, description="Rate measured over the last this many hours of samples."
+        default=24.0,
+        gt=0,
+        le=MAX_HOURS,
+        description="Rate measured over the last this many hours of samples.",
     )
     watch_per_hour: float = Field(
-        default=1.0, gt=0, description="Corrected errors per hour from which a GPU is watched."
+        default=1.0,
+        gt=0,
+        le=MAX_RATE,
+        description="Corrected errors per hour from which a GPU is watched.",
     )
     cordon_per_hour: float = Field(
-        default=10.0, gt=0, description="Corrected errors per hour from which it is cordoned."
+        default=10.0,
+        gt=0,
+        le=MAX_RATE,
+        description="Corrected errors per hour from which it is cordoned (at least the watch "
+        "threshold).",
     )
     min_samples: int = Field(
-        default=2, ge=2, description="Timed samples needed in the window to compute a rate."
+        default=2,
+        ge=2,
+        le=MAX_COUNT,
+        description="Timed samples needed in the window to compute a rate.",
     )
 
 
@@ -128,7 +174,10 @@ class MemoryRules(_Strict):
     """Retired pages and remapped rows."""
 
     replace_retired_pages: int = Field(
-        default=60, ge=1, description="Retired pages (single + double bit) from which: replace."
+        default=60,
+        ge=1,
+        le=MAX_COUNT,
+        description="Retired pages (single + double bit) from which: replace.",
     )
     uncorrected_action: Action = Field(
         default="drain-and-reset", description="Action on any uncorrected volatile ECC error."
@@ -143,13 +192,30 @@ class MemoryRules(_Strict):
 
 
 class Breaker(_Strict):
-    """Circuit breaker: never take more than a share of the fleet out at once."""
+    """Circuit breaker: routine cordons never take more than a share of the fleet out within
+    a window; a GPU with uncorrectable errors leaves service whatever the share (SPEC G2)."""
 
     max_share: float = Field(
-        default=0.25, gt=0, le=1, description="Largest share of nodes acted on in one run."
+        default=0.25,
+        gt=0,
+        le=1,
+        description="Largest share of nodes routine cordons take out within the window.",
     )
     fleet_nodes: int | None = Field(
-        default=None, ge=1, description="Nodes in the fleet; null: the nodes in the telemetry."
+        default=None,
+        ge=1,
+        le=MAX_NODES,
+        description="Nodes in the fleet; null: the nodes in the telemetry and the audit trail.",
+    )
+    window_hours: float = Field(
+        default=24.0,
+        gt=0,
+        le=MAX_HOURS,
+        description="Nodes the audit trail shows taken out this many hours back still count.",
+    )
+    uncorrectable_xids: list[XidNumber] = Field(
+        default_factory=lambda: list(UNCORRECTABLE_XIDS),
+        description="Xids after which a GPU leaves service whatever the breaker's share.",
     )
 
 
@@ -159,10 +225,13 @@ class Commands(_Strict):
     orchestrator: Literal["slurm", "kubernetes"] = Field(
         default="slurm", description="slurm (scontrol) or kubernetes (kubectl)."
     )
-    scontrol: str = Field(default="scontrol", description="The scontrol program.")
-    kubectl: str = Field(default="kubectl", description="The kubectl program.")
+    scontrol: str = Field(default="scontrol", min_length=1, description="The scontrol program.")
+    kubectl: str = Field(default="kubectl", min_length=1, description="The kubectl program.")
     taint_key: str = Field(
-        default="gpudecide.io/gpu-health", description="Kubernetes taint key used."
+        default="gpudecide.io/gpu-health",
+        pattern=TAINT_KEY,
+        max_length=316,
+        description="Kubernetes taint key used (a label key: [prefix/]name).",
     )
 
 
@@ -201,5 +270,33 @@ BUILT_IN_WHYS = frozenset({*(r.why for r in DEFAULT_XIDS), UNKNOWN_XID_WHY})
 
 
 def load(path: Path | None) -> CordonRules:
-    """Rules from a file, or the defaults."""
-    return CordonRules() if path is None else load_yaml_model(path, CordonRules)
+    """Rules from a file, or the defaults. Beyond each field's own bounds, what only makes
+    sense together: a watch threshold at most the cordon one, one rule per Xid."""
+    if path is None:
+        return CordonRules()
+    data, root = load_yaml(path)
+    rules = validate_model(data, root, path, CordonRules)
+    rate = rules.corrected_errors
+    if rate.watch_per_hour > rate.cordon_per_hour:
+        raise InputError(
+            "the watch threshold {watch} per hour is above the cordon threshold {cordon}",
+            path=path,
+            line=node_line(root, ("corrected_errors", "watch_per_hour")),
+            field="corrected_errors.watch_per_hour",
+            hint="a GPU is watched before it is cordoned: watch_per_hour <= cordon_per_hour",
+            watch=f"{rate.watch_per_hour:g}",
+            cordon=f"{rate.cordon_per_hour:g}",
+        )
+    seen: set[int] = set()
+    for i, rule in enumerate(rules.xid):
+        if rule.xid in seen:
+            raise InputError(
+                "Xid {xid} has two rules",
+                path=path,
+                line=node_line(root, ("xid", i)),
+                field=f"xid.{i}.xid",
+                hint="keep one entry per Xid",
+                xid=rule.xid,
+            )
+        seen.add(rule.xid)
+    return rules

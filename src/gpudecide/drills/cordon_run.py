@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import shlex
+import uuid
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from gpudecide import evidence as ev
 from gpudecide import workspace
-from gpudecide.drills import cordon, cordon_rules, telemetry
+from gpudecide.drills import audit, cordon, cordon_rules, telemetry
 from gpudecide.drills.contour import Contour, ask_kubernetes, ask_slurm, this_host
 from gpudecide.drills.cordon_figures import CordonFigures
 from gpudecide.drills.cordon_rules import severity
@@ -129,11 +132,13 @@ def run_cordon(
         if found.exists() or found.is_symlink():
             rules_path = found
     rules = cordon_rules.load(rules_path)
+    orchestrator = rules.commands.orchestrator
     chosen = _option(option, rules, rules_path, ws)
     files = _paths(paths, ws)
-    data = telemetry.read_all(files, node)
-    result = cordon.decide(data, rules)
-    contour = _contour(rules, do_apply)
+    data = telemetry.read_all(files, node, orchestrator)
+    audit_to = audit_path or root / AUDIT_PATH
+    memory = audit.remember(audit_to, datetime.now(UTC), rules.breaker.window_hours, orchestrator)
+    result = cordon.decide(data, rules, memory)
     if not data.files:
         result.note_messages.append(
             message(
@@ -142,20 +147,29 @@ def run_cordon(
                 dir=TELEMETRY_DIR,
             )
         )
+    out_dir = evidence_dir or (ws.evidence_dir if ws is not None else root / "evidence")
+    run_id = uuid.uuid4().hex[:16]
+    contour = _contour(rules, do_apply)
     if do_apply:
+        # The trail first, the scheduler after: a trail or an evidence folder that cannot be
+        # written stops the run before any command, and before anything is made.
+        audit.require_writable(audit_to)
+        if data.files:
+            _require_folder(out_dir)
+        acting = [p for p in result.nodes if p.breaker in ("allowed", "bypassed")]
+        audit.append(audit_to, [_line("intent", run_id, p, applied=True) for p in acting])
         cordon.apply(result)
     counts = cordon.counts(result)
     texts = record_texts(summary_message(counts, len(result.nodes)), result.note_messages)
-    applied_to = (
-        rules.commands.orchestrator if do_apply and not cordon.apply_failed(result) else None
-    )
+    # Applied to a scheduler: --apply ran and the scheduler took every command (SPEC G2).
+    taken = do_apply and not cordon.apply_failed(result)
     figures = CordonFigures(
         gpus=[g.figure() for g in result.gpus],
         nodes=[p.figure() for p in result.nodes],
         counts=counts,
         fleet_nodes=result.fleet_nodes,
         allowed_nodes=result.allowed_nodes,
-        orchestrator=applied_to,
+        orchestrator=orchestrator if taken else None,
         applied=do_apply,
         rules=str(rules_path) if rules_path else "built-in",
         files=[str(p) for p in data.files],
@@ -174,13 +188,55 @@ def run_cordon(
         notes=texts.notes,
         inputs=inputs,
     )
-    written = None
-    if data.files:
-        out_dir = evidence_dir or (ws.evidence_dir if ws is not None else root / "evidence")
-        written = ev.write(record, out_dir)
-    audit_to = audit_path or root / AUDIT_PATH
-    cordon.audit(result, audit_to, applied=do_apply, evidence_id=written.stem if written else None)
+    written = ev.write(record, out_dir) if data.files else None
+    evidence_id = written.stem if written else None
+    audit.append(
+        audit_to,
+        [
+            _line("result", run_id, p, applied=do_apply, evidence=evidence_id)
+            for p in result.nodes
+            if p.commands
+        ],
+    )
     return CordonRun(result, figures, record, written, audit_to)
+
+
+def _line(
+    phase: audit.Phase,
+    run: str,
+    plan: cordon.NodePlan,
+    *,
+    applied: bool,
+    evidence: str | None = None,
+) -> audit.Entry:
+    ran = applied and plan.breaker in ("allowed", "bypassed")
+    return audit.entry(
+        phase,
+        run,
+        node=plan.node,
+        action=plan.action,
+        why=plan.why,
+        commands=[shlex.join(c) for c in plan.commands],
+        breaker=plan.breaker,
+        applied=ran,
+        results=[r.model_dump(mode="json") for r in plan.results],
+        evidence=evidence,
+    )
+
+
+def _require_folder(folder: Path) -> None:
+    """The evidence folder can be written (it, or the parent it will be made in)."""
+    if folder.exists() and not folder.is_dir():
+        raise InputError(
+            "is not a folder", path=folder, hint="give --evidence-dir a folder to write records to"
+        )
+    if not audit.writable_folder(folder):
+        raise InputError(
+            "the evidence folder cannot be written",
+            path=folder,
+            hint="nothing runs before its record can be kept: give --evidence-dir a writable "
+            "folder",
+        )
 
 
 def _option(

@@ -22,19 +22,27 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from gpudecide.errors import InputError
+from gpudecide.drills.nodenames import Orchestrator, check
+from gpudecide.errors import InputError, excerpt
+from gpudecide.fsutil import read_regular
 from gpudecide.message import Message, english, message
 
 __all__ = [
     "DCGM_FIELDS",
     "DMON_TAGS",
     "FILE_SUFFIXES",
+    "MAX_COUNT",
+    "MAX_GPU_INDEX",
+    "MAX_TELEMETRY_BYTES",
+    "MAX_XID",
     "SMI_COLUMNS",
+    "YEARS",
     "Line",
     "Sample",
     "Telemetry",
@@ -95,18 +103,26 @@ FILE_SUFFIXES = (
     ".dmon.txt",
 )
 _NOT_A_VALUE = {"", "n/a", "[n/a]", "[not supported]", "not supported", "[unknown error]"}
+# What a reading can be (issue 28: a negative counter, a NaN Xid, the year -1199 are no
+# readings of any GPU; each is refused with its file and line, never computed with).
+MAX_COUNT = 2**64 - 1  # the counters are unsigned 64-bit
+MAX_GPU_INDEX = 1023  # far above any node's GPUs (DCGM tracks 32 at most)
+MAX_XID = 9999  # NVIDIA's Xids run from 1 (the catalogue ends below 200)
+YEARS = (2000, 2099)  # no GPU telemetry predates ECC reporting on GPUs
+# A kernel log or a capture of months stays far below this; a larger file is a mistake.
+MAX_TELEMETRY_BYTES = 512 << 20
 
 _XID = re.compile(
     r"NVRM: Xid \((?:PCI:)?(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2})"
     r"(?:\.[0-7])?\): (?P<xid>\d+),\s*(?P<rest>.*)$"
 )
-_SYSLOG_ISO = re.compile(
-    r"^(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?) (?P<host>\S+) kernel:"
-)
+# A syslog / journalctl short-iso line: the time, the host, `kernel:`. The time is matched
+# loosely (a sign, any digits) so that a time that cannot be is caught, not skipped.
+_SYSLOG_ISO = re.compile(r"^(?P<ts>[+-]?\d+-\d+-\d+T\S+) (?P<host>\S+) kernel:")
 _SYSLOG_BSD = re.compile(r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d (?P<host>\S+) kernel:")
 _PROM = re.compile(
     r"^(?P<name>[A-Za-z_:][A-Za-z0-9_:]*)(?:\{(?P<labels>[^}]*)\})?\s+(?P<value>\S+)"
-    r"(?:\s+(?P<ts>-?\d+))?\s*$"
+    r"(?:\s+(?P<ts>\S+))?\s*$"
 )
 _LABEL = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')
 
@@ -187,26 +203,74 @@ def node_from_name(path: Path) -> str | None:
     return None
 
 
-def _value(text: str) -> float | None:
+def _reading(text: str, path: Path, line: int, field: str) -> float | None:
+    """A counter or flag as a tool prints it: a finite number from 0 to 2^64, `Yes`/`No`,
+    or none (`N/A`, `[Not Supported]`); anything else cannot be a reading (InputError)."""
     t = text.strip().lower()
     if t in _NOT_A_VALUE:
         return None
-    if t in ("yes", "true", "enabled"):
+    if t in ("yes", "true", "enabled", "active"):
         return 1.0
-    if t in ("no", "false", "disabled"):
+    if t in ("no", "false", "disabled", "inactive"):
         return 0.0
+    token = t.split()[0]
     try:
-        return float(t.split()[0])
-    except ValueError:
-        return None
+        # Whole numbers exactly (a float would round 2^64 + 1 down to 2^64).
+        value: float = int(token) if token.isdigit() else float(token)
+    except (ValueError, OverflowError):
+        value = math.nan
+    if isinstance(value, int) and value <= MAX_COUNT:
+        return float(value)
+    if isinstance(value, float) and math.isfinite(value) and 0 <= value <= MAX_COUNT:
+        return value
+    raise InputError(
+        "{value} cannot be a reading of {metric}",
+        path=path,
+        line=line,
+        field=field,
+        hint="a counter is a finite number from 0 up; `N/A` where the GPU reports none",
+        value=excerpt(text.strip(), 24),
+        metric=field,
+    )
+
+
+def _index(text: str, path: Path, line: int, field: str) -> int:
+    """A GPU's index on its node: a whole number from 0 to MAX_GPU_INDEX."""
+    value = text.strip()
+    if value.isdigit() and value.isascii() and int(value) <= MAX_GPU_INDEX:
+        return int(value)
+    raise InputError(
+        "GPU index {value} cannot be: indexes run from 0 to {max}",
+        path=path,
+        line=line,
+        field=field,
+        value=excerpt(value, 24),
+        max=MAX_GPU_INDEX,
+    )
+
+
+def _year_ok(when: datetime, path: Path, line: int, field: str, shown: str) -> datetime:
+    if YEARS[0] <= when.year <= YEARS[1]:
+        return when
+    raise InputError(
+        "time {value} lies outside {first}-{last}: no GPU reported it",
+        path=path,
+        line=line,
+        field=field,
+        hint="check the clock of the node, or the column the time was read from",
+        value=excerpt(shown, 32),
+        first=YEARS[0],
+        last=YEARS[1],
+    )
 
 
 def _smi_time(text: str, path: Path, line: int) -> datetime:
     for fmt in ("%Y/%m/%d %H:%M:%S.%f", "%Y/%m/%d %H:%M:%S"):
         try:
-            return datetime.strptime(text.strip(), fmt).replace(tzinfo=UTC)
+            when = datetime.strptime(text.strip(), fmt).replace(tzinfo=UTC)
         except ValueError:
             continue
+        return _year_ok(when, path, line, "timestamp", text.strip())
     raise InputError(
         "timestamp {value!r} is not as nvidia-smi prints it (YYYY/MM/DD HH:MM:SS.mmm)",
         path=path,
@@ -216,14 +280,83 @@ def _smi_time(text: str, path: Path, line: int) -> datetime:
     )
 
 
+def _iso_time(text: str, path: Path, line: int) -> datetime:
+    """A syslog / journalctl ISO 8601 time; month 13 or the year -1199 are no times."""
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise InputError(
+            "time {value} is not a date and time (ISO 8601, as syslog and journalctl -o "
+            "short-iso print it)",
+            path=path,
+            line=line,
+            field="time",
+            value=excerpt(text, 32),
+        ) from None
+    when = when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+    return _year_ok(when, path, line, "time", text)
+
+
+def _millis(text: str, path: Path, line: int) -> datetime:
+    """A Prometheus sample time: milliseconds since 1970, within YEARS."""
+    try:
+        ms = int(text)
+    except ValueError:
+        ms = None
+    low = datetime(YEARS[0], 1, 1, tzinfo=UTC).timestamp() * 1000
+    high = datetime(YEARS[1], 12, 31, 23, 59, 59, tzinfo=UTC).timestamp() * 1000
+    if ms is None or not low <= ms <= high:
+        raise InputError(
+            "sample time {value} is not milliseconds within {first}-{last}",
+            path=path,
+            line=line,
+            field="timestamp",
+            hint="dcgm-exporter prints the time in milliseconds since 1970, or none",
+            value=excerpt(text, 24),
+            first=YEARS[0],
+            last=YEARS[1],
+        )
+    return datetime.fromtimestamp(ms / 1000, UTC)
+
+
+def _xid(text: str, path: Path, line: int, *, none_is_zero: bool = False) -> int | None:
+    """An Xid number: 1 to MAX_XID (DCGM's last-Xid field reads 0 for none)."""
+    value = text.strip()
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if none_is_zero and number == 0:
+        return None
+    if math.isfinite(number) and number == int(number) and 1 <= number <= MAX_XID:
+        return int(number)
+    raise InputError(
+        "Xid {value} cannot be: Xids are whole numbers from 1 to {max}",
+        path=path,
+        line=line,
+        field="xid",
+        value=excerpt(value, 24),
+        max=MAX_XID,
+    )
+
+
 def _header(cell: str) -> str:
     """`memory.used [MiB]` -> `memory.used`: nvidia-smi adds units to some headers."""
     return cell.strip().split(" [")[0]
 
 
+def _csv_rows(path: Path, text: str) -> list[list[str]]:
+    try:
+        return list(csv.reader(io.StringIO(text)))
+    except csv.Error as exc:
+        raise InputError(
+            "not CSV as nvidia-smi writes it: {reason}", path=path, reason=str(exc)
+        ) from None
+
+
 def read_smi_csv(path: Path, text: str, node: str) -> list[Sample]:
     """`nvidia-smi --query-gpu=... --format=csv` or `--query-remapped-rows=...` output."""
-    rows = list(csv.reader(io.StringIO(text)))
+    rows = _csv_rows(path, text)
     header = [_header(c) for c in rows[0]]
     bus_col = next((i for i, h in enumerate(header) if h in ("pci.bus_id", "gpu_bus_id")), None)
     if bus_col is None and "index" not in header:
@@ -250,24 +383,16 @@ def read_smi_csv(path: Path, text: str, node: str) -> list[Sample]:
                 got=len(row),
                 want=len(header),
             )
-        metrics = {name: v for i, name in wanted.items() if (v := _value(row[i])) is not None}
-        index = None
-        if idx_col is not None:
-            try:
-                index = int(row[idx_col])
-            except ValueError:
-                raise InputError(
-                    "GPU index {value!r} is not a number",
-                    path=path,
-                    line=n,
-                    field="index",
-                    value=row[idx_col].strip(),
-                ) from None
+        metrics = {
+            name: v
+            for i, name in wanted.items()
+            if (v := _reading(row[i], path, n, header[i])) is not None
+        }
         samples.append(
             Sample(
                 node=node,
                 bus=normalise_bus(row[bus_col]) if bus_col is not None else None,
-                index=index,
+                index=_index(row[idx_col], path, n, "index") if idx_col is not None else None,
                 time=_smi_time(row[ts_col], path, n) if ts_col is not None else None,
                 metrics=metrics,
                 source=Line(str(path), n, lines[n - 1] if n - 1 < len(lines) else ""),
@@ -277,8 +402,11 @@ def read_smi_csv(path: Path, text: str, node: str) -> list[Sample]:
     return samples
 
 
-def read_dcgm_exporter(path: Path, text: str, node: str | None) -> tuple[list[Sample], str | None]:
-    """dcgm-exporter text: one sample per metric line; the Hostname label names the node."""
+def read_dcgm_exporter(
+    path: Path, text: str, node: str | None, orchestrator: Orchestrator = "slurm"
+) -> tuple[list[Sample], str | None]:
+    """dcgm-exporter text: one sample per metric line; the Hostname label names the node
+    (a label that is no node of the scheduler is refused with its line)."""
     samples: list[Sample] = []
     host = None
     for n, raw in enumerate(text.splitlines(), start=1):
@@ -289,22 +417,39 @@ def read_dcgm_exporter(path: Path, text: str, node: str | None) -> tuple[list[Sa
         if m is None or m.group("name") not in DCGM_FIELDS:
             continue
         labels = dict(_LABEL.findall(m.group("labels") or ""))
-        value = _value(m.group("value"))
+        metric = DCGM_FIELDS[m.group("name")]
+        value = _reading(m.group("value"), path, n, m.group("name"))
         if value is None:
             continue
-        host = labels.get("Hostname") or host
+        named = labels.get("Hostname")
+        if named is not None:
+            host = check(named, orchestrator, path=path, line=n, field="Hostname")
         gpu = labels.get("gpu")
         ts = m.group("ts")
         samples.append(
             Sample(
-                node=labels.get("Hostname") or node or "",
+                node=named or node or "",
                 bus=normalise_bus(labels.get("pci_bus_id")),
-                index=int(gpu) if gpu and gpu.isdigit() else None,
-                time=datetime.fromtimestamp(int(ts) / 1000, UTC) if ts else None,
-                metrics={DCGM_FIELDS[m.group("name")]: value},
+                index=_index(gpu, path, n, "gpu") if gpu is not None else None,
+                time=_millis(ts, path, n) if ts else None,
+                metrics={metric: value},
                 source=Line(str(path), n, raw),
             )
         )
+    # A line without its Hostname label is the file's node: the one its name or --node
+    # gives, else the one host its other lines name; with several, nobody can tell.
+    hosts = {x.node for x in samples if x.node}
+    for x in samples:
+        if not x.node:
+            if node is None and len(hosts) > 1:
+                raise InputError(
+                    "cannot tell which node this line is from: it has no Hostname label and "
+                    "the file names several",
+                    path=path,
+                    line=x.source.line,
+                    field="Hostname",
+                )
+            x.node = node or next(iter(hosts), "")
     return samples, host
 
 
@@ -323,20 +468,24 @@ def read_dmon(path: Path, text: str, node: str) -> tuple[list[Sample], list[str]
             tags = parts[1:]
             unknown |= {t for t in tags if t not in DMON_TAGS}
             continue
-        if parts[0] != "GPU" or len(parts) < 2 or not parts[1].isdigit():
+        if parts[0] != "GPU" or len(parts) < 2:
             continue
+        index = _index(parts[1], path, n, "GPU")
         values = parts[2:]
         metrics = {
             DMON_TAGS[t]: v
             for t, cell in zip(tags, values, strict=False)
-            if t in DMON_TAGS and (v := _value(cell)) is not None
+            if t in DMON_TAGS and (v := _reading(cell, path, n, t)) is not None
         }
-        samples.append(Sample(node, None, int(parts[1]), None, metrics, Line(str(path), n, raw)))
+        samples.append(Sample(node, None, index, None, metrics, Line(str(path), n, raw)))
     return samples, sorted(unknown)
 
 
-def read_kernel_log(path: Path, text: str, node: str | None) -> tuple[list[XidEvent], str | None]:
-    """Xid lines of a kernel log; the syslog host field, when present, names the node."""
+def read_kernel_log(
+    path: Path, text: str, node: str | None, orchestrator: Orchestrator = "slurm"
+) -> tuple[list[XidEvent], str | None]:
+    """Xid lines of a kernel log; the syslog host field, when present, names the node (a host
+    that is no node of the scheduler is refused with its line)."""
     events = []
     host = None
     for n, raw in enumerate(text.splitlines(), start=1):
@@ -348,20 +497,21 @@ def read_kernel_log(path: Path, text: str, node: str | None) -> tuple[list[XidEv
         iso = _SYSLOG_ISO.match(raw)
         if iso is not None:
             line_host = iso.group("host")
-            when = datetime.fromisoformat(iso.group("ts").replace("Z", "+00:00"))
-            if when.tzinfo is None:
-                when = when.replace(tzinfo=UTC)
+            when = _iso_time(iso.group("ts"), path, n)
         else:
             bsd = _SYSLOG_BSD.match(raw)
             # BSD syslog prints no year: the time is shown, never used for windows.
             line_host = bsd.group("host") if bsd is not None else None
-        host = line_host or host
+        if line_host is not None:
+            host = check(line_host, orchestrator, path=path, line=n, field="host")
+        xid = _xid(m.group("xid"), path, n)
+        assert xid is not None
         events.append(
             XidEvent(
                 node=line_host or node or "",
                 bus=normalise_bus(m.group("bus")),
                 index=None,
-                xid=int(m.group("xid")),
+                xid=xid,
                 detail=m.group("rest").strip(),
                 time=when,
                 source=Line(str(path), n, raw),
@@ -389,16 +539,18 @@ def detect(text: str) -> str | None:
     return None
 
 
-def read_file(path: Path, node: str | None = None) -> Telemetry:
-    """Read one telemetry file of any supported format."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except IsADirectoryError:
-        raise InputError("is a directory, not a telemetry file", path=path) from None
-    except FileNotFoundError:
-        raise InputError("no such file", path=path) from None
+def read_file(
+    path: Path, node: str | None = None, orchestrator: Orchestrator = "slurm"
+) -> Telemetry:
+    """Read one telemetry file of any supported format: a regular file (a FIFO, a device or
+    a folder is refused by name), every value one a GPU can report, every node name one
+    node of the scheduler."""
+    text = read_regular(path, MAX_TELEMETRY_BYTES).decode("utf-8", errors="replace")
     kind = detect(text)
-    named = node_from_name(path) or node
+    from_name = node_from_name(path)
+    if from_name is not None:
+        check(from_name, orchestrator, path=path, field="file name")
+    named = from_name or node
     out = Telemetry(files=[path])
     if kind is None:
         raise InputError(
@@ -408,22 +560,24 @@ def read_file(path: Path, node: str | None = None) -> Telemetry:
             hint="see `gpudecide cordon --help` for the formats read",
         )
     if kind == "kernel":
-        out.xids, host = read_kernel_log(path, text, named)
+        out.xids, host = read_kernel_log(path, text, named, orchestrator)
         if host is None and named is None and out.xids:
             raise _no_node(path)
         return out
     if kind == "dcgm-exporter":
-        out.samples, host = read_dcgm_exporter(path, text, named)
+        out.samples, host = read_dcgm_exporter(path, text, named, orchestrator)
         if host is None and named is None and out.samples:
             raise _no_node(path)
         for s in out.samples:
-            if s.metrics.get("xid_last"):
-                xid = int(s.metrics["xid_last"])
-                out.xids.append(
-                    XidEvent(
-                        s.node, s.bus, s.index, xid, "DCGM_FI_DEV_XID_ERRORS", s.time, s.source
-                    )
-                )
+            if "xid_last" in s.metrics:
+                xid = _xid(f"{s.metrics['xid_last']:g}", path, s.source.line, none_is_zero=True)
+                if xid is not None:
+                    out.xids.append(
+                        XidEvent(
+                            s.node, s.bus, s.index, xid, "DCGM_FI_DEV_XID_ERRORS", s.time,
+                            s.source,
+                        )
+                    )  # fmt: skip
         return out
     if named is None:
         raise _no_node(path)
@@ -447,19 +601,31 @@ def _no_node(path: Path) -> InputError:
     )
 
 
-def read_all(paths: list[Path], node: str | None = None) -> Telemetry:
-    """Read every file (a folder: every file in it, sorted)."""
+def read_all(
+    paths: list[Path], node: str | None = None, orchestrator: Orchestrator = "slurm"
+) -> Telemetry:
+    """Read every file (a folder: every regular file in it, sorted; a FIFO, device or socket
+    there is named in a note and left unread). `node` (`--node`) must be one node of the
+    scheduler too."""
+    if node is not None:
+        check(node, orchestrator, field="--node")
     out = Telemetry()
     files: list[Path] = []
     for p in paths:
         if p.is_dir():
-            files.extend(
-                sorted(q for q in p.iterdir() if q.is_file() and not q.name.startswith("."))
-            )
+            for q in sorted(p.iterdir()):
+                if q.name.startswith(".") or q.is_dir():
+                    continue
+                if q.is_file():
+                    files.append(q)
+                else:
+                    out.note_messages.append(
+                        message("drills", "{path}: not a regular file, not read", path=str(q))
+                    )
         else:
             files.append(p)
     for p in files:
-        one = read_file(p, node)
+        one = read_file(p, node, orchestrator)
         out.samples.extend(one.samples)
         out.xids.extend(one.xids)
         out.files.extend(one.files)

@@ -26,6 +26,7 @@ WORDS: dict[str, str] = {
     # A node's circuit-breaker state (cordon.NodePlan.breaker).
     "allowed": N_("allowed"),
     "held": N_("held by the circuit breaker"),
+    "bypassed": N_("let through: uncorrectable errors"),
     "none": N_("nothing to do"),
     # A drill's verdict (SPEC G4).
     "pass": N_("pass"),
