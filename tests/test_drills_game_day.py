@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from typer.testing import CliRunner
 
 from gpudecide import evidence as ev
 from gpudecide import workspace
+from gpudecide.drills import faults
 from gpudecide.drills.cli import register
 from gpudecide.drills.drill_figures import figures_of
 from gpudecide.drills.names import DRILLS
@@ -34,10 +36,21 @@ def _app() -> typer.Typer:
     return app
 
 
+def _stale_mount(root: Path) -> Path | None:
+    """What a disk-full drill killed with SIGKILL leaves: its small filesystem, mounted."""
+    point = root / "drills" / "20260101T000000000000Z" / "disk-full" / "small-disk"
+    point.mkdir(parents=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(point)], capture_output=True
+    )
+    return point if done.returncode == 0 else None
+
+
 @pytest.fixture(scope="module")
 def game_day(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("ws")
     workspace.init(root)
+    stale = _stale_mount(root)
     mp = pytest.MonkeyPatch()
     mp.chdir(root)
     try:
@@ -46,7 +59,8 @@ def game_day(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         mp.undo()
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
-    return {"root": root, "data": data, "by": {d["drill"]: d for d in data["drills"]}}
+    by = {d["drill"]: d for d in data["drills"]}
+    return {"root": root, "data": data, "by": by, "stale": stale}
 
 
 def test_all_five_drills_pass_with_the_machine_interface(game_day: dict[str, Any]) -> None:
@@ -154,3 +168,17 @@ def test_the_figures_model_is_each_record_as_written(game_day: dict[str, Any]) -
     assert figures_of(by["node-loss"]).restarted_from_zero is False
     # One drill's details stay out of the others' records.
     assert figures_of(by["gpu-delay"]).disk is None and "disk" not in by["gpu-delay"].figures
+
+
+def test_a_mount_left_by_a_killed_run_is_removed_and_said(game_day: dict[str, Any]) -> None:
+    """The disk-full drill finds the earlier run's small filesystem, unmounts it, and its
+    record says so (the figure and a note); no other drill's record carries it."""
+    stale = game_day["stale"]
+    if stale is None:
+        pytest.skip("mount is not allowed here")
+    d = game_day["by"]["disk-full"]
+    assert d["stale_mounts"] == [{"path": str(stale), "removed": True, "problem": None}]
+    assert not faults.stale_mounts(game_day["root"] / "drills")
+    records = {r.figures["drill"]: r for r in ev.load_all(game_day["root"] / "evidence")}
+    assert any("had left" in n and str(stale) in n for n in records["disk-full"].notes)
+    assert "stale_mounts" not in records["node-loss"].figures

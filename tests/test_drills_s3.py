@@ -18,12 +18,17 @@ def test_s3_policy_revoked_gives_403_backoff_and_the_checkpoint_survives(tmp_pat
     assert r.verdict == "pass", r.status
     assert r.details["storage_kind"] == "s3" and r.details["attempts"] == 4
     assert r.resumed_from_step in (4, 8)  # the last checkpoint stored before the revocation
-    denied = f"access denied at s3://drill-bucket/ft/run/checkpoint-{r.resumed_from_step + 4}"
+    # Under the drill's own prefix of the storage: <storage>/<game day>/<drill>.
+    prefix = f"s3://drill-bucket/ft/{tmp_path.name}/storage-revoked"
+    denied = f"access denied at {prefix}/run/checkpoint-{r.resumed_from_step + 4}"
     assert denied in r.status and "403" in r.status
     journal = json.loads(r.journal.read_text())
     names = [x["activity"]["name"] for x in journal["rollbacks"]]
     assert "give access back" in names and "stop the storage server" in names
     assert journal["rollbacks"][-1]["output"] == "moto_server stopped"
+    # The record states the local S3 server it really wrote to, never the bucket's s3:// name.
+    assert r.storage_url is not None and r.storage_url.startswith("http://127.0.0.1:")
+    assert r.storage_url.endswith(prefix[len("s3://") :])
 
 
 def test_bad_bucket_name_is_bad_input_and_stops_the_server(

@@ -90,18 +90,67 @@ def test_node_loss_from_zero_is_a_stop_factor_and_a_resume_is_not() -> None:
     assert not [f for f in resumed if isinstance(f, StopFactor)]
 
 
-def test_rules_read_the_whole_game_day_from_the_newest_record() -> None:
+def test_a_record_is_judged_by_its_own_drill_only() -> None:
+    """A gpu-delay record carries its game day (a failed node-loss row in it): its rules are
+    gpu-delay's alone; node loss is judged by node-loss records."""
     day = [
         {"drill": "node-loss", "verdict": "fail", "noticed": True, "data_kept": False,
          "explained": True, "resumed_from_step": 0, "restarted_from_zero": True, "status": "x"},
         {"drill": "gpu-delay", "verdict": "pass", "noticed": True, "data_kept": True,
          "explained": True, "resumed_from_step": 0, "status": "y"},
     ]  # fmt: skip
-    out = rules.rules(_drill_record(drill="gpu-delay", game_day=day))
-    assert sorted(f.id for f in out if isinstance(f, StopFactor)) == [
-        "cannot_resume_after_node_loss"
-    ]
-    assert sorted(f.score for f in out if isinstance(f, Suggestion)) == [1, 4]
+    out = rules.rules(_drill_record(drill="gpu-delay", resumed_from_step=0, game_day=day))
+    assert not [f for f in out if isinstance(f, StopFactor)]
+    assert [(f.score, f.rule_message["args"]["drill"]) for f in out] == [(4, "gpu-delay")]  # type: ignore[union-attr,index]
+
+
+def _result(drill: str, verdict: str, tmp_path: Path, **details: Any) -> runner.DrillResult:
+    from gpudecide.message import message
+
+    journal = tmp_path / f"{drill}-{len(list(tmp_path.iterdir()))}.json"
+    journal.write_text("{}")
+    fail = verdict == "fail"
+    return runner.DrillResult(
+        drill, verdict, True, not fail, True, 0 if fail else 4, 6 if fail else 2, 1.0,  # type: ignore[arg-type]
+        message("drills", "{text}", text=f"{drill} {verdict}"), journal, details=details,
+    )  # fmt: skip
+
+
+def _stops(records: list[ev.Evidence], root: Path) -> set[tuple[str, str]]:
+    """The stop factors the decision gets from the records it stands on (per drill scenario,
+    as decision.context keys them)."""
+    from gpudecide.decision.context import standing
+
+    options = workspace.load(root).config.options
+    found = set()
+    for record in standing(records, options).values():
+        for f in rules.rules(record):
+            if isinstance(f, StopFactor):
+                found.add((f.option, f.id))
+    return found
+
+
+def test_a_later_passing_drill_of_another_scenario_keeps_the_node_loss_stop(tmp_path: Path) -> None:
+    """Issue 28: node-loss restarted from zero (stop); the next day gpu-delay passes. The stop
+    stays; only a node-loss drill that resumes clears it. Real records, the decision's own
+    keying of checks."""
+    root = tmp_path / "ws"
+    workspace.init(root)
+    ctx = DrillContext(root=root / "drills" / "d", option="owned-pool")
+    lost = _result("node-loss", "fail", tmp_path, restarted_from_zero=True)
+    delay = _result("gpu-delay", "pass", tmp_path)
+    day1 = [runner.game_day_row(lost)]
+    first = ev.seal(runner.to_evidence(lost, ctx, root, day1, None))
+    day2 = [*day1, runner.game_day_row(delay)]  # the same game day: node-loss's row rides along
+    second = ev.seal(runner.to_evidence(delay, ctx, root, day2, None))
+    assert _stops([first, second], root) == {("owned-pool", "cannot_resume_after_node_loss")}
+    alone = ev.seal(runner.to_evidence(delay, ctx, root, [runner.game_day_row(delay)], None))
+    assert _stops([first, alone], root) == {("owned-pool", "cannot_resume_after_node_loss")}
+    # Twin: the node-loss drill passing clears it, though the older gpu-delay record still
+    # carries the failed row in its game day.
+    resumed = _result("node-loss", "pass", tmp_path, restarted_from_zero=False)
+    third = ev.seal(runner.to_evidence(resumed, ctx, root, [runner.game_day_row(resumed)], None))
+    assert _stops([first, second, third], root) == set()
 
 
 def test_no_option_no_findings() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 from gpudecide.drills import runner
 from gpudecide.drills.faults import flip_bytes
 from gpudecide.drills.job import stored_steps
-from gpudecide.drills.journal import Journal, Probe, always
+from gpudecide.drills.journal import Journal, Probe, always, rollbacks
 from gpudecide.drills.runner import DrillContext, DrillResult, last
 from gpudecide.message import nmessage
 
@@ -61,7 +61,10 @@ def run(ctx: DrillContext, *, corrupt_all: bool = False) -> DrillResult:
             rec["output"] = {"returncode": job2.wait(ctx.timeout_s).returncode}
         restored = files2.events_now()
     finally:
-        always(j, "stop any job still running", lambda: [runner.cancel(job), runner.cancel(job2)])
+        with rollbacks():
+            always(
+                j, "stop any job still running", lambda: [runner.cancel(job), runner.cancel(job2)]
+            )
     return _judge(ctx, j, run_dir, steps, targets, trained, restored)
 
 

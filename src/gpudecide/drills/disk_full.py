@@ -11,14 +11,21 @@ full disk: a `checkpoint-N` folder is left that looks whole and is not, and the 
 from __future__ import annotations
 
 import shutil
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from gpudecide.drills import runner
-from gpudecide.drills.faults import FaultUnsupported, SmallFilesystem
-from gpudecide.drills.journal import Journal, Probe, always
+from gpudecide.drills.faults import (
+    MOUNT_NAME,
+    FaultUnsupported,
+    SmallFilesystem,
+    Stale,
+    clear_stale,
+)
+from gpudecide.drills.journal import Journal, Probe, always, rollbacks
 from gpudecide.drills.runner import DrillContext, DrillResult, last, steps_of
 from gpudecide.message import Message, english, message, nmessage
 from gpudecide.portability.lm import CausalLM
@@ -98,7 +105,12 @@ def run(ctx: DrillContext, *, naive_copy: bool = False) -> DrillResult:
         "no half-written checkpoint looks whole; the previous checkpoint verifies and resumes",
     )
     size = int(checkpoint_estimate(ctx.train) * 1.5)
-    fs = SmallFilesystem(run_dir / "small-disk", size)
+    # A run killed before its rollback (SIGKILL) left its small filesystem mounted: found
+    # and unmounted now, or reported when it cannot be.
+    stale = clear_stale(ctx.root.parent)
+    for found in stale:
+        j.observe("stale mount of an earlier run", asdict(found))
+    fs = SmallFilesystem(run_dir / MOUNT_NAME, size)
     j.steady("before", [runner.storage_probe(ctx, url) if url else Probe("node disk", True)])
     facts: dict[str, Any] = {}
     job = None
@@ -131,9 +143,33 @@ def run(ctx: DrillContext, *, naive_copy: bool = False) -> DrillResult:
             shutil.copytree(workdir / f"checkpoint-{step}", good_copy)
             facts["good_copy"] = str(good_copy)
     finally:
-        always(j, "stop the job", lambda: runner.cancel(job))
-        always(j, "unmount the small filesystem", fs.unmount)
-    return _judge(ctx, j, run_dir, url, events, facts)
+        with rollbacks():
+            always(j, "stop the job", lambda: runner.cancel(job))
+            always(j, "unmount the small filesystem", fs.unmount)
+    result = _judge(ctx, j, run_dir, url, events, facts)
+    if stale:
+        result.details["stale_mounts"] = [asdict(x) for x in stale]
+        result.note_messages.extend(_stale_message(x) for x in stale)
+        j.write(result.journal, result.as_dict())
+    return result
+
+
+def _stale_message(found: Stale) -> Message:
+    """What became of a small filesystem an earlier run left mounted."""
+    if found.removed:
+        return message(
+            "drills",
+            "an earlier disk-full drill, stopped before its rollback, had left {path} mounted: "
+            "unmounted",
+            path=found.path,
+        )
+    return message(
+        "drills",
+        "an earlier disk-full drill left {path} mounted and it cannot be unmounted ({problem}): "
+        "unmount it by hand",
+        path=found.path,
+        problem=found.problem or "-",
+    )
 
 
 def _judge(

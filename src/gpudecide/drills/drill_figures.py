@@ -27,6 +27,7 @@ __all__ = [
     "DrillFigures",
     "DrillVerdict",
     "GameDayRow",
+    "StaleMount",
     "StepReason",
     "figures_of",
 ]
@@ -50,6 +51,14 @@ class DiskFacts(Figure):
     looks_whole_but_broken: list[StepReason] = Field(default_factory=list)
     leftovers: list[str] = Field(default_factory=list)
     free_bytes: int | None = None
+
+
+class StaleMount(Figure):
+    """A small filesystem an earlier, killed disk-full drill had left mounted."""
+
+    path: str
+    removed: bool
+    problem: str | None = None
 
 
 class GameDayRow(Figure):
@@ -99,6 +108,7 @@ class DrillFigures(Figure):
     corrupted_steps: list[int] = Field(default_factory=list)
     # disk-full
     disk: DiskFacts | None = None
+    stale_mounts: list[StaleMount] = Field(default_factory=list)
     # gpu-delay
     queue_wait_s: float | None = None
     wait_reason: str | None = None
@@ -112,6 +122,16 @@ class DrillFigures(Figure):
     retried_with_backoff: bool | None = None
     attempts: int | None = None
     storage_kind: str | None = None
+
+    def own_row(self) -> GameDayRow:
+        """This record's own drill, as a row of its game day (what the record stands for)."""
+        own = self.model_dump(include=set(GameDayRow.model_fields) & self.model_fields_set)
+        if self.status_message is None:
+            # The drills write the status message in the game day's rows, not beside it.
+            mine = next((r for r in reversed(self.game_day) if r.drill == self.drill), None)
+            if mine is not None and mine.status_message is not None:
+                own["status_message"] = mine.status_message
+        return GameDayRow.model_validate(own)
 
     def rows(self) -> list[GameDayRow]:
         """The game day in the record; a record of a single drill without one: its own row."""

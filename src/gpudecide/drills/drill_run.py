@@ -26,8 +26,10 @@ from gpudecide.drills import (
     node_loss,
     runner,
     storage_revoked,
+    storage_url,
 )
 from gpudecide.drills.contour import ask_slurm
+from gpudecide.drills.journal import stopped_by_signals
 from gpudecide.drills.launch import drill_zygote
 from gpudecide.drills.names import DRILLS
 from gpudecide.drills.runner import DrillContext, DrillResult
@@ -40,6 +42,7 @@ from gpudecide.queue.restarts import RestartsFigures, restarts_from_zero
 __all__ = [
     "CONFIG_NAME",
     "EXECUTORS",
+    "MAX_TIMEOUT_S",
     "RUNNERS",
     "DrillConfig",
     "DrillRun",
@@ -51,6 +54,8 @@ __all__ = [
 ]
 
 CONFIG_NAME = "drills.yaml"
+# A tiny model's job needs seconds; a day is beyond any wait a drill means.
+MAX_TIMEOUT_S = 86400.0
 RUNNERS: dict[str, Callable[[DrillContext], DrillResult]] = {
     "node-loss": node_loss.run,
     "disk-full": disk_full.run,
@@ -63,7 +68,8 @@ RUNNERS: dict[str, Callable[[DrillContext], DrillResult]] = {
 class DrillConfig(BaseModel):
     """Schema of drills.yaml."""
 
-    model_config = ConfigDict(extra="forbid")
+    # strict: a number is a number (YAML's '120' is text, never read as 120).
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     version: Literal[1] = Field(default=1, description="Schema version of this file.")
     option: str | None = Field(
@@ -75,7 +81,9 @@ class DrillConfig(BaseModel):
         "(the node's own disk); null: a folder under drills/.",
     )
     executor: Literal["local", "slurm"] = Field(default="local", description="local | slurm.")
-    timeout_s: float = Field(default=120.0, gt=0, description="Longest wait for one job.")
+    timeout_s: float = Field(
+        default=120.0, gt=0, le=MAX_TIMEOUT_S, description="Longest wait for one job, seconds."
+    )
 
 
 @dataclass
@@ -178,11 +186,12 @@ def run_drills(
                 raise answer.error(field="executor", path=str(cfg_path), line=line)
             raise answer.error(field="--executor")
         cluster = answer.name
+    store = _storage(storage, cfg, cfg_path, cfg_root, todo)
     root = ws.root if ws is not None else Path.cwd()
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     ctx = DrillContext(
         root=root / "drills" / stamp,
-        storage=storage or cfg.storage,
+        storage=store,
         executor=run_on,
         option=chosen,
         timeout_s=cfg.timeout_s,
@@ -194,19 +203,47 @@ def run_drills(
     written = []
     # Local jobs fork from one warm process: torch is imported once per game day, not per job.
     ctx.zygote = drill_zygote() if ctx.executor == "local" else None
-    try:
-        for name in todo:
-            result = RUNNERS[name](ctx)
-            results.append(result)
-            # Every record carries the game day so far: the newest alone tells the whole story.
-            day = [runner.game_day_row(r) for r in results]
-            record = runner.to_evidence(result, ctx, root, day, restarts)
-            record.inputs.extend(log_inputs)
-            written.append(ev.write(record, out_dir))
-    finally:
-        if ctx.zygote is not None:
-            ctx.zygote.close()
+    # SIGTERM and SIGHUP unwind the game day as Ctrl-C does: each drill's rollbacks (the
+    # disk-full drill's unmount among them) run before the process ends.
+    with stopped_by_signals():
+        try:
+            for name in todo:
+                result = RUNNERS[name](ctx)
+                results.append(result)
+                # Every record carries the game day so far, for the report's summary; the
+                # decision judges each record by its own drill.
+                day = [runner.game_day_row(r) for r in results]
+                record = runner.to_evidence(result, ctx, root, day, restarts)
+                record.inputs.extend(log_inputs)
+                written.append(ev.write(record, out_dir))
+        finally:
+            if ctx.zygote is not None:
+                ctx.zygote.close()
     return DrillRun(results, written, chosen)
+
+
+def _storage(
+    given: str | None,
+    cfg: DrillConfig,
+    cfg_path: Path | None,
+    cfg_root: yaml.Node | None,
+    todo: list[str],
+) -> str | None:
+    """The storage the drills use, checked (`storage_url.check`) and, on S3, asked once
+    before any drill starts: the flag's, else drills.yaml's (named by its line)."""
+    if given is not None:
+        where: dict[str, Any] = {"field": "--storage"}
+        chosen: str | None = given
+    else:
+        line = node_line(cfg_root, ("storage",)) if cfg_path is not None else None
+        where = {"field": "storage", "path": cfg_path, "line": line}
+        chosen = cfg.storage
+    checked = storage_url.check(chosen, **where)
+    # storage-revoked revokes access on a local S3 server of its own; every other drill
+    # writes to the bucket itself.
+    if checked is not None and checked.startswith("s3://") and set(todo) - {"storage-revoked"}:
+        storage_url.probe_s3(checked, **where)
+    return checked
 
 
 def log_restarts(

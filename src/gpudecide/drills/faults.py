@@ -2,7 +2,9 @@
 
 - `SmallFilesystem`: a tiny tmpfs (or, where tmpfs cannot be mounted, a loop-mounted ext4
   image) as the job's working folder, so the kernel itself answers ENOSPC mid-checkpoint;
-  `FaultUnsupported` says loudly why neither works on this machine.
+  `FaultUnsupported` says loudly why neither works on this machine. A run killed before its
+  rollback (SIGKILL: no handler runs) leaves it mounted: `clear_stale` finds such mounts
+  under the drills' folder at the next disk-full drill and unmounts them, or says why not.
 - `LocalRevocation`: the storage folder made read-only for the job (mode 0555); when the
   drill runs as root, the job runs without CAP_DAC_OVERRIDE / CAP_DAC_READ_SEARCH /
   CAP_FOWNER, so the kernel denies it like any user (root otherwise ignores file modes).
@@ -15,11 +17,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 from dataclasses import dataclass, field
@@ -30,12 +32,19 @@ from gpudecide.message import Message, english, message
 from gpudecide.portability.storage import Storage
 
 __all__ = [
+    "MOUNT_NAME",
     "FaultUnsupported",
     "LocalRevocation",
     "MotoS3",
     "SmallFilesystem",
+    "Stale",
+    "clear_stale",
     "flip_bytes",
+    "stale_mounts",
 ]
+
+# The mount point's name inside a disk-full drill's folder: how a stale one is recognised.
+MOUNT_NAME = "small-disk"
 
 
 class FaultUnsupported(Exception):
@@ -71,9 +80,8 @@ class SmallFilesystem:
             self.kind = "tmpfs"
             return self.kind
         self.tried.append(f"tmpfs: {done}")
-        fd, name = tempfile.mkstemp(prefix="gpudecide-disk-full.", suffix=".img")
-        os.close(fd)
-        self.image = Path(name)
+        # The image beside the mount point: a stale one is found and removed with it.
+        self.image = self.mountpoint.with_name(self.mountpoint.name + ".img")
         with open(self.image, "wb") as fh:
             fh.truncate(max(self.size_bytes, 1 << 20))
         steps = [
@@ -97,8 +105,10 @@ class SmallFilesystem:
         return self.kind
 
     def unmount(self) -> str:
-        """Unmount and remove what `mount` made (a rollback: safe to call twice)."""
-        if self.kind:
+        """Unmount and remove what `mount` made (a rollback: safe to call twice). The mount
+        point itself is asked: a stop signal between the kernel's mount and `mount`
+        returning leaves `kind` unset while the filesystem is there."""
+        if self.kind or os.path.ismount(self.mountpoint):
             _run(["umount", "-l", str(self.mountpoint)])
             self.kind = ""
         if self.image is not None:
@@ -110,6 +120,52 @@ class SmallFilesystem:
         """Bytes still free on the mounted filesystem."""
         st = os.statvfs(self.mountpoint)
         return st.f_bavail * st.f_frsize
+
+
+@dataclass(frozen=True)
+class Stale:
+    """A small filesystem an earlier, killed drill left mounted, and what became of it."""
+
+    path: str
+    removed: bool
+    problem: str | None = None
+
+
+def _mount_points() -> list[Path]:
+    """Every mount point this process sees (octal escapes of /proc/self/mountinfo undone)."""
+    try:
+        text = Path("/proc/self/mountinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    found = []
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) > 4:
+            found.append(
+                Path(re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4]))
+            )
+    return found
+
+
+def stale_mounts(drills_root: Path) -> list[Path]:
+    """Small filesystems of disk-full drills still mounted under `drills_root`."""
+    try:
+        root = drills_root.resolve()
+    except OSError:
+        return []
+    return [p for p in _mount_points() if p.name == MOUNT_NAME and p.is_relative_to(root)]
+
+
+def clear_stale(drills_root: Path) -> list[Stale]:
+    """Unmount what earlier, killed drills left mounted under `drills_root` (and remove its
+    loop image); each one found, with what happened to it."""
+    out = []
+    for point in stale_mounts(drills_root):
+        problem = _run(["umount", "-l", str(point)])
+        if problem is None:
+            point.with_name(point.name + ".img").unlink(missing_ok=True)
+        out.append(Stale(str(point), problem is None, problem))
+    return out
 
 
 def _run(argv: list[str]) -> str | None:

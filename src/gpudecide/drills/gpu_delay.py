@@ -19,7 +19,7 @@ from typing import Any
 
 from gpudecide.drills import runner
 from gpudecide.drills.job import now_iso
-from gpudecide.drills.journal import Journal, Probe, always
+from gpudecide.drills.journal import Journal, Probe, always, rollbacks
 from gpudecide.drills.launch import LOCAL_WAIT_REASON, SlurmJob, Status
 from gpudecide.drills.runner import DrillContext, DrillResult, last
 from gpudecide.jobs.classify import jobs_table
@@ -112,7 +112,8 @@ def run(ctx: DrillContext, *, naive_status: bool = False) -> DrillResult:
             (e["at"] for e in events if e["event"] == "started"), None
         )
     finally:
-        always(j, "stop the job", lambda: runner.cancel(job))
+        with rollbacks():
+            always(j, "stop the job", lambda: runner.cancel(job))
     return _judge(ctx, j, run_dir, samples, events, submitted, started)
 
 

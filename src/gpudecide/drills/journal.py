@@ -10,6 +10,8 @@ way it ends.
 from __future__ import annotations
 
 import json
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -22,10 +24,16 @@ from gpudecide.drills.job import now_iso
 from gpudecide.fsutil import atomic_write_text
 
 __all__ = [
+    "STOP_SIGNALS",
     "Journal",
     "Probe",
     "always",
+    "rollbacks",
+    "stopped_by_signals",
 ]
+
+# What stops a drill from outside: Ctrl-C, `kill`, a closed terminal.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 @dataclass
@@ -152,3 +160,42 @@ def always(journal: Journal, name: str, action: Callable[[], Any]) -> None:
             rec["output"] = action()
     except Exception:
         return
+
+
+class _Stopped(KeyboardInterrupt):
+    """A drill stopped by a signal: unwinds like Ctrl-C, so that every rollback runs."""
+
+
+@contextmanager
+def stopped_by_signals() -> Iterator[None]:
+    """While a game day runs, SIGTERM and SIGHUP unwind it as SIGINT does (a
+    KeyboardInterrupt): the drills' rollbacks (unmount, give access back, stop the jobs) run
+    before the process ends, instead of the default of dying on the spot. Only the main
+    thread can handle signals; elsewhere this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, _frame: object) -> None:
+        raise _Stopped(signal.Signals(signum).name)
+
+    saved = {sig: signal.signal(sig, stop) for sig in STOP_SIGNALS[1:]}
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+
+
+@contextmanager
+def rollbacks() -> Iterator[None]:
+    """Rollbacks run to their end: a stop signal that arrives meanwhile waits until the last
+    one is done (the signals are blocked, then delivered)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)

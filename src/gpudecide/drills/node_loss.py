@@ -15,7 +15,7 @@ from typing import Any
 
 from gpudecide.drills import runner
 from gpudecide.drills.job import now_iso
-from gpudecide.drills.journal import Journal, Probe, always
+from gpudecide.drills.journal import Journal, Probe, always, rollbacks
 from gpudecide.drills.runner import DrillContext, DrillResult, last, steps_of
 from gpudecide.message import Message, english, message, nmessage
 
@@ -90,8 +90,9 @@ def run(ctx: DrillContext) -> DrillResult:
             second = files2.events_now()
             rec["output"] = {"returncode": st.returncode}
     finally:
-        always(j, "stop any job still running", lambda: runner.cancel(job2))
-        always(j, "stop the first job", lambda: runner.cancel(fault.get("job")))
+        with rollbacks():
+            always(j, "stop any job still running", lambda: runner.cancel(job2))
+            always(j, "stop the first job", lambda: runner.cancel(fault.get("job")))
     return _judge(ctx, j, run_dir, url, fault, first, second)
 
 

@@ -5,6 +5,12 @@
 - A node-loss drill whose job restarted from zero is the stop factor candidate
   `cannot_resume_after_node_loss`: on that contour a lost node costs the whole run so far.
 
+A record is judged by its own drill only. The decision keys drill records by scenario
+(`decision.context.check_of`): the record of node-loss stands for node loss, and what a
+gpu-delay record carries of its game day (the node-loss row among them) is a summary for
+the report, never a second verdict on node loss. So a later passing gpu-delay drill neither
+clears nor repeats the node-loss stop; only the next node-loss record does.
+
 Pure functions of the record: no file reads.
 """
 
@@ -31,20 +37,14 @@ NODE_LOSS_FAIL_SCORE = 1
 
 
 def rules(record: ev.Evidence) -> list[Suggestion | StopFactor]:
-    """Score suggestions and stop factors of one `drill` record (other kinds: none).
-
-    A record written by `drill all` carries the whole game day (`game_day`): every drill in
-    it is judged, so the newest record alone is enough.
-    """
+    """Score suggestions and stop factors of one `drill` record (other kinds: none), from its
+    own drill alone (its game day's other rows have records of their own)."""
     if record.kind != "drill":
         return []
     f = figures_of(record)
     if not f.option:
         return []
-    out: list[Suggestion | StopFactor] = []
-    for row in f.rows():
-        out.extend(_row_rules(f.option, row, (record.id,)))
-    return out
+    return _row_rules(f.option, f.own_row(), (record.id,))
 
 
 def _row_rules(option: str, row: GameDayRow, ids: tuple[str, ...]) -> list[Suggestion | StopFactor]:

@@ -103,10 +103,16 @@ class DrillContext:
         return int(self.train["checkpoint_every"])
 
     def storage_url(self, run_dir: Path) -> str | None:
-        """External storage URL of this run (None: checkpoints on the node only)."""
+        """External storage URL of this drill (None: checkpoints on the node only).
+
+        A storage given is shared by every drill of every game day: each drill keeps its
+        checkpoints under its own prefix there (`<storage>/<game day>/<drill>`), so that one
+        drill never resumes from another's."""
         if self.storage == NODE_LOCAL:
             return None
-        return self.storage or str(run_dir / "storage")
+        if not self.storage:
+            return str(run_dir / "storage")
+        return f"{self.storage.rstrip('/')}/{run_dir.parent.name}/{run_dir.name}"
 
 
 @dataclass
@@ -132,6 +138,8 @@ class DrillResult:
     status_text: str | None = None
     # Where this drill's job kept its checkpoints (None: on the node's own disk only).
     storage_url: str | None = None
+    # What the record notes beside its summary (a stale mount found and removed, ...).
+    note_messages: list[Message] = field(default_factory=list)
 
     @property
     def status(self) -> str:
@@ -302,7 +310,7 @@ def to_evidence(
     """A `drill` evidence record: the drill's answer, the option drilled (figures["option"])
     and the contour it exercised (figures["contour"]), the game day so far and the restarts
     in the team's job logs."""
-    texts = record_texts(summary_message(result))
+    texts = record_texts(summary_message(result), result.note_messages)
     contour = Contour(
         executor=ctx.executor,
         cluster=ctx.cluster,

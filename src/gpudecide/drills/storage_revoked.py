@@ -20,7 +20,7 @@ from typing import Any
 from gpudecide.drills import runner
 from gpudecide.drills.faults import FaultUnsupported, LocalRevocation, MotoS3
 from gpudecide.drills.job import EXIT_DENIED, now_iso
-from gpudecide.drills.journal import Journal, Probe, always
+from gpudecide.drills.journal import Journal, Probe, always, rollbacks
 from gpudecide.drills.names import NODE_LOCAL
 from gpudecide.drills.runner import DrillContext, DrillResult, last, steps_of
 from gpudecide.errors import InputError
@@ -82,9 +82,9 @@ class _Access:
     def exercised_url(self) -> str | None:
         """The storage the job really wrote to: on S3 the local server's own URL of the
         bucket (path-style), never the s3:// name of a bucket it is not."""
-        if self.moto is None or not self.moto.url:
+        if self.moto is None or not self.moto.url or self.url is None:
             return self.url
-        return f"{self.moto.url}/{(self.ctx.storage or '')[5:].strip('/')}"
+        return f"{self.moto.url}/{self.url[5:].strip('/')}"
 
     def revoke(self) -> str:
         return self.moto.revoke() if self.moto else self.local.revoke()  # type: ignore[union-attr]
@@ -156,9 +156,10 @@ def run(ctx: DrillContext, *, retries: int = RETRIES) -> DrillResult:
             second = files2.events_now()
         result = _judge(ctx, j, run_dir, access, rc, first, second, retries)
     finally:
-        always(j, "give access back", access.restore)
-        always(j, "stop the jobs", lambda: [runner.cancel(job), runner.cancel(resumed_job)])
-        always(j, "stop the storage server", access.stop)
+        with rollbacks():
+            always(j, "give access back", access.restore)
+            always(j, "stop the jobs", lambda: [runner.cancel(job), runner.cancel(resumed_job)])
+            always(j, "stop the storage server", access.stop)
     j.write(result.journal, result.as_dict())
     return result
 
