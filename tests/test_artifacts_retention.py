@@ -301,24 +301,32 @@ def test_every_artifact_class_and_its_retention_in_the_report(ws: Path) -> None:
     (ws / "retention.yaml").write_text(text.replace("  tokenizer: regulated-3y\n", ""))
     text = (ws / "retention.yaml").read_text()
     record = audit.run(ws / "export", workspace_root=ws).record
-    rows = {
-        r[0]: r for r in _table(_section(record), "Artifact classes and their retention (A1, A3)")
-    }
+    section = _section(record)
+    rows = {r[0]: r for r in _table(section, "Artifact classes and their retention (A1, A3)")}
     assert len(rows) == len(ret.ARTIFACT_CLASSES)
     adapters = rows["adapters"]
-    mapped, defined = _line(text, "  adapters:"), _line(text, '    description: "Models')
+    mapped, defined = _line(text, "  adapters:"), _line(text, "  regulated-3y:")
+    # the vendor's export holds an adapter: kept 1,095 days, restore-tested every 90
     assert adapters == [
         "adapters",
-        "yes",  # the vendor's export holds an adapter
+        "yes",
+        "regulated-3y",
+        "1,095",
+        "90",
+        f"retention.yaml:{mapped}",
+    ]
+    classes = {r[0]: r for r in _table(section, "Retention classes (A3)")}
+    assert set(classes) == {"regulated-3y", "research-90d"}
+    assert classes["regulated-3y"] == [
         "regulated-3y",
         "1,095",
         "on-prem object store, Almaty DC-1, bucket ml-regulated",
         "SSE with customer-managed key in the bank's HSM",
         "nightly replica to DC-2, 30 daily versions",
         "90",
-        f"retention.yaml:{mapped}; retention.yaml:{defined}",
+        f"retention.yaml:{defined}",
     ]
-    assert rows["metrics"][1:4] == ["yes", "research-90d", "90"]
+    assert rows["metrics"][1:5] == ["yes", "research-90d", "90", "30"]
     assert rows["base model weights"][1] == "no"
     assert rows["tokenizer"][2] == "no retention decided"
     assert rows["tokenizer"][-1] == "retention.yaml: add it under artifact_classes"
@@ -363,17 +371,20 @@ def test_the_retention_tables_speak_the_language(ws: Path, lang: str) -> None:
     with speaking(lang):
         said = _section(record)
     assert len(english.tables) == len(said.tables)
-    for index in (0, -2, -1):  # what was audited, the classes, the A8 questions
+    for index in (0, -3, -2, -1):  # what was audited, the two class tables, the A8 questions
         en, tr = english.tables[index], said.tables[index]
         assert tr.caption != en.caption
         assert all(a != b for a, b in zip(en.headers, tr.headers, strict=True))
-        assert all(a[0] != b[0] for a, b in zip(en.rows, tr.rows, strict=True))
+        if index != -2:  # the retention classes are named by the team, as written
+            assert all(a[0] != b[0] for a, b in zip(en.rows, tr.rows, strict=True))
     en_classes = _table(english, "Artifact classes and their retention (A1, A3)")
-    tr_classes = said.tables[-2].rows
+    tr_classes = said.tables[-3].rows
     assert [r[0] for r in tr_classes] != [r[0] for r in en_classes]
-    # the team's own words and the lines stay as written; numbers take the reader's signs
-    assert [r[4:7] + r[8:] for r in tr_classes] == [r[4:7] + r[8:] for r in en_classes]
-    assert tr_classes[0][3] == "1\xa0095" and en_classes[0][3] == "1,095"
+    assert [r[2] for r in tr_classes] == [r[2] for r in en_classes]  # class names as written
+    assert tr_classes[0][3] == "1\xa0095" and en_classes[0][3] == "1,095"  # the reader's signs
+    en_defined, tr_defined = english.tables[-2].rows, said.tables[-2].rows
+    # the team's own words and the lines stay as written
+    assert [r[2:5] + r[6:] for r in tr_defined] == [r[2:5] + r[6:] for r in en_defined]
     audited = said.tables[0].rows
     assert audited[0][1] == "export" and audited[2][1] == "managed-ft"
 

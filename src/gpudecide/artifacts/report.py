@@ -213,52 +213,44 @@ def _class_rows(r: RetentionFigures | RetentionOpen) -> list[ArtifactClassRow]:
 
 
 def _classes_table(section: Section, r: RetentionFigures | RetentionOpen) -> None:
-    """Every artifact class (A1) with its retention class, lifetime, location, encryption,
-    backup and restore-test interval (A3), and the line of retention.yaml that says so."""
+    """Every artifact class (A1): in the export or not, its retention class with the
+    lifetime and restore-test interval that class gives it, and the line of retention.yaml
+    that maps it; then every retention class with where it is kept, how it is encrypted and
+    backed up (A3), and the line it is defined at."""
     defined = r.retention_classes or {}
     used = r.classes if isinstance(r, RetentionFigures) else {}
-    undecided = _("no retention decided")
     rows = []
     for row in _class_rows(r):
         present = _("yes") if row.present else _("no")
         name = word(ARTIFACT_CLASS_NAMES, row.artifact_class)
-        cls = defined.get(row.retention_class or "")
         if row.retention_class is None:
             where = (
                 _("{policy}: add it under artifact_classes").format(policy=r.policy)
                 if isinstance(r, RetentionFigures)
                 else _no_policy()
             )
-            rows.append([name, present, undecided, "-", "-", "-", "-", "-", where])
-        elif cls is not None:
-            rows.append(
-                [
-                    name,
-                    present,
-                    row.retention_class,
-                    fmt.fmt(cls.lifetime_days),
-                    cls.location,
-                    cls.encryption,
-                    cls.backup,
-                    fmt.fmt(cls.restore_test_interval_days),
-                    f"{row.source}; {cls.source}" if row.source else cls.source,
-                ]
-            )
-        else:  # a record written before the classes' details were kept
-            use = used.get(row.artifact_class)
-            rows.append(
-                [
-                    name,
-                    present,
-                    row.retention_class,
-                    fmt.fmt(use.lifetime_days) if use else "-",
-                    "-",
-                    "-",
-                    "-",
-                    fmt.fmt(use.restore_test_interval_days) if use else "-",
-                    row.source or "",
-                ]
-            )
+            rows.append([name, present, _("no retention decided"), "-", "-", where])
+            continue
+        cls = defined.get(row.retention_class)
+        use = used.get(row.artifact_class)  # a record written before `retention_classes`
+        lifetime = cls.lifetime_days if cls else use.lifetime_days if use else None
+        restore = (
+            cls.restore_test_interval_days
+            if cls
+            else use.restore_test_interval_days
+            if use
+            else None
+        )
+        rows.append(
+            [
+                name,
+                present,
+                row.retention_class,
+                fmt.fmt(lifetime) if lifetime is not None else "-",
+                fmt.fmt(restore) if restore is not None else "-",
+                row.source or "",
+            ]
+        )
     section.tables.append(
         Table(
             _("Artifact classes and their retention (A1, A3)"),
@@ -267,13 +259,40 @@ def _classes_table(section: Section, r: RetentionFigures | RetentionOpen) -> Non
                 _("in this export"),
                 _("retention class"),
                 _("lifetime (days)"),
+                _("restore test every (days)"),
+                _("source"),
+            ],
+            rows,
+            verbatim=frozenset({2, 5}),
+        )
+    )
+    if not defined:
+        return
+    section.tables.append(
+        Table(
+            _("Retention classes (A3)"),
+            [
+                _("retention class"),
+                _("lifetime (days)"),
                 _("location"),
                 _("encryption"),
                 _("backup"),
                 _("restore test every (days)"),
                 _("source"),
             ],
-            rows,
+            [
+                [
+                    name,
+                    fmt.fmt(c.lifetime_days),
+                    c.location,
+                    c.encryption,
+                    c.backup,
+                    fmt.fmt(c.restore_test_interval_days),
+                    c.source,
+                ]
+                for name, c in defined.items()
+            ],
+            verbatim=frozenset({0, 6}),
         )
     )
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, get_args
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpudecide.errors import InputError
@@ -185,6 +186,16 @@ def _undefined_class(
     )
 
 
+def _key_lines(root: yaml.Node | None, section: str) -> dict[str, int]:
+    """The line of every key of the mapping `section` (a class's name, not its first field)."""
+    if not isinstance(root, yaml.MappingNode):
+        return {}
+    node = next((v for k, v in root.value if getattr(k, "value", None) == section), None)
+    if not isinstance(node, yaml.MappingNode):
+        return {}
+    return {str(k.value): k.start_mark.line + 1 for k, _v in node.value}
+
+
 def load(path: Path) -> LoadedPolicy:
     """Read and validate retention.yaml; bad input is one InputError naming file:line:field."""
     policy = load_yaml_model(path, RetentionPolicy)
@@ -194,7 +205,8 @@ def load(path: Path) -> LoadedPolicy:
             line = node_line(root, ("artifact_classes", artifact))
             raise _undefined_class(path, line, f"artifact_classes.{artifact}", cls, policy)
     lines = {key: node_line(root, ("questions", key)) for key in (*A8_QUESTIONS, "key_custody")}
-    class_lines = {name: node_line(root, ("classes", name)) for name in policy.classes}
+    defined_at = _key_lines(root, "classes")
+    class_lines = {name: defined_at.get(name) for name in policy.classes}
     mapping_lines: dict[str, int | None] = {
         str(a): node_line(root, ("artifact_classes", a)) for a in policy.artifact_classes
     }
