@@ -40,6 +40,7 @@ __all__ = [
     "check_folder_output",
     "check_output",
     "kernel_filesystem_of_device",
+    "mount_types",
     "refuse_kernel_input",
     "special_filesystem",
     "write_output",
@@ -81,24 +82,35 @@ _TERMINAL_MAJORS = {4, *range(136, 144)}
 _DESCRIPTOR_PREFIXES = ("/dev/fd/", "/dev/stdout", "/dev/stderr", "/proc/self/fd/")
 
 
-@lru_cache(maxsize=1)
-def _mount_types() -> dict[int, str]:
-    """st_dev -> file system type of every mount this process sees (empty off Linux)."""
+def mount_types(text: str) -> dict[int, str]:
+    """st_dev -> file system type of every mount in `text`, a /proc/self/mountinfo
+    (`36 35 98:0 /mnt1 /mnt/parent rw,noatime master:1 - ext3 /dev/root rw`); a line that
+    is not one is left out (mount points are octal-escaped there, so a space in one never
+    shifts the fields read)."""
     types: dict[int, str] = {}
-    try:
-        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as handle:
-            lines = handle.read().splitlines()
-    except OSError:
-        return types
-    for line in lines:
+    for line in text.splitlines():
         head, sep, tail = line.partition(" - ")
         fields = head.split()
-        if not sep or len(fields) < 3 or ":" not in fields[2]:
+        kind = tail.split()
+        if not sep or len(fields) < 3 or not kind:
             continue
-        major, _, minor = fields[2].partition(":")
-        if major.isdigit() and minor.isdigit() and tail.split():
-            types.setdefault(os.makedev(int(major), int(minor)), tail.split()[0])
+        major, colon, minor = fields[2].partition(":")
+        if not (colon and major.isascii() and major.isdigit() and minor.isascii()):
+            continue
+        if not minor.isdigit() or int(major) >= 1 << 12 or int(minor) >= 1 << 20:
+            continue
+        types.setdefault(os.makedev(int(major), int(minor)), kind[0])
     return types
+
+
+@lru_cache(maxsize=1)
+def _mount_types() -> dict[int, str]:
+    """The mounts this process sees (none off Linux)."""
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as handle:
+            return mount_types(handle.read())
+    except OSError:
+        return {}
 
 
 def kernel_filesystem_of_device(dev: int) -> str | None:
