@@ -113,6 +113,7 @@ def _result(drill: str, verdict: str, tmp_path: Path, **details: Any) -> runner.
     return runner.DrillResult(
         drill, verdict, True, not fail, True, 0 if fail else 4, 6 if fail else 2, 1.0,  # type: ignore[arg-type]
         message("drills", "{text}", text=f"{drill} {verdict}"), journal, details=details,
+        storage_url=str(tmp_path / drill / "storage"),
     )  # fmt: skip
 
 
@@ -240,10 +241,12 @@ def _section(record: ev.Evidence) -> Section:
     return Section("drill", record.title, record, "fresh", "fresh", [])
 
 
-def test_report_section_in_russian_and_kazakh() -> None:
+def test_report_section_of_an_older_record_in_russian_and_kazakh() -> None:
+    """A record of one drill written before game days were kept: its own table and the
+    restarts in the job logs."""
     log = load_logs([DEMO_LOG], tz="Asia/Almaty")
     record = _drill_record(log_restarts=restarts.restarts_from_zero(log.attempts))
-    for lang, word in (("ru", "Учения"), ("kk", "Оқу-жаттығулар")):
+    for lang, word in (("ru", "Учение disk-full"), ("kk", "disk-full жаттығуы")):
         s = _section(record)
         with speaking(lang):
             report.drills_section(s)
@@ -254,6 +257,67 @@ def test_report_section_in_russian_and_kazakh() -> None:
     report.drills_section(s)
     zero = next(r for r in s.tables[1].rows if r[0] == "41874")
     assert zero[5] == "restarted from zero" and zero[6] == "177.3"
+
+
+def _game_day(root: Path, restarts_found: Any = None) -> list[ev.Evidence]:
+    """The five records of one `drill all` run, as run_drills writes them (real records)."""
+    from gpudecide.drills.names import DRILLS
+
+    ctx = DrillContext(root=root / "drills" / "d", option="owned-pool", planned=list(DRILLS))
+    results = []
+    records = []
+    for name in DRILLS:
+        details = {"restarted_from_zero": False} if name == "node-loss" else {}
+        results.append(_result(name, "pass", root, **details))
+        day = [runner.game_day_row(r) for r in results]
+        records.append(ev.seal(runner.to_evidence(results[-1], ctx, root, day, restarts_found)))
+    return records
+
+
+def test_each_drill_of_a_game_day_has_its_own_section_and_one_summary(tmp_path: Path) -> None:
+    """Five records, five sections: each with its own drill's answers and contour; only the
+    record that closes the game day carries the game day's table and the restarts, once."""
+    found = restarts.RestartsFigures.model_validate(
+        restarts.restarts_from_zero(load_logs([DEMO_LOG], tz="Asia/Almaty").attempts)
+    )
+    sections = []
+    for record in _game_day(tmp_path, found):
+        s = _section(record)
+        report.drills_section(s)
+        sections.append(s)
+    titles = [s.title for s in sections]
+    assert titles == [
+        f"Drill {d}: was the failure noticed, data kept, the status explained?"
+        for d in ("node-loss", "disk-full", "storage-revoked", "gpu-delay", "checkpoint-corrupt")
+    ]
+    captions = [[t.caption for t in s.tables] for s in sections]
+    assert all(c[0].startswith("Drill ") and c[1].startswith("Where it ran") for c in captions)
+    summaries = [s for s in sections if any(t.caption.startswith("The game day") for t in s.tables)]
+    assert summaries == [sections[-1]]
+    game = next(t for t in sections[-1].tables if t.caption.startswith("The game day"))
+    assert game.caption == "The game day: 5 drills of this run (G1, G4)"
+    assert [r[0] for r in game.rows] == [r.figures["drill"] for r in _game_day(tmp_path)]
+    restart_tables = [t for s in sections for t in s.tables if t.caption.startswith("Restarts")]
+    assert len(restart_tables) == 1
+    own = {r[0]: r[1] for r in sections[0].tables[0].rows}
+    assert own["verdict"] == "pass" and own["restarted from zero"] == "no"
+    where = sections[0].tables[1].rows[0]
+    assert where[0] == "local" and where[3].endswith("/node-loss/storage")
+
+
+def test_a_single_drill_run_shows_no_game_day_table(tmp_path: Path) -> None:
+    """Twin: `drill node-loss` alone: its own table, its contour and the restarts; no
+    summary of one row."""
+    ctx = DrillContext(root=tmp_path / "drills" / "d", option="owned-pool", planned=["node-loss"])
+    result = _result("node-loss", "fail", tmp_path, restarted_from_zero=True)
+    record = ev.seal(runner.to_evidence(result, ctx, tmp_path, [runner.game_day_row(result)], None))
+    s = _section(record)
+    with speaking("ru"):
+        report.drills_section(s)
+    assert s.tables[0].caption == "Учение node-loss на варианте owned-pool (G1, G4)"
+    assert not any("День учений" in t.caption for t in s.tables)
+    rows = {r[0]: r[1] for r in s.tables[0].rows}
+    assert rows["перезапуск с нуля"] == "да" and rows["итог"] == "не пройдено"
 
 
 # --- drills that cannot run say why, as a failed drill ---

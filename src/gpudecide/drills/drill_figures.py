@@ -102,6 +102,9 @@ class DrillFigures(Figure):
     contour: Contour | None = None
     messages: RecordMessages | None = None
     game_day: list[GameDayRow] = Field(default_factory=list)
+    # The drills the run set out to do, in order (the record whose game day holds them all
+    # closes the game day); records written before it was kept hold none.
+    game_day_drills: list[str] = Field(default_factory=list)
     log_restarts: RestartsFigures | None = None
     # checkpoint-corrupt
     rejected: list[StepReason] = Field(default_factory=list)

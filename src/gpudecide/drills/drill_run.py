@@ -196,6 +196,7 @@ def run_drills(
         option=chosen,
         timeout_s=cfg.timeout_s,
         cluster=cluster,
+        planned=list(todo),
     )
     out_dir = evidence_dir or (ws.evidence_dir if ws is not None else root / "evidence")
     restarts, log_inputs = log_restarts(ws)

@@ -1,14 +1,20 @@
-"""Report sections of drill and cordon evidence (registered as "drill" and "cordon")."""
+"""Report sections of drill and cordon evidence (registered as "drill" and "cordon").
+
+The report shows one record per check: a drill record per scenario, so each drill of a
+game day is a section of its own (its answers, details and contour), and the game day's
+summary and the restarts in the job logs appear once, in the record that closes the run."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from gpudecide.drills import cordon_figures, drill_figures
 from gpudecide.drills.cordon_figures import ReasonFigures
+from gpudecide.drills.names import DRILLS
 from gpudecide.drills.words import word
 from gpudecide.fmt import decimal_text
 from gpudecide.i18n import translator
+from gpudecide.message import Message, is_message, render
 from gpudecide.queue.restarts import RestartsFigures
 from gpudecide.queue.words import RESTART_VERDICTS
 from gpudecide.queue.words import word as queue_word
@@ -52,39 +58,136 @@ def _reason(r: ReasonFigures) -> str:
 
 
 def drills_section(section: Section) -> None:
-    """The game day (every drill of the run) and the restarts from zero in the job logs."""
+    """One drill record: its own drill (the G4 answers, its details, where it ran); the
+    record that closes a game day also shows the game day as a summary and the restarts
+    found in the team's job logs, once for the whole run.
+
+    The report shows one record per check (a drill record per scenario), so each drill of a
+    game day has a section of its own; the game day's table is not repeated in each."""
     f = drill_figures.figures_of(section.record)
-    section.title = _("Game days: was the failure noticed, data kept, the status explained?")
+    section.title = _(
+        "Drill {drill}: was the failure noticed, data kept, the status explained?"
+    ).format(drill=f.drill)
     option = f.option or _("none named")
     section.tables.append(
         Table(
-            _("Drills on option {option} (G1, G4)").format(option=option),
-            [
-                _("drill"),
-                _("verdict"),
-                _("noticed"),
-                _("data kept"),
-                _("explained"),
-                _("resumed from step"),
-                _("lost steps"),
-                _("lost seconds"),
-            ],
-            [
-                [
-                    r.drill,
-                    word(r.verdict),
-                    _yes(r.noticed),
-                    _yes(r.data_kept),
-                    _yes(r.explained),
-                    _num(r.resumed_from_step, 0),
-                    _num(r.lost_steps, 0),
-                    _num(r.lost_seconds, 1),
-                ]
-                for r in f.rows()
-            ],
+            _("Drill {drill} on option {option} (G1, G4)").format(drill=f.drill, option=option),
+            [_("question"), _("answer")],
+            _own_rows(f),
         )
     )
-    _restarts_table(section, f.log_restarts)
+    if f.contour is not None:
+        c = f.contour
+        section.tables.append(
+            Table(
+                _("Where it ran: the contour this drill exercised"),
+                [_("executor"), _("cluster"), _("host"), _("storage")],
+                [[c.executor, c.cluster or "-", c.host or "-", c.storage or _("node's own disk")]],
+                # Ids, names and URLs as the decision, the scheduler and the storage have them.
+                verbatim=frozenset({0, 1, 2, 3}),
+            )
+        )
+    if _closes_game_day(f):
+        section.tables.append(
+            Table(
+                _n(
+                    "The game day: {n} drill of this run (G1, G4)",
+                    "The game day: {n} drills of this run (G1, G4)",
+                    len(f.game_day),
+                ).format(n=len(f.game_day)),
+                [
+                    _("drill"),
+                    _("verdict"),
+                    _("noticed"),
+                    _("data kept"),
+                    _("explained"),
+                    _("resumed from step"),
+                    _("lost steps"),
+                    _("lost seconds"),
+                ],
+                [
+                    [
+                        r.drill,
+                        word(r.verdict),
+                        _yes(r.noticed),
+                        _yes(r.data_kept),
+                        _yes(r.explained),
+                        _num(r.resumed_from_step, 0),
+                        _num(r.lost_steps, 0),
+                        _num(r.lost_seconds, 1),
+                    ]
+                    for r in f.game_day
+                ],
+            )
+        )
+    if _closes_game_day(f) or _alone(f):
+        _restarts_table(section, f.log_restarts)
+
+
+def _closes_game_day(f: drill_figures.DrillFigures) -> bool:
+    """Whether the record is the last of a game day of several drills (its game day holds
+    every drill the run set out to do; a record written before that list was kept: every
+    drill there is)."""
+    planned = f.game_day_drills or list(DRILLS)
+    done = [r.drill for r in f.game_day]
+    return len(done) > 1 and done == planned and done[-1] == f.drill
+
+
+def _status(f: drill_figures.DrillFigures) -> str:
+    row = f.own_row()
+    if is_message(row.status_message):
+        return render(cast(Message, row.status_message))
+    return row.status
+
+
+def _own_rows(f: drill_figures.DrillFigures) -> list[list[str]]:
+    """The drill's G4 answers, its status, and the details it alone has."""
+    rows = [
+        [_("verdict"), word(f.verdict)],
+        [_("noticed"), _yes(f.noticed)],
+        [_("data kept"), _yes(f.data_kept)],
+        [_("explained"), _yes(f.explained)],
+        [_("resumed from step"), _num(f.resumed_from_step, 0)],
+        [_("lost steps"), _num(f.lost_steps, 0)],
+        [_("lost seconds"), _num(f.lost_seconds, 1)],
+        [_("status"), _status(f)],
+    ]
+    if f.restarted_from_zero is not None:
+        rows.append([_("restarted from zero"), _yes(f.restarted_from_zero)])
+    if f.local_checkpoints_lost:
+        rows.append([_("checkpoints lost with the node"), ", ".join(f.local_checkpoints_lost)])
+    if f.disk is not None:
+        d = f.disk
+        rows.append([_("checkpoints published on the full disk"), _steps(d.published)])
+        rows.append([_("of them verified"), _steps(d.verified)])
+        broken = [f"checkpoint-{b.step}" for b in d.looks_whole_but_broken]
+        rows.append([_("look whole but fail their sums"), ", ".join(broken) or _("none")])
+    if f.retried_with_backoff is not None:
+        rows.append([_("retried with back-off"), _yes(f.retried_with_backoff)])
+    if f.attempts is not None:
+        rows.append([_("upload attempts"), _num(f.attempts, 0)])
+    if f.queue_wait_s is not None or f.wait_reason is not None:
+        rows.append([_("queue wait (s)"), _num(f.queue_wait_s, 1)])
+    if f.rejected:
+        rows.append(
+            [_("rejected checkpoints"), ", ".join(f"checkpoint-{r.step}" for r in f.rejected)]
+        )
+    for stale in f.stale_mounts:
+        said = _("unmounted") if stale.removed else _("still mounted")
+        rows.append([_("left mounted by an earlier run"), f"{stale.path} ({said})"])
+    return rows
+
+
+def _alone(f: drill_figures.DrillFigures) -> bool:
+    """Whether the record is the only one of its run (a single drill; a record written
+    before game days were kept)."""
+    if f.game_day_drills:
+        return f.game_day_drills == [f.drill]
+    return len(f.game_day) <= 1
+
+
+def _steps(steps: list[int]) -> str:
+    return ", ".join(f"checkpoint-{s}" for s in steps) or _("none")
 
 
 def _hours(seconds: float | None) -> float | None:

@@ -91,6 +91,7 @@ class DrillContext:
     storage_options: dict[str, Any] = field(default_factory=dict)
     zygote: Zygote | None = None  # local jobs fork from it warm; None: fresh processes
     cluster: str = ""  # the Slurm cluster's name, as its controller gave it
+    planned: list[str] = field(default_factory=list)  # the drills of this game day, in order
 
     @property
     def steps(self) -> int:
@@ -328,6 +329,7 @@ def to_evidence(
             "contour": contour,
             "messages": RecordMessages.model_validate(texts.messages),
             "game_day": game_day,
+            "game_day_drills": ctx.planned or [result.drill],
             "log_restarts": log_restarts,
         }
     )
