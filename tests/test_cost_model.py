@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from gpudecide.cost import analysis
+from gpudecide.cost import analysis, words
 from gpudecide.cost.figures import figures_of
 from gpudecide.cost.regimes import from_profile
 from gpudecide.cost.tco import month_cost, reversibility
@@ -286,8 +286,8 @@ def test_peak_check_without_and_with_replay() -> None:
     own = c.owned[0]
     check = analysis.peak_check(c, own, REG.peak, [])
     assert check is not None and check["source"] == "profile"
-    assert check["absorbs"] is False  # 6 GPUs at once against a 4-GPU pool
-    assert "run `gpudecide replay`" in check["meaning"]
+    assert check["absorbs"] is False and check["outcome"] == "not_absorbed"  # 6 on 4 GPUs
+    assert "(jobs queue); run `gpudecide replay`" in check["meaning"]
     slo = {"name": "normal", "threshold_s": 3600, "allowed_violation_share": 0.1}
     pools = [
         {"gpus": 2, "wait_p95_s": 90000, "jobs_unplaceable": 2, "slo_violation_share": 0.9},
@@ -303,21 +303,91 @@ def test_peak_check_without_and_with_replay() -> None:
             "jobs_unplaceable": 0,
         },
     ]
-    # The peak month has 6 GPUs in use at once on this 4-GPU pool: jobs queue at the peak,
-    # so it is not called absorbed even with the replay's waits inside the SLO (issue 9, 13).
+    # The peak month has 6 GPUs in use at once on this 4-GPU pool: the log holds other pools'
+    # jobs or names the wrong pool, so the peak is not called absorbed even with the replay's
+    # waits inside the SLO (issue 9, 13); nor is it called refused: unsettled.
     check = analysis.peak_check(c, own, REG.peak, [replay_record(pools, slo)])
-    assert check is not None and check["source"] == "replay" and check["absorbs"] is False
-    assert "6 GPUs in use at once, more than the pool" in check["meaning"]
+    assert check is not None and check["source"] == "replay" and check["absorbs"] is None
+    assert check["outcome"] == "unsettled"
+    assert check["meaning"] == (
+        "replay of 4 GPUs (peak window, fifo): wait p95 2.0 h, max 3.0 h; SLO normal violated "
+        "by 5.0% of jobs, within the 10.0% allowed; the log shows 6 GPUs in use at once, more "
+        "than the pool: it holds jobs of other pools too, or the pool size is wrong; the peak "
+        "is not called absorbed until it is settled whether the log is this pool's alone"
+    )
     fits = replace(REG.peak, peak_concurrent_gpus=4)  # boundary: exactly the pool's size
     check = analysis.peak_check(c, own, fits, [replay_record(pools, slo)])
     assert check is not None and check["source"] == "replay" and check["absorbs"] is True
-    assert check["wait_p95_s"] == 7200 and "wait p95 2.0 h, max 3.0 h" in check["meaning"]
+    assert check["outcome"] == "absorbed" and check["wait_p95_s"] == 7200
+    assert check["meaning"] == (
+        "replay of 4 GPUs (peak window, fifo): wait p95 2.0 h, max 3.0 h; SLO normal violated "
+        "by 5.0% of jobs, within the 10.0% allowed; the pool takes the peak within the SLO"
+    )
     pools[1]["slo_violation_share"] = 0.2
     check = analysis.peak_check(c, own, fits, [replay_record(pools, slo)])
-    assert (
-        check is not None and check["absorbs"] is False and "violated by 20.0%" in check["meaning"]
+    assert check is not None and check["absorbs"] is False
+    assert check["outcome"] == "not_absorbed"
+    assert check["meaning"].endswith(
+        "SLO normal violated by 20.0% of jobs, more than the 10.0% allowed; jobs wait longer "
+        "than the SLO allows: the pool does not take the peak"
     )
     assert analysis.peak_check(c, c.managed[0], REG.peak, []) is None
+
+
+def _replay_of_4(**pool: object) -> ev.Evidence:
+    return replay_record([{"gpus": 4, "jobs_unplaceable": 0, **pool}], None)
+
+
+@pytest.mark.parametrize(
+    ("pool", "concurrent", "outcome", "says", "never_says"),
+    [
+        # Nobody waited, no SLO needed to say the pool takes the peak.
+        ({"wait_p95_s": 0, "wait_max_s": 0}, 4, "absorbed", "no job waited", "queue"),
+        # The same waits of zero with the log above the pool: the sentence never says that
+        # jobs queue, it says what is unsettled.
+        ({"wait_p95_s": 0, "wait_max_s": 0}, 6, "unsettled", "not called absorbed", "queue"),
+        # Waits and no SLO to judge them by.
+        ({"wait_p95_s": 600, "wait_max_s": 900}, 4, "unsettled", "no SLO says", "takes"),
+        # Only the 95th percentile known, and it is zero: nothing said about the rest.
+        ({"wait_p95_s": 0}, 4, "unsettled", "no SLO says", "no job waited"),
+        # Jobs larger than the pool lead the line, whatever the waits of the rest.
+        (
+            {"wait_p95_s": 0, "wait_max_s": 0, "jobs_unplaceable": 1},
+            4,
+            "never_fits",
+            "1 job larger than the pool (4 GPUs) can never run here",
+            "takes",
+        ),
+    ],
+)
+def test_the_peak_sentence_follows_from_its_figures(
+    pool: dict[str, object], concurrent: int, outcome: str, says: str, never_says: str
+) -> None:
+    """Issue 22: a sentence chosen from the numbers it states. "wait p95 0 min, max 0 min"
+    never stands beside "jobs queue at the peak"."""
+    c = cfg()
+    peak = replace(REG.peak, peak_concurrent_gpus=concurrent)
+    check = analysis.peak_check(c, c.owned[0], peak, [_replay_of_4(**pool)])
+    assert check is not None and check["outcome"] == outcome
+    assert says in check["meaning"] and never_says not in check["meaning"]
+    assert check["absorbs"] is {"absorbed": True, "unsettled": None}.get(outcome, False)
+
+
+def test_a_hybrid_peak_check_says_where_the_peak_goes() -> None:
+    hyb = {
+        "id": "hyb",
+        "name": "h",
+        "base": "rent",
+        "overflow": "man",
+        "labour": labour(1, 1),
+    }
+    over = cfg(hybrid=[{**hyb, "overflow_rule": {"rule": "over_capacity"}}])
+    check = analysis.peak_check(over, over.hybrid[0], REG.peak, [])
+    assert check is not None and check["outcome"] == "absorbed"
+    assert check["meaning"] == "demand above 4 GPUs goes to man"
+    kinds = cfg(hybrid=[{**hyb, "overflow_rule": {"rule": "kinds", "kinds": ["train"]}}])
+    check = analysis.peak_check(kinds, kinds.hybrid[0], REG.peak, [])
+    assert check is not None and check["outcome"] == "not_measured" and check["absorbs"] is None
 
 
 def test_reversibility_hand_computed() -> None:
@@ -332,15 +402,18 @@ def test_reversibility_hand_computed() -> None:
     assert own["cost_to_shrink"] == "28500.00" and own["days_to_shrink"] == 28.0
     rent = reversibility(c, c.rented[0])
     assert rent is not None
-    # 3 committed months x 2000, then 14 days' notice of a 28-day month.
-    assert rent["commitment_months_left"] == 3
-    assert rent["cost_to_shrink"] == "7000.00" and rent["days_to_shrink"] == 98.0
-    assert "release 2 GPU(s) at a time" in rent["how"]
-    # Managed (issue 9 item 17): nothing to shrink; leaving moves the 1000 GB kept out at 0.05.
+    # The pool 4 x 500 and its 1000 GB x 0.05 of storage: 2050 a month for 3 committed
+    # months, then 14 days' notice of a 28-day month (1025).
+    assert rent["commitment_months_left"] == 3 and rent["committed_monthly"] == "2050.00"
+    assert rent["cost_to_shrink"] == "7175.00" and rent["days_to_shrink"] == 98.0
+    assert "release 2 GPUs at a time" in rent["how"]
+    # Managed (issue 9 item 17): no term and no notice in its costs.yaml; leaving moves the
+    # 1000 GB kept out at 0.05.
     man = reversibility(c, c.managed[0])
     assert man is not None and man["kind"] == "managed"
     assert man["gb_to_move_out"] == 1000.0 and man["egress_cost"] == "50.00"
     assert man["cost_to_shrink"] == "50.00" and man["days_to_shrink"] == 0.0
+    assert "a lower bound" in man["how"]
 
 
 def test_sensitivity_rows_and_flips() -> None:
@@ -394,22 +467,75 @@ def test_profile_record_without_a_figure_is_an_input_error() -> None:
 
 
 def test_a_win_only_near_full_utilisation_is_flagged() -> None:
-    """C8: break-even at 93 % of useful utilisation, 30 % observed."""
+    """C8: break-even at 93 % of useful utilisation, 30 % observed; the observed figures are
+    named (issue 22: which pool, which month)."""
     pair = {
         "dedicated": "own",
         "managed": "man",
         "break_even_useful_utilisation": 0.93,
         "dedicated_cheaper": "above",
         "achievable_max": 0.98,
+        "observed_normal": 0.3,
+        "observed_peak": 0.5,
     }
-    found = analysis.utilisation_findings([pair], {"own": {"normal": 0.3, "peak": 0.5}})
+    seen = {
+        "own": [
+            words.utilisation_figure(
+                words.utilisation("useful", "pool", words.month_window(r, w), gpus=4), v
+            )
+            for r, w, v in (("normal", [2, 5], 0.3), ("peak", [1, 4], 0.5))
+        ]
+    }
+    found = analysis.utilisation_findings([pair], seen, {"own": 4})
     # Findings are stored as messages, rendered in the reader's language; here in English.
     assert [english(m) for m in found] == [
-        "own is cheaper than man only above 93.0% useful utilisation (only at ~100 % "
-        "utilisation); observed 30.0% in the normal month, 50.0% in the peak month"
+        "own is cheaper than man only above 93.0% useful utilisation of its 4-GPU pool (only "
+        "at ~100 % utilisation); observed: useful utilisation of the 4-GPU pool, normal month "
+        "(weeks 2-5): 30.0%; useful utilisation of the 4-GPU pool, peak month (weeks 1-4): 50.0%"
     ]
     pair["break_even_useful_utilisation"] = 0.2  # observed is above: no finding
-    assert analysis.utilisation_findings([pair], {"own": {"normal": 0.3, "peak": 0.5}}) == []
+    assert analysis.utilisation_findings([pair], seen, {"own": 4}) == []
+
+
+def test_every_utilisation_is_named_with_its_window_and_pool() -> None:
+    """Issue 22: the cost's months, the profile's whole log and a replay's window of the same
+    pool side by side, each named; a managed option's share is of billed GPU-hours, not a
+    utilisation; options with the same pool share its figures."""
+    figures = profile_figures() | {"pool_gpus": 4, "busy_share": 0.04, "occupied_share": 0.06}
+    pools = [
+        {"gpus": 4, "utilisation": 0.132, "jobs_unplaceable": 0},
+        {"gpus": 8, "utilisation": 0.5},
+    ]
+    replay = replay_record(pools)
+    c = cfg(rented=[{**config()["rented"][0]}])
+    f = analysis.analyse(c, profile_record(figures), [replay]).figures
+    named = {
+        (s["source"], s["measure"], s["window"]): s for s in f["utilisation"] if s["of"] == "pool"
+    }
+    assert [s["options"] for s in f["utilisation"] if s["of"] == "pool"][0] == ["own", "rent"]
+    normal = named[("cost", "useful", "normal")]
+    # 75 useful of 4 GPUs x 672 h in the normal month (weeks 2-5).
+    assert normal["share"] == round(75 / 2688, 4) and normal["pool_gpus"] == 4
+    assert normal["name"] == "useful utilisation of the 4-GPU pool, normal month (weeks 2-5)"
+    assert named[("cost", "occupied", "peak")]["share"] == round(200 / 2688, 4)
+    assert named[("profile", "useful", "log")]["name"] == (
+        "useful utilisation of the 4-GPU pool, whole log, 5 weeks"
+    )
+    assert named[("profile", "occupied", "log")]["share"] == 0.06
+    rep = named[("replay", "occupied", "peak")]
+    assert rep["evidence"] == replay.id and rep["share"] == 0.132
+    assert rep["name"].startswith("occupied utilisation of the 4-GPU pool, replay of the peak")
+    assert not any(s["pool_gpus"] == 8 for s in f["utilisation"])  # no option of 8 GPUs
+    billed = [s for s in f["utilisation"] if s["options"] == ["man"]]
+    assert [s["name"] for s in billed] == [
+        "useful share of billed GPU-hours, normal month (weeks 2-5)",
+        "useful share of billed GPU-hours, peak month (weeks 1-4)",
+    ]
+    assert all("utilisation" not in s["name"] for s in billed)
+    # A profile of another pool size names nothing of this one.
+    other = profile_figures() | {"pool_gpus": 8, "busy_share": 0.04, "occupied_share": 0.06}
+    f = analysis.analyse(c, profile_record(other), []).figures
+    assert not any(s["source"] == "profile" for s in f["utilisation"])
 
 
 def test_the_figures_model_is_the_record_key_for_key() -> None:

@@ -312,8 +312,8 @@ def test_reversibility_of_an_owned_server() -> None:
         "committed_payments_left": "1800.00",
         "cost_to_shrink": "28500.00",
         "days_to_shrink": 28.0,
-        "how": "sell the servers (25% of the purchase price assumed), pay the rack for 6 more "
-        "month(s), move jobs within 4 weeks",
+        "how": "sell the servers (25% of the purchase price assumed), pay the rack for 6 months "
+        "more, move jobs within 4 weeks",
     }
     # Past every write-off and commitment (30 months): nothing on the books, nothing owed.
     late = cfg(exit_after_months=30)
@@ -330,48 +330,74 @@ def test_reversibility_of_an_owned_server() -> None:
 def test_reversibility_of_a_rented_pool() -> None:
     c = cfg()
     r = reversibility(c, c.rented[0])
-    # 4 GPUs x 500 = 2000 a month; 9 - 6 = 3 months left (6000) plus 14 days' notice of a
-    # 28-day month (1000).
+    # The pool 4 GPUs x 500 and its 1000 GB x 0.05 of storage: 2050 a month, billed used or
+    # not; 9 - 6 = 3 months left (6150) plus 14 days' notice of a 28-day month (1025).
     assert r == {
         "kind": "rented",
         "exit_after_months": 6,
         "commitment_months_left": 3,
         "scale_down_step_gpus": 2,
         "notice_days": 14,
-        "committed_payments_left": "6000.00",
-        "cost_to_shrink": "7000.00",
+        "committed_monthly": "2050.00",
+        "committed_payments_left": "6150.00",
+        "cost_to_shrink": "7175.00",
         "days_to_shrink": 98.0,
-        "how": "release 2 GPU(s) at a time with 14 days' notice after the commitment",
+        "how": "release 2 GPUs at a time with 14 days of notice after the commitment; 2,050 a "
+        "month (the pool, its provisioned storage and fixed fees) for 3 months of commitment "
+        "left and 14 days of notice",
     }
     whole = cfg(rented=[{**config()["rented"][0], "scale_down_step_gpus": 0}])
     r = reversibility(whole, whole.rented[0])
-    assert r is not None and r["how"] == (
-        "capacity cannot be reduced: only the whole contract ends, after the commitment"
+    assert r is not None and r["how"].startswith(
+        "capacity cannot be reduced: only the whole contract ends, after the commitment; "
     )
+    # Fixed fees are billed with the pool too.
+    fee = {"name": "uplink", "price_per_month": P(100)}
+    fees = cfg(rented=[{**config()["rented"][0], "fees": [fee]}])
+    r = reversibility(fees, fees.rented[0])
+    assert r is not None and r["committed_monthly"] == "2150.00"
 
 
 def test_reversibility_of_managed_and_hybrid() -> None:
     c = cfg()
     r = reversibility(c, c.managed[0])
-    # 1000 GB kept at the vendor x 0.05 egress = 50.
+    # No minimum spend, no term and no notice in the file: the data kept (1000 GB x 0.02) and
+    # the support fee (100) are what the contract bills a month, for no time; leaving moves
+    # the 1000 GB out at 0.05 = 50.
     assert r == {
         "kind": "managed",
         "exit_after_months": 6,
         "commitment_months_left": 0,
+        "notice_days": None,
+        "committed_monthly": "120.00",
+        "committed_payments_left": "0.00",
         "gb_to_move_out": 1000.0,
         "egress_cost": "50.00",
         "cost_to_shrink": "50.00",
         "days_to_shrink": 0.0,
-        "how": "billed per use, nothing to shrink; leaving moves 1,000 GB kept at the vendor "
-        "out at 0.05 per GB; the time and manual steps come from the export test",
+        "how": "120 a month (storage of the data kept and fixed fees) for 0 months of "
+        "commitment left and 0 days of notice; the notice period is not in costs.yaml "
+        "(notice_days): taken as none, so the cost and days to leave are a lower bound; "
+        "leaving moves 1,000 GB kept at the vendor out at 0.05 per GB; the time and manual "
+        "steps come from the export test",
     }
-    no_price = cfg(managed=[{**config()["managed"][0], "egress_price_per_gb": None}])
+    no_price = cfg(
+        managed=[
+            {
+                **config()["managed"][0],
+                "egress_price_per_gb": None,
+                "fees": [],
+                "storage_price_per_gb_month": P(0),
+                "notice_days": 0,
+            }
+        ]
+    )
     r = reversibility(no_price, no_price.managed[0])
     assert r is not None and r["egress_cost"] is None and r["cost_to_shrink"] == "0.00"
     assert r["how"] == (
-        "billed per use, nothing to shrink; leaving moves 1,000 GB kept at the vendor out "
-        "(egress price not in the contract: ask); the time and manual steps come from the "
-        "export test"
+        "billed per use: nothing is owed once the jobs stop; leaving moves 1,000 GB kept at "
+        "the vendor out (egress price not in the contract: ask); the time and manual steps "
+        "come from the export test"
     )
     hyb = {
         "id": "hyb",
@@ -383,8 +409,39 @@ def test_reversibility_of_managed_and_hybrid() -> None:
     }
     h = cfg(hybrid=[hyb])
     r = reversibility(h, h.hybrid[0])
-    assert r is not None and r["of_base"] == "rent" and r["cost_to_shrink"] == "7000.00"
+    # Both contracts: the base pool's 7175 and the overflow's 50, side by side (98 days).
+    assert r is not None and r["of_base"] == "rent" and r["cost_to_shrink"] == "7225.00"
+    assert r["days_to_shrink"] == 98.0 and r["overflow"]["cost_to_shrink"] == "50.00"
+    assert r["how"].startswith("base rent: release 2 GPUs") and "; overflow man: 120 a" in r["how"]
     assert pool_gpus(h, h.hybrid[0]) == 4 and pool_gpus(h, h.managed[0]) is None
+
+
+@pytest.mark.parametrize(
+    ("terms", "monthly", "left", "cost", "days"),
+    [
+        # The floor (500) above the data kept (20), plus the fee: 600 a month; 8 - 6 = 2
+        # months left (1200) and 14 days of a 28-day month (300), plus egress 50.
+        ({"min_commitment_months": 8, "notice_days": 14}, "600.00", 2, "1550.00", 70.0),
+        # The term is over: the notice only.
+        ({"min_commitment_months": 6, "notice_days": 28}, "600.00", 0, "650.00", 28.0),
+        # No notice, no term: the egress alone, and the how says the figure is a lower bound.
+        ({}, "600.00", 0, "50.00", 0.0),
+    ],
+)
+def test_a_managed_exit_pays_its_minimum_spend_term_and_notice(
+    terms: dict[str, int], monthly: str, left: int, cost: str, days: float
+) -> None:
+    """Issue 22 (V2): a minimum monthly spend is owed until the contract ends; kz-local's
+    exit no longer reads "0 KZT, 0 d"."""
+    floor = {**config()["managed"][0], "minimum_monthly_spend": P(500), **terms}
+    c = cfg(managed=[floor])
+    r = reversibility(c, c.managed[0])
+    assert r is not None
+    assert (r["committed_monthly"], r["commitment_months_left"]) == (monthly, left)
+    assert (r["cost_to_shrink"], r["days_to_shrink"]) == (cost, days)
+    assert r["how"].startswith("600 a month (the minimum spend and fixed fees) for ")
+    assert ("lower bound" in r["how"]) is ("notice_days" not in terms)
+    assert ("min_commitment_months" in r["how"]) is ("min_commitment_months" not in terms)
 
 
 def _hybrid_cfg(rule: dict[str, Any]) -> Any:
@@ -498,8 +555,8 @@ def test_owned_and_rented_months_line_by_line() -> None:
         ("platform_ops", "switch: 1 x 2,400 / 24 months", "100.00", "test §1"),
         ("storage", "disks: 2 x 1,200 / 24 months", "100.00", "test §1"),
         ("compute", "spares: 1 x 1,200 / 12 months", "100.00", "test §1"),
-        ("compute", "power: 1 server(s) x 1.037 kW at 3.7% load x 672 h x PUE 1.5 = 1,046 kWh "
-         "x 0.1", "104.55", "test §1"),
+        ("compute", "power: 1 server(s) x 1.037 kW at 3.7% occupied utilisation of the 4-GPU "
+         "pool x 672 h x PUE 1.5 = 1,046 kWh x 0.1", "104.55", "test §1"),
         ("platform_ops", "rack / colocation (per month)", "300.00", "test §1"),
         ("platform_ops", "support contract (per month)", "50.00", "test §1"),
         ("platform_ops", "replacements: 2 a year x 600 / 12", "100.00", "test §1"),
@@ -614,7 +671,8 @@ def test_rented_per_gpu_hour_and_waiting_lines_of_every_option() -> None:
         c.managed[0], c, REG.normal
     )
     r = reversibility(c, c.rented[0])
-    assert r is not None and r["committed_payments_left"] == "16128.00"  # 3 months x 5376
+    # 3 months x (5376 for the pool + 50 for its 1000 GB of storage).
+    assert r is not None and r["committed_payments_left"] == "16278.00"
 
 
 def test_a_month_that_fills_the_pool_exactly_waits_for_nothing() -> None:
@@ -648,7 +706,8 @@ def test_reversibility_edges() -> None:
     assert r["committed_payments_left"] == "0.00"
     rented = reversibility(c, c.rented[0])
     assert rented is not None and rented["commitment_months_left"] == 0
-    assert rented["cost_to_shrink"] == "1000.00"  # the 14 days' notice only
+    # The 14 days' notice only: 14/28 of the pool's 2000 and its storage's 50.
+    assert rented["cost_to_shrink"] == "1025.00"
     # A 730-hour month: 3 months of 30.4166... days + 14 = 105.25 days, kept to one place.
     c730 = cfg(hours_per_month="730")
     r = reversibility(c730, c730.rented[0])

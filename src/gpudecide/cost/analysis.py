@@ -11,12 +11,13 @@ shown.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from gpudecide import evidence as ev
-from gpudecide.cost import sensitivity, words
+from gpudecide.cost import sensitivity, utilisation, words
 from gpudecide.cost.figures import CostFigures
 from gpudecide.cost.regimes import REGIMES, Regimes, Workload, from_profile
 from gpudecide.cost.schema import (
@@ -141,8 +142,10 @@ def _replay_pool(
 def peak_check(
     cfg: CostsConfig, option: Option, peak: Workload, replays: list[ev.Evidence]
 ) -> dict[str, Any] | None:
-    """C8 peak month: can the dedicated pool take the parallel jobs? `meaning` says what the
-    check found (`meaning_message`: the same as a message)."""
+    """C8 peak month: can the dedicated pool take the parallel jobs? `outcome` is what the
+    check found (absorbed, not_absorbed, never_fits, unsettled, not_measured), `absorbs` the
+    same as a yes / no / cannot say, `meaning` the sentence (`meaning_message`: as a message),
+    chosen from the figures it states."""
     gpus = pool_gpus(cfg, option)
     if gpus is None:
         return None
@@ -156,39 +159,29 @@ def peak_check(
     if isinstance(option, HybridOption):
         over = option.overflow_rule
         out["source"] = "profile"
-        out["absorbs"] = True if over.rule == "over_capacity" else None
-        meaning = (
-            message(
+        if over.rule == "over_capacity":
+            meaning = message(
                 "cost",
                 "demand above {gpus} goes to {option}",
                 gpus=words.gpus(gpus),
                 option=option.overflow,
             )
-            if over.rule == "over_capacity"
-            else message(
-                "cost",
-                "kinds {kinds} go to {option}; the concurrency of the jobs left on the base "
-                "pool is not in the profile evidence",
-                kinds=list(over.kinds),
-                option=option.overflow,
-            )
+            return _meaning(out, "absorbed", meaning)
+        meaning = message(
+            "cost",
+            "kinds {kinds} go to {option}; the concurrency of the jobs left on the base "
+            "pool is not in the profile evidence",
+            kinds=list(over.kinds),
+            option=option.overflow,
         )
-        return _meaning(out, meaning)
+        return _meaning(out, "not_measured", meaning)
     found = _replay_pool(replays, gpus)
     if found is not None:
         return _replay_check(out, *found, peak, gpus)
-    absorbs = peak.peak_concurrent_gpus <= gpus and peak.gpu_hours <= capacity
+    out["source"] = "profile"
     pool, seen = words.gpus(gpus), words.gpus(peak.peak_concurrent_gpus)
-    meaning = (
-        message(
-            "cost",
-            "no replay of a pool of {gpus} in the evidence: the profile's peak of {peak} in use "
-            "at once is compared with the pool (fits); run `gpudecide replay` for the waits",
-            gpus=pool,
-            peak=seen,
-        )
-        if peak.peak_concurrent_gpus <= gpus
-        else message(
+    if peak.peak_concurrent_gpus > gpus:
+        meaning = message(
             "cost",
             "no replay of a pool of {gpus} in the evidence: the profile's peak of {peak} in use "
             "at once is compared with the pool (jobs queue); run `gpudecide replay` for the "
@@ -196,41 +189,99 @@ def peak_check(
             gpus=pool,
             peak=seen,
         )
+        return _meaning(out, "not_absorbed", meaning)
+    if peak.gpu_hours > capacity:
+        meaning = message(
+            "cost",
+            "no replay of a pool of {gpus} in the evidence: the peak month asks for {asked}, "
+            "more than the pool's {has}: work waits into the next month; run `gpudecide "
+            "replay` for the waits",
+            gpus=pool,
+            asked=words.gpu_hours(peak.gpu_hours),
+            has=words.gpu_hours(capacity),
+        )
+        return _meaning(out, "not_absorbed", meaning)
+    meaning = message(
+        "cost",
+        "no replay of a pool of {gpus} in the evidence: the profile's peak of {peak} in use "
+        "at once is compared with the pool (fits); run `gpudecide replay` for the waits",
+        gpus=pool,
+        peak=seen,
     )
-    out.update({"source": "profile", "absorbs": absorbs})
-    return _meaning(out, meaning)
+    return _meaning(out, "absorbed", meaning)
 
 
-def _meaning(out: dict[str, Any], meaning: Message) -> dict[str, Any]:
-    """The peak check with what it found, in English and as a message."""
+# What the peak check's outcome says as a yes / no / cannot say (the record's `absorbs`).
+_ABSORBS: dict[str, bool | None] = {
+    "absorbed": True,
+    "not_absorbed": False,
+    "never_fits": False,
+    "unsettled": None,
+    "not_measured": None,
+}
+
+
+def _meaning(out: dict[str, Any], outcome: str, meaning: Message) -> dict[str, Any]:
+    """The peak check with its outcome and what it found, in English and as a message."""
+    out["absorbs"] = _ABSORBS[outcome]
+    out["outcome"] = outcome
     out["meaning"] = english(meaning)
     out["meaning_message"] = meaning
     return out
 
 
+def _waited(pool: dict[str, Any]) -> bool | None:
+    """Whether any replayed job waited (None when the replay did not say)."""
+    worst = pool.get("wait_max_s")
+    if worst is None:
+        worst = pool.get("wait_p95_s")
+        if worst is not None and float(worst) == 0:
+            return None  # the 95th percentile did not wait; the rest is not known
+    return None if worst is None else float(worst) > 0
+
+
+def _replay_outcome(
+    unplaceable: int, within_slo: bool | None, exceeds: bool, waited: bool | None
+) -> str:
+    """What the replay of this pool, with the log's own peak, says about the peak month.
+
+    The same replay scores the queue (`gpudecide.queue.rules`): a pool whose SLO holds is
+    never called not absorbed here, one whose SLO fails never absorbed, and jobs that never
+    fit fail both. A log with more GPUs in use at once than the pool holds other pools' jobs
+    or names the wrong pool size (issue 9): the peak stays unsettled until that is known.
+    """
+    if unplaceable:
+        return "never_fits"
+    if within_slo is False:
+        return "not_absorbed"
+    if exceeds:
+        return "unsettled"
+    if within_slo is True or waited is False:
+        return "absorbed"
+    return "unsettled"  # waits without an SLO to judge them by
+
+
 def _replay_check(
     out: dict[str, Any], record: ev.Evidence, pool: dict[str, Any], peak: Workload, gpus: int
 ) -> dict[str, Any]:
-    """The peak check from the replay of a pool this size: waits, SLO, jobs that never fit."""
-    slo = record.figures.get("slo")
+    """The peak check from the replay of a pool this size: waits, SLO, jobs that never fit,
+    and the log's own peak, in one sentence that follows from its figures."""
+    slo = record.figures.get("slo") or None
     unplaceable = int(pool.get("jobs_unplaceable") or 0)
     violation = pool.get("slo_violation_share")
+    allowed = slo.get("allowed_violation_share") if slo else None
     within_slo = (
-        None
-        if not slo or violation is None
-        else float(violation) <= float(slo.get("allowed_violation_share", 0))
+        None if violation is None or allowed is None else float(violation) <= float(allowed)
     )
-    # More GPUs in use at once than the pool has: jobs queue at the peak, whatever the
-    # replay's waits; the peak is not called absorbed (issue 9 item 13).
     exceeds = peak.peak_concurrent_gpus > gpus
-    absorbs = unplaceable == 0 and within_slo is not False and not exceeds
+    waited = _waited(pool)
+    outcome = _replay_outcome(unplaceable, within_slo, exceeds, waited)
     out.update(
         {
             "source": "replay",
             "replay_id": record.id,
             "window": (record.figures.get("window") or {}).get("kind"),
             "policy": record.figures.get("policy"),
-            "absorbs": absorbs,
             "wait_p50_s": pool.get("wait_p50_s"),
             "wait_p95_s": pool.get("wait_p95_s"),
             "wait_max_s": pool.get("wait_max_s"),
@@ -245,32 +296,74 @@ def _replay_check(
     # Jobs that never fit lead the line: a short wait of the rest must not hide them.
     if unplaceable:
         parts.append(
-            message(
+            nmessage(
                 "cost",
-                "{n} job(s) larger than the pool ({gpus}) can never run here",
+                "{n} job larger than the pool ({gpus}) can never run here",
+                "{n} jobs larger than the pool ({gpus}) can never run here",
                 n=unplaceable,
                 gpus=words.gpus(gpus),
             )
         )
     parts.append(_replay_waits(gpus, out, pool))
+    if slo and violation is not None:
+        parts.append(_slo_clause(str(slo.get("name")), float(violation), allowed, within_slo))
     if exceeds:
         parts.append(
             message(
                 "cost",
-                "the log has {peak} in use at once, more than the pool: jobs queue at the peak",
+                "the log shows {peak} in use at once, more than the pool: it holds jobs of other "
+                "pools too, or the pool size is wrong",
                 peak=words.gpus(peak.peak_concurrent_gpus),
             )
         )
-    if slo and violation is not None:
-        parts.append(
-            message(
-                "cost",
-                "SLO {slo} violated by {share:pct} of jobs",
-                slo=slo.get("name"),
-                share=float(violation),
-            )
+    conclusion = _conclusion(outcome, exceeds, waited)
+    if conclusion is not None:
+        parts.append(conclusion)
+    return _meaning(out, outcome, message("cost", "{parts}", parts=parts))
+
+
+def _slo_clause(name: str, violation: float, allowed: object, within_slo: bool | None) -> Message:
+    """The replay's SLO share, against the allowed share when the SLO gives one."""
+    if within_slo is None:
+        return message(
+            "cost", "SLO {slo} violated by {share:pct} of jobs", slo=name, share=violation
         )
-    return _meaning(out, message("cost", "{parts}", parts=parts))
+    args = {"slo": name, "share": violation, "allowed": float(str(allowed))}
+    if within_slo:
+        return message(
+            "cost",
+            "SLO {slo} violated by {share:pct} of jobs, within the {allowed:pct} allowed",
+            **args,
+        )
+    return message(
+        "cost",
+        "SLO {slo} violated by {share:pct} of jobs, more than the {allowed:pct} allowed",
+        **args,
+    )
+
+
+def _conclusion(outcome: str, exceeds: bool, waited: bool | None) -> Message | None:
+    """What the peak check concludes, in words that follow from the clauses before it."""
+    if outcome == "absorbed":
+        if waited is False:
+            return message("cost", "no job waited: the pool takes the peak")
+        return message("cost", "the pool takes the peak within the SLO")
+    if outcome == "not_absorbed":
+        return message(
+            "cost", "jobs wait longer than the SLO allows: the pool does not take the peak"
+        )
+    if outcome == "unsettled":
+        if exceeds:
+            return message(
+                "cost",
+                "the peak is not called absorbed until it is settled whether the log is this "
+                "pool's alone",
+            )
+        return message(
+            "cost",
+            "no SLO says whether these waits are acceptable: name one in gpudecide.yaml",
+        )
+    return None  # never_fits: the first clause says it
 
 
 def _replay_waits(gpus: int, out: dict[str, Any], pool: dict[str, Any]) -> Message:
@@ -409,39 +502,37 @@ def _curves(
 
 
 def utilisation_findings(
-    pairs: list[dict[str, Any]], observed: dict[str, dict[str, float | None]]
+    pairs: list[dict[str, Any]], seen: Mapping[str, list[Message]], pools: Mapping[str, int]
 ) -> list[Message]:
     """C8: decisions that win only above the utilisation actually seen.
 
-    Each finding is a message (id and arguments, rendered in the reader's language) and its
-    English text, stored on the pair as `finding`.
+    `seen` names what was observed on each dedicated option (its named figures), `pools` its
+    pool size. Each finding is a message (id and arguments, rendered in the reader's
+    language) and its English text, stored on the pair as `finding`.
     """
     out: list[Message] = []
     for p in pairs:
-        seen = observed[p["dedicated"]]
-        normal, peak = seen["normal"], seen["peak"]
-        seen_msg = message(
-            "cost",
-            "observed {normal:pct} in the normal month, {peak:pct} in the peak month",
-            normal=normal,
-            peak=peak,
-        )
+        d = p["dedicated"]
+        seen_msg = message("cost", "observed: {seen}", seen=list(seen.get(d) or []))
         u = p["break_even_useful_utilisation"]
+        normal = p.get("observed_normal")
         msg: Message | None = None
+        args = {"dedicated": d, "managed": p["managed"], "gpus": pools.get(d), "seen": seen_msg}
         if p["dedicated_cheaper"] == "above" and u is not None and (normal or 0) < u:
-            args = {"dedicated": p["dedicated"], "managed": p["managed"], "u": u, "seen": seen_msg}
             msg = (
                 message(
                     "cost",
                     "{dedicated} is cheaper than {managed} only above {u:pct} useful "
-                    "utilisation (only at ~100 % utilisation); {seen}",
+                    "utilisation of its {gpus}-GPU pool (only at ~100 % utilisation); {seen}",
+                    u=u,
                     **args,
                 )
                 if u >= float(NEAR_FULL)
                 else message(
                     "cost",
                     "{dedicated} is cheaper than {managed} only above {u:pct} useful "
-                    "utilisation; {seen}",
+                    "utilisation of its {gpus}-GPU pool; {seen}",
+                    u=u,
                     **args,
                 )
             )
@@ -449,12 +540,10 @@ def utilisation_findings(
             msg = message(
                 "cost",
                 "{dedicated} is never cheaper than {managed} at a utilisation this workload "
-                "can reach (at most {max:pct} useful: failed attempts occupy the pool too); "
-                "{seen}",
-                dedicated=p["dedicated"],
-                managed=p["managed"],
+                "can reach (at most {max:pct} useful utilisation of its {gpus}-GPU pool: "
+                "failed attempts occupy the pool too); {seen}",
                 max=p["achievable_max"],
-                seen=seen_msg,
+                **args,
             )
         p["finding"] = english(msg) if msg else None
         if msg:
@@ -492,8 +581,14 @@ def analyse(
         r: min(standalone, key=lambda o: months[o.id][r].total).id if standalone else None
         for r in REGIMES
     }
-    pairs, curves, observed = _break_evens(cfg, standalone, months, regimes, notes)
-    finding_msgs = utilisation_findings(pairs, observed)
+    pairs, curves = _break_evens(cfg, standalone, months, regimes, notes)
+    gpus_of = {o.id: pool_gpus(cfg, o) for o in standalone}
+    shares = utilisation.named_shares(standalone, gpus_of, months, regimes, profile, replays)
+    finding_msgs = utilisation_findings(
+        pairs,
+        {o.id: utilisation.observed(shares, o.id) for o in standalone},
+        {oid: g for oid, g in gpus_of.items() if g is not None},
+    )
     placeholders = _placeholder_note(cfg, notes)
     sens = sensitivity.tornado(cfg, regimes.normal) if standalone else None
     if sens and sens["flips"]:
@@ -511,6 +606,8 @@ def analyse(
         "options": options_json,
         "cheapest": cheapest,
         "break_even": pairs,
+        # Every share of GPU-hours the analysis stands on, each named (C2, C8).
+        "utilisation": shares,
         "near_full_utilisation": float(NEAR_FULL),
         "curves": curves,
         "findings": findings,
@@ -585,9 +682,10 @@ def _break_evens(
     months: dict[str, dict[str, MonthCost]],
     regimes: Regimes,
     notes: list[Message],
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, dict[str, float | None]]]:
-    """Break-even of every dedicated option against every managed one, their curves, and
-    the useful utilisation each dedicated option reaches in the normal and peak month."""
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Break-even of every dedicated option against every managed one (with the useful
+    utilisation each dedicated option reaches in the normal and peak month), and their
+    curves."""
     ref = _reference(regimes)
     dedicated = [o for o in standalone if isinstance(o, OwnedOption | RentedOption)]
     managed = [o for o in standalone if isinstance(o, ManagedOption)]
@@ -601,7 +699,7 @@ def _break_evens(
         notes.append(
             message("cost", "no GPU-hours in the profile: no break-even utilisation to compute")
         )
-        return pairs, curves, observed
+        return pairs, curves
     for d in dedicated:
         for mo in managed:
             pair = break_even(cfg, d, mo, ref)
@@ -612,7 +710,7 @@ def _break_evens(
             curve = _curves(cfg, d, managed, ref)
             curve["observed_normal"] = observed[d.id]["normal"]
             curves.append(curve)
-    return pairs, curves, observed
+    return pairs, curves
 
 
 def _placeholder_note(cfg: CostsConfig, notes: list[Message]) -> list[str]:

@@ -19,9 +19,10 @@ from rich.table import Table
 from gpudecide.console import emit_json, guard, language, out, print_written
 from gpudecide.cost import analysis, words
 from gpudecide.cost.figures import CostFigures
+from gpudecide.cost.report import share_of
 from gpudecide.cost.runs import CostRun, run_cost
 from gpudecide.errors import InputError
-from gpudecide.fmt import money, pct
+from gpudecide.fmt import money
 from gpudecide.i18n import translator
 from gpudecide.message import render
 from gpudecide.report.i18n import notes_of, summary_of
@@ -33,7 +34,8 @@ _ = translator("cost")
 
 
 def _table(figures: CostFigures) -> Table:
-    """One row per option: the three months, cost per useful GPU-hour, useful utilisation."""
+    """One row per option: the three months, cost per useful GPU-hour, and the normal
+    month's useful share of what it pays for (of its pool, of billed GPU-hours)."""
     cur = figures.currency
     table = Table(
         _("option"),
@@ -42,7 +44,7 @@ def _table(figures: CostFigures) -> Table:
         _("peak ({cur})").format(cur=cur),
         _("empty ({cur})").format(cur=cur),
         _("per useful GPU-h ({cur})").format(cur=cur),
-        _("useful util."),
+        _("useful share, normal month"),
         box=None,
     )
     for o in figures.options:
@@ -54,7 +56,7 @@ def _table(figures: CostFigures) -> Table:
             money(r["peak"].total, 0),
             money(r["empty"].total, 0),
             money(r["normal"].cost_per_useful_gpu_hour, 2),
-            pct(r["normal"].useful_utilisation),
+            share_of(o, r["normal"].useful_utilisation),
         )
     return table
 
@@ -71,18 +73,30 @@ def _month_lines(figures: CostFigures) -> list[str]:
                 basis=render(w.basis_message),
             )
         )
+    pools = {o.id: o for o in figures.options}
     for p in figures.break_even:
         u = p.break_even_useful_utilisation
+        pool = pools[p.dedicated]
         lines.append(
             _(
-                "break-even {dedicated} vs {managed}: {u} useful utilisation (dedicated cheaper: "
-                "{cheaper}; observed {observed})"
+                "break-even {dedicated} vs {managed}: useful utilisation {u} (dedicated cheaper: "
+                "{cheaper}); observed in the normal month: {observed}"
             ).format(
                 dedicated=p.dedicated,
                 managed=p.managed,
-                u=pct(u) if u is not None else _("none"),
+                u=share_of(pool, u) if u is not None else _("none"),
                 cheaper=words.word(words.CHEAPER, p.dedicated_cheaper),
-                observed=pct(p.observed_normal),
+                observed=share_of(pool, p.observed_normal),
+            )
+        )
+    # Every share of GPU-hours beside the others, each named: the same pool reads 3 % in one
+    # month and 13 % in a replay's window, and each line says which is which.
+    for s in figures.utilisation:
+        lines.append(
+            _("utilisation: {figure} ({options}; {evidence})").format(
+                figure=render(words.utilisation_figure(s.name_message, s.share)),
+                options=", ".join(s.options),
+                evidence=s.evidence or _("this record"),
             )
         )
     return lines

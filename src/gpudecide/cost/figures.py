@@ -32,9 +32,11 @@ __all__ = [
     "Month",
     "MonthWork",
     "MovedInput",
+    "NamedShare",
     "OptionFigures",
     "OwnedShrink",
     "PeakCheck",
+    "PeakOutcome",
     "PriceRow",
     "ProfilePeakCheck",
     "RecordMessages",
@@ -123,12 +125,20 @@ class WorkWindow(_Figures):
     jobs: int
 
 
+# What the peak check found: the pool takes the peak month, does not (its SLO fails),
+# cannot (jobs larger than the pool), the evidence disagrees or cannot judge, or nothing
+# measured it.
+PeakOutcome = Literal["absorbed", "not_absorbed", "never_fits", "unsettled", "not_measured"]
+
+
 class _PeakCheck(_Figures):
     pool_gpus: int
     peak_month_gpu_hours: float
     pool_gpu_hours: float
     peak_concurrent_gpus: int
     absorbs: bool | None
+    # None only in a record written before the outcome was stored (read its `absorbs`).
+    outcome: PeakOutcome | None = Field(default=None, exclude_if=_absent)
     meaning: str
     meaning_message: StoredMessage
 
@@ -177,8 +187,10 @@ class _Shrink(_Figures):
     days_to_shrink: float
     how: str
     how_message: StoredMessage
-    # A hybrid shrinks through its base pool: the id of that pool.
+    # A hybrid shrinks its base pool and leaves its overflow side by side: the id of that
+    # pool, the overflow's own figures, and `cost_to_shrink` / `days_to_shrink` of both.
     of_base: str | None = Field(default=None, exclude_if=_absent)
+    overflow: ManagedShrink | None = Field(default=None, exclude_if=_absent)
 
 
 class OwnedShrink(_Shrink):
@@ -193,23 +205,35 @@ class OwnedShrink(_Shrink):
 
 
 class RentedShrink(_Shrink):
-    """V2 for a rented pool: the commitment left and the notice."""
+    """V2 for a rented pool: what it bills every month whether used or not (pool,
+    provisioned storage, fixed fees) for the commitment left and the notice."""
 
     kind: Literal["rented"]
     scale_down_step_gpus: int
     notice_days: int
+    # Absent only in a record written before the committed charges were stored.
+    committed_monthly: str | None = None
     committed_payments_left: str
 
 
 class ManagedShrink(_Shrink):
-    """V1/V2 for a managed option: nothing to shrink, the kept data to move out."""
+    """V1/V2 for a managed option: no pool to shrink, but the contract's minimum spend (or
+    the data kept) and fixed fees for the commitment left and the notice, and the kept data
+    to move out. `notice_days` None: the contract's notice is not in costs.yaml."""
 
     kind: Literal["managed"]
+    # Absent only in a record written before the contract's terms were priced.
+    notice_days: int | None = None
+    committed_monthly: str | None = None
+    committed_payments_left: str | None = None
     gb_to_move_out: float
     egress_cost: str | None
 
 
 Shrink = Annotated[OwnedShrink | RentedShrink | ManagedShrink, Field(discriminator="kind")]
+_Shrink.model_rebuild()
+OwnedShrink.model_rebuild()
+RentedShrink.model_rebuild()
 
 
 class OptionFigures(_Figures):
@@ -239,6 +263,24 @@ class BreakEven(_Figures):
     observed_normal: float | None
     observed_peak: float | None
     finding: str | None
+
+
+class NamedShare(_Figures):
+    """One share of GPU-hours the cost stands on, with its name (C2): what was counted
+    (`measure`), of which hours (`of`: a pool's around the clock, the GPU-hours a managed
+    service billed, or a hybrid's paid ones), over which window, from which evidence
+    (`evidence`: None for this record's own months)."""
+
+    options: list[str]
+    pool_gpus: int | None
+    source: Literal["cost", "profile", "replay"]
+    evidence: str | None
+    measure: Literal["useful", "occupied"]
+    of: Literal["pool", "billed", "paid"]
+    window: str
+    share: float | None
+    name: str
+    name_message: StoredMessage
 
 
 class Curve(_Figures):
@@ -324,6 +366,8 @@ class CostFigures(_Figures):
     options: list[OptionFigures]
     cheapest: dict[str, str | None]
     break_even: list[BreakEven]
+    # Absent only in a record written before the shares were named.
+    utilisation: list[NamedShare] = Field(default_factory=list)
     near_full_utilisation: float
     curves: list[Curve]
     findings: list[str]

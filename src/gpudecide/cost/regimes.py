@@ -268,7 +268,7 @@ def _pick(
             weeks=WINDOW_WEEKS,
             span=span,
             hours=hours,
-        window_hours=window_hours,
+            window_hours=window_hours,
         )
         notes.append(how)
         return normal_i, how, peak_i, how

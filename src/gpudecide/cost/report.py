@@ -12,13 +12,14 @@ from __future__ import annotations
 from decimal import Decimal
 
 from gpudecide.cost import charts, words
-from gpudecide.cost.figures import CostFigures, InputMove, figures_of
+from gpudecide.cost.figures import CostFigures, InputMove, OptionFigures, figures_of
+from gpudecide.cost.rules import peak_outcome
 from gpudecide.fmt import money, not_available, num, pct, pct0
 from gpudecide.i18n import translator
 from gpudecide.message import render
 from gpudecide.report.model import Chart, Section, Table
 
-__all__ = ["TOP_INPUTS", "cost_section", "side_text"]
+__all__ = ["TOP_INPUTS", "cost_section", "share_of", "side_text"]
 
 TOP_INPUTS = 12
 
@@ -33,6 +34,7 @@ def cost_section(section: Section) -> None:
     for step in (
         _findings_table,
         _components_table,
+        _utilisation_table,
         _months_table,
         _break_even_table,
         _peak_table,
@@ -108,6 +110,13 @@ def _findings_table(section: Section, f: CostFigures) -> None:
     )
 
 
+def share_of(o: OptionFigures, value: float | None) -> str:
+    """A share of one option's GPU-hours in a table cell, with what it is a share of (the
+    pool and its size, billed or paid GPU-hours)."""
+    of = {"managed": "billed", "hybrid": "paid"}.get(o.type, "pool")
+    return render(words.share_cell(of, value, o.pool_gpus))
+
+
 def _components_table(section: Section, f: CostFigures) -> None:
     """Every C1 component of every option in every month."""
     cur = f.currency
@@ -124,7 +133,7 @@ def _components_table(section: Section, f: CostFigures) -> None:
                     *[money(m.components[c], 0) for c in comps],
                     money(m.total, 0),
                     num(Decimal(str(m.useful_gpu_hours)), 1),
-                    pct(m.useful_utilisation),
+                    share_of(o, m.useful_utilisation),
                     money(m.cost_per_useful_gpu_hour, 2),
                 ]
             )
@@ -137,10 +146,34 @@ def _components_table(section: Section, f: CostFigures) -> None:
                 *[words.component_name(c) for c in comps],
                 _("total"),
                 _("useful GPU-h"),
-                _("useful utilisation (C2)"),
+                _("useful share (C2)"),
                 _("per useful GPU-h (C3)"),
             ],
             rows,
+        )
+    )
+
+
+def _utilisation_table(section: Section, f: CostFigures) -> None:
+    """Every share of GPU-hours the cost stands on, side by side, each with its name: the
+    cost's months, the profile's whole log and each replay's window of the same pool."""
+    if not f.utilisation:
+        return
+    this = _("this record")
+    section.tables.append(
+        Table(
+            _("Utilisation: every share of GPU-hours, named (C2)"),
+            [_("option"), _("share"), _("value"), _("evidence")],
+            [
+                [
+                    ", ".join(s.options),
+                    render(s.name_message),
+                    pct(s.share),
+                    s.evidence or this,
+                ]
+                for s in f.utilisation
+            ],
+            verbatim=frozenset({0}),
         )
     )
 
@@ -177,6 +210,7 @@ def _months_table(section: Section, f: CostFigures) -> None:
 
 def _break_even_table(section: Section, f: CostFigures) -> None:
     """Break-even useful utilisation of each dedicated option against each managed one."""
+    pools = {o.id: o for o in f.options}
     if f.break_even:
         section.tables.append(
             Table(
@@ -187,18 +221,18 @@ def _break_even_table(section: Section, f: CostFigures) -> None:
                     _("break-even useful utilisation"),
                     _("dedicated cheaper"),
                     _("reachable at most"),
-                    _("observed normal"),
-                    _("observed peak"),
+                    _("observed, normal month"),
+                    _("observed, peak month"),
                 ],
                 [
                     [
                         p.dedicated,
                         p.managed,
-                        pct(p.break_even_useful_utilisation),
+                        share_of(pools[p.dedicated], p.break_even_useful_utilisation),
                         words.word(words.CHEAPER, p.dedicated_cheaper),
-                        pct(p.achievable_max),
-                        pct(p.observed_normal),
-                        pct(p.observed_peak),
+                        share_of(pools[p.dedicated], p.achievable_max),
+                        share_of(pools[p.dedicated], p.observed_normal),
+                        share_of(pools[p.dedicated], p.observed_peak),
                     ]
                     for p in f.break_even
                 ],
@@ -210,7 +244,6 @@ def _peak_table(section: Section, f: CostFigures) -> None:
     """Whether each dedicated pool absorbs the peak month (C8)."""
     cur = f.currency
     na = not_available()
-    absorbs = {True: _("yes"), False: _("no"), None: _("not measured")}
     peak_rows = []
     for o in f.options:
         pc = o.peak_check
@@ -225,14 +258,14 @@ def _peak_table(section: Section, f: CostFigures) -> None:
                 o.id,
                 render(words.gpus(pc.pool_gpus)),
                 str(pc.peak_concurrent_gpus),
-                absorbs[pc.absorbs],
+                words.word(words.PEAK_OUTCOMES, peak_outcome(pc.model_dump(mode="json"))),
                 render(pc.meaning_message),
             ]
         )
     section.tables.append(
         Table(
             _("Peak month: can the dedicated pool take the parallel jobs? (C8)"),
-            [_("option"), _("pool"), _("peak GPUs at once"), _("absorbs"), _("how")],
+            [_("option"), _("pool"), _("peak GPUs at once"), _("outcome"), _("how")],
             peak_rows,
         )
     )
@@ -268,30 +301,42 @@ def _waiting_table(section: Section, f: CostFigures) -> None:
 
 
 def _reversibility_table(section: Section, f: CostFigures) -> None:
-    """What shrinking each option costs and takes (V2)."""
+    """What leaving or shrinking each option costs and takes (V2): the commitment left, the
+    notice, what the contract bills each month meanwhile."""
     cur = f.currency
-    rev_rows = [
-        [
-            o.id,
-            str(rv.commitment_months_left),
-            f"{money(rv.cost_to_shrink, 0)} {cur}",
-            num(Decimal(str(rv.days_to_shrink)), 1),
-            render(rv.how_message),
-        ]
-        for o in f.options
-        if (rv := o.reversibility) is not None
-    ]
+    na = not_available()
+    rev_rows = []
+    for o in f.options:
+        rv = o.reversibility
+        if rv is None:
+            continue
+        parts = [rv] if rv.overflow is None else [rv, rv.overflow]  # a hybrid: base / overflow
+        notices = [getattr(p, "notice_days", None) for p in parts]
+        owed = [getattr(p, "committed_monthly", None) for p in parts]
+        rev_rows.append(
+            [
+                o.id,
+                " / ".join(str(p.commitment_months_left) for p in parts),
+                " / ".join(na if n is None else str(n) for n in notices),
+                " / ".join(na if m is None else money(m, 0) for m in owed),
+                f"{money(rv.cost_to_shrink, 0)} {cur}",
+                num(Decimal(str(rv.days_to_shrink)), 1),
+                render(rv.how_message),
+            ]
+        )
     if rev_rows:
         section.tables.append(
             Table(
-                _(
-                    "Reversibility of dedicated options (C10, V2): load drops after {n} months"
-                ).format(n=f.exit_after_months),
+                _("Reversibility of every option (C10, V2): load drops after {n} months").format(
+                    n=f.exit_after_months
+                ),
                 [
                     _("option"),
                     _("commitment months left"),
-                    _("cost to shrink"),
-                    _("days to shrink"),
+                    _("notice days"),
+                    _("owed a month ({currency})").format(currency=cur),
+                    _("cost to leave or shrink"),
+                    _("days to leave or shrink"),
                     _("how"),
                 ],
                 rev_rows,

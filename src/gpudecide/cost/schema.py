@@ -259,6 +259,16 @@ class ManagedOption(_Option):
         description="A floor on the month's usage charges (compute, storage, transfer): "
         "the larger of usage and this is paid.",
     )
+    min_commitment_months: Months | None = Field(
+        default=None,
+        description="Minimum term of the contract in months (the minimum spend and fixed fees "
+        "are owed until it ends); null: not stated in the contract.",
+    )
+    notice_days: Days | None = Field(
+        default=None,
+        description="Days of notice to end the contract (its minimum spend, fixed fees and "
+        "the data kept are paid until then); null: not stated in the contract.",
+    )
 
 
 class OverflowRule(_Strict):

@@ -222,11 +222,12 @@ def _owned(cfg: CostsConfig, o: OwnedOption, w: Workload) -> MonthCost:
             "compute",
             message(
                 "cost",
-                "power: {servers} x {kw:num} kW at {load:pct} load x {hours:num} h x PUE "
-                "{pue:num} = {kwh:num} kWh x {price:num}",
+                "power: {servers} x {kw:num} kW at {load:pct} occupied utilisation of the "
+                "{gpus}-GPU pool x {hours:num} h x PUE {pue:num} = {kwh:num} kWh x {price:num}",
                 servers=words.servers(o.servers),
                 kw=figure(kw, 3),
                 load=share(load),
+                gpus=o.pool_gpus,
                 hours=figure(hours),
                 pue=figure(p.pue),
                 kwh=figure(kwh, 0),
@@ -683,46 +684,74 @@ def reversibility(cfg: CostsConfig, option: Option) -> dict[str, Any] | None:
 
 
 def shrinking(cfg: CostsConfig, option: Option) -> tuple[dict[str, Any], Message] | None:
-    """V2 figures of shrinking an option, and how it goes (a message); None for an option
-    without a pool of its own."""
-    after = cfg.exit_after_months
-    days_per_month = cfg.hours_per_month / 24
+    """V2 figures of leaving or shrinking an option if load drops after `exit_after_months`,
+    and how it goes (a message).
+
+    Every kind pays what its contracts still bind it to: owned, the loss on selling the
+    servers and the rack's commitment; rented, the pool, its provisioned storage and fixed
+    fees for the commitment left and the notice; managed, its minimum monthly spend (or the
+    data still kept), fixed fees for the commitment left and the notice, and the egress of
+    the data kept at the vendor; a hybrid, both of its contracts.
+    """
     if isinstance(option, HybridOption):
-        inner = shrinking(cfg, cfg.option(option.base))
-        return ({**inner[0], "of_base": option.base}, inner[1]) if inner else None
+        return _hybrid_shrinking(cfg, option)
     if isinstance(option, OwnedOption):
         return _owned_shrinking(cfg, option)
     if isinstance(option, RentedOption):
-        monthly = _rented_pool_line(cfg, option).amount
-        left = max(0, option.min_commitment_months - after)
-        notice = option.scale_down_notice_days
-        cost = monthly * left + monthly * notice / days_per_month
-        step = option.scale_down_step_gpus
-        how = (
-            message(
-                "cost",
-                "release {gpus} GPU(s) at a time with {days} days' notice after the commitment",
-                gpus=step,
-                days=notice,
-            )
-            if step
-            else message(
-                "cost",
-                "capacity cannot be reduced: only the whole contract ends, after the commitment",
-            )
-        )
-        figures = {
-            "kind": "rented",
-            "exit_after_months": after,
-            "commitment_months_left": left,
-            "scale_down_step_gpus": step,
-            "notice_days": notice,
-            "committed_payments_left": str(cents(monthly * left)),
-            "cost_to_shrink": str(cents(cost)),
-            "days_to_shrink": round(float(left * days_per_month + notice), 1),
-        }
-        return figures, how
+        return _rented_shrinking(cfg, option)
     return _managed_shrinking(cfg, option)
+
+
+def _days_per_month(cfg: CostsConfig) -> Decimal:
+    return cfg.hours_per_month / 24
+
+
+def _rented_committed(cfg: CostsConfig, option: RentedOption) -> Decimal:
+    """What a rented pool bills every month whether used or not: the pool, its provisioned
+    storage and fixed fees (C4)."""
+    monthly = _rented_pool_line(cfg, option).amount
+    if option.storage_gb > 0 and option.storage_price_per_gb_month is not None:
+        monthly += cents(option.storage_gb * option.storage_price_per_gb_month.amount)
+    return monthly + sum((f.price_per_month.amount for f in option.fees), ZERO)
+
+
+def _rented_shrinking(cfg: CostsConfig, option: RentedOption) -> tuple[dict[str, Any], Message]:
+    """V2 for a rented pool: its committed charges for the commitment left and the notice."""
+    after = cfg.exit_after_months
+    dpm = _days_per_month(cfg)
+    monthly = _rented_committed(cfg, option)
+    left = max(0, option.min_commitment_months - after)
+    notice = option.scale_down_notice_days
+    cost = monthly * left + monthly * notice / dpm
+    step = option.scale_down_step_gpus
+    release = (
+        message(
+            "cost",
+            "release {gpus} at a time with {days} of notice after the commitment",
+            gpus=words.gpus(step),
+            days=words.days(notice),
+        )
+        if step
+        else message(
+            "cost",
+            "capacity cannot be reduced: only the whole contract ends, after the commitment",
+        )
+    )
+    owed = _owed(
+        monthly, message("cost", "the pool, its provisioned storage and fixed fees"), left, notice
+    )
+    figures = {
+        "kind": "rented",
+        "exit_after_months": after,
+        "commitment_months_left": left,
+        "scale_down_step_gpus": step,
+        "notice_days": notice,
+        "committed_monthly": str(cents(monthly)),
+        "committed_payments_left": str(cents(monthly * left)),
+        "cost_to_shrink": str(cents(cost)),
+        "days_to_shrink": round(float(left * dpm + notice), 1),
+    }
+    return figures, message("cost", "{parts}", parts=[release, owed])
 
 
 def _owned_shrinking(cfg: CostsConfig, option: OwnedOption) -> tuple[dict[str, Any], Message]:
@@ -759,47 +788,154 @@ def _owned_shrinking(cfg: CostsConfig, option: OwnedOption) -> tuple[dict[str, A
     how = message(
         "cost",
         "sell the servers ({share:pct0} of the purchase price assumed), pay the rack for "
-        "{months} more month(s), move jobs within {weeks}",
+        "{months} more, move jobs within {weeks}",
         share=share(option.exit.resale_share, 0),
-        months=colo_left,
+        months=words.months(colo_left),
         weeks=words.weeks(option.exit.weeks_to_shrink),
     )
     return figures, how
 
 
+def _managed_committed(cfg: CostsConfig, option: ManagedOption) -> Decimal:
+    """What a managed contract bills every month with no jobs: the larger of its minimum
+    spend and the storage of the data kept, and its fixed fees."""
+    kept = cfg.data.stored_gb * option.storage_price_per_gb_month.amount
+    floor = option.minimum_monthly_spend.amount if option.minimum_monthly_spend else ZERO
+    return cents(max(floor, kept)) + sum((f.price_per_month.amount for f in option.fees), ZERO)
+
+
 def _managed_shrinking(cfg: CostsConfig, option: ManagedOption) -> tuple[dict[str, Any], Message]:
-    """V1/V2 for a managed option: nothing to shrink, but leaving moves the kept data out.
+    """V1/V2 for a managed option: no pool to shrink, but its contract runs to the end of
+    the commitment and the notice, and leaving moves the kept data out.
 
     The time to move a run out is measured by the export audit and the export test; the
     decision's reversibility joins it with these figures.
     """
+    after = cfg.exit_after_months
+    dpm = _days_per_month(cfg)
     gb = cfg.data.stored_gb
     price = option.egress_price_per_gb
     egress = gb * price.amount if price is not None else None
+    monthly = _managed_committed(cfg, option)
+    left = max(0, (option.min_commitment_months or 0) - after)
+    notice = option.notice_days or 0
+    committed = monthly * left
     figures = {
         "kind": "managed",
-        "exit_after_months": cfg.exit_after_months,
-        "commitment_months_left": 0,
+        "exit_after_months": after,
+        "commitment_months_left": left,
+        "notice_days": option.notice_days,
+        "committed_monthly": str(cents(monthly)),
+        "committed_payments_left": str(cents(committed)),
         "gb_to_move_out": float(gb),
         "egress_cost": None if egress is None else str(cents(egress)),
-        "cost_to_shrink": str(cents(egress or ZERO)),
-        "days_to_shrink": 0.0,
+        "cost_to_shrink": str(cents(committed + monthly * notice / dpm + (egress or ZERO))),
+        "days_to_shrink": round(float(left * dpm + notice), 1),
     }
-    how = (
+    return figures, message("cost", "{parts}", parts=_managed_terms(cfg, option, monthly, left))
+
+
+def _owed(monthly: Decimal, what: Message, left: int, notice: int) -> Message:
+    """What a contract still bills when load drops, and for how long."""
+    return message(
+        "cost",
+        "{monthly:num} a month ({what}) for {months} of commitment left and {notice} of notice",
+        monthly=figure(monthly),
+        what=what,
+        months=words.months(left),
+        notice=words.days(notice),
+    )
+
+
+def _managed_owed(cfg: CostsConfig, option: ManagedOption) -> Message:
+    """What a managed contract bills each month with no jobs, in words."""
+    kept = cfg.data.stored_gb * option.storage_price_per_gb_month.amount
+    floor = option.minimum_monthly_spend
+    fees = bool(option.fees)
+    if floor is not None and floor.amount >= kept:
+        if fees:
+            return message("cost", "the minimum spend and fixed fees")
+        return message("cost", "the minimum spend")
+    if kept > 0:
+        if fees:
+            return message("cost", "storage of the data kept and fixed fees")
+        return message("cost", "storage of the data kept")
+    return message("cost", "fixed fees")
+
+
+def _managed_terms(
+    cfg: CostsConfig, option: ManagedOption, monthly: Decimal, left: int
+) -> list[Message]:
+    """How leaving a managed option goes: what the contract still bills and for how long,
+    what costs.yaml does not say about it, and the data to move out."""
+    gb = cfg.data.stored_gb
+    parts: list[Message] = []
+    if monthly > 0:
+        parts.append(_owed(monthly, _managed_owed(cfg, option), left, option.notice_days or 0))
+    else:
+        parts.append(message("cost", "billed per use: nothing is owed once the jobs stop"))
+    if option.min_commitment_months is None and option.minimum_monthly_spend is not None:
+        parts.append(
+            message(
+                "cost",
+                "the minimum term is not in costs.yaml (min_commitment_months): the commitment "
+                "left is taken as none",
+            )
+        )
+    if option.notice_days is None:
+        parts.append(
+            message(
+                "cost",
+                "the notice period is not in costs.yaml (notice_days): taken as none, so the "
+                "cost and days to leave are a lower bound",
+            )
+        )
+    price = option.egress_price_per_gb
+    parts.append(
         message(
             "cost",
-            "billed per use, nothing to shrink; leaving moves {gb:num} GB kept at the vendor out "
-            "at {price:num} per GB; the time and manual steps come from the export test",
+            "leaving moves {gb:num} GB kept at the vendor out at {price:num} per GB",
             gb=figure(gb),
             price=figure(price.amount),
         )
         if price is not None
         else message(
             "cost",
-            "billed per use, nothing to shrink; leaving moves {gb:num} GB kept at the vendor out "
-            "(egress price not in the contract: ask); the time and manual steps come from the "
-            "export test",
+            "leaving moves {gb:num} GB kept at the vendor out (egress price not in the "
+            "contract: ask)",
             gb=figure(gb),
         )
+    )
+    parts.append(message("cost", "the time and manual steps come from the export test"))
+    return parts
+
+
+def _hybrid_shrinking(cfg: CostsConfig, option: HybridOption) -> tuple[dict[str, Any], Message]:
+    """V2 for a hybrid: its base pool's figures (`of_base`), its overflow's (`overflow`), and
+    the cost and days of leaving both (the two run side by side)."""
+    base = cfg.option(option.base)
+    over = cfg.option(option.overflow)
+    assert isinstance(base, OwnedOption | RentedOption)  # schema check
+    assert isinstance(over, ManagedOption)
+    if isinstance(base, OwnedOption):
+        base_figures, base_how = _owned_shrinking(cfg, base)
+    else:
+        base_figures, base_how = _rented_shrinking(cfg, base)
+    over_figures, over_how = _managed_shrinking(cfg, over)
+    cost = Decimal(base_figures["cost_to_shrink"]) + Decimal(over_figures["cost_to_shrink"])
+    figures = {
+        **base_figures,
+        "of_base": option.base,
+        "overflow": {**over_figures, "how": english(over_how), "how_message": over_how},
+        "cost_to_shrink": str(cents(cost)),
+        "days_to_shrink": max(base_figures["days_to_shrink"], over_figures["days_to_shrink"]),
+    }
+    how = message(
+        "cost",
+        "base {base}: {base_how}; overflow {overflow}: {overflow_how}",
+        base=option.base,
+        base_how=base_how,
+        overflow=option.overflow,
+        overflow_how=over_how,
     )
     return figures, how

@@ -14,7 +14,9 @@ sentences are built from.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
+from typing import Any
 
 from gpudecide.i18n import N_, translator
 from gpudecide.message import Message, message, nmessage
@@ -23,6 +25,7 @@ __all__ = [
     "CHEAPER",
     "COMPONENT_NAMES",
     "OPTION_TYPES",
+    "PEAK_OUTCOMES",
     "REGIME_MONTHS",
     "WINDOWS",
     "attempts",
@@ -31,11 +34,17 @@ __all__ = [
     "figure",
     "gpu_hours",
     "gpus",
+    "log_window",
+    "month_window",
     "month_word",
     "months",
+    "replay_window",
     "servers",
     "share",
+    "share_cell",
     "trainings",
+    "utilisation",
+    "utilisation_figure",
     "weeks",
     "window_word",
     "word",
@@ -77,6 +86,16 @@ WINDOWS = {
     "full": N_("full window"),
     "peak": N_("peak window"),
 }
+# What the peak check found (SPEC C8): the pool takes the peak month, does not (jobs wait
+# longer than the SLO allows), cannot (jobs larger than the pool), the evidence disagrees or
+# cannot say (unsettled), or nothing measured it.
+PEAK_OUTCOMES = {
+    "absorbed": N_("absorbed"),
+    "not_absorbed": N_("not absorbed"),
+    "never_fits": N_("jobs never fit"),
+    "unsettled": N_("unsettled"),
+    "not_measured": N_("not measured"),
+}
 
 
 def word(table: dict[str, str], key: str) -> str:
@@ -99,6 +118,96 @@ def window_word(kind: object) -> Message:
     """The window a replay ran, as a message ("peak window")."""
     known = WINDOWS.get(str(kind))
     return message("cost", known) if known else message("cost", "{kind} window", kind=kind)
+
+
+# --- utilisation: one name for every share of GPU-hours (SPEC C2) ---
+#
+# A share of GPU-hours means nothing without what was counted (useful: completed attempts;
+# occupied: every attempt, lost ones included), of which hours (a pool's, around the clock;
+# the GPU-hours a managed service billed; both for a hybrid) and over which window. Every
+# table and sentence of the cost analysis names its shares here, so the same 8-GPU pool's
+# 3.3 % in the normal month, 7.1 % in the peak month and 13.2 % in a replay read as three
+# different figures, each with what it is.
+
+
+def month_window(regime: str, span: list[int] | None = None) -> Message:
+    """A month of the analysis as a window ("normal month (weeks 5-8)")."""
+    month = month_word(regime)
+    if not span or len(span) != 2:
+        return month
+    return message(
+        "cost", "{month} (weeks {first}-{last})", month=month, first=span[0], last=span[1]
+    )
+
+
+def log_window(n_weeks: int | float) -> Message:
+    """The whole profiled log as a window ("whole log, 8 weeks")."""
+    return message("cost", "whole log, {weeks}", weeks=weeks(Decimal(str(n_weeks))))
+
+
+def replay_window(kind: object, start: str | None = None, end: str | None = None) -> Message:
+    """The window a replay ran, with its dates when known ("replay of the peak window,
+    2026-06-01 to 2026-06-27")."""
+    window = window_word(kind)
+    if not start or not end:
+        return message("cost", "replay of the {window}", window=window)
+    return message(
+        "cost",
+        "replay of the {window}, {start} to {end}",
+        window=window,
+        start=start[:10],
+        end=end[:10],
+    )
+
+
+def utilisation(
+    measure: str, of: str, window: Message, *, gpus: int | None = None, overflow: str = ""
+) -> Message:
+    """The name of a share of GPU-hours: what was counted (`measure`: useful | occupied), of
+    which hours (`of`: pool | billed | paid) and over which `window`.
+
+    pool: a dedicated pool's GPU-hours around the clock (the useful one is C2's useful
+    utilisation); billed: the GPU-hours a managed service billed (job time, start-up, data
+    loading, the billing increment), not a utilisation; paid: a hybrid's base pool and the
+    GPU-hours its overflow billed.
+    """
+    if of == "billed":
+        return message("cost", "useful share of billed GPU-hours, {window}", window=window)
+    if of == "paid":
+        return message(
+            "cost",
+            "useful share of paid GPU-hours ({gpus}-GPU base pool and the hours {option} "
+            "billed), {window}",
+            gpus=gpus,
+            option=overflow,
+            window=window,
+        )
+    if measure == "occupied":
+        return message(
+            "cost",
+            "occupied utilisation of the {gpus}-GPU pool, {window}",
+            gpus=gpus,
+            window=window,
+        )
+    return message(
+        "cost", "useful utilisation of the {gpus}-GPU pool, {window}", gpus=gpus, window=window
+    )
+
+
+def utilisation_figure(name: Mapping[str, Any], value: float | None) -> Message:
+    """A named share with its value ("useful utilisation of the 8-GPU pool, normal month
+    (weeks 5-8): 3.3%")."""
+    return message("cost", "{name}: {share:pct}", name=name, share=value)
+
+
+def share_cell(of: str, value: float | None, pool_gpus: int | None = None) -> Message:
+    """A share in a table cell whose column names the measure and the window: what it is a
+    share of ("3.3% of 8 GPUs", "53.8% of billed GPU-h")."""
+    if of == "billed":
+        return message("cost", "{share:pct} of billed GPU-h", share=value)
+    if of == "paid":
+        return message("cost", "{share:pct} of paid GPU-h", share=value)
+    return message("cost", "{share:pct} of {gpus}", share=value, gpus=gpus(pool_gpus or 0))
 
 
 # --- figures as message arguments ---
