@@ -26,6 +26,7 @@ from gpudecide.jobs.schema import KINDS
 __all__ = [
     "COSTS_NAME",
     "Amount",
+    "BusyKilowatts",
     "CapexItem",
     "Colocation",
     "Component",
@@ -54,6 +55,7 @@ __all__ = [
     "Problem",
     "RentedOption",
     "Replacements",
+    "RoleHours",
     "Waiting",
     "dotted",
     "is_consistent",
@@ -78,7 +80,12 @@ Gigabytes = Annotated[Decimal, Field(ge=0, le=Decimal(10) ** 8, allow_inf_nan=Fa
 Minutes = Annotated[Decimal, Field(ge=0, le=44_640, allow_inf_nan=False)]
 # Hours of one month: at most 744.
 MonthHours = Annotated[Decimal, Field(ge=0, le=744, allow_inf_nan=False)]
+# Hours a role works on an option in a month: a role may be several people (up to about 130
+# full-time), so more than one month's hours.
+RoleHours = Annotated[Decimal, Field(ge=0, le=100_000, allow_inf_nan=False)]
 Kilowatts = Annotated[Decimal, Field(ge=0, le=1000, allow_inf_nan=False)]
+# A working GPU server draws power: zero is a typo, not a figure.
+BusyKilowatts = Annotated[Decimal, Field(gt=0, le=1000, allow_inf_nan=False)]
 # Counts of servers, GPUs or parts in one option: the largest clusters hold about 10^5 GPUs.
 Count = Annotated[int, Field(ge=1, le=100_000)]
 Months = Annotated[int, Field(ge=0, le=240)]
@@ -113,7 +120,9 @@ class LabourRole(_Strict):
     """Engineer time an option needs every month (C6: never zero)."""
 
     role: str = Field(min_length=1, description="Who does the work.")
-    hours_per_month: MonthHours = Field(description="Hours per month this option takes.")
+    hours_per_month: RoleHours = Field(
+        description="Hours per month this option takes (all people in the role together)."
+    )
     rate_per_hour: Price = Field(description="Cost of one hour of this role.")
 
 
@@ -164,8 +173,10 @@ class CapexItem(_Strict):
 class Power(_Strict):
     """Electricity of the GPU servers (C9)."""
 
-    kw_per_server_busy: Kilowatts = Field(description="Draw of one busy server, kW.")
-    kw_per_server_idle: Kilowatts = Field(description="Draw of one idle server, kW.")
+    kw_per_server_busy: BusyKilowatts = Field(description="Draw of one busy server, kW.")
+    kw_per_server_idle: Kilowatts = Field(
+        description="Draw of one idle server, kW (at most the busy draw)."
+    )
     pue: Decimal = Field(ge=1, le=5, allow_inf_nan=False, description="Power usage effectiveness.")
     price_per_kwh: Price = Field(description="Price of one kWh.")
 
@@ -385,6 +396,16 @@ def _currency_problems(cfg: CostsConfig) -> Iterator[Problem]:
 
 
 def _staffing_problems(opt: Any, loc: Loc) -> Iterator[Problem]:
+    # Engineer time is never free (C6): a role that works on the option has a rate.
+    for i, role in enumerate(opt.labour):
+        if role.hours_per_month > 0 and role.rate_per_hour.amount <= 0:
+            yield (
+                (*loc, "labour", i, "rate_per_hour", "amount"),
+                "{role!r} works {hours} hours a month at a rate of 0",
+                "engineer time is never free (SPEC C6): give the role's cost of an hour from "
+                "the rate card",
+                {"role": role.role, "hours": role.hours_per_month},
+            )
     # A building block of a hybrid is staffed and waited on through the hybrid.
     if not getattr(opt, "standalone", True):
         return
@@ -398,6 +419,17 @@ def _staffing_problems(opt: Any, loc: Loc) -> Iterator[Problem]:
             "SPEC C7: write what a delay on this option causes (missed release "
             "window, team-days without result, fix not in production)",
             {},
+        )
+
+
+def _power_problems(opt: Any, loc: Loc) -> Iterator[Problem]:
+    power = opt.power if isinstance(opt, OwnedOption) else None
+    if power is not None and power.kw_per_server_idle > power.kw_per_server_busy:
+        yield (
+            (*loc, "power", "kw_per_server_idle"),
+            "an idle server draws {idle} kW, more than a busy one ({busy} kW)",
+            "swap the two figures, or take both from the server's power specification",
+            {"idle": power.kw_per_server_idle, "busy": power.kw_per_server_busy},
         )
 
 
@@ -464,6 +496,7 @@ def _option_problems(cfg: CostsConfig) -> Iterator[Problem]:
                 )
             seen.add(opt.id)
             yield from _staffing_problems(opt, loc)
+            yield from _power_problems(opt, loc)
             yield from _colocation_problems(opt, loc)
             if isinstance(opt, RentedOption):
                 yield from _rented_problems(opt, loc)
