@@ -477,6 +477,7 @@ def write_export(data: Path = EXPORT_DATA) -> Path:
 RETENTION_ANSWERS = {
     "retention_owner": "Head of ML platform; approved by the CISO (policy ML-RET-2)",
     "key_access": "Bank HSM admins only; the vendor never sees the key (contract 4.2)",
+    "key_custody": "team",
 }
 
 
@@ -548,6 +549,13 @@ def write_hybrid(data: Path = HYBRID_DATA) -> Path:
     return data
 
 
+def write_kz_local_export() -> Path:
+    """The local provider's export of run 12, with its full state (the portability demo)."""
+    from gpudecide.portability.demo import make_export
+
+    return make_export()
+
+
 def main() -> int:
     """Write every demo data file."""
     LOG_DATA.write_text(sacct_log(), encoding="utf-8")
@@ -555,6 +563,7 @@ def main() -> int:
     export = write_export()
     print(f"wrote {export}")
     print(f"wrote {write_hybrid()}")
+    print(f"wrote {write_kz_local_export()}")
     return 0
 
 

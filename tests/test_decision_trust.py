@@ -72,9 +72,10 @@ def record(kind: str, figures: dict[str, Any], verdict: str = "info") -> ev.Evid
 
 
 def export_test(option: str, verdict: str, **contour: Any) -> ev.Evidence:
+    stated = {"artifacts": "produced_here", **contour}
     return record(
         "export_test",
-        {"option": option, "verdict": verdict, "contour": contour, "bytes_exported": 10},
+        {"option": option, "verdict": verdict, "contour": stated, "bytes_exported": 10},
         verdict,
     )
 
@@ -86,8 +87,13 @@ def drill(option: str, scenario: str, verdict: str, **contour: Any) -> ev.Eviden
             "option": option,
             "drill": scenario,
             "verdict": verdict,
+            "noticed": True,
+            "data_kept": verdict == "pass",
+            "explained": True,
+            "executor": contour.get("executor", "local"),
+            "storage": contour.get("storage", ""),
             "contour": contour,
-            "external_storage": True,
+            "external_storage": contour.get("storage") or "/scratch/ckpt",
             "restarted_from_zero": verdict == "fail",
         },
         verdict,
@@ -110,7 +116,7 @@ def own_evidence() -> list[ev.Evidence]:
         export_test("own", "pass", **CONTOUR),
         record("audit", {"option": "own", "hazards": [], "resumable": True}),
         drill("own", "node-loss", "pass", **CONTOUR),
-        record("queue", {"option": "own", "slo": []}),
+        record("queue", {"option": "own", "slo": [], "contour": CONTOUR}),
         record("cordon", {"option": "own", "orchestrator": "slurm", "gpus": []}),
         record(
             "isolation",
@@ -457,3 +463,15 @@ def test_a_contradiction_on_the_leader_keeps_it_provisional(tmp_path: Path) -> N
     assert ("own", "key_custody") in _ids(result)
     assert result.status == "provisional"
     assert any("key_custody" in a.command for a in result.next_actions)
+
+
+def test_a_queue_log_from_another_cluster_is_a_rehearsal(tmp_path: Path) -> None:
+    """Start time is measured from the option's own jobs: a log from another cluster shows
+    how a queue behaves, not how this option's does."""
+    ws = make_ws(tmp_path)
+    elsewhere = {**CONTOUR, "cluster": "lab"}
+    records = [r for r in own_evidence() if r.kind != "queue"]
+    records.append(record("queue", {"option": "own", "slo": [], "contour": elsewhere}))
+    assert _states(assess(ws, records), "own")["start_measured"] == "rehearsed"
+    vendor = record("queue", {"option": "man", "slo": [], "contour": {"executor": "vendor"}})
+    assert _states(assess(ws, [vendor]), "man")["start_measured"] == "verified"

@@ -54,7 +54,7 @@ STATE_NAMES = {
 
 # Where each kind of contradiction is resolved.
 CONTRADICTION_FILES = {
-    "key_custody": "retention.yaml key_custody / isolation.yaml keys custody",
+    "key_custody": "retention.yaml key_custody / isolation.yaml keys.custody",
     "isolation_scored_on_claims": "isolation.yaml proof",
     "hybrid_stronger_than_contour": "isolation.yaml (the hybrid's answers)",
 }

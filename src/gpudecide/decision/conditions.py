@@ -76,7 +76,7 @@ def _run_profile() -> Message:
 
 def dedicated(ctx: RuleContext) -> list[Condition]:
     """D1: when dedicated GPUs are the better fit."""
-    profile, queue = ctx.newest.get("profile"), ctx.newest.get("queue")
+    profile, queue = ctx.workload("profile"), ctx.workload("queue")
     audit, standard = ctx.newest.get("audit"), ctx.newest.get("standard_path")
     isolation = ctx.newest.get("isolation")
     steady: bool | None = None
@@ -164,7 +164,7 @@ def dedicated(ctx: RuleContext) -> list[Condition]:
 
 def managed(ctx: RuleContext) -> list[Condition]:
     """D2: when a managed endpoint is the better fit; export and isolation per option."""
-    profile, standard = ctx.newest.get("profile"), ctx.newest.get("standard_path")
+    profile, standard = ctx.workload("profile"), ctx.newest.get("standard_path")
     rare: bool | None = None
     why, why_en = _run_profile(), None
     if profile is not None:

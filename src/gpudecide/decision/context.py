@@ -81,6 +81,11 @@ class RuleContext:
         found = [r for (k, o, _w), r in self.checks.items() if k == kind and o == option]
         return max(found, key=lambda r: (r.created_at_utc, r.id)) if found else None
 
+    def workload(self, kind: str) -> ev.Evidence | None:
+        """The standing record of `kind` about the team's whole workload (no option named),
+        else the newest of that kind."""
+        return self.checks.get((kind, None, None)) or self.newest.get(kind)
+
     def all_of(self, kind: str, option: str) -> list[ev.Evidence]:
         """Every standing record of `kind` about `option` (one per check)."""
         return [r for (k, o, _w), r in self.checks.items() if k == kind and o == option]

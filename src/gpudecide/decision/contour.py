@@ -25,9 +25,9 @@ from gpudecide.options import OptionDecl
 __all__ = ["Exercised", "Grade", "exercised", "grade"]
 
 Grade = Literal["own", "rehearsal"]
-# Evidence kinds whose contour matters; the others describe the option's documents or
-# log (governance, cost, profile) and are its own by naming it.
-RUN_KINDS = ("export_test", "drill")
+# Evidence kinds whose contour matters (a run, or a log read from a scheduler); the others
+# describe the option's documents (governance, cost) and are its own by naming it.
+RUN_KINDS = ("export_test", "drill", "queue")
 
 
 @dataclass(frozen=True)

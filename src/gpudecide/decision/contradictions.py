@@ -24,6 +24,7 @@ from typing import Any
 from gpudecide import evidence as ev
 from gpudecide.decision.context import RuleContext
 from gpudecide.decision.matrix import Cell
+from gpudecide.governance.messages import CUSTODY_NAMES
 from gpudecide.message import Message, message
 
 __all__ = ["Contradiction", "contradictions"]
@@ -84,8 +85,10 @@ def _key_custody(ctx: RuleContext) -> list[Contradiction]:
                     message(
                         "decision",
                         "the retention policy says only the team sees the keys; the isolation "
-                        "answers say {custody} holds them for this option",
-                        custody=custody,
+                        "answers say {custody} for this option",
+                        custody=message("governance", CUSTODY_NAMES.get(custody, custody))
+                        if custody in CUSTODY_NAMES
+                        else custody,
                     ),
                     [policy[1].id, isolation.id],
                 )
@@ -97,7 +100,7 @@ def _claimed_isolation(ctx: RuleContext, cells: dict[str, dict[str, Cell]]) -> l
     isolation = ctx.newest.get("isolation")
     if isolation is None:
         return []
-    required = {
+    by_model = {
         str(b)
         for asset in isolation.figures.get("assets", [])
         if asset.get("closed", True)
@@ -106,6 +109,8 @@ def _claimed_isolation(ctx: RuleContext, cells: dict[str, dict[str, Cell]]) -> l
     }
     out = []
     for option, row in _rows(isolation).items():
+        # The option's own list: adversaries that cannot reach it are left out.
+        required = set(row["required"]) if row.get("required") else by_model
         cell = cells.get(option, {}).get("isolation")
         if cell is None or cell.score < 4:
             continue

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from gpudecide import evidence as ev
 from gpudecide.decision.context import RuleContext
+from gpudecide.decision.contour import exercised
 from gpudecide.message import Message, message
 from gpudecide.options import OptionDecl
 
@@ -138,7 +139,7 @@ def _node_loss(ctx: RuleContext, opt: OptionDecl) -> CoverageItem:
     if grade == "rehearsal":
         why = message("decision", "passed as a rehearsal: {reason}", reason=reason)
         return _item("node_loss_drilled", spec, "rehearsed", why, [drill], command)
-    if not drill.figures.get("external_storage"):
+    if not _external(drill.figures.get("external_storage") or exercised(drill).storage):
         why = message(
             "decision", "resumed, but its checkpoints were on local disk, not external storage"
         )
@@ -147,11 +148,22 @@ def _node_loss(ctx: RuleContext, opt: OptionDecl) -> CoverageItem:
     return _item("node_loss_drilled", spec, "verified", why, [drill])
 
 
+def _external(url: object) -> bool:
+    """Whether checkpoints went to storage outside the node (an object store or a network
+    file system named by URL), not a folder on the node's own disk (G1)."""
+    text = str(url or "")
+    return "://" in text and not text.startswith("file://")
+
+
 def _start_measured(ctx: RuleContext, opt: OptionDecl) -> CoverageItem:
     spec = ["Q1", "Q3"]
     command = f"gpudecide queue LOG --option {opt.id}"
     queue = ctx.of("queue", opt.id)
     if queue is not None:
+        grade, reason = ctx.grade(queue)
+        if grade == "rehearsal":
+            why = message("decision", "passed as a rehearsal: {reason}", reason=reason)
+            return _item("start_measured", spec, "rehearsed", why, [queue], command)
         why = message("decision", "the queue analysis read this option's own job log")
         return _item("start_measured", spec, "verified", why, [queue])
     if opt.kind in DEDICATED:
@@ -182,10 +194,17 @@ def _isolation(ctx: RuleContext, opt: OptionDecl) -> CoverageItem:
     if row.get("stopped"):
         why = message("decision", "a protection its threat model requires is missing")
         return _item("isolation_evidenced", spec, "failed", why, [record], command)
+    required = set(row.get("required") or [])
+    boundaries = [
+        b for b in row.get("boundaries", []) if not required or b.get("boundary") in required
+    ]
+    unanswered = sorted(
+        str(b.get("boundary")) for b in boundaries if b.get("answered", True) is False
+    )
     claimed = sorted(
         str(b.get("boundary"))
-        for b in row.get("boundaries", [])
-        if b.get("status") in ("claimed", "unknown")
+        for b in boundaries
+        if b.get("answered", True) and b.get("status") in ("claimed", "unknown")
     )
     if claimed:
         why = message(
@@ -194,6 +213,13 @@ def _isolation(ctx: RuleContext, opt: OptionDecl) -> CoverageItem:
             boundaries=", ".join(claimed),
         )
         return _item("isolation_evidenced", spec, "claimed", why, [record], command)
+    if unanswered:
+        why = message(
+            "decision",
+            "boundaries its threat model requires are not answered: {boundaries}",
+            boundaries=", ".join(unanswered),
+        )
+        return _item("isolation_evidenced", spec, "not_checked", why, [record], command)
     why = message("decision", "every boundary rests on a document or a test")
     return _item("isolation_evidenced", spec, "verified", why, [record])
 
@@ -221,14 +247,20 @@ def _on_call(ctx: RuleContext, opt: OptionDecl) -> CoverageItem:
     command = "gpudecide check raci"
     record = ctx.of("raci", opt.id) or ctx.newest.get("raci")
     row = _row(record, opt.id)
-    if record is None or row is None:
+    if record is None or row is None or not row.get("answered", True):
         why = message("decision", "no RACI rows for this option")
         return _item("on_call", spec, "not_checked", why, command=command)
     stops = {f.get("id") for f in row.get("findings", []) if f.get("stop")}
-    if stops & {"no_on_call", "no_accountable", "no_node_replacement"}:
+    if stops & {"no_on_call", "no_on_call_duty", "no_accountable", "no_node_replacement"}:
         why = message("decision", "an on-call duty has no accountable person of the team")
         return _item("on_call", spec, "failed", why, [record], command)
     if not row.get("on_call_load"):
+        on_call = {
+            str(a.get("id")) for a in record.figures.get("activities", []) if a.get("on_call")
+        }
+        if on_call and on_call <= set(row.get("not_checked") or []):
+            why = message("decision", "its on-call duties are not answered yet")
+            return _item("on_call", spec, "not_checked", why, [record], command)
         why = message("decision", "no on-call activity names a person of the team")
         return _item("on_call", spec, "failed", why, [record], command)
     why = message("decision", "every on-call duty has an accountable person of the team")
