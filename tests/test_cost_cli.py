@@ -202,7 +202,7 @@ def test_report_section(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert "Стоимость: обычный, пиковый и пустой месяц" in ru
     with speaking("kk"):
         kk = render.to_html(render.build(records, ws, SECTIONS, language="kk"))
-    assert "Құны: қалыпты, шыңдық және бос ай" in kk
+    assert "Құны: қалыпты, ең жоғары жүктемелі және бос ай" in kk
 
 
 def test_demo_end_to_end(tmp_path: Path) -> None:
