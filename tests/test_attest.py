@@ -25,6 +25,7 @@ from gpudecide import workspace
 from gpudecide.attest import archive, keys, signature_of
 from gpudecide.attest.envelope import ENVELOPE_NAME, PAYLOAD_TYPE, PREDICATE_TYPE
 from gpudecide.attest.shown import SignatureShown, signing
+from gpudecide.sections import build_report
 
 from .attest_fixtures import (
     PASSPHRASE,
@@ -255,13 +256,15 @@ def test_missing_signature_is_said_plainly(ws: workspace.Workspace, ed: KeyPair)
 def test_expired_signature_and_max_age(ws: workspace.Workspace, ed: KeyPair) -> None:
     signer = keys.load_signer(ed.private)
     long_ago = datetime.now(UTC) - timedelta(days=400)
-    run = archive.sign_workspace(ws, signer, valid_days=365, now=long_ago)
+    run = archive.sign_workspace(ws, signer, build_report, valid_days=365, now=long_ago)
     assert run.envelope is not None and not run.problems
     code, out = _verify(ws, ed)
     assert code == 1
     assert "the signature expired on " in out and "it was valid for 365 days from" in out
     # Within its validity, the auditor's own --max-age still refuses an old signature.
-    archive.sign_workspace(ws, signer, valid_days=365, now=datetime.now(UTC) - timedelta(days=3))
+    archive.sign_workspace(
+        ws, signer, build_report, valid_days=365, now=datetime.now(UTC) - timedelta(days=3)
+    )
     assert _verify(ws, ed)[0] == 0
     code, out = _verify(ws, ed, "--max-age", "1")
     assert code == 1

@@ -27,6 +27,7 @@ from gpudecide.attest.envelope import (
     parse_statement,
 )
 from gpudecide.message import english
+from gpudecide.sections import build_report
 
 from .attest_fixtures import make_workspace
 from .conftest import examples
@@ -42,7 +43,7 @@ SIGNER = CryptoSigner.generate_ed25519()
 _TMP = Path(tempfile.mkdtemp(prefix="gpudecide-attest-fuzz-"))
 atexit.register(shutil.rmtree, _TMP, True)
 WS = make_workspace(_TMP / "ws")
-archive.sign_workspace(WS, SIGNER)
+archive.sign_workspace(WS, SIGNER, build_report)
 REAL = (WS.report_dir / ENVELOPE_NAME).read_bytes()
 REAL_DOC: dict[str, Any] = json.loads(REAL)
 REAL_STATEMENT: dict[str, Any] = json.loads(base64.b64decode(REAL_DOC["payload"]))

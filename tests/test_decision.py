@@ -20,8 +20,8 @@ from gpudecide.cli import app
 from gpudecide.decision import matrix, robustness
 from gpudecide.decision.assess import assess
 from gpudecide.decision.model import Suggestion
-from gpudecide.decision.schema import MatrixConfig
 from gpudecide.errors import InputError
+from gpudecide.matrix_config import MatrixConfig
 
 OPTIONS = [
     {"id": "own", "kind": "owned", "sites": [{"roles": ["storage"], "country": "KZ"}]},

@@ -402,7 +402,7 @@ def test_an_isolation_score_on_claims_is_a_contradiction(tmp_path: Path) -> None
             "justification": "we trust it",
         },
     ]
-    from gpudecide.decision.schema import ScoreEntry
+    from gpudecide.matrix_config import ScoreEntry
 
     ws.config.matrix.scores = [ScoreEntry.model_validate(s) for s in scores]
     claimed = _isolation({"own": {"keys": "claimed", "logs": "evidenced"}}, ["keys"])

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gpudecide.decision.schema import Residency
 from gpudecide.governance import residency
+from gpudecide.matrix_config import Residency
 from gpudecide.options import OptionDecl, Site
 
 REQ = Residency(

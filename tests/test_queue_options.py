@@ -21,10 +21,10 @@ import yaml
 from gpudecide import evidence as ev
 from gpudecide import workspace
 from gpudecide.decision.context import RuleContext
-from gpudecide.decision.schema import MatrixConfig
 from gpudecide.errors import InputError
 from gpudecide.findings import StopFactor, Suggestion
 from gpudecide.jobs.cli import LogCommand
+from gpudecide.matrix_config import MatrixConfig
 from gpudecide.queue.figures import queue_figures, replay_figures
 from gpudecide.queue.rules import queue_rules
 from gpudecide.queue.runs import queue_runs, replay_run

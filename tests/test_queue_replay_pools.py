@@ -17,11 +17,11 @@ import pytest
 
 from gpudecide import evidence as ev
 from gpudecide.decision.context import RuleContext
-from gpudecide.decision.schema import MatrixConfig
 from gpudecide.findings import StopFactor
 from gpudecide.i18n import speaking
 from gpudecide.jobs.classify import ClassifyConfig
 from gpudecide.jobs.load import load_logs
+from gpudecide.matrix_config import MatrixConfig
 from gpudecide.options import OptionDecl
 from gpudecide.queue.analysis import ReplayFigures, replay_evidence, replay_input, run_replay
 from gpudecide.queue.figures import replay_figures

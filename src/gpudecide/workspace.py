@@ -18,13 +18,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gpudecide.decision.schema import MatrixConfig
-from gpudecide.decision.schema import validate as validate_matrix
 from gpudecide.errors import InputError
 from gpudecide.evidence import AuthorName
 from gpudecide.fsutil import atomic_write_text, open_regular
 from gpudecide.inputs import load_yaml_model
 from gpudecide.jobs.settings import ClassifyConfig, IanaZone, LogFormat, validate_rules
+from gpudecide.matrix_config import MatrixConfig
+from gpudecide.matrix_config import validate as validate_matrix
 from gpudecide.options import OptionDecl, check_unique, require_known
 
 CONFIG_NAME = "gpudecide.yaml"

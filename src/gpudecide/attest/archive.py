@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -53,7 +54,6 @@ from gpudecide.attest.envelope import Signer as SignerInfo
 from gpudecide.attest.shown import DEFAULT_VALID_DAYS, SignatureShown, pending, signing
 from gpudecide.errors import InputError
 from gpudecide.fsutil import atomic_write_text, read_regular, sha256_path
-from gpudecide.i18n import current_language
 from gpudecide.message import Message, english, message, nmessage
 from gpudecide.workspace import Workspace
 
@@ -197,11 +197,13 @@ def _fit(text: str, limit: int) -> str:
 def sign_workspace(
     ws: Workspace,
     signer: Signer,
+    write_report: Callable[[Workspace], dict[str, Path]],
     *,
     valid_days: int = DEFAULT_VALID_DAYS,
     now: datetime | None = None,
 ) -> SignRun:
-    """Rewrite the report, then sign every current evidence record and the report files.
+    """Rewrite the report (`write_report`: the report builder, which knows every analysis),
+    then sign every current evidence record and the report files.
 
     Refused, with nothing written, when a current record is not fresh, a file in the
     evidence folder is not a readable record, or a record's file name is not a plain one;
@@ -264,10 +266,8 @@ def sign_workspace(
         envelope=_name(ws, envelope_path(ws)),
     )
     # The report is rewritten first, naming this signature, and then signed as it is.
-    from gpudecide.sections import build_report
-
     with signing(shown):
-        report = build_report(ws, None, current_language())
+        report = write_report(ws)
     files = [ws.root / r.name for r in records] + sorted(report.values())
     statement = ArchiveStatement(
         subject=[

@@ -19,7 +19,7 @@ import typer
 from gpudecide.attest.shown import AUTHOR_FROM, DEFAULT_VALID_DAYS
 from gpudecide.console import JsonOpt, emit_json, guard, open_workspace, out
 from gpudecide.fmt import moment
-from gpudecide.i18n import translator
+from gpudecide.i18n import current_language, translator
 from gpudecide.message import render
 from gpudecide.report.i18n import problems_of
 from gpudecide.workspace import Workspace
@@ -204,8 +204,14 @@ def sign_cmd(
         ws = _workspace(workspace_dir)
         signer = _signer(key, passphrase_file)
         from gpudecide.attest import archive
+        from gpudecide.sections import build_report
 
-        run = archive.sign_workspace(ws, signer, valid_days=valid_days)
+        run = archive.sign_workspace(
+            ws,
+            signer,
+            lambda w: build_report(w, None, current_language()),
+            valid_days=valid_days,
+        )
     _show_sign(run, as_json)
     if run.problems:
         raise typer.Exit(1)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from gpudecide import evidence as ev
 from gpudecide.decision.contour import Grade, grade
-from gpudecide.decision.schema import MatrixConfig
+from gpudecide.matrix_config import MatrixConfig
 from gpudecide.message import Message
 from gpudecide.options import OptionDecl
 

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from gpudecide.decision.schema import MatrixConfig
 from gpudecide.errors import InputError
 from gpudecide.findings import Suggestion
 from gpudecide.fsutil import sha256_path
+from gpudecide.matrix_config import MatrixConfig
 from gpudecide.message import message
 
 Source = Literal["evidence", "rehearsal", "override", "document", "assumption"]

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from gpudecide.decision.schema import Residency
 from gpudecide.governance.findings import Figure, Finding, RecordMessages, finding
+from gpudecide.matrix_config import Residency
 from gpudecide.message import Message, english, message
 from gpudecide.options import OptionDecl, OptionKind, Site, SiteRole
 

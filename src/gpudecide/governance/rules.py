@@ -20,8 +20,8 @@ from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gpudecide.decision.model import StopFactor, Suggestion
 from gpudecide.evidence import Evidence
+from gpudecide.findings import StopFactor, Suggestion
 from gpudecide.governance import messages
 from gpudecide.governance.findings import Finding
 from gpudecide.i18n import N_

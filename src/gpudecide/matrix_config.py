@@ -1,4 +1,6 @@
-"""The team's matrix settings in gpudecide.yaml: criteria, weights, overrides (SPEC D3, D4)."""
+"""The decision matrix section of gpudecide.yaml: criteria, weights, the team's scores, hard
+SLOs and residency requirements (SPEC D3, D4, I7). The workspace validates it; the decision
+and the residency check read it."""
 
 from __future__ import annotations
 
