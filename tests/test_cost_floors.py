@@ -29,9 +29,7 @@ def test_minimum_commitment_is_a_floor_not_an_addition() -> None:
     normal = month_cost(c, c.managed[0], REG.normal)
     top_up = [ln for ln in normal.lines if ln.label.startswith("minimum monthly commitment")]
     assert [ln.amount for ln in top_up] == [D("457.67")]  # 1500 - 1042.33
-    usage = sum(
-        (normal.components[k] for k in ("compute", "storage", "data_transfer")), D(0)
-    )
+    usage = sum((normal.components[k] for k in ("compute", "storage", "data_transfer")), D(0))
     assert usage == D(1500)  # the larger of usage and the floor, not both
     assert normal.total == D("1642.33") + D("457.67")
 

@@ -8,6 +8,7 @@ from decimal import Decimal
 
 import pytest
 
+from gpudecide import evidence as ev
 from gpudecide.cost import analysis, words
 from gpudecide.cost.figures import figures_of
 from gpudecide.cost.regimes import from_profile
@@ -512,7 +513,7 @@ def test_every_utilisation_is_named_with_its_window_and_pool() -> None:
     named = {
         (s["source"], s["measure"], s["window"]): s for s in f["utilisation"] if s["of"] == "pool"
     }
-    assert [s["options"] for s in f["utilisation"] if s["of"] == "pool"][0] == ["own", "rent"]
+    assert next(s["options"] for s in f["utilisation"] if s["of"] == "pool") == ["own", "rent"]
     normal = named[("cost", "useful", "normal")]
     # 75 useful of 4 GPUs x 672 h in the normal month (weeks 2-5).
     assert normal["share"] == round(75 / 2688, 4) and normal["pool_gpus"] == 4

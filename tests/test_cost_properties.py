@@ -89,7 +89,10 @@ def test_more_jobs_never_lower_the_managed_compute_line() -> None:
     @settings(max_examples=150, deadline=None)
     @given(managed_configs(), workloads(), growth, growth, growth)
     def more_work(
-        cfg: CostsConfig, w: Workload, more_hours: Decimal, more_attempts: Decimal,
+        cfg: CostsConfig,
+        w: Workload,
+        more_hours: Decimal,
+        more_attempts: Decimal,
         more_trains: Decimal,
     ) -> None:
         bigger = replace(
