@@ -16,7 +16,6 @@ from typer.testing import CliRunner, Result
 
 from gpudecide import evidence as ev
 from gpudecide import workspace
-from gpudecide.attest.cli import register
 from gpudecide.i18n import set_language
 
 PASSPHRASE = "correct horse battery staple 7Qx!"
@@ -97,15 +96,10 @@ def make_workspace(root: Path, language: str = "en") -> workspace.Workspace:
 
 
 def app() -> typer.Typer:
-    """`sign` and `verify` registered as the root CLI registers them."""
-    shell = typer.Typer(pretty_exceptions_enable=False)
+    """The real command line (`sign` and `verify` as the root CLI registers them)."""
+    from gpudecide.cli import app as root
 
-    @shell.callback()
-    def _root() -> None:
-        """Test shell."""
-
-    register(shell)
-    return shell
+    return root
 
 
 def invoke(*args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> Result:

@@ -40,7 +40,7 @@ from gpudecide.drills.cli import register as register_drills
 from gpudecide.errors import InputError
 from gpudecide.governance.cli import check_app
 from gpudecide.governance.cli import register as register_governance
-from gpudecide.i18n import translator
+from gpudecide.i18n import current_language, translator
 from gpudecide.jobs.cli import register as register_jobs
 from gpudecide.portability.cli import register as register_portability
 from gpudecide.queue.cli import register as register_queue
@@ -125,7 +125,7 @@ register_portability(app)  # `export-test` (SPEC E1-E4, A2, A4)
 register_drills(app)  # `drill`, `cordon` (SPEC G1-G4)
 register_decision(app, check_app)  # `assess` (D1-D5, V1-V2), `check hybrid` (H1-H3)
 register_governance(app)  # `check raci|standard-path|isolation|residency|secrets` (R, I)
-register_attest(app)  # `sign`, `verify` (SPEC A5, D4)
+register_attest(app, lambda ws: build_report(ws, None, current_language()))  # sign, verify
 
 
 @app.command()

@@ -11,6 +11,7 @@ input (a key file that is not a usable key, a wrong passphrase, no workspace).
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -19,7 +20,7 @@ import typer
 from gpudecide.attest.shown import AUTHOR_FROM, DEFAULT_VALID_DAYS
 from gpudecide.console import JsonOpt, emit_json, guard, open_workspace, out
 from gpudecide.fmt import moment
-from gpudecide.i18n import current_language, translator
+from gpudecide.i18n import translator
 from gpudecide.message import render
 from gpudecide.report.i18n import problems_of
 from gpudecide.workspace import Workspace
@@ -204,14 +205,7 @@ def sign_cmd(
         ws = _workspace(workspace_dir)
         signer = _signer(key, passphrase_file)
         from gpudecide.attest import archive
-        from gpudecide.sections import build_report
-
-        run = archive.sign_workspace(
-            ws,
-            signer,
-            lambda w: build_report(w, None, current_language()),
-            valid_days=valid_days,
-        )
+        run = archive.sign_workspace(ws, signer, _report_writer[0], valid_days=valid_days)
     _show_sign(run, as_json)
     if run.problems:
         raise typer.Exit(1)
@@ -250,7 +244,13 @@ def verify_cmd(
         raise typer.Exit(1)
 
 
-def register(app: typer.Typer) -> None:
-    """Add `sign` and `verify` to the main CLI app."""
+# The report builder `sign` rewrites the report with: it knows every analysis, so the
+# command line that registers `sign` hands it over (attest stands below the report).
+_report_writer: list[Callable[[Workspace], dict[str, Path]]] = []
+
+
+def register(app: typer.Typer, write_report: Callable[[Workspace], dict[str, Path]]) -> None:
+    """Add `sign` and `verify` to the main CLI app; `write_report` rewrites the report."""
+    _report_writer[:] = [write_report]
     app.command("sign")(sign_cmd)
     app.command("verify")(verify_cmd)
