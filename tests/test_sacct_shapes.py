@@ -382,3 +382,49 @@ def test_the_same_id_on_two_clusters_is_two_jobs(tmp_path: Path) -> None:
     rows = _rows(path)
     assert set(rows) == {("5@alpha", 1), ("5@beta", 1)}
     assert rows[("5@alpha", 1)]["site"] == "alpha"
+
+
+# -- NodeList kept for the joins by host and time (issue 24) ---------------------------------
+
+
+def test_nodelist_is_kept_as_the_node_of_each_attempt(tmp_path: Path) -> None:
+    """sacct's NodeList goes into the attempt's `extras` as {"node": ...} (a host list as
+    sacct prints it); a job that never got a node ("None assigned", empty) has none, and a
+    dump without the NodeList field keeps no extras."""
+    import json
+
+    lines = list(REG)
+    _set(lines, _line("10"), NodeList="gpu[01-04,07]")
+    _set(lines, _line("1"), NodeList="None assigned", State="CANCELLED by 0", Start="Unknown")
+    _set(lines, _line("1"), End="2026-12-01T00:52:24", Elapsed="00:00:00")
+    rows = _rows(_write(tmp_path, lines))
+    assert json.loads(rows[("10", 1)]["extras"]) == {"node": "gpu[01-04,07]"}
+    assert rows[("1", 1)]["extras"] is None
+    others = [r for k, r in rows.items() if k not in {("10", 1), ("1", 1)} and r["start"]]
+    assert others and all(json.loads(r["extras"]) == {"node": "localhost"} for r in others)
+    col = HEAD.index("NodeList")
+    without = ["|".join(p for i, p in enumerate(ln.split("|")) if i != col) for ln in REG]
+    assert all(r["extras"] is None for r in _rows(_write(tmp_path, without, "x.txt")).values())
+
+
+def test_marks_join_a_sacct_attempt_by_its_node_and_time(tmp_path: Path) -> None:
+    """Twin pair: a run that names no job id joins the attempt whose NodeList holds its
+    host at that time; the same run on a host of no attempt stays unmatched."""
+    import json
+
+    from gpudecide.marks.apply import mark_jobs
+
+    lines = list(REG)
+    _set(lines, _line("10"), NodeList="gpu[01-04]")
+    attempts = read_sacct(_write(tmp_path, lines)).table
+    ten = next(r for r in attempts.to_pylist() if r["job_id"] == "10")
+    at = (ten["start"] + (ten["end"] - ten["start"]) / 2).isoformat().replace("+00:00", "Z")
+    for host, outcome in (("gpu03", "matched"), ("gpu09", "unmatched")):
+        marks = tmp_path / f"marks-{host}"
+        marks.mkdir()
+        mark = {"v": 1, "kind": "first_step", "at": at, "host": host, "run": "r", "seq": 1}
+        (marks / "run.jsonl").write_text(json.dumps(mark) + "\n")
+        report = mark_jobs(attempts, [marks]).report
+        assert (report.matched, report.unmatched) == (
+            (1, 0) if outcome == "matched" else (0, 1)
+        ), host

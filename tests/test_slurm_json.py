@@ -486,3 +486,15 @@ def test_errors_slurm_reported_are_noted(tmp_path: Path) -> None:
     assert result.notes == [
         "bad.sacct.json: Slurm reported 1 error(s) with this output; jobs may be missing from it"
     ]
+
+
+def test_the_nodes_of_each_attempt_are_kept() -> None:
+    """`nodes` of `sacct --json` is the attempt's {"node": ...} in `extras`, as NodeList is
+    in the text (the pair agrees column for column above); a job that never got a node has
+    none."""
+    got = _attempts(PAIR_JSON)
+    started = [r for r in got.values() if r["start"] is not None]
+    assert started and all(json.loads(r["extras"]) == {"node": "localhost"} for r in started)
+    assert got[(ROLES["pending_cancel"]["job_id"], 1)]["extras"] is None
+    (public,) = _attempts(PUBLIC / "sarc-slurm-23.11.5.json").values()
+    assert json.loads(public["extras"]) == {"node": "mila02"}

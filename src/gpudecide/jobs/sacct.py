@@ -616,6 +616,9 @@ def _build_sql(m: dict[str, str], tz: str, source: str, *, with_values: bool = F
         "time_limit_s": _duration_sql(r("timelimit")) if "timelimit" in m else "NULL::BIGINT",
         "kind_label": f"nullif(lower(regexp_extract({r('comment')}, '{_KIND_RE}', 1)), '')",
         "chain_id": f"nullif(regexp_extract({r('comment')}, '{_CHAIN_RE}', 1), '')",
+        # the hosts an attempt ran on, kept for the joins by host and time (marks)
+        "node": f"CASE WHEN trim({r('nodelist')}) IN ('', '{_NO_NODE}') THEN NULL "
+        f"ELSE trim({r('nodelist')}) END",
     }
     checks = _checks(m, r, jobid)
     bad_field = " ".join(f"WHEN coalesce({cond}, false) THEN '{name}'" for name, _, cond in checks)
@@ -731,7 +734,9 @@ def _canonical_select(source: str, eligible: str) -> str:
       CAST(CASE WHEN n.start IS NULL THEN 0 ELSE
         coalesce(epoch(n."end") - epoch(n.start), n.elapsed_raw_s) END AS DOUBLE) AS elapsed_s,
       n.time_limit_s, n.steps, n.pending_tasks,
-      NULL::VARCHAR AS extras,
+      -- NodeList as {{"node": "gpu[01-04]"}}: the hosts of the attempt (marks join by host)
+      CASE WHEN n.node IS NULL THEN NULL
+        ELSE CAST(json_object('node', n.node) AS VARCHAR) END AS extras,
       CAST(n.gpu_source AS VARCHAR) AS gpu_source
     FROM numbered n"""
 
