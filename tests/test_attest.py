@@ -24,7 +24,7 @@ from gpudecide import evidence as ev
 from gpudecide import workspace
 from gpudecide.attest import archive, keys, signature_of
 from gpudecide.attest.envelope import ENVELOPE_NAME, PAYLOAD_TYPE, PREDICATE_TYPE
-from gpudecide.attest.shown import SignatureShown, signing
+from gpudecide.report.signature import SignatureShown, signing
 from gpudecide.sections import build_report
 
 from .attest_fixtures import (

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from gpudecide.attest.shown import SignatureShown, pending
+from gpudecide.report.signature import SignatureShown, pending
 
 if TYPE_CHECKING:
     from gpudecide.workspace import Workspace

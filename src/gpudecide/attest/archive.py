@@ -51,10 +51,10 @@ from gpudecide.attest.envelope import (
     utc_text,
 )
 from gpudecide.attest.envelope import Signer as SignerInfo
-from gpudecide.attest.shown import DEFAULT_VALID_DAYS, SignatureShown, pending, signing
 from gpudecide.errors import InputError
 from gpudecide.fsutil import atomic_write_text, read_regular, sha256_path
 from gpudecide.message import Message, english, message, nmessage
+from gpudecide.report.signature import DEFAULT_VALID_DAYS, SignatureShown, pending, signing
 from gpudecide.workspace import Workspace
 
 __all__ = [

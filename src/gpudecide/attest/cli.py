@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from gpudecide.attest.shown import AUTHOR_FROM, DEFAULT_VALID_DAYS
 from gpudecide.console import JsonOpt, emit_json, guard, open_workspace, out
 from gpudecide.fmt import moment
 from gpudecide.i18n import translator
 from gpudecide.message import render
 from gpudecide.report.i18n import problems_of
+from gpudecide.report.signature import AUTHOR_FROM, DEFAULT_VALID_DAYS
 from gpudecide.workspace import Workspace
 
 if TYPE_CHECKING:

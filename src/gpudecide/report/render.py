@@ -22,7 +22,6 @@ from pydantic import BaseModel, Field
 
 from gpudecide import __version__
 from gpudecide import evidence as ev
-from gpudecide.attest.shown import SignatureShown
 from gpudecide.fsutil import atomic_write_set
 from gpudecide.i18n import speaking
 from gpudecide.jsonio import utc_iso
@@ -30,6 +29,7 @@ from gpudecide.redact import redact
 from gpudecide.report.i18n import Language, t
 from gpudecide.report.i18n import install as install_i18n
 from gpudecide.report.model import Overview, OverviewBuilder, Section, SectionBuilder
+from gpudecide.report.signature import SignatureShown
 
 
 @dataclass
