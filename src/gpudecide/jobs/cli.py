@@ -7,7 +7,7 @@ The options every log command shares and its prologue live in `jobs.log_command`
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -33,6 +33,8 @@ from gpudecide.jobs.log_command import (
     Loaded,
     LogCommand,
     LogsArg,
+    MarksOpt,
+    OptionOpt,
     SacctFormatOpt,
     SkipBadOpt,
     TzOpt,
@@ -182,16 +184,26 @@ def _print_profile(result: prof.ProfileResult) -> None:
         out.print(note.format(text=render(msg)), markup=False)
 
 
-def _emit(run: ProfileRun, as_json: bool) -> None:
-    """The run as JSON (the figures and where the record went), or for people."""
+def _body(run: ProfileRun) -> dict[str, Any]:
+    """One record's figures for machines, with where it went."""
+    return {**run.result.figures, "evidence": str(run.written) if run.written else None}
+
+
+def _emit(runs: list[ProfileRun], as_json: bool) -> None:
+    """The runs as JSON (one object, or {"records": [...]} when there are several: the
+    team's workload first, then each option), or for people, each under a heading naming
+    its option (or the team's workload) when it names one or stands beside others."""
     if as_json:
-        body = dict(run.result.figures)
-        body["evidence"] = str(run.written) if run.written else None
-        emit_json(body)
+        emit_json(_body(runs[0]) if len(runs) == 1 else {"records": [_body(r) for r in runs]})
         return
-    _print_profile(run.result)
-    if run.written:
-        print_written(run.written)
+    for run in runs:
+        if run.option is not None:
+            out.print(_("profile of option {option}:").format(option=run.option), markup=False)
+        elif len(runs) > 1:
+            out.print(_("profile of the team's workload (every log):"), markup=False)
+        _print_profile(run.result)
+        if run.written:
+            print_written(run.written)
 
 
 def profile(
@@ -210,6 +222,8 @@ def profile(
     evidence_dir: EvidenceDirOpt = None,
     workspace_dir: WorkspaceOpt = None,
     as_json: JsonOpt = False,
+    option: OptionOpt = None,
+    marks: MarksOpt = None,
 ) -> None:
     """Profile the workload: all related jobs, shape, predictability, busy share (F1-F3)."""
     command = LogCommand(
@@ -222,9 +236,13 @@ def profile(
         workspace_dir,
         as_json,
     )
+    # One record per option the logs come from (logs[].option, --option), one for the team's
+    # workload (every log).
     with guard(as_json):
-        run = profile_logs(command, weeks=weeks, pool_gpus=pool_gpus, until=until)
-    _emit(run, as_json)
+        runs = profile_logs(
+            command, weeks=weeks, pool_gpus=pool_gpus, until=until, option=option, marks=marks
+        )
+    _emit(runs, as_json)
 
 
 def columns(as_json: JsonOpt = False) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from gpudecide.errors import InputError
 from gpudecide.fsutil import open_regular, require_regular_file
@@ -48,7 +49,13 @@ class LogSpec:
 
 @dataclass
 class JobLog:
-    """Attempts from every source, plus what had to be skipped and why."""
+    """Attempts from every source, plus what had to be skipped and why.
+
+    Each attempt names its source (the `source` column: the log's path as given); the
+    detected format, the notes and the duplicate rows dropped are kept per source too, so
+    that `part` gives the log of some of the sources as if they had been read alone (the
+    logs of one option, read with all of the team's).
+    """
 
     attempts: pa.Table
     sources: list[Path]
@@ -56,11 +63,40 @@ class JobLog:
     duplicate_rows: int = 0
     # what a reader of the figures must know about the sources, as messages
     note_messages: list[Message] = field(default_factory=list)
+    # the source (path as given) of each note, in the same order
+    note_sources: list[str] = field(default_factory=list)
+    # the format each source was read as (detected or given), event lists included
+    formats: dict[str, str] = field(default_factory=dict)
+    # duplicate rows dropped per source (a row repeated in a later log counts for that log)
+    duplicates_by_source: dict[str, int] = field(default_factory=dict)
 
     @property
     def notes(self) -> list[str]:
         """The notes in English."""
         return [english(m) for m in self.note_messages]
+
+    def part(self, paths: list[Path]) -> JobLog:
+        """The attempts, skipped rows, notes and formats of these sources only."""
+        keep = [str(p) for p in paths]
+        wanted = set(keep)
+        mask = pc.is_in(self.attempts.column("source"), value_set=pa.array(keep, pa.string()))
+        notes = [
+            (m, s)
+            for m, s in zip(self.note_messages, self.note_sources, strict=True)
+            if s in wanted
+        ]
+        return JobLog(
+            attempts=self.attempts.filter(mask),
+            sources=[p for p in self.sources if str(p) in wanted],
+            bad_rows=[b for b in self.bad_rows if b.path in wanted],
+            duplicate_rows=sum(n for s, n in self.duplicates_by_source.items() if s in wanted),
+            note_messages=[m for m, _s in notes],
+            note_sources=[s for _m, s in notes],
+            formats={s: f for s, f in self.formats.items() if s in wanted},
+            duplicates_by_source={
+                s: n for s, n in self.duplicates_by_source.items() if s in wanted
+            },
+        )
 
 
 def check_timezone(tz: str) -> str:
@@ -74,6 +110,9 @@ def check_timezone(tz: str) -> str:
         )
     return tz
 
+
+# Formats of lists that annotate the jobs of other logs and hold no jobs themselves.
+_EVENTS = ("kubernetes-events", "openai-events")
 
 Detected = Literal[
     "sacct",
@@ -252,19 +291,35 @@ def load_logs(
     docs: dict[Path, Any] = {}
     kinds = [detect_format(s.path, docs) if s.format == "auto" else s.format for s in specs]
     results = _read_jobs(specs, kinds, docs, tz=tz, skip_bad_rows=skip_bad_rows)
+    # the readers' results are in the order of the job logs (event lists read none)
+    job_sources = [str(s.path) for s, k in zip(specs, kinds, strict=True) if k not in _EVENTS]
     merged = pa.concat_tables([r.table for r in results]).cast(ATTEMPTS_SCHEMA)
     bad_rows = [b for r in results for b in r.bad_rows]
     _require_rows_left(merged, bad_rows)
-    before = merged.num_rows
+    duplicates = {s: r.duplicate_rows for s, r in zip(job_sources, results, strict=True)}
     if len(results) > 1:
+        before = _rows_by_source(merged)
         merged = _drop_repeated_attempts(merged)
+        after = _rows_by_source(merged)
+        for source, n in before.items():
+            duplicates[source] = duplicates.get(source, 0) + n - after.get(source, 0)
     return JobLog(
         attempts=merged,
         sources=[s.path for s in specs],
         bad_rows=bad_rows,
-        duplicate_rows=before - merged.num_rows + sum(r.duplicate_rows for r in results),
+        duplicate_rows=sum(duplicates.values()),
         note_messages=[n for r in results for n in r.note_messages],
+        note_sources=[
+            s for s, r in zip(job_sources, results, strict=True) for _n in r.note_messages
+        ],
+        formats={str(s.path): k for s, k in zip(specs, kinds, strict=True)},
+        duplicates_by_source=duplicates,
     )
+
+
+def _rows_by_source(table: pa.Table) -> dict[str, int]:
+    counts = table.group_by("source").aggregate([("source", "count")]).to_pylist()
+    return {str(c["source"]): int(c["source_count"]) for c in counts}
 
 
 def log_span(attempts: pa.Table) -> tuple[datetime | None, datetime | None]:

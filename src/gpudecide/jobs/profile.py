@@ -22,9 +22,10 @@ from gpudecide.jobs.classify import ClassifyConfig, jobs_table
 from gpudecide.jobs.figures import reconciliation
 from gpudecide.jobs.figures import rounded as _r
 from gpudecide.jobs.load import JobLog, log_span
-from gpudecide.jobs.profile_figures import ProfileFigures, ProfileRecordFigures
+from gpudecide.jobs.profile_figures import ProfileContour, ProfileFigures, ProfileRecordFigures
 from gpudecide.jobs.schema import KINDS
 from gpudecide.jsonio import utc_iso
+from gpudecide.marks.join import JoinReport
 from gpudecide.message import Message, english, message, nmessage, record_texts
 
 __all__ = [
@@ -102,12 +103,18 @@ DURATION_BUCKETS = (
 
 @dataclass
 class ProfileOptions:
-    """What window to look at and what pool to compare against."""
+    """What window to look at and what pool to compare against; which option the logs come
+    from (None: the team's workload), the contour they exercised, how lifecycle marks were
+    joined to the jobs, and notes the run adds."""
 
     weeks: int = 8
     pool_gpus: int | None = None
     until: datetime | None = None
     classify: ClassifyConfig = field(default_factory=ClassifyConfig)
+    option: str | None = None
+    contour: ProfileContour | None = None
+    marks: JoinReport | None = None
+    notes: list[Message] = field(default_factory=list)
 
 
 @dataclass
@@ -464,7 +471,12 @@ def _pool(opts: ProfileOptions, total: float, useful: float, peak: float) -> dic
 
 
 def _notes(
-    log: JobLog, win: _Window, counts: dict[str, int], lead_n: int, peak: float, pool: Any
+    log: JobLog,
+    win: _Window,
+    counts: dict[str, int],
+    lead_n: int,
+    peak: float,
+    opts: ProfileOptions,
 ) -> tuple[list[Message], float | None]:
     """What a reader must know to read the figures right; and the weeks the log covers."""
     notes: list[Message] = []
@@ -500,6 +512,7 @@ def _notes(
                 time=utc_iso(win.end),
             )
         )
+    pool = opts.pool_gpus
     if pool and peak > pool:
         notes.append(
             nmessage(
@@ -515,7 +528,7 @@ def _notes(
                 pool=pool,
             )
         )
-    return notes + log.note_messages, covered
+    return notes + log.note_messages + opts.notes, covered
 
 
 def build_profile(log: JobLog, options: ProfileOptions | None = None) -> ProfileResult:
@@ -541,8 +554,9 @@ def build_profile(log: JobLog, options: ProfileOptions | None = None) -> Profile
     )
     attempt_hours = att.g * att.hours
     total, useful = float(attempt_hours.sum()), float(attempt_hours[att.ok].sum())
-    notes, covered = _notes(log, win, counts, lead_n, peak, opts.pool_gpus)
+    notes, covered = _notes(log, win, counts, lead_n, peak, opts)
     figures: dict[str, Any] = {
+        **_subject(opts),
         "window": {
             "start": utc_iso(win.start),
             "end": utc_iso(win.end),
@@ -569,9 +583,10 @@ def build_profile(log: JobLog, options: ProfileOptions | None = None) -> Profile
         **skipped_figures(log),
         "notes": [english(n) for n in notes],
     }
-    figures["messages"] = record_texts(
-        summary_message(figures), [*notes, *_skipped_note(figures)]
-    ).messages
+    summary = summary_message(figures)
+    if opts.option is not None:
+        summary = message("jobs", "option {option}: {summary}", option=opts.option, summary=summary)
+    figures["messages"] = record_texts(summary, [*notes, *_skipped_note(figures)]).messages
     day_edges = _edges(win, 86400.0, win.weeks * 7)
     series = {
         "day_starts": [win.start + timedelta(days=i) for i in range(win.weeks * 7)],
@@ -581,6 +596,19 @@ def build_profile(log: JobLog, options: ProfileOptions | None = None) -> Profile
     # The figures have the shape their model declares (a drift fails here, not in a reader).
     model = ProfileFigures.model_validate(figures)
     return ProfileResult(figures=figures, model=model, jobs=jobs, series=series, notes=notes)
+
+
+def _subject(opts: ProfileOptions) -> dict[str, Any]:
+    """The option the logs come from, the contour they exercised and the marks' join, as
+    the record states them (each left out while there is none)."""
+    out: dict[str, Any] = {}
+    if opts.option is not None:
+        out["option"] = opts.option
+    if opts.contour is not None:
+        out["contour"] = opts.contour.model_dump(mode="json")
+    if opts.marks is not None:
+        out["marks"] = opts.marks.model_dump(mode="json")
+    return out
 
 
 def _edges(win: _Window, step_s: float, n: int) -> np.ndarray:

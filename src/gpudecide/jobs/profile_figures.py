@@ -15,11 +15,18 @@ words are English ids said by `gpudecide.jobs.words`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 from gpudecide import evidence as ev
+from gpudecide.marks.join import JoinReport
 from gpudecide.message import is_message
 
 __all__ = [
@@ -31,6 +38,7 @@ __all__ = [
     "Durations",
     "Predictability",
     "PredictabilityThresholds",
+    "ProfileContour",
     "ProfileFigures",
     "ProfileRecordFigures",
     "Reconciliation",
@@ -56,6 +64,30 @@ StoredMessage = Annotated[Mapping[str, Any], AfterValidator(_message)]
 
 class _Figures(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    # keys the profile writes only when they have a value (left out of the JSON while None)
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset()
+
+    @model_serializer(mode="wrap")
+    def _omit_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out: dict[str, Any] = handler(self)
+        for key in self.OMIT_NONE:
+            if key in out and out[key] is None:
+                del out[key]
+        return out
+
+
+class ProfileContour(_Figures):
+    """`figures["contour"]` of a profile that names an option: the platform its logs were
+    printed by (the executor: slurm, k8s, vendor; None for the team's own CSV/JSONL) and,
+    for a Slurm log of one cluster, that cluster (sacct's Cluster), in the shape every
+    record states its contour (`gpudecide.decision.contour`)."""
+
+    executor: str | None
+    cluster: str = ""
+    context: str = ""
+    host: str = ""
+    storage: str = ""
+    artifacts: str | None = None
 
 
 class Window(_Figures):
@@ -181,8 +213,16 @@ class RecordMessages(_Figures):
 
 
 class ProfileFigures(_Figures):
-    """What `build_profile` computes (SPEC F1-F3, C2)."""
+    """What `build_profile` computes (SPEC F1-F3, C2). `option` names the option whose
+    platform the logs come from (left out: the team's workload) and `contour` what they
+    exercised; `marks` is how the lifecycle marks were joined to the jobs (left out: no
+    marks were read)."""
 
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"option", "contour", "marks"})
+
+    option: str | None = None
+    contour: ProfileContour | None = None
+    marks: JoinReport | None = None
     window: Window
     jobs_total: int
     attempts_total: int
