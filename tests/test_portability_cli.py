@@ -306,3 +306,24 @@ def test_public_surface_is_declared() -> None:
             ):
                 crossing.append(f"{name}: {node.value.id}.{node.attr}")
     assert crossing == []
+
+
+def test_from_export_names_the_option_whose_export_it_is(ws: Path) -> None:
+    """`--from-export DIR --option ID`: the record is about ID (not the plan's option), the
+    vendor's own artifacts (contour `vendor_export`), and the plan's option keeps its record."""
+    from gpudecide.portability.demo import DATA, KZ_LOCAL_EXPORT
+
+    _plan(ws, "option: owned-pool\nmodel:\n  steps: 8\n  checkpoint_step: 4\n")
+    export = DATA / KZ_LOCAL_EXPORT
+    args = ["export-test", "--from-export", str(export), "--option", "managed-endpoint", "--json"]
+    res = runner.invoke(_app(), args)
+    assert res.exit_code == 0, res.output
+    body = json.loads(res.stdout)
+    assert body["option"] == "managed-endpoint" and body["verdict"] == "pass", body["reasons"]
+    assert body["contour"]["artifacts"] == "vendor_export"
+    assert body["contour"]["storage"] == str(export)
+    assert [r["within"] for r in body["metric_comparison"]] == [True, True]
+    record = ev.load(Path(body["evidence"]))
+    assert ev.subject(record) == ("export_test", "managed-endpoint")
+    assert record.title.endswith("managed-endpoint (given export)")
+    assert not list(ws.glob(".export-test-work/*"))

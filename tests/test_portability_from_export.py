@@ -4,6 +4,7 @@ findings become reasons in the verdict (SPEC E1, E5, A2, A4)."""
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -31,7 +32,9 @@ def _setup(tmp: Path, executor: LocalExecutor, name: str, **kw: object) -> Expor
     plan_path = tmp / f"{name}.yaml"
     plan_path.write_text("option: owned-pool\n")
     return ExportTestSetup(
-        plan=ExportTestPlan(option="owned-pool", model=MODEL, identity=IDENTITY),
+        plan=ExportTestPlan(
+            option="owned-pool", model=MODEL, identity=IDENTITY, throughput_floor_mb=1
+        ),
         plan_path=plan_path,
         work=tmp / f"work-{name}",
         storage=open_storage(str(tmp / "store")),
@@ -63,16 +66,41 @@ def test_complete_export_resumes_and_matches(
     assert statuses["train"] == statuses["export"] == statuses["delete"] == "skip"
     assert statuses["resume"] == "pass"
     assert result.record.kind == "export_test" and result.record.figures["option"] == "owned-pool"
-    assert_typed_figures(result.record, GIVEN_EXPORT_KEYS)
+    assert_typed_figures(result.record, COMPARED_KEYS)
+    assert [r["metric"] for r in f["metric_comparison"]] == ["loss", "eval_loss"]
+    assert all(r["within"] for r in f["metric_comparison"])
+    # The contour: where the resume ran, the export's own folder, the vendor's artifacts.
+    assert f["contour"] == {
+        "executor": "local",
+        "cluster": "",
+        "context": "",
+        "host": socket.gethostname(),
+        "storage": str((exports / "complete").resolve()),
+        "artifacts": "vendor_export",
+    }
+    # The producer's run manifest and every lint finding, warnings included.
+    assert f["manifest"]["run_id"] == "complete" and f["manifest"]["files"] > 5
+    assert {x["severity"] for x in f["manifest_lint"]} <= {"error", "warning"}
+    assert all("why" in x and x["message"] for x in f["manifest_lint"])
+    # A folder received from a vendor says nothing of its egress: not measured, and how to.
+    sample = f["throughput"]["sample"]
+    assert sample["measured"] is False and sample["gbps"] is None
+    assert sample["command"].startswith("gpudecide audit --source ")
+    assert f["export_gbps"] is None and f["migration_window_hours"] is None
 
 
-# The figures' keys as a test on a given export writes them, in order.
+# The figures' keys as a test on a given export writes them, in order (and the comparison
+# with the producer's curve where the resume reached its last step).
 GIVEN_EXPORT_KEYS = [
-    "option", "verdict", "from_export", "plan", "plan_sha256", "checkpoint_step",
+    "option", "verdict", "status", "from_export", "plan", "plan_sha256", "checkpoint_step",
     "resumed_at_step", "final_metrics", "reference_metrics", "tolerance", "steps",
-    "bytes_exported", "export_gbps", "restore_gbps", "throughput", "manual_actions",
-    "closed_formats", "restored_by_hand", "executor", "audit", "jobs", "reasons",
-    "reason_messages", "summary", "messages",
+    "bytes_exported", "export_gbps", "restore_gbps", "throughput", "run_size_gb",
+    "migration_window_hours", "manual_actions", "closed_formats", "restored_by_hand",
+    "executor", "contour", "audit", "jobs", "reasons", "reason_messages", "manifest_lint",
+    "manifest", "lifecycle", "summary", "messages",
+]  # fmt: skip
+COMPARED_KEYS = [
+    *GIVEN_EXPORT_KEYS[:10], "metric_comparison", *GIVEN_EXPORT_KEYS[10:],
 ]  # fmt: skip
 
 

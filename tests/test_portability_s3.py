@@ -52,13 +52,20 @@ def test_export_test_with_s3_storage(s3: str, tmp_path: Path, executor: LocalExe
     plan_path = tmp_path / "export-test.yaml"
     plan_path.write_text("option: rented-pool\n")
     setup = ExportTestSetup(
-        plan=ExportTestPlan(option="rented-pool", model=MODEL, identity=IDENTITY),
+        plan=ExportTestPlan(
+            option="rented-pool",
+            model=MODEL,
+            identity=IDENTITY,
+            throughput_floor_mb=16,
+            run_size_gb=40.0,
+        ),
         plan_path=plan_path,
         work=tmp_path / "work",
         storage=store,
         executor=executor,
         run_id="rented-1",
     )
+    store.check()
     f = run_export_test(setup).figures
     assert f["verdict"] == "pass", f["reasons"]
     assert f["export_url"] == "s3://ml-exports/export-test/rented-1"
@@ -68,6 +75,15 @@ def test_export_test_with_s3_storage(s3: str, tmp_path: Path, executor: LocalExe
     assert restore["source"] == "s3://ml-exports/export-test/rented-1"
     assert restore["bytes"] == f["bytes_exported"]
     assert f["final_metrics"] == f["reference_metrics"]
+    # The object store measured on a 16 MB sample (2 pieces), written, read back, removed.
+    sample = f["throughput"]["sample"]
+    assert sample["measured"] and sample["source"] == "probe"
+    assert sample["storage"] == "s3://ml-exports/export-test"
+    assert sample["sample_bytes"] == 16_000_000 and sample["gbps"] > 0
+    assert f["migration_window_hours"] == pytest.approx(40 / sample["gbps"] / 3600, rel=1e-2)
+    assert not [p for p in store.fs.find("ml-exports") if "throughput-sample" in p]
+    assert f["contour"]["storage"] == "s3://ml-exports/export-test"
+    assert f["contour"]["artifacts"] == "produced_here"
 
 
 def test_export_denied_is_one_clear_error(s3: str, tmp_path: Path) -> None:  # noqa: F811

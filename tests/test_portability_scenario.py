@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,8 @@ def executor() -> Iterator[LocalExecutor]:
 def _setup(tmp: Path, executor: LocalExecutor, **kw: Any) -> ExportTestSetup:
     plan_path = tmp / "export-test.yaml"
     plan_path.write_text("option: owned-pool\n")
-    extra = {"identity": IDENTITY, **kw.pop("plan", {})}
+    # A 1 MB floor: the export itself is the sample (the whole-scenario test probes 64 MB).
+    extra = {"identity": IDENTITY, "throughput_floor_mb": 1, **kw.pop("plan", {})}
     plan = ExportTestPlan(option="owned-pool", model=MODEL, **extra)
     return ExportTestSetup(
         plan=plan,
@@ -58,7 +60,8 @@ def _step(figures: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 def test_whole_scenario_passes(tmp_path: Path, executor: LocalExecutor) -> None:
-    result = run_export_test(_setup(tmp_path, executor))
+    plan = {"throughput_floor_mb": 64, "run_size_gb": 120.0}
+    result = run_export_test(_setup(tmp_path, executor, plan=plan))
     f = result.figures
     assert f["verdict"] == "pass", f["reasons"]
     assert [s["name"] for s in f["steps"]] == [
@@ -80,9 +83,40 @@ def test_whole_scenario_passes(tmp_path: Path, executor: LocalExecutor) -> None:
     assert f["bytes_exported"] == sum(
         (tmp_path / "store" / "run-1" / p).stat().st_size for p in exported
     )
-    assert f["export_gbps"] > 0 and f["restore_gbps"] > 0
+    # The 1.6 MB export is under the 64 MB floor: the storage is measured on a sample of the
+    # floor's size, written (fsync) and read back, and only that rate is extrapolated.
     assert f["throughput"]["export"]["below_floor"] is True
     assert f["throughput"]["export"]["migration_window_hours"] is None
+    sample = f["throughput"]["sample"]
+    assert sample["measured"] is True and sample["source"] == "probe"
+    assert sample["sample_bytes"] == sample["floor_bytes"] == 64_000_000
+    assert sample["gbps"] == min(sample["write_gbps"], sample["read_gbps"]) > 0
+    assert (f["export_gbps"], f["restore_gbps"]) == (sample["write_gbps"], sample["read_gbps"])
+    assert f["run_size_gb"] == 120.0
+    assert f["migration_window_hours"] == pytest.approx(120 / sample["gbps"] / 3600, rel=1e-2)
+    assert not list((tmp_path / "store").glob(".*throughput-sample*"))  # the sample is gone
+    assert "storage throughput" in _step(f, "record")["detail"]
+    assert f["contour"] == {
+        "executor": "local",
+        "cluster": "",
+        "context": "",
+        "host": socket.gethostname(),
+        "storage": str((tmp_path / "store").resolve()),
+        "artifacts": "produced_here",
+    }
+    assert all(j["host"] == socket.gethostname() for j in f["jobs"])
+    assert f["manifest"]["path"].endswith("/run-1/run-manifest.json")
+    assert f["manifest"]["code_commit"] == IDENTITY["code_commit"] and f["manifest"]["files"] > 5
+    # Each job marked its lifecycle through gpudecide.marks: startup and the checkpoint.
+    train, resume = f["lifecycle"]
+    assert (train["job"], resume["job"]) == ("train", "resume")
+    assert train["job_id"] == "run-1-train" and train["end_status"] == "completed"
+    assert train["prep_start"] <= train["first_step"] <= train["end"]
+    assert train["first_step_number"] == 1 and resume["first_step_number"] == 5
+    assert [c["step"] for c in train["checkpoints"]] == [4]
+    assert train["checkpoints"][0]["path"].endswith("checkpoint-4")
+    assert train["startup_seconds"] >= 0 and train["since_checkpoint_seconds"] >= 0
+    assert resume["checkpoints"] == [] and resume["startup_seconds"] >= 0
     assert not (tmp_path / "work").exists()  # the controller's folder is gone after the run
     record = result.record
     assert record.kind == "export_test" and record.figures["option"] == "owned-pool"
@@ -94,12 +128,13 @@ def test_whole_scenario_passes(tmp_path: Path, executor: LocalExecutor) -> None:
 
 # The figures' keys as the full test writes them, in order.
 FULL_TEST_KEYS = [
-    "option", "verdict", "run_id", "plan", "plan_sha256", "checkpoint_step", "resumed_at_step",
-    "final_metrics", "reference_metrics", "metric_comparison", "tolerance", "steps",
-    "bytes_exported", "export_gbps", "restore_gbps", "throughput", "manual_actions",
-    "closed_formats", "restored_by_hand", "executor", "storage", "export_url", "device",
-    "resume_device", "model", "jobs", "reasons", "reason_messages", "reference_curve",
-    "resumed_curve", "environments", "manifest_lint", "summary", "messages",
+    "option", "verdict", "status", "run_id", "plan", "plan_sha256", "checkpoint_step",
+    "resumed_at_step", "final_metrics", "reference_metrics", "metric_comparison", "tolerance",
+    "steps", "bytes_exported", "export_gbps", "restore_gbps", "throughput", "run_size_gb",
+    "migration_window_hours", "manual_actions", "closed_formats", "restored_by_hand",
+    "executor", "contour", "storage", "export_url", "device", "resume_device", "model", "jobs",
+    "reasons", "reason_messages", "reference_curve", "resumed_curve", "environments",
+    "manifest_lint", "manifest", "lifecycle", "summary", "messages",
 ]  # fmt: skip
 
 
@@ -112,6 +147,8 @@ def assert_typed_figures(record: ev.Evidence, keys: list[str]) -> None:
     assert json.dumps(dumped) == json.dumps(record.figures)  # nested order and number types
     parts = [typed, typed.tolerance, typed.throughput, typed.messages, *typed.steps, *typed.jobs]
     parts += [*typed.metric_comparison, *typed.reference_curve]
+    parts += [p for p in (typed.contour, typed.manifest, typed.throughput.sample) if p]
+    parts += [*typed.lifecycle, *(c for j in typed.lifecycle for c in j.checkpoints)]
     assert all(not part.model_extra for part in parts)
 
 
@@ -221,11 +258,3 @@ def test_refused_deletion_is_a_failed_step(tmp_path: Path, executor: LocalExecut
     delete = _step(f, "delete")
     assert delete["status"] == "fail" and "PermissionError" in delete["figures"]["error"]
     assert "still listed" in delete["detail"]
-
-
-def test_job_past_its_time_limit(tmp_path: Path) -> None:
-    slow = LocalExecutor(timeout=0.5)  # a new interpreter cannot even import torch in time
-    f = run_export_test(_setup(tmp_path, slow)).figures  # type: ignore[arg-type]
-    train = _step(f, "train")
-    assert train["status"] == "fail" and "killed after 0.5 s" in train["detail"]
-    assert f["jobs"][0]["state"] == "timeout" and f["verdict"] == "fail"

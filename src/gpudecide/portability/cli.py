@@ -3,10 +3,15 @@
     gpudecide export-test                          the workspace's export-test.yaml, locally
     gpudecide export-test --executor slurm         every job an sbatch job, sacct recorded
     gpudecide export-test --executor k8s --dry-run Job manifests, validated, not run
-    gpudecide export-test --from-export DIR        steps 5-6 on someone else's export
+    gpudecide export-test --from-export DIR --option ID
+                                                   steps 5-6 on the export option ID's
+                                                   vendor gave (as a team receives it)
 
-Exit 0: the test passed (or warned); 1: it failed; 2: bad input (plan, option id, CUDA
-asked for and absent, no Slurm). The run itself is `gpudecide.portability.runs`.
+Exit 0: the test passed (or warned); 1: it failed, or could not run (status error: a
+fault of the tool or its harness, no verdict on the option); 2: bad input, before any job
+starts (plan and its bounds, option id, CUDA asked for and absent, no Slurm, a storage that
+does not answer or carries credentials in its URL, an export that is not one). The run
+itself is `gpudecide.portability.runs`.
 """
 
 from __future__ import annotations
@@ -72,6 +77,20 @@ def export_test_cmd(
         bool, typer.Option(help="Keep the job specs, logs and restore folder.")
     ] = False,
     evidence_dir: Annotated[Path | None, typer.Option(help="Where to write the record.")] = None,
+    option: Annotated[
+        str | None,
+        typer.Option(
+            "--option",
+            help="The option whose export it is (declared in gpudecide.yaml; default: the plan's).",
+        ),
+    ] = None,
+    secret: Annotated[
+        str | None,
+        typer.Option(
+            help="k8s: the Secret the storage credentials come from (default: "
+            "gpudecide-export-storage)."
+        ),
+    ] = None,
     workspace_dir: WorkspaceOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -89,6 +108,8 @@ def export_test_cmd(
         out_file=out_file,
         keep_work=keep_work,
         evidence_dir=evidence_dir,
+        option=option,
+        secret=secret,
     )
     with guard(as_json):
         outcome = run(request, open_workspace(workspace_dir, required=False))
@@ -113,7 +134,13 @@ def _print_run(done: RecordedRun, as_json: bool) -> None:
 
     from gpudecide.portability.figures import figures_of
     from gpudecide.portability.report import reasons_in
-    from gpudecide.portability.texts import say_stored, status_word, step_label
+    from gpudecide.portability.texts import (
+        artifacts_word,
+        executor_word,
+        say_stored,
+        status_word,
+        step_label,
+    )
     from gpudecide.report.i18n import summary_of
 
     f = figures_of(done.record)
@@ -122,10 +149,25 @@ def _print_run(done: RecordedRun, as_json: bool) -> None:
         detail = say_stored(s.detail, s.detail_message)
         table.add_row(step_label(s.name), status_word(s.status), s.started_at, detail)
     out.print(table)
-    verdict = status_word(f.verdict)
+    verdict = status_word("error" if f.status == "error" else f.verdict)
     out.print(f"{verdict.upper()}: {summary_of(done.record)}", markup=False)
     for reason in reasons_in(f):
         out.print(_("reason: {text}").format(text=reason), markup=False)
+    if f.contour is not None:
+        c = f.contour
+        where = c.cluster or c.context or c.host or "-"
+        line = _("ran as {executor} (`{where}`); storage {storage}; artifacts: {whose}")
+        shown = line.format(
+            executor=executor_word(c.executor),
+            where=where,
+            storage=c.storage or "-",
+            whose=artifacts_word(c.artifacts),
+        )
+        out.print(shown, markup=False)
+    sample = f.throughput.sample
+    if sample is not None and not sample.measured and sample.command:
+        said = _("to measure the storage throughput: {command}").format(command=sample.command)
+        out.print(said, markup=False)
     print_written(done.written)
 
 

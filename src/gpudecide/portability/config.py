@@ -13,6 +13,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = [
     "EVAL_SEQUENCES",
+    "MAX_DATA_TOKENS",
+    "MAX_LOGITS",
+    "MAX_SEED",
+    "MAX_STEPS",
+    "MAX_THREADS",
     "RESUME_KEYS",
     "SIZE_PRESETS",
     "Device",
@@ -57,35 +62,58 @@ RESUME_KEYS = (
 )  # fmt: skip
 
 
+# Bounds of every number of a training run, by what it is (a plan that passes them trains on
+# one host; one that does not is refused before anything runs, not by a crashed trainer):
+MAX_STEPS = 10_000_000  # optimizer steps (and any step number: warm-up, checkpoints)
+MAX_SEED = 2**32 - 1  # numpy's global seed takes 32 bits
+MAX_THREADS = 1024  # torch CPU threads
+# Logits of one step (batch x sequence x vocabulary, 4 bytes each, about three times over
+# with their gradient and softmax): 2**30 is about 12 GB, a large host's share.
+MAX_LOGITS = 2**30
+# Synthetic token ids held in memory (int64): 2**28 is 2 GB.
+MAX_DATA_TOKENS = 2**28
+
+
 class TrainConfig(BaseModel):
     """Everything that defines a training run; stored verbatim in every checkpoint."""
 
     model_config = ConfigDict(extra="forbid")
 
     size: Size = Field(default="tiny", description="Model size preset (see lm.SIZE_PRESETS).")
-    vocab_size: int | None = Field(default=None, ge=8, description="Overrides the preset.")
-    d_model: int | None = Field(default=None, ge=8, description="Overrides the preset.")
-    n_layers: int | None = Field(default=None, ge=1, description="Overrides the preset.")
-    n_heads: int | None = Field(default=None, ge=1, description="Overrides the preset.")
-    seq_len: int | None = Field(default=None, ge=4, description="Overrides the preset.")
-    dropout: float = Field(default=0.1, ge=0, lt=1)
-    batch_size: int = Field(default=8, ge=1)
-    steps: int = Field(default=40, ge=1, description="Optimizer steps of the whole run.")
-    schedule_steps: int | None = Field(
-        default=None, ge=1, description="Length of the LR schedule (default: steps)."
+    vocab_size: int | None = Field(
+        default=None, ge=8, le=1_000_000, description="Overrides the preset."
     )
-    checkpoint_every: int = Field(default=0, ge=0, description="Checkpoint interval; 0: none.")
-    checkpoint_steps: list[int] = Field(default_factory=list, description="Extra checkpoints.")
-    lr: float = Field(default=3e-3, gt=0)
-    warmup_steps: int = Field(default=5, ge=0)
+    d_model: int | None = Field(default=None, ge=8, le=16_384, description="Overrides the preset.")
+    n_layers: int | None = Field(default=None, ge=1, le=256, description="Overrides the preset.")
+    n_heads: int | None = Field(default=None, ge=1, le=256, description="Overrides the preset.")
+    seq_len: int | None = Field(default=None, ge=4, le=32_768, description="Overrides the preset.")
+    dropout: float = Field(default=0.1, ge=0, lt=1)
+    batch_size: int = Field(default=8, ge=1, le=65_536)
+    steps: int = Field(default=40, ge=1, le=MAX_STEPS, description="Optimizer steps of the run.")
+    schedule_steps: int | None = Field(
+        default=None, ge=1, le=MAX_STEPS, description="Length of the LR schedule (default: steps)."
+    )
+    checkpoint_every: int = Field(
+        default=0, ge=0, le=MAX_STEPS, description="Checkpoint interval; 0: none."
+    )
+    checkpoint_steps: list[int] = Field(
+        default_factory=list, max_length=10_000, description="Extra checkpoints."
+    )
+    lr: float = Field(default=3e-3, gt=0, le=1)
+    warmup_steps: int = Field(default=5, ge=0, le=MAX_STEPS)
     min_lr_ratio: float = Field(default=0.1, ge=0, le=1)
-    weight_decay: float = Field(default=0.01, ge=0)
-    grad_clip: float = Field(default=1.0, gt=0)
-    seed: int = Field(default=1234, ge=0)
-    n_sequences: int = Field(default=512, ge=1, description="Synthetic training sequences.")
+    weight_decay: float = Field(default=0.01, ge=0, le=1)
+    grad_clip: float = Field(default=1.0, gt=0, le=1e6)
+    seed: int = Field(default=1234, ge=0, le=MAX_SEED)
+    n_sequences: int = Field(
+        default=512, ge=1, le=1_000_000, description="Synthetic training sequences."
+    )
     device: Device = "cpu"
     threads: int | None = Field(
-        default=None, ge=1, description="torch CPU threads for this run; None: torch's default."
+        default=None,
+        ge=1,
+        le=MAX_THREADS,
+        description="torch CPU threads for this run; None: torch's default.",
     )
 
     @model_validator(mode="after")
@@ -93,6 +121,21 @@ class TrainConfig(BaseModel):
         d = self.dims()
         if d.d_model % d.n_heads:
             raise ValueError(f"d_model {d.d_model} is not a multiple of n_heads {d.n_heads}")
+        if any(not 1 <= k <= MAX_STEPS for k in self.checkpoint_steps):
+            raise ValueError(f"checkpoint steps are from 1 to {MAX_STEPS}")
+        logits = self.batch_size * d.seq_len * d.vocab_size
+        if logits > MAX_LOGITS:
+            raise ValueError(
+                f"batch_size {self.batch_size} x seq_len {d.seq_len} x vocab_size "
+                f"{d.vocab_size} = {logits} logits a step, over the {MAX_LOGITS} one host "
+                "trains with: use a smaller batch"
+            )
+        tokens = (self.n_sequences + EVAL_SEQUENCES) * (d.seq_len + 1)
+        if tokens > MAX_DATA_TOKENS:
+            raise ValueError(
+                f"n_sequences {self.n_sequences} x seq_len {d.seq_len} = {tokens} token ids "
+                f"in memory, over {MAX_DATA_TOKENS}: use fewer sequences"
+            )
         return self
 
     def dims(self) -> Dims:

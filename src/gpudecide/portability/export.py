@@ -20,12 +20,21 @@ from gpudecide import __version__
 from gpudecide.artifacts import manifest as mf
 from gpudecide.artifacts import retention as ret
 from gpudecide.artifacts.hashing import list_files
+from gpudecide.errors import InputError
 from gpudecide.fsutil import sha256_path
-from gpudecide.message import Message, message, nmessage
+from gpudecide.message import Message, english, message, nmessage
 from gpudecide.portability import checkpoint as ck
 from gpudecide.portability.plan import ExportTestPlan
 
-__all__ = ["MANIFEST", "check_export", "run_info", "write_manifest"]
+__all__ = [
+    "MANIFEST",
+    "check_export",
+    "lint_given",
+    "lint_summary",
+    "manifest_figures",
+    "run_info",
+    "write_manifest",
+]
 
 MANIFEST = "run-manifest.json"
 _LIBS = ("torch", "safetensors", "numpy")
@@ -83,9 +92,77 @@ def write_manifest(
     workspace's retention policy when there is one."""
     target = run_dir / MANIFEST
     manifest, _tree, _det = mf.create(run_dir, info, target, force=True)
+    return target, _findings(mf.lint(manifest, _policy(workspace_root)))
+
+
+def _policy(workspace_root: Path | None) -> Any:
     policy_path = ret.find(None, workspace_root)
-    policy = ret.load(policy_path) if policy_path is not None else None
-    return target, [f.as_dict() for f in mf.lint(manifest, policy)]
+    return ret.load(policy_path) if policy_path is not None else None
+
+
+def _findings(found: list[mf.LintFinding]) -> list[dict[str, Any]]:
+    """Lint findings as the record keeps them: the English `message` and, as `why`, the
+    message the report says in the reader's language."""
+    return [{**f.as_dict(), "why": f.why} for f in found]
+
+
+def lint_given(
+    export: Path, workspace_root: Path | None
+) -> tuple[Path | None, list[dict[str, Any]]]:
+    """The run manifest a given export carries (None when it has none) and its lint findings,
+    with their lines (a manifest the lint cannot read is one error finding)."""
+    path = export / MANIFEST
+    if not path.is_file() or path.is_symlink():
+        return None, []
+    try:
+        _m, found = mf.lint_file(path, _policy(workspace_root))
+    except InputError as exc:
+        why = message("portability", "the run manifest cannot be read: {error}", error=exc.message)
+        finding = {"field": "(file)", "line": exc.line, "severity": "error", "rule": "A5",
+                   "message": english(why), "why": why}  # fmt: skip
+        return path, [finding]
+    return path, _findings(found)
+
+
+def manifest_figures(path: Path | None) -> dict[str, Any] | None:
+    """The manifest's A5 identifiers and file count, as the record shows them."""
+    if path is None:
+        return None
+    try:
+        m = mf.load_manifest(path)
+    except InputError:
+        return {"path": str(path)}
+    fields = {k: getattr(m, k) for k in (
+        "run_id", "base_model", "dataset_snapshot", "code_commit", "container_digest",
+        "precision", "method", "checkpoint_format", "optimizer_state_exported",
+        "created_at_utc", "retention_class",
+    )}  # fmt: skip
+    return {"path": str(path), **fields, "files": len(m.files)}
+
+
+def lint_summary(lint: list[dict[str, Any]], severity: str) -> Message | None:
+    """The lint findings of one severity in one line (None when there are none)."""
+    found = [f for f in lint if f["severity"] == severity]
+    if not found:
+        return None
+    fields = ", ".join(sorted({str(f["field"]) for f in found}))
+    if severity == "error":
+        return nmessage(
+            "portability",
+            "run manifest lint: {n:num} error ({fields})",
+            "run manifest lint: {n:num} errors ({fields})",
+            count="n",
+            n=len(found),
+            fields=fields,
+        )
+    return nmessage(
+        "portability",
+        "run manifest lint: {n:num} warning ({fields})",
+        "run manifest lint: {n:num} warnings ({fields})",
+        count="n",
+        n=len(found),
+        fields=fields,
+    )
 
 
 # The E2 layers and the items each must hold, as messages (the report names them in ru/kk).
@@ -140,9 +217,11 @@ def _layer_gaps(env: mf.Environment, layers: list[str]) -> list[Message]:
 
 def check_export(
     plan: ExportTestPlan, run_dir: Path, manifest_path: Path, lint: list[dict[str, Any]]
-) -> tuple[list[Message], list[Message]]:
-    """Problems (the step fails) and warnings (it warns) of the export in `run_dir` before
-    it leaves: declared artifacts, E2 layers, the manifest's lint findings (`lint`)."""
+) -> tuple[list[Message], list[Message], list[Message]]:
+    """Problems (the step fails), warnings (it warns) and notes (shown, the status as it
+    is) of the export in `run_dir` before it leaves: declared artifacts, E2 layers, the
+    manifest's lint errors (warnings of the step) and lint warnings (notes: shown, never
+    hidden behind a pass)."""
     found, _skipped = list_files(run_dir)
     names = [rel for rel, _p, _s in found]
     problems = [
@@ -152,17 +231,6 @@ def check_export(
     ]
     manifest = mf.load_manifest(manifest_path)
     problems += _layer_gaps(manifest.environment, list(plan.layers))
-    errors = [f for f in lint if f["severity"] == "error"]
-    warnings = []
-    if errors:
-        warnings.append(
-            nmessage(
-                "portability",
-                "run manifest lint: {n:num} error ({fields})",
-                "run manifest lint: {n:num} errors ({fields})",
-                count="n",
-                n=len(errors),
-                fields=", ".join(sorted({str(f["field"]) for f in errors})),
-            )
-        )
-    return problems, warnings
+    errors = lint_summary(lint, "error")
+    advisories = lint_summary(lint, "warning")
+    return problems, [errors] if errors else [], [advisories] if advisories else []

@@ -22,13 +22,18 @@ from gpudecide import evidence as ev
 
 __all__ = [
     "AuditFigures",
+    "CheckpointMark",
+    "ContourFigures",
     "CurvePoint",
     "EnvironmentBrief",
     "ExportTestFigures",
     "JobFigures",
+    "JobLifecycle",
+    "ManifestFigures",
     "MetricRow",
     "ModelFigures",
     "RecordMessages",
+    "SampleFigures",
     "StepFigures",
     "Throughput",
     "ToleranceFigures",
@@ -36,7 +41,10 @@ __all__ = [
     "figures_of",
 ]
 
-StepStatus = Literal["pass", "fail", "warn", "skip"]
+StepStatus = Literal["pass", "fail", "warn", "skip", "error"]
+# The record's status: its verdict, or `error` when the tool or the harness could not finish
+# the run (verdict `info`: no verdict on the option).
+RunStatus = Literal["pass", "fail", "warn", "error"]
 # A stored sentence (`gpudecide.message.Message`) as the JSON holds it.
 MessageDict = dict[str, Any]
 
@@ -111,11 +119,38 @@ class TransferFigures(_Shape):
     note_message: MessageDict | None = None
 
 
+class SampleFigures(_Shape):
+    """The storage's throughput measured on a sample at least the floor's size, written and
+    read back (`source`: "probe", a sample written beside the export, or "export", the
+    export itself when it was that large), or not measured, with why and the `command` that
+    would measure it (SPEC V1). `gbps` is the slower of the two ways: what moving a run out
+    can count on."""
+
+    measured: bool
+    source: Literal["probe", "export"] | None = None
+    storage: str = ""
+    sample_bytes: int = 0
+    floor_bytes: int
+    write_seconds: float | None = None
+    read_seconds: float | None = None
+    write_gbps: float | None = None
+    read_gbps: float | None = None
+    gbps: float | None = None
+    significant_digits: int = 0
+    note: str = ""
+    note_message: MessageDict | None = None
+    command: str = ""
+
+
 class Throughput(_Shape):
-    """The export's and the restore's throughput (None: nothing measurable moved)."""
+    """The export's and the restore's throughput (None: nothing measurable moved), and the
+    storage's measured on a sample above the floor (`sample`)."""
+
+    OPTIONAL_KEYS: ClassVar[frozenset[str]] = frozenset({"sample"})
 
     export: TransferFigures | None = None
     restore: TransferFigures | None = None
+    sample: SampleFigures | None = None
 
 
 class ModelFigures(_Shape):
@@ -128,7 +163,9 @@ class ModelFigures(_Shape):
 
 
 class JobFigures(_Shape):
-    """One job the test ran (`executors.JobOutcome.as_dict`)."""
+    """One job the test ran (`executors.JobOutcome.as_dict`); `host` where it ran."""
+
+    OPTIONAL_KEYS: ClassVar[frozenset[str]] = frozenset({"host"})
 
     executor: str
     name: str
@@ -137,6 +174,50 @@ class JobFigures(_Shape):
     state: str | None = None
     sacct: dict[str, str] = Field(default_factory=dict)
     seconds: float
+    host: str | None = None
+
+
+class CheckpointMark(_Shape):
+    """A checkpoint a job marked once it was complete on disk."""
+
+    step: int | None = None
+    at: str | None = None
+    path: str | None = None
+
+
+class JobLifecycle(_Shape):
+    """One job's lifecycle from the marks it wrote (`gpudecide.marks`), UTC: preparation
+    start, first training step, checkpoints, end; startup is preparation start to first
+    step, `since_checkpoint_seconds` the work after the last checkpoint (what a loss at the
+    end would cost). None: not marked."""
+
+    job: str
+    job_id: str
+    slurm_job_id: str | None = None
+    host: str | None = None
+    prep_start: str | None = None
+    first_step: str | None = None
+    first_step_number: int | None = None
+    checkpoints: list[CheckpointMark] = Field(default_factory=list)
+    end: str | None = None
+    end_status: str | None = None
+    startup_seconds: float | None = None
+    since_checkpoint_seconds: float | None = None
+
+
+class ContourFigures(_Shape):
+    """The contour the test exercised (SPEC E1, E3; the decision grades it against the
+    option's declared `options[].contour`): where its jobs ran, where the checkpoints went
+    (the URL without credentials), and whose artifacts were tested: `vendor_export` for an
+    export given with `--from-export` (the vendor's own, as a team receives it),
+    `produced_here` when the test trained and exported them itself."""
+
+    executor: Literal["local", "slurm", "k8s"]
+    cluster: str = ""  # Slurm's ClusterName
+    context: str = ""  # the kubectl context, for k8s
+    host: str = ""  # the host(s) the jobs ran on, comma-separated, in the order they ran
+    storage: str = ""
+    artifacts: Literal["vendor_export", "produced_here"]
 
 
 class CurvePoint(_Shape):
@@ -175,6 +256,25 @@ class AuditFigures(_Shape):
     summary: str = ""
 
 
+class ManifestFigures(_Shape):
+    """The run manifest of the tested export (A5): where it is, its identifiers as written
+    (None: not given) and how many files it lists; its lint findings are `manifest_lint`."""
+
+    path: str
+    run_id: str | None = None
+    base_model: str | None = None
+    dataset_snapshot: str | None = None
+    code_commit: str | None = None
+    container_digest: str | None = None
+    precision: str | None = None
+    method: str | None = None
+    checkpoint_format: str | None = None
+    optimizer_state_exported: bool | None = None
+    created_at_utc: str | None = None
+    retention_class: str | None = None
+    files: int = 0
+
+
 class RecordMessages(_Shape):
     """The record's summary and notes as messages (one per note, in order)."""
 
@@ -199,15 +299,20 @@ _FULL_TEST_ONLY = frozenset(
     }
 )
 _GIVEN_EXPORT_ONLY = frozenset({"from_export", "audit"})
+# Keys both producers write that records made before them lack.
+_NEWER = frozenset(
+    {"status", "contour", "run_size_gb", "migration_window_hours", "manifest", "lifecycle"}
+)
 
 
 class ExportTestFigures(_Shape):
     """The figures of an `export_test` record (the `--json` body of `gpudecide export-test`)."""
 
-    OPTIONAL_KEYS: ClassVar[frozenset[str]] = _FULL_TEST_ONLY | _GIVEN_EXPORT_ONLY
+    OPTIONAL_KEYS: ClassVar[frozenset[str]] = _FULL_TEST_ONLY | _GIVEN_EXPORT_ONLY | _NEWER
 
     option: str | None = None
     verdict: ev.Verdict
+    status: RunStatus | None = None  # None: a record written before the status existed
     from_export: str | None = None  # the given export's folder
     run_id: str | None = None
     plan: str = ""
@@ -223,10 +328,15 @@ class ExportTestFigures(_Shape):
     export_gbps: float | None = None
     restore_gbps: float | None = None
     throughput: Throughput = Field(default_factory=Throughput)
+    # One full run of the team (the plan's run_size_gb) and the hours to move it out at the
+    # sample's rate (None: no size given, or the rate not measured).
+    run_size_gb: float | None = None
+    migration_window_hours: float | None = None
     manual_actions: list[str] = Field(default_factory=list)
     closed_formats: list[str] = Field(default_factory=list)
     restored_by_hand: list[str] = Field(default_factory=list)
     executor: str = ""
+    contour: ContourFigures | None = None  # None: a record written before it was stated
     storage: str | None = None
     export_url: str | None = None
     device: str | None = None
@@ -240,6 +350,8 @@ class ExportTestFigures(_Shape):
     resumed_curve: list[CurvePoint] = Field(default_factory=list)
     environments: Environments | None = None
     manifest_lint: list[dict[str, Any]] = Field(default_factory=list)
+    manifest: ManifestFigures | None = None
+    lifecycle: list[JobLifecycle] = Field(default_factory=list)
     summary: str = ""
     messages: RecordMessages = Field(default_factory=RecordMessages)
 

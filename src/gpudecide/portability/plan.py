@@ -11,11 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from gpudecide.inputs import load_yaml_model
 from gpudecide.options import OPTION_ID_PATTERN
-from gpudecide.portability.config import TrainConfig
+from gpudecide.portability.config import MAX_SEED, MAX_STEPS, MAX_THREADS, TrainConfig
 
 __all__ = [
     "DEFAULT_ARTIFACTS",
@@ -56,14 +56,14 @@ class ModelPlan(_Strict):
     """The training run: size preset, steps and the step the checkpoint is taken at."""
 
     size: Literal["tiny", "small", "125m", "350m", "1b"] = "tiny"
-    steps: int = Field(default=24, ge=2)
-    checkpoint_step: int = Field(default=12, ge=1)
-    batch_size: int = Field(default=8, ge=1)
-    seed: int = Field(default=1234, ge=0)
-    lr: float = Field(default=3e-3, gt=0)
+    steps: int = Field(default=24, ge=2, le=MAX_STEPS)
+    checkpoint_step: int = Field(default=12, ge=1, le=MAX_STEPS - 1)
+    batch_size: int = Field(default=8, ge=1, le=65_536)
+    seed: int = Field(default=1234, ge=0, le=MAX_SEED)
+    lr: float = Field(default=3e-3, gt=0, le=1)
     dropout: float = Field(default=0.1, ge=0, lt=1)
-    n_sequences: int = Field(default=512, ge=1)
-    threads: int | None = Field(default=None, ge=1)
+    n_sequences: int = Field(default=512, ge=1, le=1_000_000)
+    threads: int | None = Field(default=None, ge=1, le=MAX_THREADS)
 
     @model_validator(mode="after")
     def _checkpoint_inside(self) -> ModelPlan:
@@ -71,6 +71,10 @@ class ModelPlan(_Strict):
             raise ValueError(
                 f"checkpoint_step {self.checkpoint_step} must be before the last step {self.steps}"
             )
+        try:  # what only the whole run can tell (memory of a step, of the data)
+            self.train_config("cpu")
+        except ValidationError as exc:
+            raise ValueError(exc.errors()[0]["msg"].removeprefix("Value error, ")) from None
         return self
 
     def train_config(self, device: str) -> TrainConfig:
@@ -90,10 +94,11 @@ class ModelPlan(_Strict):
 
 
 class Tolerance(_Strict):
-    """How far a resumed run's final metrics may be from the uninterrupted reference."""
+    """How far a resumed run's final metrics may be from the uninterrupted reference (a
+    relative tolerance above 1, or an absolute one above 1e6, accepts any run)."""
 
-    relative: float | None = Field(default=0.02, ge=0)
-    absolute: float | None = Field(default=None, ge=0)
+    relative: float | None = Field(default=0.02, ge=0, le=1)
+    absolute: float | None = Field(default=None, ge=0, le=1e6)
 
     @model_validator(mode="after")
     def _one_given(self) -> Tolerance:
@@ -133,15 +138,17 @@ class ExportTestPlan(_Strict):
     model: ModelPlan = Field(default_factory=ModelPlan)
     metrics: list[Metric] = Field(default_factory=lambda: list(_METRICS), min_length=1)
     tolerance: Tolerance = Field(default_factory=Tolerance)
-    expected_artifacts: list[str] = Field(default_factory=lambda: list(DEFAULT_ARTIFACTS))
+    expected_artifacts: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_ARTIFACTS), max_length=1000
+    )
     layers: list[Layer] = Field(default_factory=lambda: list(_LAYERS))
     storage: str | None = None
-    storage_options: dict[str, str | int | bool] = Field(default_factory=dict)
+    storage_options: dict[str, str | int | bool] = Field(default_factory=dict, max_length=100)
     executor: Literal["local", "slurm", "k8s"] = "local"
     device: Literal["cpu", "cuda"] = "cpu"
     resume_device: Literal["cpu", "cuda"] | None = None
-    throughput_floor_mb: int = Field(default=256, ge=1)
-    run_size_gb: float | None = Field(default=None, gt=0)
+    throughput_floor_mb: int = Field(default=64, ge=1, le=1_048_576)
+    run_size_gb: float | None = Field(default=None, gt=0, le=10_000_000)
     identity: Identity = Field(default_factory=Identity)
     manual: Manual = Field(default_factory=Manual)
 

@@ -2,10 +2,16 @@
 
 A failed export test is its option's stop factor `export_test_failed` (the article: no closed
 data moves before the export is proven). A passed test scores the option's `artifacts`
-criterion 5 (the audit alone stops at 4); a test that passed with warnings (manifest lint
+criterion 5 (the audit alone stops at 4), wherever it ran: the decision grades the record's
+`contour` against the option's and marks a test from another contour a rehearsal, which
+keeps its score but verifies nothing. A test that passed with warnings (manifest lint
 errors, manual actions, closed formats) scores 4. A test run on someone else's export
 (`--from-export`) that resumed without a reference curve to compare with scores 4 too.
-Each rule's English (`rule`, `clear`) is its message said in English.
+
+A test the tool or its harness could not finish (status `error`, verdict `info`: a worker
+that crashed or died without a result, a harness timeout) is no verdict on the option: it
+raises no stop factor and suggests no score. Each rule's English (`rule`, `clear`) is its
+message said in English.
 """
 
 from __future__ import annotations
@@ -55,7 +61,7 @@ def rules(record: ev.Evidence) -> list[Suggestion | StopFactor]:
     if record.kind != "export_test":
         return []
     f = figures_of(record)
-    if not f.option:
+    if not f.option or f.status == "error" or record.verdict == "info":
         return []
     if record.verdict == "fail":
         return [_failed(record, f, f.option)]

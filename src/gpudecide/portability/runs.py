@@ -17,6 +17,9 @@ input (and `--help`) never wait for it.
 
 from __future__ import annotations
 
+import os
+import re
+import stat
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,9 +28,10 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from gpudecide import evidence as ev
-from gpudecide.errors import InputError
+from gpudecide.errors import InputError, excerpt
+from gpudecide.fsutil import file_kind
 from gpudecide.inputs import node_line
-from gpudecide.options import require_known
+from gpudecide.options import OPTION_ID_PATTERN, require_known
 from gpudecide.portability.plan import PLAN_NAME, ExportTestPlan, load_plan
 from gpudecide.workspace import Workspace
 
@@ -58,6 +62,8 @@ class ExportTestRequest:
     out_file: Path | None = None  # k8s: where the manifests go
     keep_work: bool = False
     evidence_dir: Path | None = None
+    option: str | None = None  # the option whose export it is (default: the plan's)
+    secret: str | None = None  # k8s: the Secret the storage credentials come from
 
 
 @dataclass
@@ -69,8 +75,8 @@ class RecordedRun:
 
     @property
     def failed(self) -> bool:
-        """True when a step failed (exit 1)."""
-        return self.record.verdict == "fail"
+        """True when a step failed, or the test could not run (exit 1)."""
+        return self.record.verdict in ("fail", "info")
 
 
 @dataclass
@@ -107,6 +113,23 @@ def _check_option(plan: ExportTestPlan, path: Path, ws: Workspace | None) -> Non
     )
 
 
+def _given_option(option: str | None, ws: Workspace | None) -> str | None:
+    """`--option`: a declared option's id (the workspace's options; outside a workspace an
+    id of the right form)."""
+    if option is None:
+        return None
+    if ws is not None:
+        require_known(option, ws.config.options, path=ws.root / "gpudecide.yaml", field="--option")
+    elif not re.fullmatch(OPTION_ID_PATTERN, option):
+        raise InputError(
+            "{option} is not an option id",
+            field="--option",
+            hint="letters, digits, '.', '_' and '-', as declared under `options` in gpudecide.yaml",
+            option=excerpt(option),
+        )
+    return option
+
+
 def _choice(value: str | None, default: str | None, field: str) -> str | None:
     chosen = value if value is not None else default
     if chosen is not None and chosen not in _CHOICES:
@@ -119,7 +142,7 @@ def _storage_url(
 ) -> str:
     url = given or plan.storage
     if url is None:
-        return str((ws_root or Path.cwd()) / "exports" / "export-test")
+        return str((ws_root or Path.cwd()).resolve() / "exports" / "export-test")
     if "://" not in url and not Path(url).is_absolute() and given is None:
         return str((plan_path.parent / url).resolve())  # relative to the plan, as written
     return url
@@ -136,25 +159,116 @@ class _Resolved:
     executor: str
     url: str
     options: dict[str, Any]
+    option: str | None
+
+
+def _regular_output(path: Path, field_name: str) -> None:
+    """An output file is a regular file, or a name in a folder: a device, a FIFO, a folder
+    or a link is never replaced by what is written there."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise InputError(
+            "cannot be written: {error}", path=path, field=field_name, error=exc.strerror
+        ) from None
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        raise InputError(
+            "is a symbolic link: it is not replaced",
+            path=path,
+            field=field_name,
+            hint="give the file itself, or a new name",
+        )
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise InputError(
+            "is {file_kind}, not a regular file: it is not replaced",
+            path=path,
+            field=field_name,
+            hint="give a file name in a folder",
+            file_kind=file_kind(st.st_mode),
+        )
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise InputError(
+            "its folder does not exist", path=path, field=field_name, hint="create the folder first"
+        )
+    kind = kernel_root(path)
+    if kind is not None:
+        raise InputError(
+            "is under {root}, the kernel's files: nothing is written there",
+            path=path,
+            field=field_name,
+            hint="give a file name in a folder on a disk",
+            root=kind,
+        )
+
+
+def _evidence_folder(path: Path) -> None:
+    """The evidence folder is a folder (or a name one can be made at), checked before any
+    job runs: a test that trains for minutes must not fail at its last write."""
+    kind = kernel_root(path)
+    if kind is not None:
+        raise InputError(
+            "is under {root}, the kernel's files: nothing is written there",
+            path=path,
+            field="--evidence-dir",
+            hint="give a folder on a disk",
+            root=kind,
+        )
+    for existing in (path, *path.parents):
+        if os.path.lexists(existing):
+            if not existing.is_dir():
+                raise InputError(
+                    "is a file, not a folder for evidence records",
+                    path=existing,
+                    field="--evidence-dir",
+                    hint="move the file away or pass another evidence folder",
+                )
+            return
+
+
+def kernel_root(path: Path) -> str | None:
+    """The kernel folder (/proc, /sys, /dev) `path` resolves into, else None."""
+    from gpudecide.portability.storage import KERNEL_ROOTS
+
+    real = os.path.realpath(path)
+    return next((r for r in KERNEL_ROOTS if real == r or real.startswith(r + "/")), None)
 
 
 def _resolve(request: ExportTestRequest, ws: Workspace | None) -> _Resolved:
     from gpudecide.artifacts import remote
+    from gpudecide.portability.executors import slurm_available
     from gpudecide.portability.trainer import require_device
 
     ws_root = ws.root if ws else None
     plan_path = _plan_path(request.plan, ws_root)
     plan = load_plan(plan_path)
     _check_option(plan, plan_path, ws)
+    option = _given_option(request.option, ws)
     device = _choice(request.device, plan.device, "--device") or "cpu"
     resume = _choice(request.resume_device, plan.resume_device, "--resume-device")
     executor = _choice(request.executor, plan.executor, "--executor") or "local"
     require_device(device)
     if resume:
         require_device(resume)
+    if executor == "slurm" and not slurm_available():
+        raise InputError(
+            "no Slurm controller answers (scontrol ping)",
+            field="--executor",
+            hint="start one (scripts/slurm-local start) or use --executor local",
+        )
+    if request.from_export is not None and request.storage is not None:
+        raise InputError(
+            "--storage has no use with --from-export: the export is read where it is",
+            field="--storage",
+            hint="leave out --storage; the export folder is the given one",
+        )
     options = {**plan.storage_options, **remote.parse_options(list(request.storage_options))}
     url = _storage_url(request.storage, plan, plan_path, ws_root)
-    return _Resolved(plan, plan_path, device, resume, executor, url, options)
+    if request.evidence_dir is not None:
+        _evidence_folder(request.evidence_dir)
+    return _Resolved(plan, plan_path, device, resume, executor, url, options, option)
 
 
 def _setup(resolved: _Resolved, storage: Storage, ws_root: Path | None) -> ExportTestSetup:
@@ -162,19 +276,22 @@ def _setup(resolved: _Resolved, storage: Storage, ws_root: Path | None) -> Expor
     from gpudecide.portability import executors as ex
     from gpudecide.portability.scenario import ExportTestSetup
 
+    option = resolved.option or resolved.plan.option
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    run_id = f"{resolved.plan.option}-{stamp}"
+    run_id = f"{option}-{stamp}"
     runner = ex.SlurmExecutor() if resolved.executor == "slurm" else ex.LocalExecutor()
+    base = (ws_root or Path.cwd()).resolve()
     return ExportTestSetup(
         plan=resolved.plan,
-        plan_path=resolved.plan_path,
-        work=(ws_root or Path.cwd()) / ".export-test-work" / run_id,
+        plan_path=resolved.plan_path.resolve(),
+        work=base / ".export-test-work" / run_id,
         storage=storage,
         executor=runner,
         device=resolved.device,
         resume_device=resolved.resume_device,
         workspace_root=ws_root,
         run_id=run_id,
+        option_id=resolved.option,
     )
 
 
@@ -182,12 +299,19 @@ def _k8s(resolved: _Resolved, request: ExportTestRequest, ws_root: Path | None) 
     """Write and validate the train and resume Jobs; nothing is run (no cluster is driven)."""
     from gpudecide.fsutil import atomic_write_text
     from gpudecide.portability import executors as ex
+    from gpudecide.portability.storage import shown_url
 
     if not request.dry_run:
         raise InputError(
             "running on Kubernetes needs a cluster this tool does not drive",
             field="--executor",
             hint="pass --dry-run to write the Job manifests, then `kubectl apply -f` them",
+        )
+    if request.from_export is not None:
+        raise InputError(
+            "--from-export runs here, not in Kubernetes Jobs",
+            field="--executor",
+            hint="leave out --executor k8s (or pass --executor local or slurm)",
         )
     plan = resolved.plan
     chosen = request.image or plan.identity.container_digest
@@ -197,30 +321,70 @@ def _k8s(resolved: _Resolved, request: ExportTestRequest, ws_root: Path | None) 
             field="--image",
             hint="pass --image registry/name@sha256:<64 hex>, or set identity.container_digest",
         )
+    check_url(resolved.url)
+    secret = ex.secret_name(request.secret)
     docs = ex.k8s_export_jobs(
-        plan, resolved.url, resolved.options, chosen, resolved.device, resolved.resume_device
+        plan,
+        resolved.url,
+        resolved.options,
+        chosen,
+        resolved.device,
+        resolved.resume_device,
+        secret=secret,
+        option=resolved.option,
     )
     errors = {d["metadata"]["name"]: ex.validate_k8s_job(d) for d in docs}
     target = request.out_file or (ws_root or Path.cwd()) / "export-test-k8s.yaml"
-    text = ex.K8S_HEADER + "---\n".join(yaml.safe_dump(d, sort_keys=False) for d in docs)
+    _regular_output(target, "--out")
+    text = ex.k8s_header(secret, docs) + "---\n".join(
+        yaml.safe_dump(d, sort_keys=False) for d in docs
+    )
     atomic_write_text(target, text)
-    return K8sManifests(target=target, errors=errors, storage=resolved.url)
+    return K8sManifests(target=target, errors=errors, storage=shown_url(resolved.url))
+
+
+def check_url(url: str) -> None:
+    """A storage URL without credentials in it (they belong in the environment or a Secret)."""
+    from urllib.parse import urlsplit
+
+    from gpudecide.portability.storage import shown_url
+
+    if "://" in url and "@" in urlsplit(url).netloc:
+        raise InputError(
+            "{url}: credentials in the storage URL are refused",
+            field="--storage",
+            hint="put them in the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) or "
+            "a profile; records and logs repeat the URL",
+            url=shown_url(url),
+        )
 
 
 def run(request: ExportTestRequest, ws: Workspace | None) -> RecordedRun | K8sManifests:
     """Run the export test `request` asks for in workspace `ws` (None: outside one) and
-    write its evidence record; for Kubernetes, the Job manifests (dry run only)."""
+    write its evidence record; for Kubernetes, the Job manifests (dry run only).
+
+    Everything the run relies on is checked before the first job starts: the plan and its
+    bounds, the option, the devices, a Slurm that answers, the storage (it answers and takes
+    a write), the export given, the evidence folder."""
     ws_root = ws.root if ws else None
     resolved = _resolve(request, ws)
     if resolved.executor == "k8s":
         return _k8s(resolved, request, ws_root)
     if request.dry_run:
         raise InputError("--dry-run is for --executor k8s", field="--dry-run")
-    from gpudecide.portability.from_export import run_from_export
+    if request.out_file is not None:
+        raise InputError("--out is for --executor k8s --dry-run", field="--out")
+    from gpudecide.portability.from_export import check_export_folder, run_from_export
     from gpudecide.portability.scenario import run_export_test
     from gpudecide.portability.storage import open_storage
 
-    setup = _setup(resolved, open_storage(resolved.url, resolved.options), ws_root)
+    if request.from_export is not None:
+        check_export_folder(request.from_export)
+        storage = open_storage(str(request.from_export.resolve().parent))
+    else:
+        storage = open_storage(resolved.url, resolved.options)
+        storage.check()
+    setup = _setup(resolved, storage, ws_root)
     setup.keep_work = request.keep_work
     if request.from_export is not None:
         result = run_from_export(setup, request.from_export)

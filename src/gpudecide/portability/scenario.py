@@ -28,6 +28,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import socket
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -39,9 +41,15 @@ from gpudecide import evidence as ev
 from gpudecide.fsutil import atomic_write_text, sha256_path
 from gpudecide.message import Message, english, message, nmessage, record_texts
 from gpudecide.portability import checkpoint as ck
-from gpudecide.portability.executors import Executor, JobOutcome
-from gpudecide.portability.export import check_export, run_info, write_manifest
+from gpudecide.portability.executors import Executor, JobOutcome, last_lines
+from gpudecide.portability.export import (
+    check_export,
+    manifest_figures,
+    run_info,
+    write_manifest,
+)
 from gpudecide.portability.figures import (
+    ContourFigures,
     CurvePoint,
     EnvironmentBrief,
     Environments,
@@ -51,8 +59,10 @@ from gpudecide.portability.figures import (
     StepFigures,
     Throughput,
 )
+from gpudecide.portability.lifecycle import FOLDER as LIFECYCLE_FOLDER
+from gpudecide.portability.lifecycle import marks_spec, read_lifecycle
 from gpudecide.portability.plan import ExportTestPlan
-from gpudecide.portability.storage import Storage, Transfer
+from gpudecide.portability.storage import Storage, Transfer, shown_url
 from gpudecide.portability.texts import (
     as_written,
     device_name,
@@ -62,7 +72,13 @@ from gpudecide.portability.texts import (
     step_name,
     tolerance,
 )
-from gpudecide.portability.throughput import throughput_figures
+from gpudecide.portability.throughput import (
+    from_transfers,
+    migration_window_hours,
+    not_measured,
+    probe,
+    throughput_figures,
+)
 from gpudecide.portability.trainer import require_device
 
 __all__ = [
@@ -88,8 +104,11 @@ __all__ = [
 ]
 
 SPEC_IDS = ["E1", "E2", "E3", "E4", "A2", "A4"]
-Status = Literal["pass", "fail", "warn", "skip"]
+# A step's status: `error` when the tool or the harness failed in it (no verdict on the
+# option), the others as the step found the export.
+Status = Literal["pass", "fail", "warn", "skip", "error"]
 STEP_NAMES = ("plan", "train", "export", "delete", "resume", "record")
+RunStatus = Literal["pass", "fail", "warn", "error"]
 
 
 def utc_now() -> str:
@@ -154,6 +173,13 @@ class ExportTestSetup:
     perturb_resume: float = 0.0
     drop_from_export: tuple[str, ...] = ()
     keep_work: bool = False
+    # The option the record is about: `--option`, else the plan's.
+    option_id: str | None = None
+
+    @property
+    def option(self) -> str:
+        """The option the test is of: the one named on the command line, else the plan's."""
+        return self.option_id or self.plan.option
 
 
 @dataclass
@@ -177,16 +203,26 @@ class RunState:
         self.steps = {name: Step(name) for name in STEP_NAMES}
         self.reasons: list[str] = []
         self.reason_messages: list[Message] = []
+        self.fails = 0  # reasons of failed steps, listed before those of steps in error
         self.jobs: list[JobOutcome] = []
-        self.volume = setup.work / "volume"
+        # Absolute: every job changes into a folder of its own and reads these from there.
+        work = setup.work.resolve()
+        self.volume = work / "volume"
         self.run_dir = self.volume / "run"
-        self.restore = setup.work / "restore"
-        self.control = setup.work / "control"
+        self.restore = work / "restore"
+        self.control = work / "control"
         self.train: dict[str, Any] | None = None
         self.resume: dict[str, Any] | None = None
         self.export: Transfer | None = None
         self.plan_sha256 = ""
         self.manifest_lint: list[dict[str, Any]] = []
+        self.manifest: dict[str, Any] | None = None
+        self.lifecycle: list[dict[str, Any]] = []
+
+    def read_marks(self) -> None:
+        """The lifecycle the jobs marked (read before their folder goes)."""
+        names = [j.name for j in self.jobs]
+        self.lifecycle = read_lifecycle(self.control / LIFECYCLE_FOLDER, self.setup.run_id, names)
 
     @contextmanager
     def step(self, name: str) -> Iterator[Step]:
@@ -198,14 +234,17 @@ class RunState:
             yield s
         finally:
             s.finished_at = utc_now()
-            if s.status == "fail" and s.detail:
+            if s.status in ("fail", "error") and s.detail:
                 reason = plain(
                     "{step}: {detail}",
                     step=step_name(name),
                     detail=s.detail_message or as_written(s.detail),
                 )
-                self.reason_messages.append(reason)
-                self.reasons.append(english(reason))
+                # A finding about the export before a failure of the tool, whatever the order.
+                at = len(self.reasons) if s.status == "error" else self.fails
+                self.fails += s.status == "fail"
+                self.reason_messages.insert(at, reason)
+                self.reasons.insert(at, english(reason))
 
 
 def _config(ctx: RunState, device: str) -> dict[str, Any]:
@@ -235,20 +274,87 @@ def _tolerance(p: ExportTestPlan) -> Message:
     return tolerance(p.tolerance.relative, p.tolerance.absolute)
 
 
-def job_failure(outcome: JobOutcome) -> Message | None:
-    """Why a job failed, as a message (None when it did not): no result, or its reason."""
-    res = outcome.result
-    if res is None:
+# Reasons a worker gives when the fault is its own (a bug, a spec it cannot read), not the
+# export's: the test could not run, which says nothing about the option.
+TOOL_REASONS = frozenset({"crashed", "bad_spec"})
+
+
+@dataclass(frozen=True)
+class JobProblem:
+    """Why a job did not succeed: `fail` when it found something wrong with the export or
+    the storage (a verdict on the option), `error` when the tool or the harness failed (a
+    worker that died or crashed, a harness timeout): no verdict on the option."""
+
+    kind: Literal["fail", "error"]
+    why: Message
+
+
+def _ended(outcome: JobOutcome) -> Message:
+    """How a job without a result ended: the harness's time limit, a signal, a scheduler
+    state, or its exit code."""
+    code = outcome.returncode
+    if outcome.state == "timeout":
         return message(
             "portability",
-            "job wrote no result (exit {code}): {tail}",
-            code=outcome.returncode,
-            tail=outcome.log_tail[-300:],
+            "stopped by the harness at its time limit of {seconds:num} s",
+            seconds=figure(float(outcome.timeout or 0.0), 3),
         )
-    if res.get("status") != "ok":
-        detail = res.get("detail_message") or as_written(str(res.get("detail"))[-600:])
-        return plain("{reason}: {detail}", reason=res.get("reason"), detail=detail)
-    return None
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = "?"
+        return message("portability", "killed by signal {n} ({name})", n=-code, name=name)
+    if outcome.executor == "slurm" and outcome.state:
+        return message(
+            "portability",
+            "Slurm state {state}, exit code {code}",
+            state=str(outcome.state),
+            code=code,
+        )
+    return message("portability", "exit code {code}", code=code)
+
+
+def _output(tail: str) -> Message:
+    if not tail.strip():
+        return message("portability", "it wrote no output")
+    return message("portability", "the last lines of its output: {tail}", tail=tail)
+
+
+def job_failure(outcome: JobOutcome) -> JobProblem | None:
+    """Why a job did not succeed (None when it did): a job that wrote no result, or whose
+    worker crashed, is an `error`; a reason the worker found in the export is a `fail`."""
+    res = outcome.result
+    if res is None:
+        why = message(
+            "portability",
+            "the job ended without a result ({ended}); {output}",
+            ended=_ended(outcome),
+            output=_output(outcome.log_tail),
+        )
+        return JobProblem("error", why)
+    if res.get("status") == "ok":
+        return None
+    reason = str(res.get("reason"))
+    if reason in TOOL_REASONS:
+        why = message(
+            "portability",
+            "the worker failed ({reason}), a fault of gpudecide, not of the export; {output}",
+            reason=reason,
+            output=_output(last_lines(str(res.get("detail") or ""))),
+        )
+        return JobProblem("error", why)
+    detail = res.get("detail_message") or as_written(str(res.get("detail"))[-600:])
+    return JobProblem("fail", plain("{reason}: {detail}", reason=reason, detail=detail))
+
+
+def resume_problem(problem: JobProblem) -> Message:
+    """The resume step's detail when its job did not succeed."""
+    if problem.kind == "error":
+        return message(
+            "portability", "the resume job could not run: {problem}", problem=problem.why
+        )
+    return message("portability", "cannot resume: {problem}", problem=problem.why)
 
 
 def step_train(ctx: RunState) -> None:
@@ -259,14 +365,20 @@ def step_train(ctx: RunState) -> None:
             "config": _config(ctx, ctx.setup.device),
             "output_dir": str(ctx.run_dir),
             "container_digest": ctx.setup.plan.identity.container_digest,
+            "marks": marks_spec(ctx.control, ctx.setup.run_id, "train"),
         }
         outcome = ctx.setup.executor.submit(spec, ctx.control, "train")
         ctx.jobs.append(outcome)
         problem = job_failure(outcome)
         if problem:
-            s.tell(
-                "fail", [message("portability", "training job failed: {problem}", problem=problem)]
-            )
+            s.figures = {"job": outcome.as_dict()}
+            if problem.kind == "error":
+                why = message(
+                    "portability", "training job could not run: {problem}", problem=problem.why
+                )
+            else:
+                why = message("portability", "training job failed: {problem}", problem=problem.why)
+            s.tell(problem.kind, [why])
             return
         ctx.train = outcome.result
         assert ctx.train is not None
@@ -316,8 +428,11 @@ def step_export(ctx: RunState) -> None:
         info = run_info(ctx.setup.plan, ctx.setup.run_id, ctx.train, checkpoint)
         manifest_path, lint = write_manifest(ctx.run_dir, info, ctx.setup.workspace_root)
         ctx.manifest_lint = lint
-        problems, warnings = check_export(ctx.setup.plan, ctx.run_dir, manifest_path, lint)
+        problems, warnings, notes = check_export(ctx.setup.plan, ctx.run_dir, manifest_path, lint)
+        ctx.manifest = manifest_figures(manifest_path)
         ctx.export = ctx.setup.storage.put_dir(ctx.run_dir, ctx.setup.run_id)
+        if ctx.manifest is not None:  # the manifest as it now lies in the storage
+            ctx.manifest["path"] = f"{shown_url(ctx.export.target)}/{manifest_path.name}"
         by_path = {f.path: f.sha256 for f in ctx.export.files}
         manifest = json.loads(manifest_path.read_text())
         for f in manifest["files"]:
@@ -338,7 +453,7 @@ def step_export(ctx: RunState) -> None:
             target=ctx.export.target,
         )
         status: Status = "fail" if problems else ("warn" if warnings else "pass")
-        s.tell(status, [head, *problems, *warnings])
+        s.tell(status, [head, *problems, *warnings, *notes])
 
 
 def step_delete(ctx: RunState) -> None:
@@ -358,7 +473,8 @@ def step_delete(ctx: RunState) -> None:
         train_job = next((j for j in ctx.jobs if j.name == "train"), None)
         state, job_id = None, train_job.job_id if train_job else None
         if train_job is not None and train_job.job_id:
-            state = train_job.state
+            # A training job that could not run is the train step's error, not a finding here.
+            state = train_job.state if ctx.train is not None else None
             s.figures["slurm_job"] = {"job_id": train_job.job_id, "sacct": train_job.sacct}
         if still:
             gone = message(
@@ -486,6 +602,7 @@ def step_resume(ctx: RunState) -> None:
             "checkpoint": f"checkpoint-{plan.model.checkpoint_step}",
             "perturb": ctx.setup.perturb_resume,
             "container_digest": plan.identity.container_digest,
+            "marks": marks_spec(ctx.control, ctx.setup.run_id, "resume"),
         }
         outcome = ctx.setup.executor.submit(spec, ctx.control, "resume")
         ctx.jobs.append(outcome)
@@ -495,7 +612,7 @@ def step_resume(ctx: RunState) -> None:
             s.figures["restore"] = res["restore"]
         problem = job_failure(outcome)
         if problem:
-            s.tell("fail", [message("portability", "cannot resume: {problem}", problem=problem)])
+            s.tell(problem.kind, [resume_problem(problem)])
             return
         assert res is not None
         problems = _resume_checks(ctx, res)
@@ -520,14 +637,33 @@ def _notes(res: dict[str, Any]) -> list[Message]:
     return [as_written(n) for n in notes]
 
 
-def step_record(ctx: RunState) -> Throughput:
-    """6. Manual actions, closed formats, hand-restored fields, bytes, throughput."""
+def _sample(ctx: RunState, floor: int, restore_raw: dict[str, Any] | None) -> dict[str, Any]:
+    """The storage's throughput on a sample above the floor: the export itself when it was
+    that large, else a sample written beside it (SPEC V1)."""
+    setup = ctx.setup
+    command = f"gpudecide export-test --option {setup.option} --storage {setup.storage.shown}"
+    found = from_transfers(
+        ctx.export.as_dict() if ctx.export else None, restore_raw, floor, setup.storage.shown
+    )
+    if found is not None:
+        return found
+    if ctx.export is None:
+        why = message("portability", "nothing was exported: the storage was not measured")
+        return not_measured(floor, why, command, setup.storage.shown)
+    name = f".{setup.run_id or 'export-test'}.throughput-sample.bin"
+    return probe(setup.storage, name, floor, command)
+
+
+def step_record(ctx: RunState, sample: dict[str, Any] | None = None) -> Throughput:
+    """6. Manual actions, closed formats, hand-restored fields, bytes, throughput (the
+    storage's measured on a sample above the floor unless `sample` is given)."""
     plan = ctx.setup.plan
     with ctx.step("record") as s:
         floor = plan.throughput_floor_mb * 1_000_000
         export = throughput_figures(ctx.export.as_dict() if ctx.export else None, floor, plan)
         restore_raw = (ctx.resume or {}).get("restore")
         restore = throughput_figures(restore_raw, floor, plan)
+        measured = sample if sample is not None else _sample(ctx, floor, restore_raw)
         manual = plan.manual
         listed = len(manual.actions) + len(manual.closed_formats) + len(manual.restored_by_hand)
         parts = [
@@ -550,16 +686,41 @@ def step_record(ctx: RunState) -> Throughput:
                     "the plan changed during the test: its tolerance was not fixed in advance",
                 )
             )
+        parts.append(_sample_said(measured))
         s.tell(status, parts)
-        return Throughput(export=export, restore=restore)
+        s.figures = {"throughput_sample": measured}
+        return Throughput.model_validate({"export": export, "restore": restore, "sample": measured})
+
+
+def _sample_said(sample: dict[str, Any]) -> Message:
+    """The sample in the record step's detail: its rates and size, or why none."""
+    if not sample["measured"]:
+        return message(
+            "portability", "storage throughput not measured: {why}", why=sample["note_message"]
+        )
+    return message(
+        "portability",
+        "storage throughput {write:num} GB/s written, {read:num} GB/s read, on {n:num} bytes",
+        write=sample["write_gbps"],
+        read=sample["read_gbps"],
+        n=sample["sample_bytes"],
+    )
 
 
 def verdict_of(steps: list[Step]) -> ev.Verdict:
-    """fail when a step failed, else warn when one warned, else pass."""
+    """fail when a step failed, else info when the tool or the harness failed in one (no
+    verdict on the option), else warn when one warned, else pass."""
     statuses = {s.status for s in steps}
     if "fail" in statuses:
         return "fail"
+    if "error" in statuses:
+        return "info"
     return "warn" if "warn" in statuses else "pass"
+
+
+def status_of(verdict: ev.Verdict) -> RunStatus:
+    """The record's status: `error` for a run the tool could not finish, else its verdict."""
+    return "error" if verdict == "info" else verdict
 
 
 def _curve(metrics: list[dict[str, Any]] | None) -> list[CurvePoint]:
@@ -572,13 +733,48 @@ def _env_brief(env: dict[str, Any] | None) -> EnvironmentBrief:
     return EnvironmentBrief(**{k: (env or {}).get(k) for k in keys})
 
 
+def rates(tput: Throughput, plan: ExportTestPlan) -> dict[str, Any]:
+    """The rates a reader may extrapolate from (measured on a sample above the floor, else
+    None), the throughput in full, the run's size and the window to move it out."""
+    sample = tput.sample
+    ok = sample is not None and sample.measured
+    return {
+        "export_gbps": sample.write_gbps if ok and sample else None,
+        "restore_gbps": sample.read_gbps if ok and sample else None,
+        "throughput": tput,
+        "run_size_gb": plan.run_size_gb,
+        "migration_window_hours": migration_window_hours(
+            plan.run_size_gb, sample.gbps if ok and sample else None
+        ),
+    }
+
+
+def contour_of(ctx: RunState, storage: str, artifacts: str) -> ContourFigures:
+    """The contour the run exercised: its executor and cluster, the hosts its jobs ran on
+    (this host when none ran), where the checkpoints were (without credentials), and whose
+    artifacts were tested."""
+    hosts = list(dict.fromkeys(j.host for j in ctx.jobs if j.host))
+    executor = ctx.setup.executor
+    return ContourFigures.model_validate(
+        {
+            "executor": executor.name,
+            "cluster": getattr(executor, "cluster", "") or "",
+            "context": "",
+            "host": ",".join(hosts) or socket.gethostname(),
+            "storage": storage,
+            "artifacts": artifacts,
+        }
+    )
+
+
 def _figures(ctx: RunState, tput: Throughput, verdict: ev.Verdict) -> ExportTestFigures:
     setup, plan = ctx.setup, ctx.setup.plan
     train, res = ctx.train or {}, ctx.resume or {}
     rows = compare_metrics(plan, train.get("final_metrics", {}), res.get("final_metrics", {}))
     return ExportTestFigures(
-        option=plan.option,
+        option=setup.option,
         verdict=verdict,
+        status=status_of(verdict),
         run_id=setup.run_id,
         plan=str(setup.plan_path),
         plan_sha256=ctx.plan_sha256,
@@ -590,15 +786,14 @@ def _figures(ctx: RunState, tput: Throughput, verdict: ev.Verdict) -> ExportTest
         tolerance=plan.tolerance.model_dump(),
         steps=[s.as_figures() for s in ctx.steps.values()],
         bytes_exported=ctx.export.bytes if ctx.export else 0,
-        export_gbps=tput.export.gbps if tput.export else None,
-        restore_gbps=tput.restore.gbps if tput.restore else None,
-        throughput=tput,
+        **rates(tput, plan),
         manual_actions=list(plan.manual.actions),
         closed_formats=list(plan.manual.closed_formats),
         restored_by_hand=list(plan.manual.restored_by_hand),
         executor=setup.executor.name,
-        storage=setup.storage.url,
-        export_url=setup.storage.child_url(setup.run_id) if ctx.export else None,
+        contour=contour_of(ctx, setup.storage.shown, "produced_here"),
+        storage=setup.storage.shown,
+        export_url=shown_url(setup.storage.child_url(setup.run_id)) if ctx.export else None,
         device=setup.device,
         resume_device=setup.resume_device or setup.device,
         model=ModelFigures(
@@ -617,24 +812,36 @@ def _figures(ctx: RunState, tput: Throughput, verdict: ev.Verdict) -> ExportTest
             resume=_env_brief(res.get("environment")),
         ),
         manifest_lint=ctx.manifest_lint,
+        **({"manifest": ctx.manifest} if ctx.manifest else {}),
+        lifecycle=ctx.lifecycle,
     )
 
 
+def _first(figures: ExportTestFigures) -> Message:
+    if figures.reason_messages:
+        first: Message = figures.reason_messages[0]  # type: ignore[assignment]  # its dict
+        return first
+    if figures.reasons:
+        return as_written(figures.reasons[0])
+    return message("portability", "a step failed")
+
+
 def summary_message(figures: ExportTestFigures) -> Message:
-    """The record's summary as a message: the first reason of a failure, else the figures."""
+    """The record's summary as a message: why the test could not run, the first reason of a
+    failure, else the figures."""
+    if figures.status == "error":
+        return message(
+            "portability",
+            "option {option}: the export test could not run (no verdict on the option): {reason}",
+            option=figures.option,
+            reason=_first(figures),
+        )
     if figures.verdict == "fail":
-        first: Message
-        if figures.reason_messages:
-            first = figures.reason_messages[0]  # type: ignore[assignment]  # a Message's dict
-        elif figures.reasons:
-            first = as_written(figures.reasons[0])
-        else:
-            first = message("portability", "a step failed")
         return message(
             "portability",
             "option {option}: export test FAILED: {reason}",
             option=figures.option,
-            reason=first,
+            reason=_first(figures),
         )
     worst = max((r.rel_diff or 0.0 for r in figures.metric_comparison), default=0.0)
     return message(
@@ -693,6 +900,7 @@ def run_export_test(setup: ExportTestSetup) -> ExportTestResult:
         step_delete(ctx)
         step_resume(ctx)
         tput = step_record(ctx)
+        ctx.read_marks()
     finally:
         if not setup.keep_work:
             shutil.rmtree(setup.work, ignore_errors=True)
@@ -705,7 +913,7 @@ def run_export_test(setup: ExportTestSetup) -> ExportTestResult:
     figures = ev.relative_figures(typed.model_dump(mode="json"), setup.workspace_root)
     record = ev.Evidence(
         kind="export_test",
-        title=f"Export acceptance test of option {setup.plan.option}",
+        title=f"Export acceptance test of option {setup.option}",
         spec_ids=SPEC_IDS,
         verdict=verdict,
         summary=figures["summary"],

@@ -19,8 +19,10 @@ from gpudecide.message import Message, message, render
 
 __all__ = [
     "DOMAIN",
+    "artifacts_word",
     "as_written",
     "device_name",
+    "executor_word",
     "figure",
     "joined",
     "plain",
@@ -69,9 +71,33 @@ _WORDS: dict[str, str] = {
     "fail": N_("fail"),
     "warn": N_("warn"),
     "skip": N_("skip"),
+    "error": N_("error"),
+    "info": N_("info"),
     "export": N_("export"),
     "restore": N_("restore"),
 }
+
+
+# Where a test ran and whose artifacts it tested, in words (the record keeps the ids).
+_EXECUTORS: dict[str, str] = {
+    "local": N_("local processes"),
+    "slurm": N_("Slurm jobs"),
+    "k8s": N_("Kubernetes Jobs"),
+}
+_ARTIFACTS: dict[str, str] = {
+    "vendor_export": N_("the vendor's own export, as a team receives it"),
+    "produced_here": N_("trained and exported by this test"),
+}
+
+
+def executor_word(executor: str) -> str:
+    """How the test's jobs ran, in the reader's language (another id as written)."""
+    return _(_EXECUTORS[executor]) if executor in _EXECUTORS else executor
+
+
+def artifacts_word(artifacts: str) -> str:
+    """Whose artifacts the test tested, in the reader's language."""
+    return _(_ARTIFACTS[artifacts]) if artifacts in _ARTIFACTS else artifacts
 
 
 def status_word(word: str) -> str:

@@ -13,12 +13,18 @@ Kubernetes Job does). Two actions:
 The result is one JSON file at `result` (written atomically). A refused checkpoint is a
 result with status "fail" and the reason, not a crash; the exit code is 0 whenever a
 result was written.
+
+With `marks` in the spec ({"folder", "job_id"}) the job writes its lifecycle marks through
+`gpudecide.marks` as a team's training script would: preparation start when it begins
+(restoring the export is preparation), the first training step, every checkpoint once it is
+complete on disk, and the end (completed or failed).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import socket
 import sys
 import time
 import traceback
@@ -41,11 +47,13 @@ from gpudecide.portability.trainer import (
 __all__ = [
     "HF_RESUME_FILES",
     "MANIFEST",
+    "Lifecycle",
     "do_resume",
     "do_resume_hf",
     "do_train",
     "main",
     "run_spec",
+    "storage_options",
 ]
 
 MANIFEST = "run-manifest.json"
@@ -61,17 +69,75 @@ def _checkpoint_dict(info: CheckpointInfo) -> dict[str, Any]:
     }
 
 
-def do_train(spec: dict[str, Any]) -> dict[str, Any]:
+def storage_options(spec: dict[str, Any]) -> dict[str, Any]:
+    """The storage options of a job: those in its spec, and the credentials a Kubernetes
+    Job receives from its Secret (`storage_options_from_env`: option -> variable), which
+    its manifest never holds."""
+    options = dict(spec.get("storage_options") or {})
+    for key, var in (spec.get("storage_options_from_env") or {}).items():
+        value = os.environ.get(str(var))
+        if value is None:
+            raise InputError(
+                "the storage option {key} comes from the variable {var}, which is not set",
+                field="storage_options",
+                hint="create the Secret the Job names (see the manifest's header)",
+                key=key,
+                var=var,
+            )
+        options[str(key)] = value
+    return options
+
+
+class Lifecycle:
+    """The job's lifecycle marks (no-ops without a marks folder in the spec)."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        given = spec.get("marks") or {}
+        self.writer: Any = None
+        if given.get("folder"):
+            from gpudecide.marks import MarkWriter
+
+            self.writer = MarkWriter(given["folder"], job_id=given.get("job_id"))
+
+    def prep_start(self) -> None:
+        """The job begins: restoring, building and loading are its preparation."""
+        if self.writer is not None:
+            self.writer.prep_start()
+
+    def on_step(self, metric: Any) -> None:
+        """After every optimizer step: the first one is the job's first step."""
+        if self.writer is not None:
+            self.writer.first_step(int(metric["step"]))
+
+    def on_checkpoint(self, info: CheckpointInfo) -> None:
+        """A checkpoint is complete on disk."""
+        if self.writer is not None:
+            self.writer.checkpoint(info.step, info.path)
+
+    def end(self, status: str) -> None:
+        """The job is over."""
+        if self.writer is not None:
+            self.writer.end(status)
+
+
+def do_train(spec: dict[str, Any], marks: Lifecycle | None = None) -> dict[str, Any]:
     """Train from scratch; checkpoint at the plan's step; run on to the end."""
     config = TrainConfig.model_validate(spec["config"])
     output = Path(spec["output_dir"])
-    result = train(config, output, container_digest=spec.get("container_digest"))
+    marks = marks or Lifecycle({})
+    result = train(
+        config,
+        output,
+        container_digest=spec.get("container_digest"),
+        on_step=marks.on_step,
+        on_checkpoint=marks.on_checkpoint,
+    )
     exported = None
     if spec.get("export"):  # a Kubernetes Job exports from inside (no controller beside it)
         from gpudecide.portability.storage import open_storage
 
         target = spec["export"]
-        store = open_storage(target["storage"], target.get("storage_options") or {})
+        store = open_storage(target["storage"], storage_options(target))
         exported = store.put_dir(output, target["name"]).as_dict()
     return {
         "export": exported,
@@ -126,8 +192,9 @@ def _manifest_problem(check: dict[str, Any]) -> Message:
     )
 
 
-def do_resume(spec: dict[str, Any]) -> dict[str, Any]:
+def do_resume(spec: dict[str, Any], marks: Lifecycle | None = None) -> dict[str, Any]:
     """Restore the export into an empty folder, verify it, resume, train to the end."""
+    marks = marks or Lifecycle({})
     from gpudecide.portability.storage import open_storage
 
     workdir = Path(spec["workdir"])
@@ -136,7 +203,7 @@ def do_resume(spec: dict[str, Any]) -> dict[str, Any]:
         raise InputError(
             "working folder is not empty: {leftovers}", path=workdir, leftovers=leftovers[:5]
         )
-    store = open_storage(spec["storage"], spec.get("storage_options") or {})
+    store = open_storage(spec["storage"], storage_options(spec))
     export = workdir / "export"
     transfer = store.get_dir(spec["export_name"], export)
     out: dict[str, Any] = {"restore": transfer.as_dict(), "status": "fail"}
@@ -149,7 +216,7 @@ def do_resume(spec: dict[str, Any]) -> dict[str, Any]:
         )
         return out
     if spec.get("format") == "hf_trainer":
-        out.update(do_resume_hf(spec))
+        out.update(do_resume_hf(spec, marks))
         if not check["ok"]:
             note = message("portability", "no run manifest: file integrity not verified")
             out.setdefault("notes", []).append(english(note))
@@ -163,6 +230,8 @@ def do_resume(spec: dict[str, Any]) -> dict[str, Any]:
             workdir / "run",
             resume_from=export / spec["checkpoint"],
             after_load=_perturb(scale, config.seed) if scale else None,
+            on_step=marks.on_step,
+            on_checkpoint=marks.on_checkpoint,
         )
     except CheckpointError as exc:
         out.update(reason=exc.reason, detail=str(exc), detail_message=exc.as_message())
@@ -185,11 +254,14 @@ def run_spec(spec: dict[str, Any]) -> dict[str, Any]:
     """Run one job spec and return its result (never raises for a refused checkpoint)."""
     started = time.time()
     action = spec.get("action")
+    marks = Lifecycle(spec)
+    marks.prep_start()
+    body: dict[str, Any] = {"status": "fail", "reason": "crashed"}
     try:
         if action == "train":
-            body = do_train(spec)
+            body = do_train(spec, marks)
         elif action == "resume":
-            body = do_resume(spec)
+            body = do_resume(spec, marks)
         else:
             body = {"status": "fail", "reason": "bad_spec", "detail": f"unknown action {action!r}"}
     except InputError as exc:
@@ -201,7 +273,14 @@ def run_spec(spec: dict[str, Any]) -> dict[str, Any]:
             "detail": str(exc),
             "detail_message": exc.as_message(),
         }
-    body.update(action=action, pid=os.getpid(), wall_seconds=time.time() - started)
+    finally:  # a crash too: the job's end is marked before its traceback
+        marks.end("completed" if body.get("status") == "ok" else "failed")
+    body.update(
+        action=action,
+        pid=os.getpid(),
+        host=socket.gethostname(),
+        wall_seconds=time.time() - started,
+    )
     return body
 
 
@@ -214,8 +293,13 @@ def main(argv: list[str]) -> int:
     spec = json.loads(raw)
     try:
         body = run_spec(spec)
-    except Exception:
-        body = {"status": "fail", "reason": "crashed", "detail": traceback.format_exc()[-4000:]}
+    except Exception:  # a fault of the worker itself: the export test reports it as an error
+        body = {
+            "status": "fail",
+            "reason": "crashed",
+            "detail": traceback.format_exc()[-4000:],
+            "host": socket.gethostname(),
+        }
     if spec.get("result"):
         atomic_write_text(spec["result"], json.dumps(body, default=str) + "\n")
     else:
@@ -242,7 +326,7 @@ def _hf_dataset(vocab: int, seq: int, seed: int) -> Any:
     return Synthetic()
 
 
-def do_resume_hf(spec: dict[str, Any]) -> dict[str, Any]:
+def do_resume_hf(spec: dict[str, Any], marks: Lifecycle | None = None) -> dict[str, Any]:
     """Resume a Hugging Face Trainer checkpoint with transformers' Trainer, a few steps on.
 
     The model is built from the checkpoint's config.json (no remote code), the data are
@@ -281,10 +365,15 @@ def do_resume_hf(spec: dict[str, Any]) -> dict[str, Any]:
     model = AutoModelForCausalLM.from_config(config)  # type: ignore[no-untyped-call]
     seen: list[int] = []
 
+    lifecycle = marks or Lifecycle({})
+
     class FirstStep(TrainerCallback):
         def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
             if not seen:
                 seen.append(int(state.global_step))
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+            lifecycle.on_step({"step": int(state.global_step)})
 
     extra = int(spec.get("extra_steps", 2))
     seq = min(16, int(getattr(config, "n_positions", 16) or 16))

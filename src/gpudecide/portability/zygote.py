@@ -7,9 +7,10 @@ on stdin: {"spec": path, "env": {...}, "log": path, "cwd": dir (optional), "appe
 (optional)}. For each it forks a child that changes to `cwd`, replaces its environment with
 `env`, sends its output to `log` (appended or from the start) and runs `MODULE.main([spec])`;
 the zygote answers {"pid": N} at once and {"pid": N, "code": C} when the child ends (C < 0:
-the signal that ended it). The zygote never trains or loads anything itself, so each child
-is a fresh training process (one SIGKILL really ends) without the seconds an interpreter and
-torch take to start.
+the signal that ended it). The log is opened before anything else the child does, so a job
+that cannot start (a folder that is gone, an exception) leaves its traceback there. The
+zygote never trains or loads anything itself, so each child is a fresh training process
+(one SIGKILL really ends) without the seconds an interpreter and torch take to start.
 
 `Zygote` is the one client of it: the export test's local executor and the drills use it.
 """
@@ -23,6 +24,7 @@ import queue
 import subprocess
 import sys
 import threading
+import traceback
 from pathlib import Path
 from types import ModuleType
 
@@ -118,17 +120,27 @@ class Zygote:
 
 
 def _child(entry: ModuleType, req: dict[str, object]) -> int:
-    if req.get("cwd"):
-        os.chdir(str(req["cwd"]))
-    env = req["env"]
-    assert isinstance(env, dict)
-    os.environ.clear()
-    os.environ.update({str(k): str(v) for k, v in env.items()})
+    """Run one job in the forked child: its log first (so that whatever goes wrong next is
+    in it), then its folder, its environment and the entry's `main`. A job that raises says
+    so in its log with the traceback, and exits 1."""
     mode = os.O_APPEND if req.get("append") else os.O_TRUNC
     fd = os.open(str(req["log"]), os.O_WRONLY | os.O_CREAT | mode, 0o644)
     os.dup2(fd, 1)
     os.dup2(fd, 2)
-    code: int = entry.main([str(req["spec"])])
+    os.close(fd)
+    try:
+        if req.get("cwd"):
+            os.chdir(str(req["cwd"]))
+        env = req["env"]
+        assert isinstance(env, dict)
+        os.environ.clear()
+        os.environ.update({str(k): str(v) for k, v in env.items()})
+        code: int = entry.main([str(req["spec"])])
+    except SystemExit as exc:  # sys.exit(n) in the job: its code, as a process would exit
+        return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    except BaseException:  # the child's last word, whatever ended it
+        traceback.print_exc()
+        return 1
     return code
 
 
@@ -147,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
             code = 1
             try:
                 code = _child(entry, req)
+            except BaseException:  # no log to write to: the zygote's stderr
+                traceback.print_exc(file=sys.__stderr__)
             finally:
                 sys.stdout.flush()
                 sys.stderr.flush()
