@@ -18,6 +18,7 @@ validates the manifests; nothing is pretended to run.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -221,10 +222,14 @@ class LocalExecutor:
         pid = self._zygote.fork(spec_path, log, clean_env(), cwd=cwd, append=False)
         code = self._zygote.wait(pid, self.timeout)
         state = "exited"
-        if code is None:  # past the timeout: end it as a scheduler would
-            state = "timeout"
-            os.kill(pid, signal.SIGKILL)
+        if code is None and self._zygote.proc.poll() is None:
+            state = "timeout"  # past the timeout: end it as a scheduler would
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
             code = self._zygote.wait(pid, 30)
+        elif code is None:  # the warm process itself is gone, and the job with it
+            state = "zygote_gone"
+            self._zygote = None
         code = -signal.SIGKILL if code is None else code
         text = log.read_text(errors="replace") if log.is_file() else ""
         return JobOutcome(
