@@ -47,6 +47,9 @@ from gpudecide.queue.cli import register as register_queue
 from gpudecide.report.i18n import N_, problems_of, summary_of, verdict_label
 from gpudecide.sections import build_report
 
+__all__ = ["FRESHNESS", "REPORT_FILES", "app", "demo", "evidence_cmd", "init", "main", "report"]
+
+
 _ = translator("report")
 
 # What `report` and `demo` wrote, by the key build_report returns (English: the key itself).

@@ -26,6 +26,32 @@ from gpudecide.i18n import LANGUAGES, Language, set_language, speaking, translat
 from gpudecide.jsonio import check_finite
 from gpudecide.report.i18n import localize
 
+__all__ = [
+    "CLICK_MESSAGES",
+    "LANG_ENV",
+    "AuthorOpt",
+    "ClickException",
+    "JsonOpt",
+    "LangOpt",
+    "UsageError",
+    "WorkspaceOpt",
+    "argv_language",
+    "choose_language",
+    "emit_json",
+    "err",
+    "error_line",
+    "fail",
+    "guard",
+    "language",
+    "open_workspace",
+    "os_error",
+    "out",
+    "print_written",
+    "progress",
+    "run_app",
+]
+
+
 # markup=False, emoji=False: every line may hold user text (a path, a job name, a field
 # value); `file.csv:100:` must not turn into an emoji nor `[x]` into a style (issue 14 item 9).
 # Style a line with `out.print(text, style="yellow")`, never with markup tags.
@@ -170,7 +196,8 @@ def guard(as_json: bool) -> Iterator[None]:
         # Only our own JSON writers raise this one: a figure that is not a finite number.
         if "not a finite number" not in str(exc) and "Out of range float" not in str(exc):
             raise
-        fail(InputError(f"result holds a value that is not a finite number: {exc}"), as_json)
+        problem = InputError("result holds a value that is not a finite number: {exc}", exc=exc)
+        fail(problem, as_json)
 
 
 # Typer carries its own copy of click; its exception classes are reached through the one it

@@ -28,6 +28,9 @@ from gpudecide.jobs.profile import ProfileResult
 from gpudecide.portability import demo as portability_demo
 from gpudecide.queue import demo as queue_demo
 
+__all__ = ["CONFIG_DATA", "DemoRun", "create", "run"]
+
+
 CONFIG_DATA = Path(__file__).parent / "demo_data" / workspace.CONFIG_NAME
 
 

@@ -9,6 +9,9 @@ from pathlib import Path
 from gpudecide.i18n import translator
 from gpudecide.redact import looks_like_credential
 
+__all__ = ["EXCERPT_CHARS", "InputError", "excerpt", "from_os_error"]
+
+
 _E = translator("errors")
 
 

@@ -39,6 +39,40 @@ from gpudecide.fsutil import (
 from gpudecide.jsonio import check_finite, loads_bounded
 from gpudecide.redact import redact, redact_all
 
+__all__ = [
+    "AUTHOR_MAX_CHARS",
+    "GIT_TIMEOUT_S",
+    "MAX_CITATION_DEPTH",
+    "MAX_RECORD_BYTES",
+    "AuthorName",
+    "AuthorSource",
+    "Damaged",
+    "Evidence",
+    "Freshness",
+    "InputRef",
+    "Producer",
+    "Verdict",
+    "check_author",
+    "current",
+    "freshness",
+    "input_ref",
+    "latest",
+    "load",
+    "load_all",
+    "producer",
+    "prune",
+    "record_ref",
+    "relative_figures",
+    "scan",
+    "seal",
+    "set_author",
+    "shown_path",
+    "subject",
+    "superseded",
+    "write",
+]
+
+
 Verdict = Literal["pass", "fail", "warn", "info"]
 
 # A record is a summary, not a copy of its inputs: one larger than this was fed untrusted
@@ -286,8 +320,10 @@ def write(record: Evidence, evidence_dir: Path) -> Path:
         check_finite(record.figures, "figures")
     except ValueError as exc:
         raise InputError(
-            f"the {record.kind} result is not a finite number: {exc}",
+            "the {kind} result is not a finite number: {exc}",
             hint="an input holds an impossible value; check the inputs of this analysis",
+            kind=record.kind,
+            exc=exc,
         ) from None
     if evidence_dir.exists() and not evidence_dir.is_dir():
         raise InputError(
@@ -305,15 +341,15 @@ def write(record: Evidence, evidence_dir: Path) -> Path:
         }
     )
     changed = clean.model_dump() != record.model_dump()
-    sealed = (
-        seal(clean, where=evidence_dir) if changed or not record.content_sha256 else record
-    )
+    sealed = seal(clean, where=evidence_dir) if changed or not record.content_sha256 else record
     text = sealed.model_dump_json(indent=2) + "\n"
     if len(text) > MAX_RECORD_BYTES:
         raise InputError(
-            f"the {record.kind} record would be over {MAX_RECORD_BYTES >> 20} MiB",
+            "the {kind} record would be over {MAX_RECORD_BYTES_20} MiB",
             path=evidence_dir,
             hint="an input is far larger than this analysis expects",
+            kind=record.kind,
+            MAX_RECORD_BYTES_20=MAX_RECORD_BYTES >> 20,
         )
     path = evidence_dir / f"{sealed.id}.json"
     atomic_write_text(path, text)
@@ -335,10 +371,11 @@ def load(path: Path, *, verify: bool = False) -> Evidence:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or None
         raise InputError(
-            f"not a gpudecide evidence record: {first['msg']}",
+            "not a gpudecide evidence record: {first}",
             path=path,
             field=field,
             hint="re-run the analysis that wrote it",
+            first=first["msg"],
         ) from None
     if verify and record.compute_content_sha256() != record.content_sha256:
         raise InputError(

@@ -17,6 +17,25 @@ from typing import Any, BinaryIO
 
 from gpudecide.errors import InputError
 
+__all__ = [
+    "CHUNK",
+    "NotRegularFileError",
+    "ProgressFn",
+    "atomic_write_bytes",
+    "atomic_write_set",
+    "atomic_write_text",
+    "ensure_dir",
+    "file_kind",
+    "open_regular",
+    "open_regular_raw",
+    "read_regular",
+    "relative_or_given",
+    "require_regular_file",
+    "sha256_handle",
+    "sha256_path",
+]
+
+
 # 1 MiB: large enough that the per-call overhead (GIL hand-off, Python loop) is < 1 % of the
 # time SHA-256 takes on the buffer, small enough that 16 hashing threads stay far below 100 MB.
 CHUNK = 1 << 20
@@ -70,7 +89,8 @@ def ensure_dir(directory: Path) -> None:
                 raise InputError(
                     "is a file, not a folder",
                     path=existing,
-                    hint=f"move it away or choose another place than {directory}",
+                    hint="move it away or choose another place than {directory}",
+                    directory=directory,
                 )
             break
     directory.mkdir(parents=True, exist_ok=True)
@@ -177,7 +197,7 @@ def open_regular(path: str | Path) -> BinaryIO:
     except PermissionError:
         raise InputError("permission denied", path=path) from None
     except OSError as exc:
-        raise InputError(f"cannot open: {exc.strerror}", path=path) from None
+        raise InputError("cannot open: {strerror}", path=path, strerror=exc.strerror) from None
 
 
 def read_regular(path: str | Path, limit: int) -> bytes:
@@ -186,12 +206,13 @@ def read_regular(path: str | Path, limit: int) -> bytes:
         try:
             data = handle.read(limit + 1)
         except OSError as exc:
-            raise InputError(f"cannot read: {exc.strerror}", path=path) from None
+            raise InputError("cannot read: {strerror}", path=path, strerror=exc.strerror) from None
     if len(data) > limit:
         raise InputError(
-            f"is larger than the {limit // (1 << 20) or 1} MiB this input may have",
+            "is larger than the {limit} MiB this input may have",
             path=path,
             hint="split it, or check that it is the file you meant",
+            limit=limit // (1 << 20) or 1,
         )
     return data
 
@@ -330,15 +351,16 @@ def require_regular_file(path: Path, what: str = "file") -> None:
     except FileNotFoundError:
         raise InputError("no such file", path=path) from None
     except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", path=path) from None
+        raise InputError("cannot read: {strerror}", path=path, strerror=exc.strerror) from None
     if stat.S_ISDIR(mode):
-        raise InputError(f"is a directory, not a {what}", path=path)
+        raise InputError("is a directory, not a {what}", path=path, what=what)
     if not stat.S_ISREG(mode):
         kind = file_kind(mode)
         raise InputError(
-            f"is {kind}, not a regular file" if kind.startswith("a ") else f"is {kind}",
+            "is {kind}, not a regular file" if kind.startswith("a ") else "is {kind}",
             path=path,
             hint="save the log to a file and give that file",
+            kind=kind,
         )
 
 

@@ -22,6 +22,9 @@ from typer.core import TyperGroup
 from gpudecide.i18n import Language, translator
 from gpudecide.report.i18n import N_
 
+__all__ = ["commands", "help_texts", "localize_help", "shows_help"]
+
+
 _ = translator("cli")
 
 # The words typer's help panels print (its module constants), by constant name.

@@ -24,6 +24,24 @@ from pydantic import BaseModel, ValidationError
 from gpudecide.errors import InputError, excerpt
 from gpudecide.fsutil import read_regular
 
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_INT_DIGITS",
+    "MAX_YAML_BYTES",
+    "PYDANTIC_MESSAGES",
+    "BoundedLoader",
+    "M",
+    "in_workspace",
+    "load_yaml",
+    "load_yaml_model",
+    "node_line",
+    "parse_yaml",
+    "read_input_text",
+    "validate_model",
+    "yaml_root",
+]
+
+
 M = TypeVar("M", bound=BaseModel)
 
 MAX_YAML_BYTES = 8 << 20
@@ -37,8 +55,9 @@ _MERGE_TAG = "tag:yaml.org,2002:merge"
 class _Problem(Exception):
     """A bound broken while parsing; turned into an InputError with the file's path."""
 
-    def __init__(self, message: str, mark: Any) -> None:
+    def __init__(self, message: str, mark: Any, **values: Any) -> None:
         self.message = message
+        self.values: dict[str, Any] = values
         self.line = mark.line + 1 if mark is not None else None
         super().__init__(message)
 
@@ -59,7 +78,9 @@ class BoundedLoader(yaml.SafeLoader):
         self._depth += 1
         try:
             if self._depth > MAX_DEPTH:
-                raise _Problem(f"nested deeper than {MAX_DEPTH} levels", event.start_mark)
+                raise _Problem(
+                    "nested deeper than {MAX_DEPTH} levels", event.start_mark, MAX_DEPTH=MAX_DEPTH
+                )
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
@@ -76,8 +97,9 @@ class BoundedLoader(yaml.SafeLoader):
                 raise _Problem("a key must be plain text", key_node.start_mark) from None
             if duplicate:
                 raise _Problem(
-                    f"key {excerpt(key, 40)} is given twice in one mapping",
+                    "key {excerpt} is given twice in one mapping",
                     key_node.start_mark,
+                    excerpt=excerpt(key, 40),
                 )
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
@@ -91,7 +113,11 @@ class BoundedLoader(yaml.SafeLoader):
     def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
         digits = sum(c.isdigit() for c in str(node.value))
         if digits > MAX_INT_DIGITS:
-            raise _Problem(f"integer of more than {MAX_INT_DIGITS} digits", node.start_mark)
+            raise _Problem(
+                "integer of more than {MAX_INT_DIGITS} digits",
+                node.start_mark,
+                MAX_INT_DIGITS=MAX_INT_DIGITS,
+            )
         return super().construct_yaml_int(node)
 
 
@@ -118,17 +144,20 @@ def parse_yaml(text: str, path: str | Path) -> tuple[Any, yaml.Node | None]:
         finally:
             loader.dispose()
     except _Problem as exc:
-        raise InputError(exc.message, path=path, line=exc.line) from None
+        raise InputError(exc.message, path=path, line=exc.line, **exc.values) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or _reader_problem(exc)
         raise InputError(
-            f"not valid YAML: {problem}",
+            "not valid YAML: {problem}",
             path=path,
             line=mark.line + 1 if mark is not None else None,
+            problem=problem,
         ) from None
     except RecursionError:
-        raise InputError(f"nested deeper than {MAX_DEPTH} levels", path=path) from None
+        raise InputError(
+            "nested deeper than {MAX_DEPTH} levels", path=path, MAX_DEPTH=MAX_DEPTH
+        ) from None
     return data, root
 
 
@@ -287,9 +316,7 @@ def load_yaml_model(path: Path, model: type[M], limit: int = MAX_YAML_BYTES) -> 
     return validate_model(data, root, path, model)
 
 
-def in_workspace(
-    root: Path, rel: str, *, path: Path, field: str, line: int | None = None
-) -> Path:
+def in_workspace(root: Path, rel: str, *, path: Path, field: str, line: int | None = None) -> Path:
     """A file the workspace's own inputs name (a document a score rests on, a contract):
     relative, and inside the workspace once links are followed. A path that leaves it
     (`/etc/...`, `../..`, a link out) is refused: the report would quote, and the decision

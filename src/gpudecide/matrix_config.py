@@ -14,6 +14,16 @@ from gpudecide.findings import CRITERIA
 from gpudecide.inputs import in_workspace, node_line, yaml_root
 from gpudecide.options import CountryCode, SiteRole, require_known
 
+__all__ = [
+    "Criterion",
+    "MatrixConfig",
+    "Residency",
+    "ScoreEntry",
+    "SloHardness",
+    "document_path",
+    "validate",
+]
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")

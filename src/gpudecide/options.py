@@ -18,6 +18,20 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from gpudecide.errors import InputError, excerpt
 from gpudecide.inputs import in_workspace
 
+__all__ = [
+    "OPTION_ID_PATTERN",
+    "ContourDecl",
+    "CountryCode",
+    "Executor",
+    "OptionDecl",
+    "OptionKind",
+    "Site",
+    "SiteRole",
+    "check_unique",
+    "require_known",
+]
+
+
 OptionKind = Literal["owned", "rented", "managed", "hybrid"]
 
 

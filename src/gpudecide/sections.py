@@ -25,6 +25,9 @@ from gpudecide.report import render
 from gpudecide.report.model import SectionBuilder
 from gpudecide.workspace import Workspace
 
+__all__ = ["SECTIONS", "build_report"]
+
+
 SECTIONS: dict[str, SectionBuilder] = {
     "decision": decision_section,
     "profile": profile_section,

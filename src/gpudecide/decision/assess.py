@@ -226,8 +226,7 @@ def _head(
             why.append(
                 message(
                     "decision",
-                    "at worst {total}/100 with its unsettled scores at 1, which {rivals} can "
-                    "reach",
+                    "at worst {total}/100 with its unsettled scores at 1, which {rivals} can reach",
                     total=f"{limits.winner_worst or 0:.0f}",
                     rivals=", ".join(limits.contenders),
                 )

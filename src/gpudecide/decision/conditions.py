@@ -16,6 +16,17 @@ from gpudecide.decision.builtin_rules import word
 from gpudecide.decision.context import RuleContext
 from gpudecide.message import Message, english, message, nmessage
 
+__all__ = [
+    "LOW_LEVEL_NEEDS",
+    "OUTSIDE_CONTAINER",
+    "YEARS_OF_CONTROL_DAYS",
+    "Condition",
+    "State",
+    "dedicated",
+    "managed",
+]
+
+
 State = Literal["true", "false", "unknown"]
 YEARS_OF_CONTROL_DAYS = 730  # artifacts kept two years or more: "years of artifact control"
 

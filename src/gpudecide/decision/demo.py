@@ -14,6 +14,9 @@ from gpudecide.decision import hybrid
 from gpudecide.decision.assess import Assessment, decide
 from gpudecide.workspace import Workspace
 
+__all__ = ["DATA", "install", "run", "run_hybrid"]
+
+
 DATA = Path(__file__).parent / "demo_data"
 
 

@@ -24,6 +24,21 @@ from gpudecide.inputs import load_yaml_model, node_line, yaml_root
 from gpudecide.message import english, message, nmessage
 from gpudecide.options import OptionDecl, require_known
 
+__all__ = [
+    "HYBRID_NAME",
+    "MESSAGES",
+    "Boundary",
+    "Contour",
+    "Evaluation",
+    "HybridFile",
+    "HybridSpec",
+    "check",
+    "check_spec",
+    "load",
+    "rules",
+]
+
+
 HYBRID_NAME = "hybrid.yaml"
 
 

@@ -24,6 +24,19 @@ from gpudecide.fsutil import sha256_path
 from gpudecide.matrix_config import MatrixConfig
 from gpudecide.message import message
 
+__all__ = [
+    "ASSUMED_SCORE",
+    "NO_EVIDENCE",
+    "TIE",
+    "Cell",
+    "Source",
+    "build_cells",
+    "evidence_cell",
+    "ranking",
+    "weighted_totals",
+]
+
+
 Source = Literal["evidence", "rehearsal", "override", "document", "assumption"]
 ASSUMED_SCORE = 3
 NO_EVIDENCE = "no evidence yet"

@@ -12,6 +12,8 @@ from typing import Any
 from gpudecide.decision.context import RuleContext
 from gpudecide.message import english, message
 
+__all__ = ["for_option"]
+
 
 def _signif(value: float, digits: int = 2) -> float:
     """Round to the digits a throughput measurement holds."""

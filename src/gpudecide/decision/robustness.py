@@ -18,6 +18,25 @@ import numpy.typing as npt
 from gpudecide.i18n import N_
 from gpudecide.message import Message, english, message
 
+__all__ = [
+    "CRITERION_NAMES",
+    "DIRICHLET_CONCENTRATION",
+    "DIRICHLET_SAMPLES",
+    "GRID_LIMIT",
+    "SEED",
+    "Array",
+    "Robustness",
+    "analyse",
+    "criterion_name",
+    "dirichlet_vectors",
+    "grid_vectors",
+    "pm1_vectors",
+    "rank_reversals",
+    "smallest_flip",
+    "winners",
+]
+
+
 GRID_LIMIT = 20_000  # more vectors than this in the 1..5 grid: sample this many instead
 DIRICHLET_SAMPLES = 4_000
 DIRICHLET_CONCENTRATION = 10.0  # alpha = weights x this: samples stay near the team's weights
@@ -128,9 +147,7 @@ def analyse(
     if len(names) < 2:
         only = names[0] if names else None
         alone = message("decision", "one option passes")
-        return Robustness(
-            only, None, None, None, 0, 0, False, None, [], english(alone), alone
-        )
+        return Robustness(only, None, None, None, 0, 0, False, None, [], english(alone), alone)
     s = np.array([[scores[o][c] for c in criteria] for o in names], dtype=np.float64)
     w = [weights[c] for c in criteria]
     base = int(winners(s, np.array([w], dtype=np.float64))[0])

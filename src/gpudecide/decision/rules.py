@@ -11,17 +11,20 @@ from importlib import import_module
 from gpudecide import evidence as ev
 from gpudecide.artifacts.rules import audit_rules
 from gpudecide.cost.rules import cost_rules
-from gpudecide.decision import builtin_rules as b
 from gpudecide.decision.context import RuleContext
 from gpudecide.decision.model import StopFactor, Suggestion
+from gpudecide.jobs.rules import profile_rules
 from gpudecide.queue.rules import queue_rules, replay_rules
+
+__all__ = ["PACKAGE_RULES", "RULES", "Finding", "PureRule", "Rule", "apply", "rules_for"]
+
 
 Finding = Suggestion | StopFactor
 Rule = Callable[[ev.Evidence, RuleContext], list[Finding]]
 PureRule = Callable[[ev.Evidence], list[Finding]]
 
 RULES: dict[str, list[Rule]] = {
-    "profile": [b.profile_rules],
+    "profile": [profile_rules],
     "queue": [queue_rules],
     "replay": [replay_rules],
     "cost": [cost_rules],

@@ -19,6 +19,21 @@ from matplotlib.figure import Figure
 from gpudecide.i18n import babel_locale, translator
 from gpudecide.report.i18n import N_
 
+__all__ = [
+    "KIND_COLOURS",
+    "PHASE_COLOURS",
+    "PHASE_NAMES",
+    "chain_gantt",
+    "concurrency",
+    "figure_svg",
+    "gpu_hours_per_day",
+    "jobs_per_week",
+    "phase_bars",
+    "pool_curve",
+    "wait_cdf",
+]
+
+
 _ = translator("report")
 
 # Text stays text (searchable, small); ids are deterministic so reports diff cleanly.

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from gpudecide import evidence as ev
 from gpudecide.report.i18n import Language
 
+__all__ = ["Chart", "Overview", "OverviewBuilder", "Section", "SectionBuilder", "Table"]
+
 
 @dataclass
 class Table:

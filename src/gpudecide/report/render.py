@@ -31,6 +31,18 @@ from gpudecide.report.i18n import install as install_i18n
 from gpudecide.report.model import Overview, OverviewBuilder, Section, SectionBuilder
 from gpudecide.report.signature import SignatureShown
 
+__all__ = [
+    "JsonReport",
+    "JsonSection",
+    "Report",
+    "build",
+    "is_number",
+    "to_html",
+    "to_json",
+    "to_markdown",
+    "write",
+]
+
 
 @dataclass
 class Report:
