@@ -405,3 +405,15 @@ def test_every_stop_signal_runs_the_rollback(tmp_path: Path, sig: signal.Signals
         assert faults.stale_mounts(drills) == []
     finally:
         faults.clear_stale(drills)  # a failing run leaves nothing mounted behind
+
+
+def test_an_evidence_folder_that_cannot_be_kept_stops_before_the_first_drill(
+    ws_root: Path,
+) -> None:
+    """A file where the evidence folder should be: exit 2 before any job runs, so no drill
+    happens whose record would be lost."""
+    blocked = ws_root / "not-a-folder"
+    blocked.write_text("x")
+    r = CliRunner().invoke(_app(), ["drill", "gpu-delay", "--evidence-dir", str(blocked)])
+    assert r.exit_code == 2 and "evidence folder" in r.output, r.output
+    assert not (ws_root / "drills").exists()

@@ -182,3 +182,27 @@ def test_a_mount_left_by_a_killed_run_is_removed_and_said(game_day: dict[str, An
     records = {r.figures["drill"]: r for r in ev.load_all(game_day["root"] / "evidence")}
     assert any("had left" in n and str(stale) in n for n in records["disk-full"].notes)
     assert "stale_mounts" not in records["node-loss"].figures
+
+
+def test_each_job_writes_its_lifecycle_marks(game_day: dict[str, Any]) -> None:
+    """Issue 24: the drills' jobs write their marks through gpudecide.marks, as a team's
+    training script would, and each record carries its jobs' lifecycle read back from them:
+    startup measured, checkpoints marked, how each job ended (none for the job the node-loss
+    drill killed, whose work after its last checkpoint runs to the kill)."""
+    by = game_day["by"]
+    for d in game_day["data"]["drills"]:
+        jobs = d["lifecycle"]
+        assert jobs and all(j["prep_start"] and j["first_step"] for j in jobs), d["drill"]
+        assert all(j["startup_seconds"] is not None and j["startup_seconds"] >= 0 for j in jobs)
+    node_loss = {j["job"]: j for j in by["node-loss"]["lifecycle"]}
+    assert node_loss["attempt-1"]["end"] is None and node_loss["attempt-1"]["checkpoints"]
+    assert node_loss["attempt-1"]["since_checkpoint_seconds"] is not None
+    assert node_loss["attempt-2"]["end_status"] == "completed"
+    assert node_loss["attempt-2"]["first_step_number"] == by["node-loss"]["resumed_from_step"] + 1
+    assert by["disk-full"]["lifecycle"][0]["end_status"] == "disk_full"
+    revoked = {j["job"]: j["end_status"] for j in by["storage-revoked"]["lifecycle"]}
+    assert revoked == {"train": "storage_denied", "resume": "completed"}
+    # The marks files are inputs of the record: an edited marks file makes it stale.
+    records = {r.figures["drill"]: r for r in ev.load_all(game_day["root"] / "evidence")}
+    marks = [i.path for i in records["node-loss"].inputs if "/marks/" in i.path]
+    assert len(marks) == 2 and all(m.endswith(".jsonl") for m in marks)

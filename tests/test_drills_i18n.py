@@ -20,7 +20,11 @@ from gpudecide.drills import cordon_rules, cordon_run, rules, telemetry
 from gpudecide.drills.cordon import decide
 from gpudecide.i18n import Language, speaking
 from gpudecide.message import render
-from tests.conftest import run_cli
+
+# These tests read the lines a terminal of 200 columns shows (tables, commands on the node's
+# line): each command runs as a process of its own, whose console takes its width from
+# COLUMNS, as a user's does.
+from tests.conftest import run_script as run_cli
 from tests.english import english_lines, english_runs
 
 FIX = Path(__file__).parent / "fixtures" / "telemetry"

@@ -301,6 +301,8 @@ def test_each_drill_of_a_game_day_has_its_own_section_and_one_summary(tmp_path: 
     assert len(restart_tables) == 1
     own = {r[0]: r[1] for r in sections[0].tables[0].rows}
     assert own["verdict"] == "pass" and own["restarted from zero"] == "no"
+    # No marks were written by these results' jobs: no lifecycle table.
+    assert not any("lifecycle marks" in c for c in captions[0])
     where = sections[0].tables[1].rows[0]
     assert where[0] == "local" and where[3].endswith("/node-loss/storage")
 
@@ -464,3 +466,44 @@ def test_the_surface_checks_see_what_they_look_for() -> None:
     source = "from gpudecide.drills.runner import _x\ncordon._gpu_key('n', None, 0)\n"
     taken = ast.parse(source)
     assert _taken(taken, {"cordon"}) == ["_x", "cordon._gpu_key"]
+
+
+def test_the_lifecycle_table_reads_the_jobs_marks(tmp_path: Path) -> None:
+    """Marks written with gpudecide.marks' own writer, read back per job: startup, the
+    checkpoints, how it ended; a job without an end mark (killed) is said so."""
+    from datetime import datetime, timedelta
+
+    from gpudecide.drills import drill_run
+    from gpudecide.marks import MarkWriter
+
+    run_dir = tmp_path / "d" / "node-loss"
+    for job, end in (("attempt-1", None), ("attempt-2", "completed")):
+        w = MarkWriter(run_dir / "marks", job_id=f"node-loss-{job}", env={}, strict=True)
+        w.prep_start()
+        w.first_step(1)
+        w.checkpoint(4, run_dir / "node-a" / "checkpoint-4")
+        if end:
+            w.end(end)
+    result = _result("node-loss", "pass", tmp_path, restarted_from_zero=False)
+    result.journal = run_dir / "journal.json"
+    result.journal.write_text("{}")
+    marked = drill_run.job_lifecycles(result)[0]["checkpoints"][0]["at"]
+    killed = datetime.fromisoformat(marked.replace("Z", "+00:00")) + timedelta(seconds=3)
+    result.stopped_at = {"attempt-1": killed.isoformat().replace("+00:00", "Z")}
+    jobs = drill_run.job_lifecycles(result)
+    assert [(j["job"], j["end_status"]) for j in jobs] == [
+        ("attempt-1", None), ("attempt-2", "completed")
+    ]  # fmt: skip
+    assert all(0 <= j["startup_seconds"] < 5 and j["first_step_number"] == 1 for j in jobs)
+    assert jobs[0]["since_checkpoint_seconds"] == 3.0  # to the kill
+    assert 0 <= jobs[1]["since_checkpoint_seconds"] < 5  # to its own end mark
+    result.details["lifecycle"] = jobs
+    ctx = DrillContext(root=tmp_path / "d", option="owned-pool", planned=["node-loss"])
+    record = ev.seal(runner.to_evidence(result, ctx, tmp_path, [runner.game_day_row(result)], None))
+    assert figures_of(record).model_dump(mode="json") == record.figures
+    s = _section(record)
+    with speaking("ru"):
+        report.drills_section(s)
+    table = next(t for t in s.tables if "отметкам жизненного цикла" in t.caption)
+    assert [r[0] for r in table.rows] == ["attempt-1", "attempt-2"]
+    assert table.rows[0][4] == "нет отметки конца: задача убита" and table.rows[1][4] == "завершено"

@@ -3,8 +3,10 @@
 `install(root, option_id)` copies the demo telemetry (nvidia-smi CSV captures, a
 dcgm-exporter dump, a dcgmi dmon table and kernel logs, in `demo_data/telemetry/`) into the
 workspace's `telemetry/` and points `drills.yaml` at the demo's owned pool; `run(ws,
-option_id)` decides the cordon actions (never applying them) and runs all five drills on the
-option's contour with the real training job, on this machine.
+option_id)` decides the cordon actions for that option's nodes (the article's ECC case: the
+GPU with rising corrected errors is cordoned, the double-bit ECC and Xid 79 nodes drained
+beyond the breaker's share; never applied, so the record says no cordon is wired to a
+scheduler) and runs all five drills with the real training job, on this machine.
 """
 
 from __future__ import annotations
@@ -47,6 +49,6 @@ def run(ws: workspace.Workspace, option_id: str) -> list[Path]:
     """Cordon decision on the demo telemetry, then a game day on `option_id`; records written."""
     if not (ws.root / cordon_run.TELEMETRY_DIR).is_dir():
         install(ws.root)
-    cordon = cordon_run.run_cordon([], ws=ws)
+    cordon = cordon_run.run_cordon([], ws=ws, option=option_id)
     drills = drill_run.run_drills("all", ws=ws, option=option_id)
     return [p for p in (cordon.written, *drills.evidence) if p is not None]

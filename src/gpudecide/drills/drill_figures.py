@@ -20,6 +20,7 @@ from pydantic import Field
 from gpudecide import evidence as ev
 from gpudecide.drills.contour import Contour
 from gpudecide.drills.figures import Figure, RecordMessages
+from gpudecide.drills.lifecycle import JobLifecycle
 from gpudecide.queue.restarts import RestartsFigures
 
 __all__ = [
@@ -105,6 +106,8 @@ class DrillFigures(Figure):
     # The drills the run set out to do, in order (the record whose game day holds them all
     # closes the game day); records written before it was kept hold none.
     game_day_drills: list[str] = Field(default_factory=list)
+    # The drill's own jobs, from the lifecycle marks they wrote (gpudecide.marks).
+    lifecycle: list[JobLifecycle] = Field(default_factory=list)
     log_restarts: RestartsFigures | None = None
     # checkpoint-corrupt
     rejected: list[StepReason] = Field(default_factory=list)

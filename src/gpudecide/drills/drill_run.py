@@ -23,11 +23,13 @@ from gpudecide.drills import (
     checkpoint_corrupt,
     disk_full,
     gpu_delay,
+    lifecycle,
     node_loss,
     runner,
     storage_revoked,
     storage_url,
 )
+from gpudecide.drills.audit import writable_folder
 from gpudecide.drills.contour import ask_slurm
 from gpudecide.drills.journal import stopped_by_signals
 from gpudecide.drills.launch import drill_zygote
@@ -47,6 +49,7 @@ __all__ = [
     "DrillConfig",
     "DrillRun",
     "executor_of",
+    "job_lifecycles",
     "load_config",
     "log_restarts",
     "names",
@@ -199,6 +202,15 @@ def run_drills(
         planned=list(todo),
     )
     out_dir = evidence_dir or (ws.evidence_dir if ws is not None else root / "evidence")
+    if (out_dir.exists() and not out_dir.is_dir()) or not writable_folder(out_dir):
+        # Known before the first drill: its record could not be kept.
+        raise InputError(
+            "the evidence folder cannot be written",
+            path=out_dir,
+            field="--evidence-dir" if evidence_dir is not None else None,
+            hint="nothing runs before its record can be kept: give --evidence-dir a writable "
+            "folder",
+        )
     restarts, log_inputs = log_restarts(ws)
     results: list[DrillResult] = []
     written = []
@@ -210,6 +222,7 @@ def run_drills(
         try:
             for name in todo:
                 result = RUNNERS[name](ctx)
+                result.details["lifecycle"] = job_lifecycles(result)
                 results.append(result)
                 # Every record carries the game day so far, for the report's summary; the
                 # decision judges each record by its own drill.
@@ -221,6 +234,16 @@ def run_drills(
             if ctx.zygote is not None:
                 ctx.zygote.close()
     return DrillRun(results, written, chosen)
+
+
+def job_lifecycles(result: DrillResult) -> list[dict[str, Any]]:
+    """The drill's jobs as their own lifecycle marks tell it (`lifecycle.read`)."""
+    stopped = {
+        job: datetime.fromisoformat(at.replace("Z", "+00:00"))
+        for job, at in result.stopped_at.items()
+    }
+    found = lifecycle.read(result.journal.parent, stopped)
+    return [j.model_dump(mode="json") for j in found]
 
 
 def _storage(

@@ -7,6 +7,11 @@ folder or `s3://`), retried with exponential back-off when the storage refuses. 
 resumes from the newest checkpoint in external storage whose SHA-256 sums verify, falling
 back to older ones, or starts from zero when there is none.
 
+It writes its lifecycle marks as a team's training script would, through `gpudecide.marks`
+(the spec's `marks_folder` and `job_id`): preparation start, the first training step, each
+checkpoint once it is complete on the node's disk, the end with how it ended (none when the
+drill kills it: the marks then show a job that died).
+
 Everything it does goes to an events file, one JSON object a line, flushed at once, so the
 drill runner (another process) can follow it and a kill leaves every earlier line intact:
 started, restore_rejected, resumed / fresh_start, step, checkpoint, uploaded,
@@ -30,6 +35,7 @@ import torch
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpudecide.errors import InputError
+from gpudecide.marks import MarkWriter
 from gpudecide.portability import storage as storage_mod
 from gpudecide.portability.trainer import (
     CheckpointError,
@@ -83,6 +89,10 @@ class JobSpec(BaseModel):
     threads: int = Field(
         default=1, ge=1, description="torch CPU threads (one: a tiny model gains nothing more)."
     )
+    marks_folder: str | None = Field(
+        default=None, description="Where the job writes its lifecycle marks (gpudecide.marks)."
+    )
+    job_id: str | None = Field(default=None, description="The job id its marks carry.")
 
 
 def now_iso() -> str:
@@ -235,8 +245,35 @@ def _os_error(exc: BaseException, code: int) -> OSError | None:
     return None
 
 
+_END_STATUS = {
+    EXIT_OK: "completed",
+    EXIT_DENIED: "storage_denied",
+    EXIT_DISK_FULL: "disk_full",
+    EXIT_CHECKPOINT: "failed",
+    EXIT_OTHER: "failed",
+}
+
+
+def _marks(spec: JobSpec) -> MarkWriter | None:
+    """The job's marks writer (gpudecide.marks), None without a marks folder."""
+    if spec.marks_folder is None:
+        return None
+    return MarkWriter(spec.marks_folder, job_id=spec.job_id)
+
+
 def run(spec: JobSpec) -> int:
-    """Run the job; returns its exit code (see module doc)."""
+    """Run the job; returns its exit code (see module doc). Its lifecycle marks say how it
+    ended (`end`), except when it is killed."""
+    marks = _marks(spec)
+    if marks is not None:
+        marks.prep_start()
+    code = _run(spec, marks)
+    if marks is not None:
+        marks.end(_END_STATUS.get(code, "failed"))
+    return code
+
+
+def _run(spec: JobSpec, marks: MarkWriter | None) -> int:
     ev = Events(Path(spec.events))
     ev.emit("started", host=socket.gethostname(), storage=spec.storage, workdir=spec.workdir)
     config = TrainConfig.model_validate(spec.train)
@@ -251,11 +288,16 @@ def run(spec: JobSpec) -> int:
 
     def on_step(m: StepMetric) -> None:
         ev.emit("step", step=m["step"], loss=m["loss"], seconds=m["seconds"])
+        if marks is not None:
+            marks.step(m["step"])
         if spec.pace_s:
             time.sleep(spec.pace_s)
 
     def on_checkpoint(info: CheckpointInfo) -> None:
         ev.emit("checkpoint", step=info.step, path=str(info.path), bytes=info.total_bytes)
+        if marks is not None:
+            # Complete on the node's disk: what a team's callback marks after the save.
+            marks.checkpoint(info.step, info.path)
         if store is not None:
             _uploader(spec, store, ev)(info)
 

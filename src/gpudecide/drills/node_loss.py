@@ -158,6 +158,7 @@ def _judge(
         status_message=said,
         journal=run_dir / "journal.json",
         storage_url=url,
+        stopped_at={"attempt-1": fault["killed_at"]},
         details={
             "restarted_from_zero": from_step == 0,
             # The node's disk went with the node: checkpoints kept only there were lost.

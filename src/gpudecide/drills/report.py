@@ -11,7 +11,7 @@ from typing import Any, cast
 from gpudecide.drills import cordon_figures, drill_figures
 from gpudecide.drills.cordon_figures import ReasonFigures
 from gpudecide.drills.names import DRILLS
-from gpudecide.drills.words import word
+from gpudecide.drills.words import END_STATUS, word
 from gpudecide.fmt import decimal_text
 from gpudecide.i18n import translator
 from gpudecide.message import Message, is_message, render
@@ -85,6 +85,33 @@ def drills_section(section: Section) -> None:
                 [[c.executor, c.cluster or "-", c.host or "-", c.storage or _("node's own disk")]],
                 # Ids, names and URLs as the decision, the scheduler and the storage have them.
                 verbatim=frozenset({0, 1, 2, 3}),
+            )
+        )
+    if f.lifecycle:
+        section.tables.append(
+            Table(
+                _("The drill's jobs, as their own lifecycle marks tell it (Q1, Q4)"),
+                [
+                    _("job"),
+                    _("startup (s)"),
+                    _("first step"),
+                    _("checkpoints marked"),
+                    _("ended as"),
+                    _("after the last checkpoint (s)"),
+                ],
+                [
+                    [
+                        j.job,
+                        _num(j.startup_seconds, 2),
+                        _num(j.first_step_number, 0),
+                        ", ".join(f"checkpoint-{c.step}" for c in j.checkpoints) or _("none"),
+                        word(j.end_status, END_STATUS) if j.end_status else _("no end: killed"),
+                        _num(j.since_checkpoint_seconds, 2),
+                    ]
+                    for j in f.lifecycle
+                ],
+                # The job's name as the drill gave it (its marks carry it as their job id).
+                verbatim=frozenset({0}),
             )
         )
     if _closes_game_day(f):

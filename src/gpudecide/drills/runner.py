@@ -25,7 +25,7 @@ from gpudecide.drills.figures import RecordMessages
 from gpudecide.drills.job import JobSpec, read_events
 from gpudecide.drills.journal import Journal, Probe
 from gpudecide.drills.launch import LocalExecutor, SlurmExecutor, SlurmJob
-from gpudecide.drills.names import NODE_LOCAL, SPEC_IDS
+from gpudecide.drills.names import MARKS_FOLDER, NODE_LOCAL, SPEC_IDS
 from gpudecide.drills.words import word_message
 from gpudecide.fsutil import relative_or_given
 from gpudecide.message import Message, english, message, record_texts
@@ -44,6 +44,7 @@ __all__ = [
     "game_day_row",
     "job_spec",
     "last",
+    "marks_files",
     "new_journal",
     "open_store",
     "seconds_between",
@@ -141,6 +142,8 @@ class DrillResult:
     storage_url: str | None = None
     # What the record notes beside its summary (a stale mount found and removed, ...).
     note_messages: list[Message] = field(default_factory=list)
+    # When the drill killed a job, by job name (its work since the last checkpoint ends there).
+    stopped_at: dict[str, str] = field(default_factory=dict)
 
     @property
     def status(self) -> str:
@@ -202,6 +205,9 @@ def job_spec(
         "restore_dir": str(workdir / "restore"),
         "events": str(run_dir / f"{name}.events.jsonl"),
         "pace_s": ctx.pace_s,
+        # The job's own lifecycle marks, as a team's training script writes them.
+        "marks_folder": str(run_dir / MARKS_FOLDER),
+        "job_id": f"{run_dir.name}-{name}",
     }
     values.update(overrides)
     return JobSpec(**values)
@@ -341,8 +347,18 @@ def to_evidence(
         summary=texts.summary,
         figures=figures.model_dump(mode="json"),
         notes=texts.notes,
-        inputs=[ev.input_ref(result.journal, root)],
+        inputs=[
+            ev.input_ref(p, root) for p in [result.journal, *marks_files(result.journal.parent)]
+        ],
     )
+
+
+def marks_files(run_dir: Path) -> list[Path]:
+    """The lifecycle marks files a drill's jobs wrote (inputs of its record)."""
+    folder = run_dir / MARKS_FOLDER
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.glob("*.jsonl") if p.is_file() and not p.is_symlink())
 
 
 def game_day_row(r: DrillResult) -> GameDayRow:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from gpudecide.i18n import N_, translator
 from gpudecide.message import Message, message
 
-__all__ = ["QUESTIONS", "WORDS", "word", "word_message"]
+__all__ = ["END_STATUS", "QUESTIONS", "WORDS", "word", "word_message"]
 
 _ = translator("drills")
 
@@ -31,6 +31,14 @@ WORDS: dict[str, str] = {
     # A drill's verdict (SPEC G4).
     "pass": N_("pass"),
     "fail": N_("fail"),
+}
+
+# How a drill's job ended, as its lifecycle marks say (`gpudecide.drills.job`).
+END_STATUS: dict[str, str] = {
+    "completed": N_("completed"),
+    "failed": N_("failed"),
+    "storage_denied": N_("storage denied"),
+    "disk_full": N_("disk full"),
 }
 
 # The three G4 questions a drill answers, by the field that holds the answer.
