@@ -87,12 +87,16 @@ def english_runs(text: str, quoted: list[str]) -> list[str]:
         if q in text:  # whole words only: "month" in "price_per_month" is not a quote
             # ...and never a part of a path or file name ("new/export-test.yaml" stays whole).
             text = re.sub(rf"(?<![\w./-]){re.escape(q)}(?![\w/-]|\.\w)", " ", text)
+    # A command a line tells the reader to run ("gpudecide audit EXPORT_DIR") is typed as
+    # it is in every language: its words are not prose.
+    text = _COMMAND.sub(" ", text)
     tokens = re.split(r"[\s,;:()!?\"«»—–]+", text)
     words = [t.strip(".'") for t in tokens]
     # Acronyms (GPU, SLO, KZT, PUE) are shared; lowercase words are English prose.
     return [w for w in words if _WORD.fullmatch(w) and w not in _ALLOWED]
 
 
+_COMMAND = re.compile(r"\bgpudecide(?:\s+[a-z][a-z-]*){1,2}\b")
 # Words that read the same in the report's ru/kk text: product and vendor names and ids.
 _ALLOWED = {"gpudecide", "sha", "fifo", "Slurm", "Hugging", "Face", "Kubernetes"}
 

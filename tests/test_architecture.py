@@ -144,8 +144,12 @@ def test_a_public_module_declares_its_surface(path: Path) -> None:
     declared = [
         n
         for n in tree.body
-        if (isinstance(n, ast.Assign | ast.AnnAssign)
-        and any(isinstance(t, ast.Name) and t.id == "__all__" for t in getattr(n, "targets", [])))
+        if (
+            isinstance(n, ast.Assign | ast.AnnAssign)
+            and any(
+                isinstance(t, ast.Name) and t.id == "__all__" for t in getattr(n, "targets", [])
+            )
+        )
         or (isinstance(n, ast.AnnAssign) and getattr(n.target, "id", "") == "__all__")
     ]
     assert declared, f"{path.relative_to(SRC)} declares no __all__"

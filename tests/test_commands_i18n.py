@@ -198,9 +198,7 @@ def test_manifest_lint_errors_in_the_language(demo_workspace: Path, tmp_path: Pa
 
     root = demo_workspace
     manifest = json.loads((_kz_local_export(root) / "run-manifest.json").read_text())
-    manifest.update(
-        base_model="meta/llama:v1", code_commit="abc12", created_at_utc="2026-01-01"
-    )
+    manifest.update(base_model="meta/llama:v1", code_commit="abc12", created_at_utc="2026-01-01")
     path = tmp_path / "m.json"
     path.write_text(json.dumps(manifest, indent=1))
     result = run_cli("--lang", "ru", "manifest", "lint", str(path), cwd=root)

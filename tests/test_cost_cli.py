@@ -305,13 +305,8 @@ def test_cost_section_in_chromium(ws: Path, monkeypatch: pytest.MonkeyPatch) -> 
     assert all(u.startswith(("file:", "data:", "about:")) for u in requests), requests
 
 
-# Underscore names of other packages the cost package still imports, each until its owner
-# offers a public name (issue 23): the SVG writer of the report's charts, and the language
-# switch of the transitional `cost.fmt` shim (that module goes once nobody imports it).
-KNOWN_CROSSINGS = {
-    "gpudecide.cost.charts: from gpudecide.report.charts import _svg",
-    "gpudecide.cost.fmt: from gpudecide.report.fmt import _in",
-}
+# Underscore names of other packages the cost package imports: none (issue 23).
+KNOWN_CROSSINGS: set[str] = set()
 
 
 def test_public_surface_is_declared() -> None:

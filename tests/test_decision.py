@@ -287,7 +287,15 @@ def test_assess_json_interface(tmp_path: Path) -> None:
     }
     option = body["options"][0]
     assert set(option) >= {
-        "id", "kind", "sites", "stop_factors", "scores", "total", "rank", "coverage", "contour"
+        "id",
+        "kind",
+        "sites",
+        "stop_factors",
+        "scores",
+        "total",
+        "rank",
+        "coverage",
+        "contour",
     }
     assert {i["id"] for i in option["coverage"]} >= {"export_proven", "node_loss_drilled"}
     assert set(option["scores"]["cost"]) >= {"score", "source", "evidence", "rule", "justification"}

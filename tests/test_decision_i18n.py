@@ -22,6 +22,7 @@ from gpudecide.decision.context import RuleContext
 from gpudecide.decision.model import StopFactor
 from gpudecide.decision.report import decision_section, move_out_text, shrink_text
 from gpudecide.i18n import speaking
+from gpudecide.jobs.rules import profile_rules
 from gpudecide.queue.rules import queue_rules, replay_rules
 from gpudecide.report.i18n import render_message, summary_of
 from gpudecide.report.model import Section
@@ -102,7 +103,7 @@ def _every_branch(tmp_path: Path) -> list[b.Finding]:
             ("no load", "not measurable", None),
             ("steady", "partly predictable", 0.3),
         ):
-            found += b.profile_rules(_profile(shape, pred, busy), ctx)
+            found += profile_rules(_profile(shape, pred, busy), ctx)
         for replay in (
             _replay(0.0, 0.1),
             _replay(0.08, 0.1),
@@ -112,7 +113,7 @@ def _every_branch(tmp_path: Path) -> list[b.Finding]:
         ):
             found += replay_rules(replay, ctx)
     ctx = RuleContext(ws.config.options, ws.config.matrix)
-    found += b.profile_rules(_profile("bursty", "unpredictable", 0.05), ctx)  # no cost record
+    found += profile_rules(_profile("bursty", "unpredictable", 0.05), ctx)  # no cost record
     for verdict in ("pass", "fail"):
         found += queue_rules(_queue(verdict), ctx)
     found += artifact_rules.audit_rules(
@@ -171,7 +172,7 @@ def test_an_unknown_word_of_the_figures_is_shown_as_written(tmp_path: Path) -> N
     """Boundary: a shape the rules do not know stays as the record wrote it (no crash)."""
     ws = make_ws(tmp_path)
     ctx = RuleContext(ws.config.options, ws.config.matrix)
-    found = b.profile_rules(_profile("lumpy", "predictable", 0.05), ctx)
+    found = profile_rules(_profile("lumpy", "predictable", 0.05), ctx)
     assert found and all("lumpy" in render_message(f.rule_message or {}, "ru") for f in found)
 
 
@@ -315,7 +316,7 @@ def test_decision_section_speaks_the_language(demo_workspace: Path, lang: str) -
     for w in words:
         assert w in text, w
     assert summary_of(section.record, lang).startswith(
-        {"ru": "рекомендуется: kz-local", "kk": "ұсынылады: kz-local"}[lang]
+        {"ru": "предварительно: впереди kz-local", "kk": "алдын ала: kz-local алда"}[lang]
     )
 
 
@@ -376,7 +377,8 @@ def test_assess_in_english_keeps_its_lines(demo_copy: Path) -> None:
     assert lines[0].startswith("decision: provisional: kz-local leads (")
     assert any(line.startswith("  stop managed-ft: export_hazard: ") for line in lines)
     assert "robustness: robust; unsettled scores can change the winner" in lines
-    assert any(line.startswith("next: gpudecide export-test --option kz-local") for line in lines)
+    first_audit = "next: gpudecide audit EXPORT_DIR --option kz-local"
+    assert any(line.startswith(first_audit) for line in lines)
 
 
 @pytest.mark.parametrize(

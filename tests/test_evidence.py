@@ -10,6 +10,7 @@ import pytest
 
 from gpudecide import evidence as ev
 from gpudecide.errors import InputError
+from gpudecide.message import english
 
 
 def _record(tmp_path: Path) -> tuple[ev.Evidence, Path]:
@@ -52,7 +53,7 @@ def test_changed_missing_and_tampered(tmp_path: Path) -> None:
     path = ev.write(rec, tmp_path / "evidence")
     src.write_text("JobID|State\n1|COMPLETED\n")
     state, problems = ev.freshness(ev.load(path), tmp_path)
-    assert state is ev.Freshness.STALE and "changed" in problems[0]
+    assert state is ev.Freshness.STALE and "changed" in english(problems[0])
     src.unlink()
     assert ev.freshness(ev.load(path), tmp_path)[0] is ev.Freshness.MISSING_INPUT
     body = json.loads(path.read_text())

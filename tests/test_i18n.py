@@ -21,7 +21,7 @@ from babel.messages.extract import extract, extract_python
 from babel.messages.pofile import read_po
 
 import gpudecide
-from gpudecide.i18n import catalogue, catalogue_of, catalogue_path
+from gpudecide.i18n import catalogue, catalogue_of, catalogue_path, speaking
 from tests.english import VisibleText, english_runs, team_words
 
 SRC = Path(gpudecide.__file__).parent
@@ -298,8 +298,7 @@ def test_english_figures_keep_their_historic_form() -> None:
     """English output is byte-identical to the f-strings it replaced."""
     from decimal import Decimal
 
-    from gpudecide.cost.fmt import money, num
-    from gpudecide.report.fmt import fmt, hours, pct, pct0
+    from gpudecide.fmt import fmt, hours, money, num, pct, pct0
 
     assert fmt(1234.5) == "1,234.5" and fmt(1290966) == "1,290,966" and fmt(None) == "n/a"
     assert pct(0.2083) == "20.8%" and pct0(0.2) == "20%" and hours(5400) == "1.5 h"
@@ -318,44 +317,43 @@ def test_figures_in_the_readers_locale(
     lang: str, grouped: str, share: str, hour: str, absent: str
 ) -> None:
     """Babel groups and separates per locale; absent figures say so in the language."""
-    from gpudecide.cost.fmt import money
-    from gpudecide.report.fmt import fmt, hours, pct
+    from gpudecide.fmt import fmt, hours, money, pct
 
-    assert money("1290966.4", 0, lang) == grouped
-    assert fmt(1290966, lang) == grouped
-    assert pct(0.2083, lang) == share
-    assert hours(5400, lang) == hour
-    assert fmt(None, lang) == absent and pct(None, lang) == absent
+    with speaking(lang):  # type: ignore[arg-type]
+        assert money("1290966.4", 0) == grouped
+        assert fmt(1290966) == grouped
+        assert pct(0.2083) == share
+        assert hours(5400) == hour
+        assert fmt(None) == absent and pct(None) == absent
 
 
 def test_a_stored_message_renders_in_every_language() -> None:
     """A finding stored as message id + arguments reads the same in English as before and
-    in Russian and Kazakh with locale numbers."""
-    from gpudecide.report.i18n import message, render_message
+    in Russian and Kazakh with locale numbers; a message inside a message is rendered too."""
+    from gpudecide.message import message, render
 
-    seen = message(
-        "cost",
-        "observed {normal:pct} in the normal month, {peak:pct} in the peak month",
-        normal=0.033,
-        peak=0.071,
-    )
+    seen = message("cost", "observed: {seen}", seen=["3.3%", "7.1%"])
     msg = message(
         "cost",
-        "{dedicated} is cheaper than {managed} only above {u:pct} useful utilisation; {seen}",
+        "{dedicated} is cheaper than {managed} only above {u:pct} useful utilisation of its "
+        "{gpus}-GPU pool; {seen}",
         dedicated="owned-8xh100",
         managed="kz-local",
         u=0.254,
+        gpus=8,
         seen=seen,
     )
-    assert render_message(msg, "en") == (
-        "owned-8xh100 is cheaper than kz-local only above 25.4% useful utilisation; "
-        "observed 3.3% in the normal month, 7.1% in the peak month"
+    assert render(msg) == (
+        "owned-8xh100 is cheaper than kz-local only above 25.4% useful utilisation of its "
+        "8-GPU pool; observed: 3.3%, 7.1%"
     )
-    ru = render_message(msg, "ru")
-    assert ru.startswith("owned-8xh100 дешевле kz-local") and "25,4%" in ru and "3,3%" in ru
-    assert "полезной загрузке" in ru
-    kk = render_message(msg, "kk")
-    assert "25,4%" in kk and "жүктеме" in kk
+    with speaking("ru"):
+        ru = render(msg)
+    assert ru.startswith("owned-8xh100 дешевле kz-local") and "25,4%" in ru and "3.3%" in ru
+    assert "полезной загрузке" in ru and "observed" not in ru
+    with speaking("kk"):
+        kk = render(msg)
+    assert "25,4%" in kk and "жүктеме" in kk and "observed" not in kk
 
 
 def test_patterns_translate_text_without_a_message_id() -> None:
@@ -380,47 +378,58 @@ def test_patterns_translate_text_without_a_message_id() -> None:
 
 
 def test_command_lines_follow_the_language(tmp_path: Path) -> None:
-    """A command's human lines: the record's own in English, translated in ru."""
+    """A command's human lines: the record's own in English, its stored messages in ru, with
+    the plural form each count takes."""
     from gpudecide import evidence as ev
+    from gpudecide.message import message, nmessage, record_texts
     from gpudecide.report.i18n import command_lines
 
+    summary = message(
+        "artifacts",
+        "{head}; {hazards}; {missing}; {open}",
+        head=message("artifacts", "weights only: not resumable"),
+        hazards=nmessage("artifacts", "{n} hazard", "{n} hazards", n=3),
+        missing=nmessage("artifacts", "{n} E2 item missing", "{n} E2 items missing", n=10),
+        open=nmessage("artifacts", "{n} A8 question open", "{n} A8 questions open", n=1),
+    )
+    note = message(
+        "artifacts",
+        "an adapter is usable only with the exact base model it was trained on (E5)",
+    )
+    texts = record_texts(summary, [note])
     record = ev.Evidence(
         kind="audit",
         title="Export audit: can the run leave and resume?",
         spec_ids=["E2"],
         verdict="fail",
-        summary="weights only: not resumable; 3 hazard(s); 10 E2 item(s) missing; "
-        "3 A8 question(s) open",
-        figures={},
-        notes=["an adapter is usable only with the exact base model it was trained on (E5)"],
+        summary=texts.summary,
+        figures={"messages": texts.messages},
+        notes=texts.notes,
         inputs=[],
     )
-    assert command_lines(record, "en") == [
-        record.summary,
+    assert command_lines(record) == [
+        "weights only: not resumable; 3 hazards; 10 E2 items missing; 1 A8 question open",
         "note: an adapter is usable only with the exact base model it was trained on (E5)",
     ]
-    ru = command_lines(record, "ru")
-    assert ru[0] == (
-        "только веса: продолжить обучение нельзя; рисков: 3; недостающих элементов E2: 10; "
-        "открытых вопросов A8: 3"
-    )
+    with speaking("ru"):
+        ru = command_lines(record)
+    assert ru[0].startswith("только веса: продолжить обучение нельзя; "), ru[0]
+    assert "3 риска" in ru[0] and "10 " in ru[0] and "hazard" not in ru[0], ru[0]
     assert ru[1].startswith("примечание: адаптер работает только")
 
 
 @pytest.mark.parametrize("value", [0.0385, 0.125, 2 / 3, 1e-4, 0.9995, 0.0])
 def test_a_figure_rounds_the_same_in_every_language(value: float) -> None:
     """Boundary: halves and near-halves round once, as in English; only the signs differ."""
-    from gpudecide.report.fmt import fmt, hours, pct
+    from gpudecide.fmt import fmt, hours, pct
 
+    english = (pct(value), fmt(value * 1000).replace(",", ""), hours(value * 3600 * 10))
     for lang in TRANSLATED:
-        assert pct(value, lang).replace(",", ".") == pct(value)
-        assert fmt(value * 1000, lang).replace("\u00a0", "").replace(",", ".") == fmt(
-            value * 1000
-        ).replace(",", "")
-        assert (
-            hours(value * 3600 * 10, lang).split()[0].replace(",", ".")
-            == hours(value * 3600 * 10).split()[0]
-        )
+        with speaking(lang):  # type: ignore[arg-type]
+            said = (pct(value), fmt(value * 1000), hours(value * 3600 * 10))
+        assert said[0].replace(",", ".") == english[0]
+        assert said[1].replace("\u00a0", "").replace(",", ".") == english[1]
+        assert said[2].split()[0].replace(",", ".") == english[2].split()[0]
 
 
 def test_a_stale_record_says_why_in_russian(

@@ -54,10 +54,10 @@ def _hf_train(out: Path, marks: Path) -> None:
         seed=7,
         disable_tqdm=True,
     )
-    model = GPT2LMHeadModel(GPT2Config(n_layer=2, n_embd=32, n_head=2, vocab_size=64,
-                                       n_positions=32))
-    Trainer(model=model, args=args, train_dataset=Tiny(),
-            callbacks=[MarksCallback(marks)]).train()
+    model = GPT2LMHeadModel(
+        GPT2Config(n_layer=2, n_embd=32, n_head=2, vocab_size=64, n_positions=32)
+    )
+    Trainer(model=model, args=args, train_dataset=Tiny(), callbacks=[MarksCallback(marks)]).train()
 
 
 def test_hugging_face_trainer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -76,8 +76,13 @@ def test_hugging_face_trainer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     ours = by_source["marks"]
     assert ours.identity.slurm_job_id == "9001" and ours.identity.slurm_restart_count == 0
     kinds = [(m.kind, m.step) for m in ours.marks]
-    assert kinds == [("prep_start", None), ("first_step", 1), ("checkpoint", 2),
-                     ("checkpoint", 4), ("end", None)]
+    assert kinds == [
+        ("prep_start", None),
+        ("first_step", 1),
+        ("checkpoint", 2),
+        ("checkpoint", 4),
+        ("end", None),
+    ]
     assert ours.marks[-1].status == "completed"
     assert Path(ours.marks[3].path or "") == outputs / "exp-a" / "checkpoint-4"
     # the checkpoint folders' own times agree with the callback's marks
@@ -90,15 +95,25 @@ def test_hugging_face_trainer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     first = ours.first("first_step")
     assert tb is not None and first is not None and tb.step == 2 and tb.at >= first.at
 
-    log = load_logs([_job_log(tmp_path / "jobs.csv", "9001", before - timedelta(seconds=5),
-                              after + timedelta(seconds=5))]).attempts
+    log = load_logs(
+        [
+            _job_log(
+                tmp_path / "jobs.csv",
+                "9001",
+                before - timedelta(seconds=5),
+                after + timedelta(seconds=5),
+            )
+        ]
+    ).attempts
     marked = mark_jobs(log, [marks, outputs])
     report = marked.report
     # the marks by their job id; TensorBoard by the host in its file name and the time;
     # the checkpoint folders carry neither
     assert {j.run.source: (j.outcome, j.by) for j in report.joins} == {
-        "marks": ("matched", "job_id"), "tensorboard": ("matched", "host_time"),
-        "hf-checkpoints": ("unmatched", None)}
+        "marks": ("matched", "job_id"),
+        "tensorboard": ("matched", "host_time"),
+        "hf-checkpoints": ("unmatched", None),
+    }
     row = marked.attempts.to_pylist()[0]
     assert row["prep_start"] == ours.marks[0].at
     assert row["first_step"] == first.at  # the exact mark, earlier than TensorBoard's
@@ -109,7 +124,9 @@ def test_hugging_face_trainer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     (outputs / "exp-a").rename(outputs / "9001")
     report = mark_jobs(log, [outputs]).report
     assert {j.run.source: (j.outcome, j.by) for j in report.joins} == {
-        "tensorboard": ("matched", "folder"), "hf-checkpoints": ("matched", "folder")}
+        "tensorboard": ("matched", "folder"),
+        "hf-checkpoints": ("matched", "folder"),
+    }
     assert report.fields["last_checkpoint"].filled == 1
 
 
@@ -142,10 +159,16 @@ def test_lightning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     marks, ckpts = tmp_path / "marks", tmp_path / "ckpt"
     before = datetime.now(UTC)
     trainer = L.Trainer(
-        max_steps=4, accelerator="cpu", logger=False, enable_progress_bar=False,
-        enable_model_summary=False, default_root_dir=str(tmp_path),
-        callbacks=[MarksCallback(marks),
-                   ModelCheckpoint(dirpath=ckpts, every_n_train_steps=2, save_top_k=-1)],
+        max_steps=4,
+        accelerator="cpu",
+        logger=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        default_root_dir=str(tmp_path),
+        callbacks=[
+            MarksCallback(marks),
+            ModelCheckpoint(dirpath=ckpts, every_n_train_steps=2, save_top_k=-1),
+        ],
     )
     trainer.fit(Tiny(), data)
     after = datetime.now(UTC)
@@ -155,8 +178,12 @@ def test_lightning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (run,) = found.runs
     assert run.identity.job_id == "lt-42"
     assert [(m.kind, m.step) for m in run.marks] == [
-        ("prep_start", None), ("first_step", 1), ("checkpoint", 2), ("checkpoint", 4),
-        ("end", None)]
+        ("prep_start", None),
+        ("first_step", 1),
+        ("checkpoint", 2),
+        ("checkpoint", 4),
+        ("end", None),
+    ]
     assert run.marks[-1].status == "completed"
     for mark in run.marks[2:4]:
         path = Path(mark.path or "")
@@ -164,8 +191,16 @@ def test_lightning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         # the mark carries the time the file was written
         assert mark.at == datetime.fromtimestamp(path.stat().st_mtime_ns / 1e9, UTC)
 
-    log = load_logs([_job_log(tmp_path / "jobs.csv", "lt-42", before - timedelta(seconds=5),
-                              after + timedelta(seconds=5))]).attempts
+    log = load_logs(
+        [
+            _job_log(
+                tmp_path / "jobs.csv",
+                "lt-42",
+                before - timedelta(seconds=5),
+                after + timedelta(seconds=5),
+            )
+        ]
+    ).attempts
     row = mark_jobs(log, [marks]).attempts.to_pylist()[0]
     assert row["first_step"] == run.marks[1].at
     assert row["last_checkpoint"] == run.marks[3].at

@@ -42,8 +42,10 @@ def _write(path: Path, run: str, ident: dict[str, Any], marks: list[tuple[str, s
 
 
 def _rows(table: pa.Table, *names: str) -> dict[tuple[str, int], dict[str, Any]]:
-    return {(r["job_id"], r["attempt"]): r
-            for r in table.select(["job_id", "attempt", *names]).to_pylist()}
+    return {
+        (r["job_id"], r["attempt"]): r
+        for r in table.select(["job_id", "attempt", *names]).to_pylist()
+    }
 
 
 @pytest.fixture
@@ -56,23 +58,35 @@ def test_real_sacct_log_joined_by_job_array_task_and_restart_count(
 ) -> None:
     marks = tmp_path / "marks"
     # job 112 ran 01:39:38 .. 01:39:43
-    _write(marks / "112.localhost.jsonl", "a", {"slurm_job_id": "112"}, [
-        ("prep_start", _at("2026-11-30T01:39:38", 0.5)),
-        ("first_step", _at("2026-11-30T01:39:40")),
-        ("checkpoint", _at("2026-11-30T01:39:41")),
-        ("checkpoint", _at("2026-11-30T01:39:42")),
-        ("end", _at("2026-11-30T01:39:43")),
-    ])
+    _write(
+        marks / "112.localhost.jsonl",
+        "a",
+        {"slurm_job_id": "112"},
+        [
+            ("prep_start", _at("2026-11-30T01:39:38", 0.5)),
+            ("first_step", _at("2026-11-30T01:39:40")),
+            ("checkpoint", _at("2026-11-30T01:39:41")),
+            ("checkpoint", _at("2026-11-30T01:39:42")),
+            ("end", _at("2026-11-30T01:39:43")),
+        ],
+    )
     # array task 119_3 (its own job id is another number: sacct lists it as 119_3)
-    _write(marks / "119_3.localhost.jsonl", "b", {
-        "slurm_job_id": "125", "slurm_array_job_id": "119", "slurm_array_task_id": "3"}, [
-        ("first_step", _at("2026-11-30T01:40:02")),
-    ])
+    _write(
+        marks / "119_3.localhost.jsonl",
+        "b",
+        {"slurm_job_id": "125", "slurm_array_job_id": "119", "slurm_array_task_id": "3"},
+        [
+            ("first_step", _at("2026-11-30T01:40:02")),
+        ],
+    )
     # job 120 was requeued: restart 0 is attempt 1, restart 1 is attempt 2
     for run, restart, at in (("c", 0, "2026-11-30T01:40:10"), ("d", 1, "2026-11-30T01:40:25")):
-        _write(marks / "120.localhost.jsonl", run,
-               {"slurm_job_id": "120", "slurm_restart_count": restart},
-               [("first_step", _at(at)), ("checkpoint", _at(at, 1))])
+        _write(
+            marks / "120.localhost.jsonl",
+            run,
+            {"slurm_job_id": "120", "slurm_restart_count": restart},
+            [("first_step", _at(at)), ("checkpoint", _at(at, 1))],
+        )
     marked = mark_jobs(sacct_log, [marks])
     report = marked.report
     assert (report.runs, report.matched, report.ambiguous, report.unmatched) == (4, 4, 0, 0)
@@ -88,40 +102,60 @@ def test_real_sacct_log_joined_by_job_array_task_and_restart_count(
     assert rows[("120", 2)]["last_checkpoint"].isoformat() == "2026-11-30T01:40:26+00:00"
     # nothing else changed: same schema, same rows in the same order
     assert marked.attempts.schema == ATTEMPTS_SCHEMA
-    untouched = [c for c in ATTEMPTS_SCHEMA.names
-                 if c not in ("prep_start", "first_step", "last_checkpoint")]
+    untouched = [
+        c for c in ATTEMPTS_SCHEMA.names if c not in ("prep_start", "first_step", "last_checkpoint")
+    ]
     assert marked.attempts.select(untouched) == sacct_log.select(untouched)
     assert report.fields["first_step"].filled == 4
     assert report.fields["last_checkpoint"].filled == 3
     by = {j.run.name: (j.by, j.job_id, j.attempts) for j in report.joins}
-    assert by == {"a": ("job_id", "112", [1]), "b": ("job_id", "119_3", [1]),
-                  "c": ("job_id", "120", [1]), "d": ("job_id", "120", [2])}
+    assert by == {
+        "a": ("job_id", "112", [1]),
+        "b": ("job_id", "119_3", [1]),
+        "c": ("job_id", "120", [1]),
+        "d": ("job_id", "120", [2]),
+    }
 
 
 def test_bad_marks_are_named_and_not_used(sacct_log: pa.Table, tmp_path: Path) -> None:
     marks = tmp_path / "marks"
     bad = marks / "bad.jsonl"
     _write(bad, "x", {"slurm_job_id": "999"}, [("first_step", _at("2026-11-30T01:39:40"))])
-    _write(bad, "y", {"slurm_job_id": "113"}, [
-        ("checkpoint", _at("2026-11-30T01:39:30")),   # before 113 started (01:39:43)
-        ("first_step", _at("2026-11-30T01:39:44")),
-        ("checkpoint", _at("2026-11-30T01:41:30")),   # after it timed out (01:40:45)
-    ])
+    _write(
+        bad,
+        "y",
+        {"slurm_job_id": "113"},
+        [
+            ("checkpoint", _at("2026-11-30T01:39:30")),  # before 113 started (01:39:43)
+            ("first_step", _at("2026-11-30T01:39:44")),
+            ("checkpoint", _at("2026-11-30T01:41:30")),  # after it timed out (01:40:45)
+        ],
+    )
     _write(bad, "z", {"slurm_job_id": "118"}, [("first_step", _at("2026-11-30T01:39:55"))])
     _write(bad, "w", {}, [("first_step", _at("2026-11-30T01:39:40"))])  # no id, no host
     marked = mark_jobs(sacct_log, [marks])
     report = marked.report
     assert (report.matched, report.ambiguous, report.unmatched) == (2, 0, 2)
     assert report.problem_counts == {
-        "unknown_job": 1, "before_start": 1, "after_end": 1, "not_started": 1, "no_identity": 1}
+        "unknown_job": 1,
+        "before_start": 1,
+        "after_end": 1,
+        "not_started": 1,
+        "no_identity": 1,
+    }
     texts = sorted(p.text for p in report.problems)
     assert f"{bad}:1: job 999 is not in the job log: its marks are not used" in texts
-    assert any(t.startswith(f"{bad}:2: checkpoint mark at 2026-11-30T01:39:30") and
-               "before attempt 1 of job 113 started" in t for t in texts)
-    assert any(t.startswith(f"{bad}:4: checkpoint mark at") and "after attempt 1" in t
-               for t in texts)
-    assert any(t.startswith(f"{bad}:5: the job log says attempt 1 of job 118 never started")
-               for t in texts)
+    assert any(
+        t.startswith(f"{bad}:2: checkpoint mark at 2026-11-30T01:39:30")
+        and "before attempt 1 of job 113 started" in t
+        for t in texts
+    )
+    assert any(
+        t.startswith(f"{bad}:4: checkpoint mark at") and "after attempt 1" in t for t in texts
+    )
+    assert any(
+        t.startswith(f"{bad}:5: the job log says attempt 1 of job 118 never started") for t in texts
+    )
     rows = _rows(marked.attempts, "first_step", "last_checkpoint")
     assert rows[("113", 1)]["first_step"] is not None
     assert rows[("113", 1)]["last_checkpoint"] is None  # neither checkpoint was in its span
@@ -131,15 +165,29 @@ def test_bad_marks_are_named_and_not_used(sacct_log: pa.Table, tmp_path: Path) -
 
 def test_a_value_the_log_gave_is_never_overwritten(tmp_path: Path) -> None:
     start = datetime(2026, 5, 1, 8, 0, tzinfo=UTC)
-    table = attempts_table([{
-        "job_id": "7", "attempt": 1, "state": "completed", "start": start,
-        "end": start + timedelta(hours=1), "first_step": start + timedelta(minutes=3),
-    }], "csv")
+    table = attempts_table(
+        [
+            {
+                "job_id": "7",
+                "attempt": 1,
+                "state": "completed",
+                "start": start,
+                "end": start + timedelta(hours=1),
+                "first_step": start + timedelta(minutes=3),
+            }
+        ],
+        "csv",
+    )
     marks = tmp_path / "m.jsonl"
-    _write(marks, "r", {"job_id": "7"}, [
-        ("prep_start", _at("2026-05-01T08:00:10")),
-        ("first_step", _at("2026-05-01T08:01:00")),
-    ])
+    _write(
+        marks,
+        "r",
+        {"job_id": "7"},
+        [
+            ("prep_start", _at("2026-05-01T08:00:10")),
+            ("first_step", _at("2026-05-01T08:01:00")),
+        ],
+    )
     marked = apply_marks(table, read_marks([marks]))
     row = marked.attempts.to_pylist()[0]
     assert row["first_step"] == start + timedelta(minutes=3)  # the log's own value
@@ -152,11 +200,16 @@ def test_kubernetes_pods_join_by_pod_name(tmp_path: Path) -> None:
     log = load_logs([FIXTURES / "kubernetes" / "pods.json"]).attempts
     marks = tmp_path / "marks"
     # the second pod of ft-llama-r1 (attempt 2, 09:12:49 .. 21:47:15)
-    _write(marks / "ft.jsonl", "p", {"pod": "ft-llama-r1-q4n7d", "namespace": "ml-train"}, [
-        ("prep_start", _at("2026-07-28T09:13:00")),
-        ("first_step", _at("2026-07-28T09:20:00")),
-        ("checkpoint", _at("2026-07-28T21:00:00")),
-    ])
+    _write(
+        marks / "ft.jsonl",
+        "p",
+        {"pod": "ft-llama-r1-q4n7d", "namespace": "ml-train"},
+        [
+            ("prep_start", _at("2026-07-28T09:13:00")),
+            ("first_step", _at("2026-07-28T09:20:00")),
+            ("checkpoint", _at("2026-07-28T21:00:00")),
+        ],
+    )
     marked = mark_jobs(log, [marks])
     assert marked.report.matched == 1 and marked.report.problems == []
     rows = _rows(marked.attempts, "prep_start", "first_step", "last_checkpoint")
@@ -171,12 +224,24 @@ def test_kubernetes_pods_join_by_pod_name(tmp_path: Path) -> None:
 def _host_log() -> pa.Table:
     t = datetime(2026, 6, 1, 10, 0, tzinfo=UTC)
     rows = [
-        {"job_id": "a1", "start": t, "end": t + timedelta(hours=2),
-         "extras": json.dumps({"node": "gpu[01-02]"})},
-        {"job_id": "b2", "start": t + timedelta(hours=3), "end": t + timedelta(hours=5),
-         "extras": json.dumps({"nodelist": "gpu02"})},
-        {"job_id": "c3", "start": t + timedelta(hours=3), "end": t + timedelta(hours=5),
-         "extras": json.dumps({"host": "gpu02.cluster.local"})},
+        {
+            "job_id": "a1",
+            "start": t,
+            "end": t + timedelta(hours=2),
+            "extras": json.dumps({"node": "gpu[01-02]"}),
+        },
+        {
+            "job_id": "b2",
+            "start": t + timedelta(hours=3),
+            "end": t + timedelta(hours=5),
+            "extras": json.dumps({"nodelist": "gpu02"}),
+        },
+        {
+            "job_id": "c3",
+            "start": t + timedelta(hours=3),
+            "end": t + timedelta(hours=5),
+            "extras": json.dumps({"host": "gpu02.cluster.local"}),
+        },
     ]
     return attempts_table([{**r, "attempt": 1, "state": "completed"} for r in rows], "csv")
 
@@ -185,12 +250,24 @@ def test_runs_without_a_job_id_join_by_host_and_time(tmp_path: Path) -> None:
     from torch.utils.tensorboard import SummaryWriter
 
     marks = tmp_path / "marks"
-    _write(marks / "local.gpu01.jsonl", "one", {"host": "gpu01.cluster.local"},
-           [("first_step", _at("2026-06-01T10:05:00"))])
-    _write(marks / "local.gpu02.jsonl", "two", {"node": "GPU02"},
-           [("first_step", _at("2026-06-01T13:05:00"))])   # b2 and c3 both ran there then
-    _write(marks / "local.gpu03.jsonl", "three", {"host": "gpu03"},
-           [("first_step", _at("2026-06-01T10:05:00"))])   # nothing ran on gpu03
+    _write(
+        marks / "local.gpu01.jsonl",
+        "one",
+        {"host": "gpu01.cluster.local"},
+        [("first_step", _at("2026-06-01T10:05:00"))],
+    )
+    _write(
+        marks / "local.gpu02.jsonl",
+        "two",
+        {"node": "GPU02"},
+        [("first_step", _at("2026-06-01T13:05:00"))],
+    )  # b2 and c3 both ran there then
+    _write(
+        marks / "local.gpu03.jsonl",
+        "three",
+        {"host": "gpu03"},
+        [("first_step", _at("2026-06-01T10:05:00"))],
+    )  # nothing ran on gpu03
     # a TensorBoard file says its host in its name only
     w = SummaryWriter(str(tmp_path / "tb"), filename_suffix="")
     w.add_scalar("loss", 1.0, 1)
@@ -218,9 +295,17 @@ def test_a_log_without_hosts_says_why_a_run_cannot_join(
 ) -> None:
     path = tmp_path / "m.jsonl"
     _write(path, "r", {"host": "localhost"}, [("first_step", _at("2026-11-30T01:39:40"))])
-    report = mark_jobs(sacct_log, [path]).report
+    # The same log as a scheduler that keeps no node list prints it (sacct without NodeList)
+    no_hosts = sacct_log.set_column(
+        sacct_log.schema.get_field_index("extras"),
+        "extras",
+        pa.array([None] * sacct_log.num_rows, sacct_log.schema.field("extras").type),
+    )
+    report = mark_jobs(no_hosts, [path]).report
     assert report.unmatched == 1
     assert "the job log names no hosts" in report.problems[0].text
+    # Twin: the log as sacct printed it names the node, and the run joins by host and time.
+    assert mark_jobs(sacct_log, [path]).report.matched == 1
 
 
 def test_a_job_named_folder_joins_checkpoints_across_requeues(
@@ -238,8 +323,12 @@ def test_a_job_named_folder_joins_checkpoints_across_requeues(
             os.utime(f, (stamp, stamp))
     marked = mark_jobs(sacct_log, [tmp_path / "outputs"])
     (join,) = marked.report.joins
-    assert (join.outcome, join.by, join.job_id, join.attempts) == ("matched", "folder", "120",
-                                                                  [1, 2])
+    assert (join.outcome, join.by, join.job_id, join.attempts) == (
+        "matched",
+        "folder",
+        "120",
+        [1, 2],
+    )
     rows = _rows(marked.attempts, "last_checkpoint")
     assert rows[("120", 1)]["last_checkpoint"].isoformat() == "2026-11-30T01:40:11+00:00"
     assert rows[("120", 2)]["last_checkpoint"].isoformat() == "2026-11-30T01:40:27+00:00"
@@ -251,10 +340,18 @@ def test_sagemaker_spot_job_restarts_join_by_training_job_name(tmp_path: Path) -
     job = "ft-qwen-r3-spot-p4d-20260729-0300"
     log = load_logs([FIXTURES / "managed" / "sagemaker" / f"{job}.cli.json"]).attempts
     path = tmp_path / "m.jsonl"
-    _write(path, "second", {"sagemaker_job": job, "node": "algo-1"},
-           [("first_step", _at("2026-07-29T10:09:00")), ("checkpoint", _at("2026-07-29T12:30:00"))])
-    _write(path, "third", {"sagemaker_job": job, "node": "algo-1"},
-           [("first_step", _at("2026-07-29T13:50:00"))])
+    _write(
+        path,
+        "second",
+        {"sagemaker_job": job, "node": "algo-1"},
+        [("first_step", _at("2026-07-29T10:09:00")), ("checkpoint", _at("2026-07-29T12:30:00"))],
+    )
+    _write(
+        path,
+        "third",
+        {"sagemaker_job": job, "node": "algo-1"},
+        [("first_step", _at("2026-07-29T13:50:00"))],
+    )
     marked = mark_jobs(log, [path])
     assert marked.report.matched == 2 and marked.report.problems == []
     rows = _rows(marked.attempts, "first_step", "last_checkpoint")
@@ -267,8 +364,9 @@ def test_sagemaker_spot_job_restarts_join_by_training_job_name(tmp_path: Path) -
 def test_the_report_speaks_the_readers_language(sacct_log: pa.Table, tmp_path: Path) -> None:
     path = tmp_path / "m.jsonl"
     for n in range(5):
-        _write(path, f"u{n}", {"slurm_job_id": f"9{n}"},
-               [("first_step", _at("2026-11-30T01:39:40"))])
+        _write(
+            path, f"u{n}", {"slurm_job_id": f"9{n}"}, [("first_step", _at("2026-11-30T01:39:40"))]
+        )
     _write(path, "ok", {"slurm_job_id": "112"}, [("first_step", _at("2026-11-30T01:39:40"))])
     report = mark_jobs(sacct_log, [path]).report
     summary = report.summary_message()

@@ -30,8 +30,16 @@ T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
 def _line(kind: str, minutes: float, seq: int, **extra: Any) -> str:
     at = (T0 + timedelta(minutes=minutes)).isoformat().replace("+00:00", "Z")
-    record = {"v": 1, "kind": kind, "at": at, "slurm_job_id": "77", "host": "gpu01",
-              "run": "r1", "seq": seq, **extra}
+    record = {
+        "v": 1,
+        "kind": kind,
+        "at": at,
+        "slurm_job_id": "77",
+        "host": "gpu01",
+        "run": "r1",
+        "seq": seq,
+        **extra,
+    }
     return json.dumps(record)
 
 
@@ -46,8 +54,9 @@ def _read(tmp_path: Path, data: bytes) -> MarkSet:
 
 
 def test_what_the_writer_wrote_reads_back(tmp_path: Path) -> None:
-    w = MarkWriter(tmp_path, env={"SLURM_JOB_ID": "9", "SLURM_RESTART_COUNT": "1",
-                                  "SLURMD_NODENAME": "gpu02"})
+    w = MarkWriter(
+        tmp_path, env={"SLURM_JOB_ID": "9", "SLURM_RESTART_COUNT": "1", "SLURMD_NODENAME": "gpu02"}
+    )
     w.prep_start()
     w.first_step(0)
     w.checkpoint(10, "/c/10")
@@ -65,29 +74,38 @@ def test_what_the_writer_wrote_reads_back(tmp_path: Path) -> None:
 
 def test_every_bad_line_is_counted_and_named(tmp_path: Path) -> None:
     lines = [
-        _line("prep_start", 0, 1).encode(),                      # 1 fine
-        b"\xff\xfe not utf-8",                                     # 2
-        b"{not json",                                              # 3
-        b"[1, 2]",                                                 # 4 JSON, not an object
-        b"",                                                       # 5 blank: ignored
-        json.dumps({"at": "2026-03-02T09:00:00Z"}).encode(),       # 6 no kind
-        _line("warmup", 1, 2).encode(),                            # 7 unknown kind
-        _line("first_step", 2, 3, step="ten").encode(),           # 8 step not a number
+        _line("prep_start", 0, 1).encode(),  # 1 fine
+        b"\xff\xfe not utf-8",  # 2
+        b"{not json",  # 3
+        b"[1, 2]",  # 4 JSON, not an object
+        b"",  # 5 blank: ignored
+        json.dumps({"at": "2026-03-02T09:00:00Z"}).encode(),  # 6 no kind
+        _line("warmup", 1, 2).encode(),  # 7 unknown kind
+        _line("first_step", 2, 3, step="ten").encode(),  # 8 step not a number
         _line("first_step", 2, 4, at="2026-03-02T09:02:00").encode(),  # 9 no offset
-        _line("first_step", 2, 5, at="yesterday").encode(),       # 10 not a time
-        _line("first_step", 2, 6).encode(),                        # 11 fine
-        _line("first_step", 2, 6).encode(),                        # 12 duplicate of 11
-        _line("checkpoint", 1, 7).encode(),                        # 13 time goes backwards
-        _line("checkpoint", 30, 8, path="/c").encode(),            # 14 fine
-        b"x" * (MAX_LINE * 3),                                     # 15 huge
-        _line("end", 40, 9).encode(),                              # 16 fine
-        b'{"kind": "end", "at": "2026-03-0',                      # 17 cut short at the end
+        _line("first_step", 2, 5, at="yesterday").encode(),  # 10 not a time
+        _line("first_step", 2, 6).encode(),  # 11 fine
+        _line("first_step", 2, 6).encode(),  # 12 duplicate of 11
+        _line("checkpoint", 1, 7).encode(),  # 13 time goes backwards
+        _line("checkpoint", 30, 8, path="/c").encode(),  # 14 fine
+        b"x" * (MAX_LINE * 3),  # 15 huge
+        _line("end", 40, 9).encode(),  # 16 fine
+        b'{"kind": "end", "at": "2026-03-0',  # 17 cut short at the end
     ]
     found = _read(tmp_path, b"\n".join(lines))
     assert _kinds(found) == {
-        2: "not_utf8", 3: "not_json", 4: "not_json", 6: "not_a_mark", 7: "bad_value",
-        8: "bad_value", 9: "no_offset", 10: "bad_value", 12: "duplicate", 13: "backwards",
-        15: "too_long", 17: "truncated",
+        2: "not_utf8",
+        3: "not_json",
+        4: "not_json",
+        6: "not_a_mark",
+        7: "bad_value",
+        8: "bad_value",
+        9: "no_offset",
+        10: "bad_value",
+        12: "duplicate",
+        13: "backwards",
+        15: "too_long",
+        17: "truncated",
     }
     (run,) = found.runs
     assert [m.where.line for m in run.marks] == [1, 11, 14, 16]
@@ -150,11 +168,19 @@ _GOOD_RUN = "fuzzrun-7f3a9c"
 _junk = st.one_of(
     st.binary(max_size=80).map(lambda b: b.replace(b"\n", b" ")),
     st.recursive(
-        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
+        st.none()
+        | st.booleans()
+        | st.integers()
+        | st.floats(allow_nan=False)
         | st.text(max_size=12),
-        lambda inner: st.lists(inner, max_size=3)
-        | st.dictionaries(st.sampled_from(["kind", "at", "step", "run", "seq", "job_id", "x"]),
-                          inner, max_size=4),
+        lambda inner: (
+            st.lists(inner, max_size=3)
+            | st.dictionaries(
+                st.sampled_from(["kind", "at", "step", "run", "seq", "job_id", "x"]),
+                inner,
+                max_size=4,
+            )
+        ),
         max_leaves=8,
     ).map(lambda v: json.dumps(v).encode()),
     st.sampled_from([b'{"kind": "end", "at": "2026-03-0', b"\xc3\x28", b"{}", b"[]", b"null"]),
@@ -264,8 +290,10 @@ def _write_mlflow_stores(root: Path) -> dict[str, Any]:
     lightning_ckpt = root / "src" / "epoch=0-step=30.ckpt"
     lightning_ckpt.write_bytes(b"ckpt")
     out: dict[str, Any] = {"root": root}
-    for store, uri in (("file", f"file://{root / 'mlruns'}"),
-                       ("sqlite", f"sqlite:///{root / 'mlflow.db'}")):
+    for store, uri in (
+        ("file", f"file://{root / 'mlruns'}"),
+        ("sqlite", f"sqlite:///{root / 'mlflow.db'}"),
+    ):
         mlflow.set_tracking_uri(uri)
         if store == "sqlite":
             exp = mlflow.create_experiment("ft", artifact_location=str(root / "artifacts"))
@@ -273,8 +301,9 @@ def _write_mlflow_stores(root: Path) -> dict[str, Any]:
         client = MlflowClient(uri)
         with mlflow.start_run(tags={"slurm_job_id": "4711", "host": "gpu05"}) as run:
             mlflow.log_param("SLURM_ARRAY_TASK_ID", "3")
-            client.log_metric(run.info.run_id, "system/gpu_utilization", 3.0,
-                              timestamp=1_700_000_000_000, step=0)
+            client.log_metric(
+                run.info.run_id, "system/gpu_utilization", 3.0, timestamp=1_700_000_000_000, step=0
+            )
             mlflow.log_metric("loss", 2.0, step=1)
             mlflow.log_metric("loss", 1.0, step=2)
             mlflow.log_artifacts(str(ckpt), artifact_path="checkpoint-20")
@@ -329,7 +358,9 @@ def test_not_an_mlflow_store(tmp_path: Path) -> None:
     (run_dir / "meta.yaml").write_text("just: [a, list\n")
     found = read_marks([tmp_path])
     assert sorted(p.where.path for p in found.problems) == [
-        f"{tmp_path}/mlruns/0/abc/meta.yaml", f"{tmp_path}/other.db"]
+        f"{tmp_path}/mlruns/0/abc/meta.yaml",
+        f"{tmp_path}/other.db",
+    ]
     assert set(found.problem_counts) == {"not_mlflow"}
 
 
@@ -354,10 +385,13 @@ def test_checkpoint_folders(tmp_path: Path) -> None:
     (run,) = found.runs
     assert run.source == "hf-checkpoints" and run.folders == ["runs", "job-4711"]
     assert [(m.step, m.at) for m in run.marks[:2]] == [
-        (500, T0 + timedelta(minutes=5)), (1000, T0 + timedelta(minutes=10))]
+        (500, T0 + timedelta(minutes=5)),
+        (1000, T0 + timedelta(minutes=10)),
+    ]
     assert run.marks[2].step == 1500  # from the folder's name
     assert [p.where.path for p in found.problems] == [
-        f"{tmp_path}/runs/job-4711/checkpoint-1500/trainer_state.json"]
+        f"{tmp_path}/runs/job-4711/checkpoint-1500/trainer_state.json"
+    ]
 
 
 def test_without_tensorboard_an_event_file_is_named_not_read(
@@ -365,8 +399,7 @@ def test_without_tensorboard_an_event_file_is_named_not_read(
 ) -> None:
     import sys
 
-    monkeypatch.setitem(sys.modules, "tensorboard.backend.event_processing.event_file_loader",
-                        None)
+    monkeypatch.setitem(sys.modules, "tensorboard.backend.event_processing.event_file_loader", None)
     (tmp_path / "events.out.tfevents.1700000000.gpu01.1.0").write_bytes(b"")
     found = read_marks([tmp_path])
     assert found.problem_counts == {"reader_missing": 1} and found.runs == []

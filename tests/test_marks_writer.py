@@ -76,9 +76,10 @@ def test_sagemaker_job_name() -> None:
     env = {"SM_TRAINING_ENV": json.dumps({"job_name": "ft-0412", "current_host": "algo-2"})}
     ident = identity(env)
     assert ident["sagemaker_job"] == "ft-0412" and ident["node"] == "algo-2"
-    assert identity({"TRAINING_JOB_NAME": "ft-9", "SM_TRAINING_ENV": "{not json"})[
-        "sagemaker_job"
-    ] == "ft-9"
+    assert (
+        identity({"TRAINING_JOB_NAME": "ft-9", "SM_TRAINING_ENV": "{not json"})["sagemaker_job"]
+        == "ft-9"
+    )
     assert file_name(identity(env, host="ip-10")) == "ft-0412.algo-2.jsonl"
 
 
@@ -157,8 +158,12 @@ def test_training_context_marks_start_and_end(tmp_path: Path) -> None:
         raise RuntimeError("oom")
     kinds = [(ln["kind"], ln.get("status")) for ln in _lines(tmp_path)]
     assert kinds == [
-        ("prep_start", None), ("first_step", None), ("checkpoint", None), ("end", "completed"),
-        ("prep_start", None), ("end", "failed"),
+        ("prep_start", None),
+        ("first_step", None),
+        ("checkpoint", None),
+        ("end", "completed"),
+        ("prep_start", None),
+        ("end", "failed"),
     ]
 
 
@@ -243,8 +248,12 @@ def test_the_writer_works_copied_on_its_own(tmp_path: Path) -> None:
         "assert 'gpudecide' not in sys.modules\n"
     )
     subprocess.run(
-        [sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(tmp_path)!r})\n"
-         + script],
+        [
+            sys.executable,
+            "-I",
+            "-c",
+            f"import sys; sys.path.insert(0, {str(tmp_path)!r})\n" + script,
+        ],
         check=True,
         cwd=tmp_path,
     )

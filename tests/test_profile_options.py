@@ -249,3 +249,34 @@ def test_the_part_of_a_log_is_the_log_of_those_sources(tmp_path: Path) -> None:
     kept = {str(p): twice.part([p]).attempts.num_rows for p in (LOG_DATA, copy)}
     assert sorted(kept.values()) == [0, n]
     assert {s: twice.duplicates_by_source[s] for s in kept} == {s: n - k for s, k in kept.items()}
+
+
+def test_the_profile_rules_score_from_the_team_s_workload_only(tmp_path: Path) -> None:
+    """`jobs.rules.profile_rules`: every option's frequency from the team's workload, each
+    utilisation named with its pool and window (en and ru); a record of one option's logs
+    scores nothing (twin)."""
+    from gpudecide import workspace
+    from gpudecide.decision.context import RuleContext
+    from gpudecide.i18n import speaking
+    from gpudecide.jobs.rules import profile_rules
+    from gpudecide.message import render
+
+    root = _workspace(tmp_path, BOTH)
+    assert run_cli("profile", cwd=root).returncode == 0
+    vendor, team = _records(root)
+    ws = workspace.load(root)
+    ctx = RuleContext(ws.config.options)
+    found = {f.option: f for f in profile_rules(team, ctx)}
+    assert set(found) == {"owned-pool", "rented-pool", "managed-endpoint"}
+    assert profile_rules(vendor, ctx) == []
+    busy = team.figures["busy_share"]
+    owned = found["owned-pool"]
+    assert owned.criterion == "frequency" and owned.score == 1  # 6 % of the pool: band 1
+    assert owned.rule.startswith(
+        f"useful utilisation of the 8-GPU pool over the 8-week window {busy:.1%}: bands"
+    ), owned.rule
+    assert found["managed-endpoint"].score == 5  # bursty, unpredictable and rare
+    assert owned.rule_message is not None
+    with speaking("ru"):
+        said = render(owned.rule_message)
+    assert said.startswith("полезная загрузка пула из 8 GPU за 8-недельное окно"), said

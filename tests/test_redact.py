@@ -102,3 +102,34 @@ def test_a_credential_in_the_workspace_description_stays_out_of_the_report(
 def test_an_error_never_quotes_a_credential() -> None:
     error = InputError("unknown option id {option}", option=excerpt(f"ghp_{SECRET}{SECRET}"))
     assert SECRET not in error.one_line() and SECRET not in json.dumps(error.as_dict())
+
+
+# Texts on which a pattern that scans to the end from every start position is quadratic: a
+# long run of key characters and dots, of scheme letters, of secret words without a value.
+# At 400 KB a quadratic scan takes minutes; the linear one well under a second.
+SLOW_SHAPES = [
+    "x." * 200_000,
+    "x" * 400_000,
+    "a://" * 100_000,
+    "x-password" * 40_000,
+    "password " * 40_000,
+]
+
+
+@pytest.mark.parametrize("text", SLOW_SHAPES, ids=lambda t: repr(t[:10]))
+def test_redaction_is_linear_in_the_text(text: str) -> None:
+    """A record of megabytes (a job log's comments) is redacted in one pass: the run is cut
+    off by an alarm long before a quadratic scan would end."""
+    import signal
+
+    def too_slow(*_: object) -> None:
+        raise TimeoutError("redact scanned the text more than once per position")
+
+    old = signal.signal(signal.SIGALRM, too_slow)
+    signal.alarm(20)
+    try:
+        assert redact(text) == text
+        looks_like_credential(text)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)

@@ -14,8 +14,15 @@ import pytest
 
 from gpudecide import evidence as ev
 from gpudecide.errors import InputError
+from gpudecide.message import english
 
 F = ev.Freshness
+
+
+def _freshness(rec: ev.Evidence, root: Path) -> tuple[ev.Freshness, list[str]]:
+    """The record's state and its problems as the English reader reads them."""
+    state, problems = ev.freshness(rec, root)
+    return state, [english(m) for m in problems]
 
 
 def _inputs(tmp_path: Path, n: int) -> list[Path]:
@@ -98,10 +105,10 @@ def test_fresh_until_the_content_changes(tmp_path: Path) -> None:
     rec = ev.load(ev.write(_record(tmp_path, [src]), tmp_path / "e"))
     # Touching the file (new mtime, same bytes) is not a change.
     os.utime(src, (1, 1))
-    assert ev.freshness(rec, tmp_path) == (F.FRESH, [])
+    assert _freshness(rec, tmp_path) == (F.FRESH, [])
     # One byte more is.
     src.write_text(src.read_text() + "!")
-    assert ev.freshness(rec, tmp_path) == (
+    assert _freshness(rec, tmp_path) == (
         F.STALE,
         ["in0.txt: input changed since the evidence was computed"],
     )
@@ -132,7 +139,7 @@ def test_the_worst_input_decides_and_every_problem_is_listed(
         elif fault == "dir":
             p.unlink()
             p.mkdir()
-    state, problems = ev.freshness(rec, tmp_path)
+    state, problems = _freshness(rec, tmp_path)
     assert state is want
     expected = {
         "stale": "input changed since the evidence was computed",
@@ -150,7 +157,7 @@ def test_a_fifo_input_is_bad_input_and_never_read(tmp_path: Path) -> None:
     rec = ev.seal(_record(tmp_path, [src]))
     src.unlink()
     os.mkfifo(src)
-    state, problems = ev.freshness(rec, tmp_path)  # returns at once: nothing opens the FIFO
+    state, problems = _freshness(rec, tmp_path)  # returns at once: nothing opens the FIFO
     assert state is F.BAD_INPUT and problems[0].startswith("in0.txt: bad input")
 
 
@@ -164,7 +171,7 @@ def test_tampered_beats_every_input_state(tmp_path: Path) -> None:
         edited = tmp_path / f"edited-{key}.json"
         edited.write_text(json.dumps(body))
         rec = ev.load(edited)
-        assert ev.freshness(rec, tmp_path) == (
+        assert _freshness(rec, tmp_path) == (
             F.TAMPERED,
             ["the record was edited after it was written"],
         )

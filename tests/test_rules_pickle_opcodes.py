@@ -474,9 +474,7 @@ def test_memo_bitmap_keeps_each_key_apart() -> None:
 
 def test_long_memo_keys_are_unsigned() -> None:
     # LONG_BINPUT / LONG_BINGET with key 2**31: one key, not a negative one.
-    data = (
-        b"\x80\x04\x8c\x02osr\x00\x00\x00\x800j\x00\x00\x00\x80\x8c\x06system\x93."
-    )
+    data = b"\x80\x04\x8c\x02osr\x00\x00\x00\x800j\x00\x00\x00\x80\x8c\x06system\x93."
     assert _imports(data) == [("os.system", "dangerous")]
     opaque = b"\x80\x04Nr\x00\x00\x00\x800j\x00\x00\x00\x80."
     assert (_scan(opaque).problems, _scan(opaque).pickles) == ([], 1)

@@ -129,7 +129,5 @@ def test_newer_slurm_pending_cancel_row_start_equals_end(tmp_path: Path) -> None
     # without a NodeList field: cancelled, Start = End, Elapsed 0 is read the same way
     keep = [n for n, name in enumerate(head) if name != "NodeList"]
     cut = tmp_path / "no-nodelist.txt"
-    cut.write_text(
-        "\n".join("|".join(ln.split("|")[k] for k in keep) for ln in lines) + "\n"
-    )
+    cut.write_text("\n".join("|".join(ln.split("|")[k] for k in keep) for ln in lines) + "\n")
     assert build_profile(load_logs([cut]), ProfileOptions(weeks=1)).figures["never_started"] == 1

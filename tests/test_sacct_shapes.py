@@ -130,9 +130,7 @@ def test_same_rows_twice_in_one_file_do_not_double_gpu_hours(tmp_path: Path) -> 
 
 def test_overlapping_attempts_are_an_input_problem(tmp_path: Path) -> None:
     lines = list(REG)
-    second = next(
-        i for i, ln in enumerate(lines) if ln.startswith("9|") and "COMPLETED" in ln
-    )
+    second = next(i for i, ln in enumerate(lines) if ln.startswith("9|") and "COMPLETED" in ln)
     # the second record of job 9 starts while the first still ran (00:52:34-00:52:37)
     _set(lines, second, Start="2026-12-01T00:52:35")
     path = _write(tmp_path, lines)
@@ -148,9 +146,7 @@ def test_overlapping_attempts_are_an_input_problem(tmp_path: Path) -> None:
 def test_back_to_back_requeue_attempts_do_not_overlap(tmp_path: Path) -> None:
     """Boundary: the next attempt starting the second the last one ended is no overlap."""
     lines = list(REG)
-    second = next(
-        i for i, ln in enumerate(lines) if ln.startswith("9|") and "COMPLETED" in ln
-    )
+    second = next(i for i, ln in enumerate(lines) if ln.startswith("9|") and "COMPLETED" in ln)
     _set(lines, second, Start="2026-12-01T00:52:37")
     rows = _rows(_write(tmp_path, lines))
     assert rows[("9", 2)]["state"] == "completed"
@@ -266,7 +262,8 @@ def test_too_many_fields_without_header_names_the_format_list(tmp_path: Path) ->
 
 def test_cpu_only_log_does_not_blame_eligible_times(tmp_path: Path) -> None:
     lines = [REG[0]] + [
-        ln.replace(",gres/gpu:h100=2,gres/gpu=2", "").replace(",gres/gpu:h100=1,gres/gpu=1", "")
+        ln.replace(",gres/gpu:h100=2,gres/gpu=2", "")
+        .replace(",gres/gpu:h100=1,gres/gpu=1", "")
         .replace(",gres/gpu=1", "")
         for ln in REG[1:]
     ]
@@ -425,6 +422,6 @@ def test_marks_join_a_sacct_attempt_by_its_node_and_time(tmp_path: Path) -> None
         mark = {"v": 1, "kind": "first_step", "at": at, "host": host, "run": "r", "seq": 1}
         (marks / "run.jsonl").write_text(json.dumps(mark) + "\n")
         report = mark_jobs(attempts, [marks]).report
-        assert (report.matched, report.unmatched) == (
-            (1, 0) if outcome == "matched" else (0, 1)
-        ), host
+        assert (report.matched, report.unmatched) == ((1, 0) if outcome == "matched" else (0, 1)), (
+            host
+        )

@@ -23,7 +23,12 @@ def test_demo_files_validate(demo_workspace: Path) -> None:
     report = json.loads((schemas.HERE / "report.schema.json").read_text())
     records = sorted((demo_workspace / "evidence").glob("*.json"))
     assert {json.loads(p.read_text())["kind"] for p in records} >= {
-        "profile", "queue", "replay", "cost", "audit", "decision"
+        "profile",
+        "queue",
+        "replay",
+        "cost",
+        "audit",
+        "decision",
     }
     for path in records:
         jsonschema.validate(json.loads(path.read_text()), evidence)

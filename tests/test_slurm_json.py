@@ -301,6 +301,9 @@ EDIT = st.tuples(st.sampled_from(PATHS), st.sampled_from(["drop", "replace"]), J
 
 
 def _apply(doc: Any, path: tuple[Any, ...], how: str, junk: Any) -> Any:
+    # `st.just` gives the same object every time: a copy, so that two edits never put one
+    # dict inside itself (a document JSON cannot hold).
+    junk = copy.deepcopy(junk)
     if not path:
         return junk
     parent = doc

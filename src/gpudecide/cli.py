@@ -1,5 +1,5 @@
 """Command line: builds the app, registers every package's commands, and holds the commands
-that span packages (init, report, evidence, demo). Exit 0 ok, 1 a check failed, 2 bad input.
+that span packages (init, report, demo). Exit 0 ok, 1 a check failed, 2 bad input.
 `assess` is the decision package's (`decision.cli`): it reads every package's evidence
 through the one registry of rules.
 
@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import ModuleType
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from gpudecide import __version__, fmt, ledger, workspace
+from gpudecide import __version__, workspace
 from gpudecide import evidence as ev
 from gpudecide.artifacts.cli import register as register_artifacts
 from gpudecide.attest.cli import register as register_attest
@@ -42,12 +41,13 @@ from gpudecide.governance.cli import check_app
 from gpudecide.governance.cli import register as register_governance
 from gpudecide.i18n import current_language, translator
 from gpudecide.jobs.cli import register as register_jobs
+from gpudecide.ledger_cli import register as register_ledger
 from gpudecide.portability.cli import register as register_portability
 from gpudecide.queue.cli import register as register_queue
-from gpudecide.report.i18n import N_, problems_of, summary_of, verdict_label
+from gpudecide.report.i18n import N_, summary_of
 from gpudecide.sections import build_report
 
-__all__ = ["FRESHNESS", "REPORT_FILES", "app", "demo", "evidence_cmd", "init", "main", "report"]
+__all__ = ["REPORT_FILES", "app", "demo", "init", "main", "report"]
 
 
 _ = translator("report")
@@ -59,17 +59,6 @@ REPORT_FILES = {
     "json": N_("json"),
     "pdf": N_("pdf"),
 }
-# The freshness words of `gpudecide evidence` (the record states and the two list states).
-FRESHNESS = {
-    "fresh": N_("fresh"),
-    "stale": N_("stale"),
-    "missing_input": N_("an input is gone"),
-    "bad_input": N_("an input cannot be read"),
-    "tampered": N_("tampered"),
-    "superseded": N_("superseded"),
-    "damaged": N_("damaged"),
-}
-
 app = typer.Typer(
     name="gpudecide",
     help="Decide where to fine-tune (dedicated GPUs, a managed endpoint or a hybrid) "
@@ -129,6 +118,7 @@ register_drills(app)  # `drill`, `cordon` (SPEC G1-G4)
 register_decision(app, check_app)  # `assess` (D1-D5, V1-V2), `check hybrid` (H1-H3)
 register_governance(app)  # `check raci|standard-path|isolation|residency|secrets` (R, I)
 register_attest(app, lambda ws: build_report(ws, None, current_language()))  # sign, verify
+register_ledger(app)  # `evidence` (the records and their freshness)
 
 
 @app.command()
@@ -154,58 +144,6 @@ def report(
 def _print_report_paths(paths: dict[str, Path]) -> None:
     for kind, path in paths.items():
         out.print(f"{_(REPORT_FILES.get(kind, kind))}: {path}", markup=False)
-
-
-@app.command("evidence")
-def evidence_cmd(
-    workspace_dir: WorkspaceOpt = None,
-    prune: Annotated[
-        bool, typer.Option("--prune", help="Delete superseded records no current record cites.")
-    ] = False,
-    as_json: JsonOpt = False,
-) -> None:
-    """List evidence records and whether each still matches its inputs (exit 1 if not).
-
-    A record a newer one of the same check replaces is `superseded`: listed apart, never
-    mixed with the current ones, and deleted with --prune. A damaged record is listed with
-    its reason and the rest are still checked.
-    """
-    with guard(as_json):
-        ws = open_workspace(workspace_dir, required=True)
-        assert ws is not None
-        records, damaged = ev.scan(ws.evidence_dir)
-        removed = ledger.prune(ws.evidence_dir, records, ws.config.options) if prune else []
-        if removed:
-            records, damaged = ev.scan(ws.evidence_dir)
-        rows = ledger.ledger_rows(records, damaged, ws.root, ws.config.options)
-    bad = [r for r in rows if r["freshness"] not in ("fresh", "superseded")]
-    if as_json:
-        emit_json({"records": rows, "all_fresh": not bad, "pruned": [str(p) for p in removed]})
-    else:
-        _print_evidence(rows, bad, removed)
-    if bad:
-        raise typer.Exit(1)
-
-
-def _print_evidence(
-    rows: list[dict[str, Any]], bad: list[dict[str, Any]], removed: list[Path]
-) -> None:
-    heads = (N_("id"), N_("kind"), N_("verdict"), N_("created"), N_("freshness"))
-    table = Table(*(_(h) for h in heads), box=None)
-    for r in rows:
-        table.add_row(
-            str(r["id"]),
-            str(r["kind"]),
-            "None" if r["verdict"] is None else verdict_label(str(r["verdict"])),
-            "None" if r["created_at_utc"] is None else fmt.moment(str(r["created_at_utc"])),
-            _(FRESHNESS.get(r["freshness"], r["freshness"])),
-        )
-    out.print(table if rows else _("no evidence records yet"))
-    for r in bad:
-        for problem in problems_of(r["problems"]):
-            out.print(f"{r['id']}: {problem}", markup=False)
-    for path in removed:
-        out.print(_("pruned: {path}").format(path=path), markup=False)
 
 
 @app.command()

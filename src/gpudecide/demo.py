@@ -23,7 +23,7 @@ from gpudecide.errors import InputError
 from gpudecide.fsutil import atomic_write_bytes
 from gpudecide.governance import demo as governance_demo
 from gpudecide.jobs import demo as jobs_demo
-from gpudecide.jobs.cli import workspace_logs
+from gpudecide.jobs.log_command import workspace_logs
 from gpudecide.jobs.profile import ProfileResult
 from gpudecide.portability import demo as portability_demo
 from gpudecide.queue import demo as queue_demo

@@ -36,7 +36,9 @@ from gpudecide.fsutil import (
     read_regular,
     sha256_path,
 )
+from gpudecide.i18n import N_
 from gpudecide.jsonio import check_finite, loads_bounded
+from gpudecide.message import Message, message
 from gpudecide.redact import redact, redact_all
 
 __all__ = [
@@ -399,7 +401,7 @@ def _record_text(path: Path) -> str:
         ) from None
 
 
-def _check_input(p: Path, cited: bool = False) -> tuple[Freshness, str] | str:
+def _check_input(p: Path, shown: str, cited: bool = False) -> tuple[Freshness, Message] | str:
     """An input's digest now (a cited record's identity), or (state, problem) when it is
     gone or not a readable file."""
     try:
@@ -407,17 +409,28 @@ def _check_input(p: Path, cited: bool = False) -> tuple[Freshness, str] | str:
             return load(p, verify=True).identity_sha256()
         return sha256_path(p)[0]
     except FileNotFoundError:
-        return Freshness.MISSING_INPUT, "input is gone"
+        return Freshness.MISSING_INPUT, message("report", "{path}: input is gone", path=shown)
     except NotRegularFileError as exc:
-        return Freshness.BAD_INPUT, f"bad input: {exc.strerror}"
+        reason = exc.strerror or ""
+        return Freshness.BAD_INPUT, message(
+            "report", "{path}: bad input: {reason}", path=shown, reason=reason
+        )
     except InputError as exc:
-        return Freshness.BAD_INPUT, f"bad input: {exc.message}"
+        said = message("errors", exc.template, **exc.values)
+        return Freshness.BAD_INPUT, message(
+            "report", "{path}: bad input: {reason}", path=shown, reason=said
+        )
     except OSError as exc:
         try:
             kind = file_kind(p.stat().st_mode)
         except OSError:
             kind = "not readable"
-        return Freshness.BAD_INPUT, f"bad input: cannot read ({exc.strerror or kind})"
+        return Freshness.BAD_INPUT, message(
+            "report",
+            "{path}: bad input: cannot read ({reason})",
+            path=shown,
+            reason=exc.strerror or kind,
+        )
 
 
 _RANK = {
@@ -431,37 +444,61 @@ _RANK = {
 MAX_CITATION_DEPTH = 8  # records citing records: the chain is short (profile -> cost -> decision)
 
 
-def freshness(record: Evidence, root: Path, _depth: int = 0) -> tuple[Freshness, list[str]]:
-    """Check the record against its own hash and against its inputs as they are now.
+def freshness(record: Evidence, root: Path, _depth: int = 0) -> tuple[Freshness, list[Message]]:
+    """Check the record against its own hash and against its inputs as they are now; each
+    problem a message (say it with `gpudecide.message.render`, or `english`).
 
     An input replaced by a directory, a FIFO or a device is `bad_input` (it is never read:
     a FIFO would block, /dev/zero would never end), not stale.
     """
     if record.compute_content_sha256() != record.content_sha256:
-        return Freshness.TAMPERED, ["the record was edited after it was written"]
-    problems: list[str] = []
+        return Freshness.TAMPERED, [message("report", "the record was edited after it was written")]
+    problems: list[Message] = []
     state = Freshness.FRESH
     for ref in record.inputs:
         p = Path(ref.path)
         if not p.is_absolute():
             p = root / p
-        now = _check_input(p, cited=ref.record_id is not None)
+        now = _check_input(p, ref.path, cited=ref.record_id is not None)
         if ref.record_id is not None and now == ref.sha256 and _depth < MAX_CITATION_DEPTH:
             # The cited record is the one computed from; it must still be true of its inputs.
             inner, why = freshness(load(p), root, _depth + 1)
             if inner is not Freshness.FRESH:
-                now = (Freshness.STALE, f"cites a record that is {inner.value}: {'; '.join(why)}")
+                now = (
+                    Freshness.STALE,
+                    message(
+                        "report",
+                        "{path}: cites a record that is {state}: {why}",
+                        path=ref.path,
+                        state=message("report", STATE_WORDS[inner.value]),
+                        why=why,
+                    ),
+                )
         if isinstance(now, tuple):
             found, problem = now
-            problems.append(f"{ref.path}: {problem}")
+            problems.append(problem)
         elif now != ref.sha256:
             found = Freshness.STALE
-            problems.append(f"{ref.path}: input changed since the evidence was computed")
+            problems.append(
+                message(
+                    "report", "{path}: input changed since the evidence was computed", path=ref.path
+                )
+            )
         else:
             continue
         if _RANK[found] > _RANK[state]:
             state = found
     return state, problems
+
+
+# The freshness states as a sentence names them.
+STATE_WORDS = {
+    "fresh": N_("fresh"),
+    "stale": N_("stale"),
+    "missing_input": N_("missing_input"),
+    "tampered": N_("tampered"),
+    "bad_input": N_("bad_input"),
+}
 
 
 @dataclass(frozen=True)
@@ -470,6 +507,11 @@ class Damaged:
 
     path: Path
     reason: str
+    error: InputError | None = None
+
+    def said(self) -> str:
+        """The reason in the reader's language."""
+        return self.error.one_line() if self.error is not None else self.reason
 
 
 def scan(evidence_dir: Path) -> tuple[list[Evidence], list[Damaged]]:
@@ -486,7 +528,7 @@ def scan(evidence_dir: Path) -> tuple[list[Evidence], list[Damaged]]:
         try:
             records.append(load(p, verify=False))
         except InputError as exc:
-            damaged.append(Damaged(p, exc.one_line()))
+            damaged.append(Damaged(p, exc.one_line(), exc))
     records.sort(key=lambda r: (r.created_at_utc, r.id))
     return records, damaged
 

@@ -13,6 +13,22 @@ from typing import Any
 from gpudecide.errors import InputError, excerpt
 from gpudecide.fsutil import read_regular
 
+__all__ = [
+    "EARLIEST",
+    "LATEST",
+    "MAX_DEPTH",
+    "MAX_INT_DIGITS",
+    "MAX_JSON_BYTES",
+    "check_finite",
+    "get",
+    "loads_bounded",
+    "parse_time",
+    "read_json",
+    "seconds_between",
+    "stamp_problem",
+    "utc_iso",
+]
+
 MAX_JSON_BYTES = 512 << 20
 MAX_DEPTH = 64
 MAX_INT_DIGITS = 19

@@ -14,6 +14,7 @@ from typing import Any
 
 from gpudecide import evidence as ev
 from gpudecide.decision.context import standing
+from gpudecide.message import english
 from gpudecide.options import OptionDecl
 
 __all__ = ["ledger_rows", "prune", "superseded"]
@@ -63,7 +64,8 @@ def ledger_rows(
                 "created_at_utc": record.created_at_utc,
                 "freshness": "superseded" if replaced else state.value,
                 "superseded": record.id in old,
-                "problems": problems,
+                "problems": [english(p) for p in problems],
+                "said": problems,
             }
         )
     for d in damaged:
@@ -76,6 +78,7 @@ def ledger_rows(
                 "freshness": "damaged",
                 "superseded": False,
                 "problems": [d.reason],
+                "said": [d.said()],
             }
         )
     return rows

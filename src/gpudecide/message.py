@@ -72,8 +72,10 @@ def nmessage(domain: str, singular: str, plural: str, count: str = "n", **args: 
 
 def is_message(value: object) -> TypeGuard[Mapping[str, Any]]:
     """Whether `value` has the shape of a stored message."""
-    return isinstance(value, Mapping) and isinstance(value.get("msgid"), str) and (
-        isinstance(value.get("domain"), str)
+    return (
+        isinstance(value, Mapping)
+        and isinstance(value.get("msgid"), str)
+        and (isinstance(value.get("domain"), str))
     )
 
 

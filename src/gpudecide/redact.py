@@ -36,16 +36,23 @@ _PREFIXED = re.compile(
 )
 # key <sep> value, the key naming a secret; the value runs to whitespace, a quote or ;,&
 # The key must end with the secret word: `hf_token=` is one, `tokens_per_second=` is not.
-_SECRET_KEY = (
-    r"(?:[A-Za-z0-9_.\-]*(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|"
-    r"private[_-]?key|credentials?|authorization))"
+# The match starts at the secret word: whatever precedes it in the key (`aws_`, `db.`)
+# stays as it is, so it need not be matched, and a long run of key characters costs one
+# scan, not one from every word start.
+_SECRET_WORD = (
+    r"(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|"
+    r"private[_-]?key|credentials?|authorization)"
 )
 _ASSIGNED = re.compile(
-    rf"(?i)(?P<key>\b[\"']?{_SECRET_KEY}[\"']?\s*[:=]\s*[\"']?)"
+    rf"(?i)(?P<key>{_SECRET_WORD}[\"']?\s*[:=]\s*[\"']?)"
     r"(?!(?:bearer|basic)\b|\*\*\*)(?P<value>[^\s\"',;&]{3,})"
 )
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9+/=._\-]{8,}")
-_USERINFO = re.compile(r"(?P<head>[a-z][a-z0-9+.\-]*://[^/\s:@]+):(?P<pw>[^/\s@]+)@")
+# A scheme starts where no scheme character precedes it and is at most 32 long (RFC 3986
+# sets no limit; none in use comes near): a long run of letters is then scanned once.
+_USERINFO = re.compile(
+    r"(?P<head>(?<![a-z0-9+.\-])[a-z][a-z0-9+.\-]{0,31}://[^/\s:@]{1,256}):(?P<pw>[^/\s@]{1,256})@"
+)
 # An unbroken run of token characters mixing letters and digits (not a hex digest).
 _TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{32,}={0,2}")
 _HEX = re.compile(r"[0-9a-f]{32,}")

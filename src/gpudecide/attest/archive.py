@@ -83,18 +83,18 @@ _UNTRUE = {
 class Problem:
     """One reason the archive is not what was signed (or cannot be signed): the file it
     concerns (a path inside the workspace; None: the signature itself), the sentence, and
-    the English details of a record's freshness (`evidence.freshness` problems)."""
+    the details of a record's freshness (`evidence.freshness` problems, as messages)."""
 
     subject: str | None
     text: Message
-    details: tuple[str, ...] = ()
+    details: tuple[Message, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         """Machine form (English), for --json."""
         return {
             "subject": self.subject,
             "problem": english(self.text),
-            "details": list(self.details),
+            "details": [english(d) for d in self.details],
         }
 
 

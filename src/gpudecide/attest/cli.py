@@ -21,7 +21,6 @@ from gpudecide.console import JsonOpt, emit_json, guard, open_workspace, out
 from gpudecide.fmt import moment
 from gpudecide.i18n import translator
 from gpudecide.message import render
-from gpudecide.report.i18n import problems_of
 from gpudecide.report.signature import AUTHOR_FROM, DEFAULT_VALID_DAYS
 from gpudecide.workspace import Workspace
 
@@ -71,8 +70,8 @@ def _signer(key: Path, passphrase_file: Path | None) -> CryptoSigner:
 def _problem_lines(problems: list[Problem]) -> None:
     for p in problems:
         out.print(f"  {render(p.text)}", markup=False)
-        for detail in problems_of(p.details):
-            out.print(f"    {detail}", markup=False)
+        for detail in p.details:
+            out.print(f"    {render(detail)}", markup=False)
 
 
 def _show_sign(run: SignRun, as_json: bool) -> None:
@@ -205,6 +204,7 @@ def sign_cmd(
         ws = _workspace(workspace_dir)
         signer = _signer(key, passphrase_file)
         from gpudecide.attest import archive
+
         run = archive.sign_workspace(ws, signer, _report_writer[0], valid_days=valid_days)
     _show_sign(run, as_json)
     if run.problems:

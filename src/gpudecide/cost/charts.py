@@ -19,7 +19,7 @@ from gpudecide.cost.figures import BreakEven, Curve
 from gpudecide.cost.words import component_name
 from gpudecide.fmt import num, pct, pct0
 from gpudecide.i18n import N_, translator
-from gpudecide.report.charts import _svg
+from gpudecide.report.charts import figure_svg
 
 __all__ = [
     "COMPONENT_COLOURS",
@@ -95,7 +95,7 @@ def stacked_components(
     ax.yaxis.set_major_formatter(lambda v, _pos: _ticks(v))
     ax.set_title(title + "  " + _("(N normal, P peak, E empty)"), loc="left")
     ax.legend(ncols=6, fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(0, -0.16))
-    return _svg(fig, title)
+    return figure_svg(fig, title)
 
 
 def utilisation_curves(
@@ -160,7 +160,7 @@ def utilisation_curves(
         ax.legend(fontsize=8, frameon=False)
     axes[0, 0].set_title(title, loc="left")
     fig.tight_layout()
-    return _svg(fig, title)
+    return figure_svg(fig, title)
 
 
 def _interpolate(xs: Sequence[float], ys: Sequence[float], x: float) -> float:
@@ -214,4 +214,4 @@ def tornado(
         frameon=False,
         loc="lower right",
     )
-    return _svg(fig, title)
+    return figure_svg(fig, title)

@@ -17,7 +17,7 @@ from typing import Any
 from gpudecide import evidence as ev
 from gpudecide.decision.context import Check, check_of
 from gpudecide.i18n import N_
-from gpudecide.message import Message, message
+from gpudecide.message import Message, english, message
 
 __all__ = ["REFRESH", "Unfit", "refresh_command", "unfit"]
 
@@ -84,22 +84,33 @@ def _inconsistent(
     record: ev.Evidence,
     standing: dict[Check, ev.Evidence],
     now_standing: dict[str, str],
-) -> list[str]:
+) -> list[Message]:
     """What `record` cites that is no longer the standing set: a cited record a newer one of
     the same check replaced, or a standing record of a cited kind it leaves out (the cost
     priced the peak-window replay; a full-window replay was run after it)."""
-    out = []
+    out: list[Message] = []
     cited = {ref.record_id: ref.path for ref in record.inputs if ref.record_id is not None}
     standing_ids = {r.id for r in standing.values()}
     for rid, path in cited.items():
         if rid not in standing_ids:
             newer = now_standing.get(rid)
-            out.append(f"{path}: superseded by {newer}" if newer else f"{path}: superseded")
+            out.append(
+                message("decision", "{path}: superseded by {newer}", path=path, newer=newer)
+                if newer
+                else message("decision", "{path}: superseded", path=path)
+            )
     kinds = {rid.rsplit("-", 1)[0] for rid in cited if rid}
     option = ev.subject(record)[1]
     for (kind, about, _what), other in sorted(standing.items(), key=lambda kv: kv[1].id):
         if kind in kinds and about in (None, option) and other.id not in cited:
-            out.append(f"{other.id}: a standing {kind} record it does not cite")
+            out.append(
+                message(
+                    "decision",
+                    "{record}: a standing {kind} record it does not cite",
+                    record=other.id,
+                    kind=kind,
+                )
+            )
     return out
 
 
@@ -131,7 +142,7 @@ def unfit(
                 "{record} is {state}: {problems}",
                 record=record.id,
                 state=message("decision", STATE_WORDS.get(state.value, state.value)),
-                problems="; ".join(problems),
+                problems=problems,
             )
             label = state.value
         out.append(
@@ -140,7 +151,7 @@ def unfit(
                 record.kind,
                 key[1],
                 label,
-                problems + replaced,
+                [english(p) for p in problems + replaced],
                 why,
                 refresh_command(key),
             )

@@ -37,7 +37,7 @@ from gpudecide.drills.names import DRILLS
 from gpudecide.drills.runner import DrillContext, DrillResult
 from gpudecide.errors import InputError
 from gpudecide.inputs import load_yaml, node_line, validate_model
-from gpudecide.jobs.cli import workspace_logs
+from gpudecide.jobs.log_command import workspace_logs
 from gpudecide.options import require_known
 from gpudecide.queue.restarts import RestartsFigures, restarts_from_zero
 

@@ -19,9 +19,9 @@ import pyarrow as pa
 
 from gpudecide.jobs import sql
 from gpudecide.jobs.schema import RESTART_AFTER_STATES
-from gpudecide.jobs.settings import DEFAULT_RULES, ClassifyConfig, Kind, KindRule, validate_rules
+from gpudecide.log_settings import DEFAULT_RULES, ClassifyConfig, Kind, KindRule, validate_rules
 
-# The settings are declared in `jobs.settings` (the workspace reads them there); they are
+# The settings are declared in `gpudecide.log_settings` (the workspace reads them there); they are
 # named here too, for the readers that classify jobs.
 __all__ = [
     "DEFAULT_RULES",

@@ -1,7 +1,7 @@
 """Load any number of job logs into one canonical attempt table.
 
 The formats a log may be read as and the time-zone type are settings of the workspace too:
-they are declared in `jobs.settings` and named here for the readers of logs.
+they are declared in `gpudecide.log_settings` and named here for the readers of logs.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from gpudecide.fsutil import open_regular, require_regular_file
 from gpudecide.jobs import kubernetes, managed, slurm_json, sql
 from gpudecide.jobs.sacct import BadRow, ParseResult, read_sacct
 from gpudecide.jobs.schema import ATTEMPTS_SCHEMA
-from gpudecide.jobs.settings import FORMATS, IanaZone, LogFormat, is_zone
 from gpudecide.jobs.tabular import read_tabular
 from gpudecide.jsonio import read_json
+from gpudecide.log_settings import FORMATS, IanaZone, LogFormat, is_zone
 from gpudecide.message import Message, english
 
 __all__ = [

@@ -17,7 +17,7 @@ from gpudecide.i18n import translator
 from gpudecide.jobs.figures import reconciliation_message
 from gpudecide.jobs.profile import MEANINGS, SHAPES, VERDICTS
 from gpudecide.jobs.profile_figures import Predictability, Reconciliation
-from gpudecide.message import is_message, render
+from gpudecide.message import Message, is_message, message, render
 
 __all__ = [
     "figure",
@@ -25,6 +25,7 @@ __all__ = [
     "reconciliation_text",
     "shape_word",
     "skipped_lines",
+    "utilisation_message",
     "utilisation_name",
     "verdict_word",
     "wape_text",
@@ -58,18 +59,30 @@ def meaning_text(predictability: Predictability) -> str:
     return _(template).format(share=fmt.pct0(share))
 
 
-def utilisation_name(measure: str, gpus: int, weeks: int) -> str:
-    """The name of a utilisation the profile shows, with its pool and window (C2): useful
-    (GPU-hours of completed attempts) or occupied (of every attempt, lost ones included),
-    over the pool's GPU-hours around the clock. Every utilisation of the profile is named
-    here, so that none is read for another (the cost's months, a replay's window)."""
+def utilisation_message(measure: str, gpus: int, weeks: int) -> Message:
+    """The name of a utilisation the profile shows, with its pool and window (C2), as a
+    message: useful (GPU-hours of completed attempts) or occupied (of every attempt, lost
+    ones included), over the pool's GPU-hours around the clock. Every utilisation of the
+    profile is named here (its lines, its report rows, its decision rules), so that none is
+    read for another (the cost's months, a replay's window)."""
     if measure == "occupied":
-        return _("occupied utilisation of the {gpus}-GPU pool over the {weeks}-week window").format(
-            gpus=gpus, weeks=weeks
+        return message(
+            "jobs",
+            "occupied utilisation of the {gpus}-GPU pool over the {weeks}-week window",
+            gpus=gpus,
+            weeks=weeks,
         )
-    return _("useful utilisation of the {gpus}-GPU pool over the {weeks}-week window").format(
-        gpus=gpus, weeks=weeks
+    return message(
+        "jobs",
+        "useful utilisation of the {gpus}-GPU pool over the {weeks}-week window",
+        gpus=gpus,
+        weeks=weeks,
     )
+
+
+def utilisation_name(measure: str, gpus: int, weeks: int) -> str:
+    """`utilisation_message` said in the reader's language."""
+    return render(utilisation_message(measure, gpus, weeks))
 
 
 def wape_text() -> str:

@@ -81,5 +81,3 @@ def mark_jobs(
     if not folders:
         return MarkedJobs(attempts=attempts, report=JoinReport())
     return apply_marks(attempts, read_marks(list(folders)), tolerance_s=tolerance_s)
-
-

@@ -26,9 +26,10 @@ CHECKPOINT_FOLDER = re.compile(r"^checkpoint-(\d+)$")
 
 def is_checkpoint_folder(folder: Path) -> bool:
     """Whether a folder is one the Trainer saved (`checkpoint-N` with its trainer_state.json)."""
-    return CHECKPOINT_FOLDER.match(folder.name) is not None and (
-        folder / "trainer_state.json"
-    ).is_file()
+    return (
+        CHECKPOINT_FOLDER.match(folder.name) is not None
+        and (folder / "trainer_state.json").is_file()
+    )
 
 
 def _global_step(folder: Path, shown: str, out: MarkSet) -> int | None:
@@ -43,9 +44,16 @@ def _global_step(folder: Path, shown: str, out: MarkSet) -> int | None:
     step = state.get("global_step") if isinstance(state, dict) else None
     if isinstance(step, int) and not isinstance(step, bool) and step >= 0:
         return step
-    out.add(Problem(kind="bad_value", where=Where(path=f"{shown}/trainer_state.json"),
-                    message=message("marks", "no global_step in trainer_state.json: the "
-                                    "step is taken from the folder's name")))
+    out.add(
+        Problem(
+            kind="bad_value",
+            where=Where(path=f"{shown}/trainer_state.json"),
+            message=message(
+                "marks",
+                "no global_step in trainer_state.json: the step is taken from the folder's name",
+            ),
+        )
+    )
     return None
 
 
@@ -65,19 +73,23 @@ def read_checkpoint_folders(
         if at is None:
             continue
         step = _global_step(folder, folder_shown, out)
-        marks.append(Mark(
-            kind="checkpoint",
-            at=at,
-            step=step if step is not None else int(named.group(1)),
-            path=str(folder),
-            where=Where(path=folder_shown),
-        ))
+        marks.append(
+            Mark(
+                kind="checkpoint",
+                at=at,
+                step=step if step is not None else int(named.group(1)),
+                path=str(folder),
+                where=Where(path=folder_shown),
+            )
+        )
     if marks:
-        out.runs.append(Run(
-            source="hf-checkpoints",
-            name=shown,
-            marks=marks,
-            folders=list(folders or []),
-            where=Where(path=shown),
-        ))
+        out.runs.append(
+            Run(
+                source="hf-checkpoints",
+                name=shown,
+                marks=marks,
+                folders=list(folders or []),
+                where=Where(path=shown),
+            )
+        )
     return out

@@ -28,7 +28,10 @@ class MarksCallback(TrainerCallback):
     (`$GPUDECIDE_MARKS_DIR`)."""
 
     def __init__(
-        self, folder: str | os.PathLike[str] | None = None, *, all_ranks: bool = False,
+        self,
+        folder: str | os.PathLike[str] | None = None,
+        *,
+        all_ranks: bool = False,
         **options: Any,
     ) -> None:
         self._folder = folder
@@ -43,22 +46,26 @@ class MarksCallback(TrainerCallback):
             if self._folder is None and not self._options and not self._all_ranks:
                 self._writer = default_writer()
             else:
-                self._writer = MarkWriter(
-                    self._folder, all_ranks=self._all_ranks, **self._options
-                )
+                self._writer = MarkWriter(self._folder, all_ranks=self._all_ranks, **self._options)
         if state is not None and not self._all_ranks:
             self._writer.rank = 0 if state.is_world_process_zero else 1
         return self._writer
 
     def on_init_end(
-        self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
         **kwargs: Any,
     ) -> None:
         """The Trainer is built: preparation is under way."""
         self._prep_written = self.writer(state).prep_start()
 
     def on_train_begin(
-        self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
         **kwargs: Any,
     ) -> None:
         """A callback added after the Trainer was built still marks preparation."""
@@ -66,24 +73,31 @@ class MarksCallback(TrainerCallback):
             self._prep_written = self.writer(state).prep_start()
 
     def on_step_end(
-        self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
         **kwargs: Any,
     ) -> None:
         """The first optimizer step of this process is done."""
         self.writer(state).step(state.global_step)
 
     def on_save(
-        self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
         **kwargs: Any,
     ) -> None:
         """The Trainer calls this after the checkpoint folder is written."""
-        folder = os.path.join(
-            args.output_dir or "", f"{PREFIX_CHECKPOINT_DIR}-{state.global_step}"
-        )
+        folder = os.path.join(args.output_dir or "", f"{PREFIX_CHECKPOINT_DIR}-{state.global_step}")
         self.writer(state).checkpoint(state.global_step, folder)
 
     def on_train_end(
-        self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+        self,
+        args: TrainingArguments,
+        state: TrainerState,
+        control: TrainerControl,
         **kwargs: Any,
     ) -> None:
         """Training finished (the Trainer does not call this after an exception)."""

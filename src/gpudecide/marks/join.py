@@ -68,8 +68,17 @@ JoinOutcome = Literal["matched", "ambiguous", "unmatched"]
 JoinedBy = Literal["job_id", "folder", "host_time"]
 
 # Keys of a row's `extras` that name the machines it ran on (lower case).
-_HOST_KEYS = ("node", "nodes", "nodelist", "node_list", "host", "hosts", "hostname",
-              "exec_host", "nodename")
+_HOST_KEYS = (
+    "node",
+    "nodes",
+    "nodelist",
+    "node_list",
+    "host",
+    "hosts",
+    "hostname",
+    "exec_host",
+    "nodename",
+)
 _FOLDER_PREFIX = re.compile(r"^(?:job|slurm|run)[-_]", re.IGNORECASE)
 _MAX_HOSTS = 4096
 
@@ -147,16 +156,18 @@ def attempts_from_rows(rows: Iterable[Mapping[str, Any]]) -> list[Attempt]:
             elif isinstance(value, list):
                 names.extend(str(v) for v in value[:_MAX_HOSTS] if isinstance(v, str))
         pod = lowered.get("pod")
-        out.append(Attempt(
-            index=index,
-            job_id=str(row["job_id"]),
-            attempt=int(row.get("attempt") or 1),
-            start=row.get("start"),
-            end=row.get("end"),
-            site=row.get("site"),
-            pod=pod if isinstance(pod, str) and pod else None,
-            hosts=frozenset(host_names(names)),
-        ))
+        out.append(
+            Attempt(
+                index=index,
+                job_id=str(row["job_id"]),
+                attempt=int(row.get("attempt") or 1),
+                start=row.get("start"),
+                end=row.get("end"),
+                site=row.get("site"),
+                pod=pod if isinstance(pod, str) and pod else None,
+                hosts=frozenset(host_names(names)),
+            )
+        )
     return out
 
 
@@ -217,8 +228,12 @@ class JoinReport(Problems):
         return message(
             "marks",
             "marks: {matched}; {ambiguous}; {unmatched}",
-            matched=nmessage("marks", "{n} run joined to its job", "{n} runs joined to their jobs",
-                             n=self.matched),
+            matched=nmessage(
+                "marks",
+                "{n} run joined to its job",
+                "{n} runs joined to their jobs",
+                n=self.matched,
+            ),
             ambiguous=nmessage("marks", "{n} ambiguous", "{n} ambiguous", n=self.ambiguous),
             unmatched=nmessage("marks", "{n} unmatched", "{n} unmatched", n=self.unmatched),
         )
@@ -230,28 +245,36 @@ class JoinReport(Problems):
         filled = self.fields
         words = {
             "prep_start": nmessage(
-                "marks", "preparation start measured from marks for {n} attempt",
+                "marks",
+                "preparation start measured from marks for {n} attempt",
                 "preparation start measured from marks for {n} attempts",
-                n=filled["prep_start"].filled),
+                n=filled["prep_start"].filled,
+            ),
             "first_step": nmessage(
-                "marks", "first training step measured from marks for {n} attempt",
+                "marks",
+                "first training step measured from marks for {n} attempt",
                 "first training step measured from marks for {n} attempts",
-                n=filled["first_step"].filled),
+                n=filled["first_step"].filled,
+            ),
             "last_checkpoint": nmessage(
-                "marks", "last checkpoint measured from marks for {n} attempt",
+                "marks",
+                "last checkpoint measured from marks for {n} attempt",
                 "last checkpoint measured from marks for {n} attempts",
-                n=filled["last_checkpoint"].filled),
+                n=filled["last_checkpoint"].filled,
+            ),
         }
         for name in FILLED_FIELDS:
             if filled[name].filled:
                 notes.append(words[name])
         if self.problems_total:
-            notes.append(nmessage(
-                "marks",
-                "{n} mark or file could not be used (named file:line in the join report)",
-                "{n} marks or files could not be used (named file:line in the join report)",
-                n=self.problems_total,
-            ))
+            notes.append(
+                nmessage(
+                    "marks",
+                    "{n} mark or file could not be used (named file:line in the join report)",
+                    "{n} marks or files could not be used (named file:line in the join report)",
+                    n=self.problems_total,
+                )
+            )
         return notes
 
 
@@ -319,8 +342,9 @@ class _Join:
     def ambiguous(self, run: Run, by: JoinedBy, cands: list[Attempt], msg: Message) -> None:
         self.problem("ambiguous", run.where, msg)
         refs = [AttemptRef(job_id=a.job_id, attempt=a.attempt) for a in cands[:20]]
-        self.listed(RunJoin(run=_ref(run), outcome="ambiguous", by=by, candidates=refs,
-                            message=msg))
+        self.listed(
+            RunJoin(run=_ref(run), outcome="ambiguous", by=by, candidates=refs, message=msg)
+        )
 
     def _by_id(self, run: Run) -> _Joined | Literal[False] | None:
         """The run's job by the ids it carries; None without ids; False when it was said."""
@@ -339,12 +363,13 @@ class _Join:
                 rows = [a for a in rows if a.site in (None, ident.cluster)] or rows
             pinned = rows[0] if len(rows) == 1 else None
             if pinned is None and ident.slurm_restart_count is not None:
-                pinned = next(
-                    (a for a in rows if a.attempt == ident.slurm_restart_count + 1), None
-                )
+                pinned = next((a for a in rows if a.attempt == ident.slurm_restart_count + 1), None)
             return _Joined("job_id", key, rows, pinned)
-        self.unmatched(run, "unknown_job", message(
-            "marks", "job {job} is not in the job log: its marks are not used", job=ids[0]))
+        self.unmatched(
+            run,
+            "unknown_job",
+            message("marks", "job {job} is not in the job log: its marks are not used", job=ids[0]),
+        )
         return False
 
     def _by_folder(self, run: Run) -> _Joined | Literal[False] | None:
@@ -358,10 +383,18 @@ class _Join:
             return None
         if len(found) > 1:
             cands = [rows[0] for rows in found.values()]
-            self.ambiguous(run, "folder", cands, nmessage(
-                "marks", "the folders above it name {n} job of the log: {jobs}",
-                "the folders above it name {n} jobs of the log: {jobs}",
-                n=len(found), jobs=", ".join(sorted(found))))
+            self.ambiguous(
+                run,
+                "folder",
+                cands,
+                nmessage(
+                    "marks",
+                    "the folders above it name {n} job of the log: {jobs}",
+                    "the folders above it name {n} jobs of the log: {jobs}",
+                    n=len(found),
+                    jobs=", ".join(sorted(found)),
+                ),
+            )
             return False
         key, rows = next(iter(found.items()))
         return _Joined("folder", key, rows, rows[0] if len(rows) == 1 else None)
@@ -370,14 +403,25 @@ class _Join:
         hosts = run.identity.hosts()
         anchor = run.anchor()
         if not hosts:
-            self.unmatched(run, "no_identity", message(
-                "marks", "no job id, no job-named folder and no host: it cannot be joined to "
-                "a job"))
+            self.unmatched(
+                run,
+                "no_identity",
+                message(
+                    "marks",
+                    "no job id, no job-named folder and no host: it cannot be joined to a job",
+                ),
+            )
             return False
         if not self.index.any_hosts:
-            self.unmatched(run, "no_identity", message(
-                "marks", "no job id, and the job log names no hosts: it cannot be joined to a "
-                "job by host and time"))
+            self.unmatched(
+                run,
+                "no_identity",
+                message(
+                    "marks",
+                    "no job id, and the job log names no hosts: it cannot be joined to a "
+                    "job by host and time",
+                ),
+            )
             return False
         assert anchor is not None
         seen: dict[int, Attempt] = {}
@@ -388,13 +432,28 @@ class _Join:
         cands = sorted(seen.values(), key=lambda a: (a.job_id, a.attempt))
         host = run.identity.node or run.identity.host or "-"
         if not cands:
-            self.unmatched(run, "unknown_job", message(
-                "marks", "no job of the log ran on {host} at {at}", host=host, at=_at(anchor)))
+            self.unmatched(
+                run,
+                "unknown_job",
+                message(
+                    "marks", "no job of the log ran on {host} at {at}", host=host, at=_at(anchor)
+                ),
+            )
             return False
         if len(cands) > 1:
-            self.ambiguous(run, "host_time", cands, nmessage(
-                "marks", "{n} job ran on {host} at {at}", "{n} jobs ran on {host} at {at}",
-                n=len(cands), host=host, at=_at(anchor)))
+            self.ambiguous(
+                run,
+                "host_time",
+                cands,
+                nmessage(
+                    "marks",
+                    "{n} job ran on {host} at {at}",
+                    "{n} jobs ran on {host} at {at}",
+                    n=len(cands),
+                    host=host,
+                    at=_at(anchor),
+                ),
+            )
             return False
         only = cands[0]
         return _Joined("host_time", only.job_id, [only], only)
@@ -402,8 +461,11 @@ class _Join:
     def run(self, run: Run) -> None:
         self.report.runs += 1
         if not run.marks:
-            self.unmatched(run, "no_identity", message(
-                "marks", "no time in this run: it cannot be joined to a job"))
+            self.unmatched(
+                run,
+                "no_identity",
+                message("marks", "no time in this run: it cannot be joined to a job"),
+            )
             return
         joined = self._by_id(run)
         if joined is None:
@@ -413,20 +475,33 @@ class _Join:
         if not joined:
             return
         used = self.assign(run, joined)
-        self.listed(RunJoin(
-            run=_ref(run), outcome="matched", by=joined.by, job_id=joined.job_id,
-            attempts=sorted(used),
-            message=message("marks", "joined to job {job}", job=joined.job_id),
-        ))
+        self.listed(
+            RunJoin(
+                run=_ref(run),
+                outcome="matched",
+                by=joined.by,
+                job_id=joined.job_id,
+                attempts=sorted(used),
+                message=message("marks", "joined to job {job}", job=joined.job_id),
+            )
+        )
 
     def assign(self, run: Run, joined: _Joined) -> set[int]:
         """Each mark to its attempt; the marks that fit none are named."""
         used: set[int] = set()
         if joined.pinned is not None and joined.pinned.start is None:
             a = joined.pinned
-            self.problem("not_started", run.where, message(
-                "marks", "the job log says attempt {attempt} of job {job} never started: its "
-                "marks are not used", attempt=a.attempt, job=a.job_id))
+            self.problem(
+                "not_started",
+                run.where,
+                message(
+                    "marks",
+                    "the job log says attempt {attempt} of job {job} never started: its "
+                    "marks are not used",
+                    attempt=a.attempt,
+                    job=a.job_id,
+                ),
+            )
             return used
         for mark in run.marks:
             if mark.kind in ("seen", "end"):
@@ -445,27 +520,59 @@ class _Join:
             return holding[0]
         started = [a for a in rows if a.start is not None]
         if holding:
-            self.problem("ambiguous", mark.where, message(
-                "marks", "{kind} mark at {at} falls in several attempts of job {job}",
-                kind=mark.kind, at=_at(mark.at), job=joined.job_id))
+            self.problem(
+                "ambiguous",
+                mark.where,
+                message(
+                    "marks",
+                    "{kind} mark at {at} falls in several attempts of job {job}",
+                    kind=mark.kind,
+                    at=_at(mark.at),
+                    job=joined.job_id,
+                ),
+            )
         elif started and all(mark.at < a.start - tol for a in started if a.start):
             first = min(started, key=lambda a: a.start or mark.at)
-            self.problem("before_start", mark.where, message(
-                "marks", "{kind} mark at {at} is before attempt {attempt} of job {job} "
-                "started ({start}): not used",
-                kind=mark.kind, at=_at(mark.at), attempt=first.attempt, job=first.job_id,
-                start=_at(first.start)))
+            self.problem(
+                "before_start",
+                mark.where,
+                message(
+                    "marks",
+                    "{kind} mark at {at} is before attempt {attempt} of job {job} "
+                    "started ({start}): not used",
+                    kind=mark.kind,
+                    at=_at(mark.at),
+                    attempt=first.attempt,
+                    job=first.job_id,
+                    start=_at(first.start),
+                ),
+            )
         elif started:
             last = max(started, key=lambda a: a.start or mark.at)
-            self.problem("after_end", mark.where, message(
-                "marks", "{kind} mark at {at} is after attempt {attempt} of job {job} ended "
-                "({end}) or between its attempts: not used",
-                kind=mark.kind, at=_at(mark.at), attempt=last.attempt, job=last.job_id,
-                end=_at(last.end)))
+            self.problem(
+                "after_end",
+                mark.where,
+                message(
+                    "marks",
+                    "{kind} mark at {at} is after attempt {attempt} of job {job} ended "
+                    "({end}) or between its attempts: not used",
+                    kind=mark.kind,
+                    at=_at(mark.at),
+                    attempt=last.attempt,
+                    job=last.job_id,
+                    end=_at(last.end),
+                ),
+            )
         else:
-            self.problem("not_started", mark.where, message(
-                "marks", "the job log says job {job} never started: its marks are not used",
-                job=joined.job_id))
+            self.problem(
+                "not_started",
+                mark.where,
+                message(
+                    "marks",
+                    "the job log says job {job} never started: its marks are not used",
+                    job=joined.job_id,
+                ),
+            )
         return None
 
     def take(self, target: Attempt, mark: Mark) -> None:

@@ -68,8 +68,9 @@ def _text(obj: dict[str, Any], name: str, *, ids: bool = False) -> str | None:
     if not isinstance(value, str) or len(value) > _TEXT_LIMIT:
         raise _Bad(
             "bad_value",
-            message("marks", "field {name!r} is not a text: {value}", name=name,
-                    value=excerpt(value)),
+            message(
+                "marks", "field {name!r} is not a text: {value}", name=name, value=excerpt(value)
+            ),
         )
     return value.strip() or None
 
@@ -83,8 +84,12 @@ def _int(obj: dict[str, Any], name: str) -> int | None:
     if not isinstance(value, int) or isinstance(value, bool) or abs(value) > 2**62:
         raise _Bad(
             "bad_value",
-            message("marks", "field {name!r} is not a whole number: {value}", name=name,
-                    value=excerpt(value)),
+            message(
+                "marks",
+                "field {name!r} is not a whole number: {value}",
+                name=name,
+                value=excerpt(value),
+            ),
         )
     return value
 
@@ -207,14 +212,23 @@ def read_marks_file(path: Path, shown: str, folders: list[str] | None = None) ->
     with io.BufferedReader(cast(io.FileIO, raw_handle), buffer_size=_CHUNK) as handle:
         for number, raw, ended in _lines(handle):
             if number > MAX_LINES:
-                bad("too_many", message(
-                    "marks", "more than {limit} lines: the rest of the file is not read",
-                    limit=MAX_LINES), number)
+                bad(
+                    "too_many",
+                    message(
+                        "marks",
+                        "more than {limit} lines: the rest of the file is not read",
+                        limit=MAX_LINES,
+                    ),
+                    number,
+                )
                 break
             out.lines += 1
             if raw is None:
-                bad("too_long", message(
-                    "marks", "longer than {limit} bytes: skipped", limit=MAX_LINE), number)
+                bad(
+                    "too_long",
+                    message("marks", "longer than {limit} bytes: skipped", limit=MAX_LINE),
+                    number,
+                )
                 continue
             if not raw.strip():
                 continue
@@ -222,11 +236,15 @@ def read_marks_file(path: Path, shown: str, folders: list[str] | None = None) ->
                 obj = json.loads(raw.decode("utf-8"))
             except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
                 if not ended:  # a last line cut in a character or in the JSON
-                    bad("truncated", message(
-                        "marks",
-                        "the last line is cut short (no newline, not complete JSON): the "
-                        "file was being written or was cut off",
-                    ), number)
+                    bad(
+                        "truncated",
+                        message(
+                            "marks",
+                            "the last line is cut short (no newline, not complete JSON): the "
+                            "file was being written or was cut off",
+                        ),
+                        number,
+                    )
                 elif isinstance(exc, UnicodeDecodeError):
                     bad("not_utf8", message("marks", "not UTF-8 text"), number)
                 else:
@@ -246,24 +264,41 @@ def read_marks_file(path: Path, shown: str, folders: list[str] | None = None) ->
             # not the line)
             copy = (key, str(seq) if seq is not None else _digest(raw.strip()))
             if copy in seen:
-                bad("duplicate", message(
-                    "marks", "the same mark as line {first}: this copy is not used",
-                    first=seen[copy]), number)
+                bad(
+                    "duplicate",
+                    message(
+                        "marks",
+                        "the same mark as line {first}: this copy is not used",
+                        first=seen[copy],
+                    ),
+                    number,
+                )
                 continue
             seen[copy] = number
             state = runs.get(key)
             if state is None:
-                state = _RunState(Run(
-                    source="marks", name=run_id or f"{shown}:{number}", identity=_identity(ident),
-                    folders=list(folders or []), where=where,
-                ))
+                state = _RunState(
+                    Run(
+                        source="marks",
+                        name=run_id or f"{shown}:{number}",
+                        identity=_identity(ident),
+                        folders=list(folders or []),
+                        where=where,
+                    )
+                )
                 runs[key] = state
             if state.latest is not None and mark.at < state.latest[0]:
-                bad("backwards", message(
-                    "marks",
-                    "time goes backwards: {at} is earlier than {before} on line {line}",
-                    at=mark.at.isoformat(), before=state.latest[0].isoformat(),
-                    line=state.latest[1]), number)
+                bad(
+                    "backwards",
+                    message(
+                        "marks",
+                        "time goes backwards: {at} is earlier than {before} on line {line}",
+                        at=mark.at.isoformat(),
+                        before=state.latest[0].isoformat(),
+                        line=state.latest[1],
+                    ),
+                    number,
+                )
                 continue
             state.latest = (mark.at, number)
             state.run.marks.append(mark)

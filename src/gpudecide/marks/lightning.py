@@ -35,7 +35,10 @@ class MarksCallback(pl.Callback):
     (`$GPUDECIDE_MARKS_DIR`)."""
 
     def __init__(
-        self, folder: str | os.PathLike[str] | None = None, *, all_ranks: bool = False,
+        self,
+        folder: str | os.PathLike[str] | None = None,
+        *,
+        all_ranks: bool = False,
         **options: Any,
     ) -> None:
         super().__init__()
@@ -51,9 +54,7 @@ class MarksCallback(pl.Callback):
             if self._folder is None and not self._options and not self._all_ranks:
                 self._writer = default_writer()
             else:
-                self._writer = MarkWriter(
-                    self._folder, all_ranks=self._all_ranks, **self._options
-                )
+                self._writer = MarkWriter(self._folder, all_ranks=self._all_ranks, **self._options)
         if not self._all_ranks:
             self._writer.rank = int(getattr(trainer, "global_rank", 0) or 0)
         return self._writer

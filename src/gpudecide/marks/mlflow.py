@@ -52,8 +52,15 @@ __all__ = [
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 # MLflow's RunStatus numbers (file store) and names (SQL store), as the marks say them.
 _STATUS = {
-    "1": None, "2": None, "3": "completed", "4": "failed", "5": "cancelled",
-    "RUNNING": None, "SCHEDULED": None, "FINISHED": "completed", "FAILED": "failed",
+    "1": None,
+    "2": None,
+    "3": "completed",
+    "4": "failed",
+    "5": "cancelled",
+    "RUNNING": None,
+    "SCHEDULED": None,
+    "FINISHED": "completed",
+    "FAILED": "failed",
     "KILLED": "cancelled",
 }
 _CHECKPOINT_DIR = re.compile(r"^checkpoint(?:s)?(?:[-_=]?(\d+))?$", re.IGNORECASE)
@@ -138,8 +145,10 @@ def checkpoint_artifacts(artifacts: Path, where: Where) -> list[Mark]:
             step = int(named.group(1))
         elif not is_dir and (
             path.suffix.lower() == ".ckpt"
-            or (path.suffix.lower() in _CHECKPOINT_SUFFIXES
-                and any(_CHECKPOINT_DIR.match(p) for p in path.relative_to(artifacts).parts[:-1]))
+            or (
+                path.suffix.lower() in _CHECKPOINT_SUFFIXES
+                and any(_CHECKPOINT_DIR.match(p) for p in path.relative_to(artifacts).parts[:-1])
+            )
         ):
             at = mtime(path)
             found = _STEP.search(path.name)
@@ -171,15 +180,22 @@ def _run(
         at = _ms(first_metric[0])
         step = first_metric[1]
         if at is not None:
-            marks.append(Mark(kind="first_step", at=at,
-                              step=step if isinstance(step, int) else None, where=where))
+            marks.append(
+                Mark(
+                    kind="first_step",
+                    at=at,
+                    step=step if isinstance(step, int) else None,
+                    where=where,
+                )
+            )
     if artifacts is not None:
         marks.extend(checkpoint_artifacts(artifacts, where))
     ended = _ms(end)
     if ended is not None:
         marks.append(Mark(kind="end", at=ended, status=_STATUS.get(str(status)), where=where))
-    return Run(source="mlflow", name=name, identity=identity, marks=marks,
-               folders=folders, where=where)
+    return Run(
+        source="mlflow", name=name, identity=identity, marks=marks, folders=folders, where=where
+    )
 
 
 def _first_metric_line(path: Path) -> tuple[int, int | None] | None:
@@ -239,8 +255,13 @@ def read_file_store_run(folder: Path, shown: str, folders: list[str] | None = No
     except yaml.YAMLError:
         meta = None
     if not isinstance(meta, dict) or not (meta.get("run_id") or meta.get("run_uuid")):
-        out.add(Problem(kind="not_mlflow", where=where, message=message(
-            "marks", "not the meta.yaml of an MLflow run")))
+        out.add(
+            Problem(
+                kind="not_mlflow",
+                where=where,
+                message=message("marks", "not the meta.yaml of an MLflow run"),
+            )
+        )
         return out
     if meta.get("lifecycle_stage") == "deleted":
         return out
@@ -254,20 +275,22 @@ def read_file_store_run(folder: Path, shown: str, folders: list[str] | None = No
         if line is not None and (first is None or line[0] < first[0]):
             first = line
     identity = identity_from_tags(_values(folder / "tags"), _values(folder / "params"))
-    out.runs.append(_run(
-        name=str(meta.get("run_id") or meta.get("run_uuid")),
-        where=where,
-        start=meta.get("start_time"),
-        end=meta.get("end_time"),
-        status=meta.get("status"),
-        first_metric=first,
-        identity=identity,
-        artifacts=_local_artifacts(
-            meta.get("artifact_uri") if isinstance(meta.get("artifact_uri"), str) else None,
-            folder / "artifacts",
-        ),
-        folders=list(folders or []),
-    ))
+    out.runs.append(
+        _run(
+            name=str(meta.get("run_id") or meta.get("run_uuid")),
+            where=where,
+            start=meta.get("start_time"),
+            end=meta.get("end_time"),
+            status=meta.get("status"),
+            first_metric=first,
+            identity=identity,
+            artifacts=_local_artifacts(
+                meta.get("artifact_uri") if isinstance(meta.get("artifact_uri"), str) else None,
+                folder / "artifacts",
+            ),
+            folders=list(folders or []),
+        )
+    )
     return out
 
 
@@ -283,13 +306,23 @@ def read_sqlite_store(path: Path, shown: str, folders: list[str] | None = None) 
     try:
         con = sqlite3.connect(f"file:{path.resolve()}?mode=ro", uri=True)
     except sqlite3.Error:
-        out.add(Problem(kind="not_mlflow", where=where, message=message(
-            "marks", "not an MLflow tracking database")))
+        out.add(
+            Problem(
+                kind="not_mlflow",
+                where=where,
+                message=message("marks", "not an MLflow tracking database"),
+            )
+        )
         return out
     try:
         if not _tracking_tables(con):
-            out.add(Problem(kind="not_mlflow", where=where, message=message(
-                "marks", "not an MLflow tracking database")))
+            out.add(
+                Problem(
+                    kind="not_mlflow",
+                    where=where,
+                    message=message("marks", "not an MLflow tracking database"),
+                )
+            )
             return out
         keys = sorted(tag_keys())
         marks = ",".join("?" for _ in keys)
@@ -313,8 +346,13 @@ def read_sqlite_store(path: Path, shown: str, folders: list[str] | None = None) 
             f"FROM runs ORDER BY start_time LIMIT {_MAX_RUNS}"
         ).fetchall()
     except sqlite3.Error:
-        out.add(Problem(kind="not_mlflow", where=where, message=message(
-            "marks", "not an MLflow tracking database")))
+        out.add(
+            Problem(
+                kind="not_mlflow",
+                where=where,
+                message=message("marks", "not an MLflow tracking database"),
+            )
+        )
         return out
     finally:
         con.close()
@@ -325,16 +363,19 @@ def read_sqlite_store(path: Path, shown: str, folders: list[str] | None = None) 
         identity = identity_from_tags(
             named.get(f"tags:{run_uuid}", {}), named.get(f"params:{run_uuid}", {})
         )
-        out.runs.append(_run(
-            name=str(run_uuid),
-            where=run_where,
-            start=start,
-            end=end,
-            status=status,
-            first_metric=first.get(run_uuid),
-            identity=identity,
-            artifacts=_local_artifacts(artifact_uri if isinstance(artifact_uri, str) else None,
-                                       None),
-            folders=list(folders or []),
-        ))
+        out.runs.append(
+            _run(
+                name=str(run_uuid),
+                where=run_where,
+                start=start,
+                end=end,
+                status=status,
+                first_metric=first.get(run_uuid),
+                identity=identity,
+                artifacts=_local_artifacts(
+                    artifact_uri if isinstance(artifact_uri, str) else None, None
+                ),
+                folders=list(folders or []),
+            )
+        )
     return out

@@ -57,9 +57,17 @@ def _folder(top: Path, given: str, out: MarkSet) -> None:
         shown_here = given if not rel.parts else f"{given.rstrip('/')}/{rel.as_posix()}"
         entries += len(dirnames) + len(filenames)
         if entries > MAX_ENTRIES:
-            out.add(Problem(kind="too_many", where=Where(path=given), message=message(
-                "marks", "more than {limit} files and folders: the rest is not read",
-                limit=MAX_ENTRIES)))
+            out.add(
+                Problem(
+                    kind="too_many",
+                    where=Where(path=given),
+                    message=message(
+                        "marks",
+                        "more than {limit} files and folders: the rest is not read",
+                        limit=MAX_ENTRIES,
+                    ),
+                )
+            )
             return
         dirnames.sort()
         keep: list[str] = []
@@ -100,10 +108,17 @@ def read_marks(paths: Sequence[Path]) -> MarkSet:
             )
         found = _file(path, given, [path.resolve().parent.name])
         if found is None:
-            out.add(Problem(kind="unreadable", where=Where(path=given), message=message(
-                "marks",
-                "not a marks file (*.jsonl), a TensorBoard event file or an MLflow database",
-            )))
+            out.add(
+                Problem(
+                    kind="unreadable",
+                    where=Where(path=given),
+                    message=message(
+                        "marks",
+                        "not a marks file (*.jsonl), a TensorBoard event file or an MLflow "
+                        "database",
+                    ),
+                )
+            )
         else:
             out.merge(found)
     return out

@@ -38,8 +38,11 @@ def unreadable(shown: str, exc: OSError) -> Problem:
     elif exc.errno == errno.ENOENT:
         msg = message("marks", "gone while it was read: skipped")
     else:
-        msg = message("marks", "cannot be read ({code}): skipped",
-                      code=errno.errorcode.get(exc.errno or 0, "error"))
+        msg = message(
+            "marks",
+            "cannot be read ({code}): skipped",
+            code=errno.errorcode.get(exc.errno or 0, "error"),
+        )
     return Problem(kind="unreadable", where=Where(path=shown), message=msg)
 
 

@@ -59,11 +59,17 @@ def read_event_file(path: Path, shown: str, folders: list[str] | None = None) ->
             EventFileLoader,
         )
     except ImportError:
-        out.add(Problem(kind="reader_missing", where=where, message=message(
-            "marks",
-            "TensorBoard event file not read: the tensorboard package is not installed "
-            "(pip install 'gpudecide[marks]')",
-        )))
+        out.add(
+            Problem(
+                kind="reader_missing",
+                where=where,
+                message=message(
+                    "marks",
+                    "TensorBoard event file not read: the tensorboard package is not installed "
+                    "(pip install 'gpudecide[marks]')",
+                ),
+            )
+        )
         return out
     named = EVENT_FILE.match(path.name)
     host = named.group("host") if named else None
@@ -87,18 +93,30 @@ def read_event_file(path: Path, shown: str, folders: list[str] | None = None) ->
         # record length past the end is a MemoryError): what was read before stays
         pass
     if not marks:
-        out.add(Problem(kind="not_event_file", where=where, message=message(
-            "marks", "not a TensorBoard event file, or an empty one")))
+        out.add(
+            Problem(
+                kind="not_event_file",
+                where=where,
+                message=message("marks", "not a TensorBoard event file, or an empty one"),
+            )
+        )
         return out
     if not any(m.kind == "first_step" for m in marks):
-        out.add(Problem(kind="no_scalar", where=where, message=message(
-            "marks", "no scalar in this event file: no first step from it")))
-    out.runs.append(Run(
-        source="tensorboard",
-        name=shown,
-        identity=Identity(host=host),
-        marks=marks,
-        folders=list(folders or []),
-        where=where,
-    ))
+        out.add(
+            Problem(
+                kind="no_scalar",
+                where=where,
+                message=message("marks", "no scalar in this event file: no first step from it"),
+            )
+        )
+    out.runs.append(
+        Run(
+            source="tensorboard",
+            name=shown,
+            identity=Identity(host=host),
+            marks=marks,
+            folders=list(folders or []),
+            where=where,
+        )
+    )
     return out

@@ -72,10 +72,6 @@ def figure_svg(fig: Figure, title: str) -> str:
     return re.sub(r"<svg ", f'<svg role="img" aria-label="{_attr(title)}" ', text, count=1)
 
 
-# Transitional name, for section builders not yet importing `figure_svg`.
-_svg = figure_svg
-
-
 def _attr(text: str) -> str:
     return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
 
@@ -95,7 +91,7 @@ def jobs_per_week(
     ax.set_title(title, loc="left")
     ax.legend(ncols=4, fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(0, -0.12))
     ax.tick_params(axis="x", labelrotation=30)
-    return _svg(fig, title)
+    return figure_svg(fig, title)
 
 
 def _dates(values: Sequence[datetime]) -> Any:
@@ -124,7 +120,7 @@ def gpu_hours_per_day(
     ax.set_ylabel(_("GPU-hours", lang))
     ax.set_title(title, loc="left")
     _date_axis(ax, lang)
-    return _svg(fig, title)
+    return figure_svg(fig, title)
 
 
 def concurrency(
@@ -149,7 +145,7 @@ def concurrency(
     ax.set_ylabel(_("GPUs in use", lang))
     ax.set_title(title, loc="left")
     _date_axis(ax, lang)
-    return _svg(fig, title)
+    return figure_svg(fig, title)
 
 
 PHASE_COLOURS = {
@@ -192,7 +188,7 @@ def wait_cdf(
     ax.set_ylim(0, 1.02)
     ax.set_title(title, loc="left")
     ax.legend(frameon=False, fontsize=8)
-    return _svg(fig, title)
+    return figure_svg(fig, title)
 
 
 PHASE_NAMES = {
@@ -219,7 +215,7 @@ def phase_bars(
     ax.set_title(title, loc="left")
     ax.invert_yaxis()
     ax.legend(ncols=4, fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(0, -0.25))
-    return _svg(fig, title)
+    return figure_svg(fig, title)
 
 
 def chain_gantt(chains: Sequence[Mapping[str, object]], title: str, lang: str = "en") -> str:
@@ -253,7 +249,7 @@ def chain_gantt(chains: Sequence[Mapping[str, object]], title: str, lang: str = 
     ax.invert_yaxis()
     _date_axis(ax, lang)
     ax.set_title(title, loc="left")
-    return _svg(fig, title)
+    return figure_svg(fig, title)
 
 
 def pool_curve(
@@ -275,4 +271,4 @@ def pool_curve(
     right.set_ylim(0, 100)
     right.spines["right"].set_visible(True)
     ax.set_title(title, loc="left")
-    return _svg(fig, title)
+    return figure_svg(fig, title)

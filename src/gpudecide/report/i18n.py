@@ -39,8 +39,8 @@ from gpudecide.i18n import (
     speaking,
     translator,
 )
+from gpudecide.message import is_message, render
 from gpudecide.message import message as _message
-from gpudecide.message import render
 
 __all__ = [
     "Language",
@@ -392,10 +392,11 @@ def moment(iso: str, lang: str | None = None) -> str:
         return f"{when(parsed)} UTC"
 
 
-def problems_of(problems: Iterable[str], lang: str | None = None) -> list[str]:
-    """Why a record is not fresh, in `lang` (paths as they are)."""
-    lang = lang or current_language()
-    return [localize(p, lang, ("report",)) for p in problems]
+def problems_of(problems: Iterable[object], lang: str | None = None) -> list[str]:
+    """Why a record is not fresh, in the reader's language: each a stored message (paths
+    as they are), or a text as written."""
+    with speaking(lang if is_language(lang) else current_language()):  # type: ignore[arg-type]
+        return [render(p) if is_message(p) else str(p) for p in problems]
 
 
 def install(env: Any) -> None:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from gpudecide import evidence as ev
+from gpudecide.message import Message
 from gpudecide.report.i18n import Language
 
 __all__ = ["Chart", "Overview", "OverviewBuilder", "Section", "SectionBuilder", "Table"]
@@ -39,7 +40,7 @@ class Section:
     record: ev.Evidence
     freshness: str
     freshness_label: str
-    problems: list[str]
+    problems: list[Message]
     tables: list[Table] = field(default_factory=list)
     charts: list[Chart] = field(default_factory=list)
     # The option the record is about (None: the whole workload), for the index by option.

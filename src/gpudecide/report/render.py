@@ -25,6 +25,7 @@ from gpudecide import evidence as ev
 from gpudecide.fsutil import atomic_write_set
 from gpudecide.i18n import speaking
 from gpudecide.jsonio import utc_iso
+from gpudecide.message import english, message
 from gpudecide.redact import redact
 from gpudecide.report.i18n import Language, t
 from gpudecide.report.i18n import install as install_i18n
@@ -172,7 +173,11 @@ def _fill(builder: SectionBuilder, section: Section, language: Language) -> None
         section.tables.clear()
         section.charts.clear()
         section.problems.append(
-            f"figures damaged ({type(exc).__name__}: {str(exc)[:80]}): re-run the analysis"
+            message(
+                "report",
+                "figures damaged ({error}): re-run the analysis",
+                error=f"{type(exc).__name__}: {str(exc)[:80]}",
+            )
         )
 
 
@@ -247,7 +252,7 @@ def to_json(report: Report) -> str:
                 kind=s.record.kind,
                 title=s.title,
                 freshness=s.freshness,
-                problems=s.problems,
+                problems=[english(p) for p in s.problems],
                 evidence=s.record,
             )
             for s in report.sections
