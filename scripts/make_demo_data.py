@@ -21,7 +21,7 @@ import json
 import struct
 import sys
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import yaml
@@ -556,6 +556,155 @@ def write_kz_local_export() -> Path:
     return make_export()
 
 
+# --- the lifecycle marks of the demo's jobs (gpudecide.queue.demo) ---------------------------
+# The team's scripts call gpudecide.marks (prep_start, first_step, checkpoint, end): every
+# job but the scheduled evaluation of the production model (its script predates the marks)
+# and the notebook (no training loop) wrote them, on the node it ran on.
+_MARKS_UNMARKED = ("eval-prod-weekly", "notebook-")
+# By the job name's first word: (minutes to the first step, lo-hi; minutes between
+# checkpoints, None: the job keeps none; steps a minute).
+_MARKS_PROFILE: dict[str, tuple[tuple[float, float], float | None, float]] = {
+    "ft": ((6.0, 9.0), 30.0, 24.0),
+    "smoke": ((2.0, 4.0), 10.0, 30.0),
+    "hpo": ((3.0, 5.0), 15.0, 30.0),
+    "eval": ((3.0, 5.0), None, 40.0),
+    "merge": ((1.0, 2.5), None, 1.0),
+    "quantize": ((1.5, 3.0), None, 2.0),
+    "export": ((1.0, 2.0), None, 1.0),
+    "embed": ((2.0, 4.0), 30.0, 60.0),
+}
+# Jobs that failed before their first step (a crash while the model loaded).
+_MARKS_NO_FIRST_STEP = ("41893",)
+# A run that continues the steps of an earlier one: requeued attempts resume from their own
+# checkpoints; 41910 resumed 41909 (timeout) from shared storage. 41875, the re-run after the
+# node failure, started from zero: 41874 kept its checkpoints on the lost node's local disk.
+_MARKS_RESUMES = {"41910": "41909"}
+_MARKS_LOCAL_DISK = ("41874",)
+_MARKS_CLUSTER = "dala-ml"
+
+
+def _marks_stamp(at: datetime) -> str:
+    return at.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def _marks_raw_ids(log: str) -> dict[str, str]:
+    """JobID -> JobIDRaw of each job line of the sacct log (an array task has its own)."""
+    out: dict[str, str] = {}
+    for line in log.splitlines()[1:]:
+        fields = line.split("|")
+        if "." not in fields[0]:
+            out[fields[0]] = fields[1]
+    return out
+
+
+class _MarksRun:
+    """The marks one training process writes: its identity and its lines, numbered."""
+
+    def __init__(self, ident: dict[str, object], pid: int, run: str) -> None:
+        self.ident = ident
+        self.tail: dict[str, object] = {"rank": 0, "pid": pid, "run": run}
+        self.lines: list[dict[str, object]] = []
+
+    def mark(self, kind: str, at: datetime, **fields: object) -> None:
+        from gpudecide.marks.writer import SCHEMA_VERSION
+
+        record = {"v": SCHEMA_VERSION, "kind": kind, "at": _marks_stamp(at), **fields}
+        self.lines.append({**record, **self.ident, **self.tail, "seq": len(self.lines) + 1})
+
+
+def _marks_of(row: dict[str, object], raw: str, step0: int) -> tuple[_MarksRun, int]:
+    """The marks of one attempt of the log, and the step it got to."""
+    import random
+
+    name, start, end = str(row["name"]), row["start"], row["end"]
+    assert isinstance(start, datetime) and isinstance(end, datetime)
+    (lo, hi), every, rate = _MARKS_PROFILE[name.split("-", 1)[0]]
+    job_id, attempt = str(row["job_id"]), int(str(row["attempt"]))
+    rng = random.Random(f"{job_id}/{attempt}")
+    node = json.loads(str(row["extras"]))["node"]
+    ident: dict[str, object] = {"slurm_job_id": raw}
+    if row["array_job_id"]:
+        ident["slurm_array_job_id"] = row["array_job_id"]
+        ident["slurm_array_task_id"] = job_id.split("_", 1)[1]
+    ident.update(slurm_restart_count=attempt - 1, cluster=_MARKS_CLUSTER, host=node, node=node)
+    run = _MarksRun(ident, rng.randint(2000, 60000), f"{rng.getrandbits(64):016x}")
+    run.mark("prep_start", start + timedelta(seconds=rng.uniform(15, 50)))
+    first = start + timedelta(minutes=rng.uniform(lo, hi))
+    if job_id in _MARKS_NO_FIRST_STEP or first >= end:
+        run.mark("end", end - timedelta(seconds=rng.uniform(2, 6)), status="failed")
+        return run, step0
+    run.mark("first_step", first, step=step0 + 1)
+    folder = "/local/scratch" if job_id in _MARKS_LOCAL_DISK else "/shared/ckpt"
+    label = str(row["chain_id"] or name).removeprefix("ft-")
+    step = step0
+    if every is not None:
+        at = first + timedelta(minutes=every, seconds=rng.uniform(20, 90))
+        saves = []
+        while at < end - timedelta(minutes=1):
+            saves.append(at)
+            at += timedelta(minutes=every, seconds=rng.uniform(20, 90))
+        if row["state"] == "completed":  # the trainer saves once more at the end
+            saves.append(end - timedelta(seconds=rng.uniform(30, 50)))
+        for at in saves:
+            step = step0 + round((at - first).total_seconds() / 60 * rate)
+            run.mark("checkpoint", at, step=step, path=f"{folder}/{label}/checkpoint-{step}")
+    # A job that ended by itself says how; a lost node, a time limit or a requeue kills the
+    # process before it can.
+    if row["state"] in ("completed", "failed"):
+        run.mark("end", end - timedelta(seconds=rng.uniform(2, 6)), status=row["state"])
+    return run, step
+
+
+def queue_marks(log_path: Path = LOG_DATA) -> dict[str, str]:
+    """The marks JSONL of the demo log's jobs, file name -> text, in the writer's format
+    (`gpudecide.marks.writer`: one object a line, its identity as Slurm's variables give
+    it, rank 0), from the log's own job ids and times."""
+    from gpudecide.jobs.load import LogSpec, load_logs
+    from gpudecide.marks.writer import file_name
+
+    raw = _marks_raw_ids(log_path.read_text(encoding="utf-8"))
+    log = load_logs([LogSpec(log_path, "sacct")], tz="Asia/Almaty")
+    rows = [r for r in log.attempts.to_pylist() if r["start"] is not None]
+    files: dict[str, list[str]] = {}
+    last_step: dict[str, int] = {}
+    for row in sorted(rows, key=lambda r: r["start"]):
+        if row["end"] is None or not row["gpu_count"] or row["name"].startswith(_MARKS_UNMARKED):
+            continue
+        job_id = row["job_id"]
+        before = job_id if row["attempt"] > 1 else _MARKS_RESUMES.get(job_id, "")
+        run, last_step[job_id] = _marks_of(row, raw[job_id], last_step.get(before, 0))
+        files.setdefault(file_name(run.ident), []).extend(_marks_json(run.lines))
+    # The node 41874 ran on failed while it wrote its last mark: the line is cut short.
+    lost = next(n for n in files if n.startswith("41874."))
+    files[lost][-1] = files[lost][-1][: len(files[lost][-1]) // 2]
+    # A job that ran after the log was exported: its marks name a job the log does not list.
+    late = datetime(2026, 7, 27, 4, 2, tzinfo=UTC)
+    node = "kz-gpu-02"
+    ident = {"slurm_job_id": "41921", "slurm_restart_count": 0, "cluster": _MARKS_CLUSTER}
+    run = _MarksRun({**ident, "host": node, "node": node}, 4242, "5f0c1d2e3a4b5c6d")
+    run.mark("prep_start", late)
+    run.mark("first_step", late + timedelta(minutes=3, seconds=11), step=1)
+    files[file_name(run.ident)] = _marks_json(run.lines)
+    return {name: "".join(lines) for name, lines in sorted(files.items())}
+
+
+def _marks_json(lines: list[dict[str, object]]) -> list[str]:
+    return [json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in lines]
+
+
+def write_queue_marks(data: Path | None = None) -> Path:
+    """Write the demo's marks folder (`gpudecide.queue.demo.MARKS_DATA`) from the log."""
+    from gpudecide.queue.demo import MARKS_DATA
+
+    target = data or MARKS_DATA
+    target.mkdir(parents=True, exist_ok=True)
+    for stale in target.glob("*.jsonl"):
+        stale.unlink()
+    for name, body in queue_marks().items():
+        atomic_write_text(target / name, body)
+    return target
+
+
 def main() -> int:
     """Write every demo data file."""
     LOG_DATA.write_text(sacct_log(), encoding="utf-8")
@@ -564,6 +713,7 @@ def main() -> int:
     print(f"wrote {export}")
     print(f"wrote {write_hybrid()}")
     print(f"wrote {write_kz_local_export()}")
+    print(f"wrote {write_queue_marks()}")
     return 0
 
 

@@ -18,6 +18,7 @@ from gpudecide.jobs.figures import reconciliation, reconciliation_message, round
 from gpudecide.jobs.load import JobLog, log_span
 from gpudecide.jobs.profile import skipped_figures
 from gpudecide.jsonio import utc_iso
+from gpudecide.marks.join import JoinReport
 from gpudecide.message import Message, english, message, nmessage, record_texts, render
 from gpudecide.queue import chains as chain_mod
 from gpudecide.queue import lifecycle, preemption, replay
@@ -25,6 +26,7 @@ from gpudecide.queue.model import Figure, QueueContour, RecordMessages
 from gpudecide.queue.restarts import RestartsFigures, restarts_from_zero
 from gpudecide.queue.slo import SLO, SloFigures, SLOFile, evaluate, why_message
 from gpudecide.queue.words import (
+    PHASES,
     VERDICTS,
     WINDOWS,
     jobs_by_gpus,
@@ -59,6 +61,7 @@ __all__ = [
     "replay_summary_message",
     "run_replay",
     "source_notes_of",
+    "unmeasured_notes_of",
 ]
 
 # Evidence keeps every job up to this many; beyond, the longest waits (the CLI prints all).
@@ -84,6 +87,9 @@ class QueueOptions:
     contour: QueueContour | None = None
     # What a reader must know about how the logs were chosen (`queue.logs`).
     notes: list[Message] = field(default_factory=list)
+    # How the lifecycle marks were joined to the log's jobs (`queue.marked`); None: no
+    # marks were read.
+    marks: JoinReport | None = None
 
 
 class JobFigures(Figure):
@@ -151,9 +157,14 @@ class QueueOverview(Figure):
     summary, a note or a command's line is said from, cheap to read for any log.
 
     `option` names the option whose platform the log comes from and `contour` what it
-    exercised; a record of the team's workload has neither (the keys are left out)."""
+    exercised; a record of the team's workload has neither (the keys are left out).
+    `marks` is how the lifecycle marks were joined to the jobs (left out: none were read);
+    `unmeasured_by_kind` what is still unmeasured per job kind (records written before it
+    lack it)."""
 
-    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"option", "contour"})
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset(
+        {"option", "contour", "marks", "unmeasured_by_kind"}
+    )
 
     summary: QueueSummaryFigures
     phases: dict[str, lifecycle.PhaseFigures]
@@ -168,12 +179,16 @@ class QueueOverview(Figure):
     duplicate_rows_dropped: int
     option: str | None = None
     contour: QueueContour | None = None
+    marks: JoinReport | None = None
+    unmeasured_by_kind: dict[str, lifecycle.KindUnmeasuredFigures] | None = None
 
 
 class QueueFigures(QueueOverview):
     """The figures of a `queue` record (SPEC Q1-Q5)."""
 
-    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"messages", "option", "contour"})
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset(
+        {"messages", "option", "contour", "marks", "unmeasured_by_kind"}
+    )
 
     jobs: list[JobFigures]
     messages: RecordMessages | None = None
@@ -256,6 +271,7 @@ def analyse_queue(log: JobLog, options: QueueOptions | None = None) -> dict[str,
         "summary": summary,
         "phases": lifecycle.phase_summary(lc),
         "phases_by_kind": lifecycle.phases_by_kind(lc),
+        "unmeasured_by_kind": lifecycle.unmeasured_by_kind(lc),
         "wait_reasons": reasons[:50],
         "slo": slos,
         "preemption": preemption.preemption_summary(log.attempts),
@@ -270,6 +286,8 @@ def analyse_queue(log: JobLog, options: QueueOptions | None = None) -> dict[str,
         figures["option"] = opts.option
     if opts.contour is not None:
         figures["contour"] = opts.contour.model_dump(mode="json")
+    if opts.marks is not None:
+        figures["marks"] = opts.marks.model_dump(mode="json")
     # The edge where the log's own text (job names, wait reasons, chain labels, skipped rows)
     # and slo.yaml's descriptions enter the record: a credential in them is masked here, so
     # that neither the record, --json nor the lines printed hold it (issue 28).
@@ -402,6 +420,9 @@ def _queue_notes(f: QueueOverview, job_rows: int, sources: list[Message]) -> lis
                 n=amb.without_eligible_time,
             )
         )
+    if f.marks is not None:
+        notes += [f.marks.summary_message(), *f.marks.note_messages()]
+    notes += unmeasured_notes_of(f)
     notes += preemption.findings_of(f.preemption)
     notes.append(reconciliation_message(f.summary.reconciliation))
     if f.skipped_rows:
@@ -415,6 +436,56 @@ def _queue_notes(f: QueueOverview, job_rows: int, sources: list[Message]) -> lis
         )
     notes += [why_message(s) for s in f.slo if s.verdict == "inconclusive"]
     return notes + sources
+
+
+def unmeasured_notes_of(f: QueueOverview) -> list[Message]:
+    """What is still unmeasured, per job kind: of its started jobs, how many have no
+    preparation start, no first training step, no checkpoint time (in the log nor in the
+    marks); and, where no marks were read, how the training code can write them (Q1)."""
+    parts: list[Message] = []
+    for kind, k in (f.unmeasured_by_kind or {}).items():
+        # in the order of the lifecycle: preparation, start-up, since the last checkpoint
+        said = [
+            message("queue", "{phase} {n}", phase=word_message(PHASES, phase), n=n)
+            for phase, _column in lifecycle.MARKED_PHASES
+            if (n := getattr(k, phase))
+        ]
+        if not said:
+            continue
+        phases = said[0]
+        for more in said[1:]:
+            phases = message("queue", "{head}, {tail}", head=phases, tail=more)
+        parts.append(
+            message(
+                "queue",
+                "{kind} (started: {started}): {phases}",
+                kind=kind,
+                started=k.started,
+                phases=phases,
+            )
+        )
+    if not parts:
+        return []
+    kinds = parts[0]
+    for part in parts[1:]:
+        kinds = message("queue", "{head}; {tail}", head=kinds, tail=part)
+    if f.marks is None:
+        return [
+            message(
+                "queue",
+                "still unmeasured, by job kind (the log has none of these times; the training "
+                "code can write them with gpudecide.marks, read with --marks DIR or the "
+                "workspace's marks/ folder): {kinds}",
+                kinds=kinds,
+            )
+        ]
+    return [
+        message(
+            "queue",
+            "still unmeasured, by job kind (no time in the log nor in the marks): {kinds}",
+            kinds=kinds,
+        )
+    ]
 
 
 def source_notes_of(f: QueueFigures) -> list[dict[str, Any]]:
@@ -471,12 +542,20 @@ class ReplayWindowFigures(Figure):
 
 
 class ReplaySloFigures(Figure):
-    """The SLO a replay must meet, with the clock it stops at (the start of a job)."""
+    """The SLO a replay must meet, with the clock it stops at (the start of a job).
+
+    An SLO whose clock stops at the first training step is measured to the simulated start
+    plus each job's own start-up (start -> first step) where the log or the marks measured
+    it: `startup_measured` of the jobs it selects (left out for an SLO that stops at the
+    start, and in records written before)."""
+
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"startup_measured"})
 
     name: str
     measure: str
     threshold_s: float | None
     allowed_violation_share: float
+    startup_measured: int | None = None
 
 
 class UnplaceableFigures(Figure):
@@ -528,7 +607,7 @@ class ReplayFigures(Figure):
     """The figures of a `replay` record (SPEC C8, D3, Q3); `notes` and `messages` are
     said from the rest."""
 
-    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"messages", "option"})
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"messages", "option", "marks"})
 
     window: ReplayWindowFigures
     policy: replay.Policy
@@ -542,6 +621,8 @@ class ReplayFigures(Figure):
     messages: RecordMessages | None = None
     # The option whose platform the replayed logs come from (left out: the team's workload).
     option: str | None = None
+    # How the lifecycle marks were joined to the jobs (left out: none were read).
+    marks: JoinReport | None = None
 
 
 @dataclass
@@ -552,6 +633,8 @@ class ReplayInput:
     submit_offset: np.ndarray  # ready - submit, seconds (added to the simulated wait)
     lc: pa.Table
     window: dict[str, Any]
+    # start -> first training step of each job's last attempt, seconds (NaN: unmeasured)
+    startup: np.ndarray | None = None
 
 
 def replay_input(
@@ -607,7 +690,17 @@ def replay_input(
         tiebreak=np.array([str(rows[keep[i]]["job_id"]) for i in idx]),
     )
     sub_lc = lc.take(pa.array([keep[i] for i in idx]))
-    return ReplayInput(trace=trace, submit_offset=(ready - submit)[idx], lc=sub_lc, window=win)
+    startup = np.array(
+        [np.nan if rows[keep[i]]["startup_s"] is None else rows[keep[i]]["startup_s"] for i in idx],
+        dtype=float,
+    )
+    return ReplayInput(
+        trace=trace,
+        submit_offset=(ready - submit)[idx],
+        lc=sub_lc,
+        window=win,
+        startup=startup,
+    )
 
 
 class _Pools:
@@ -630,6 +723,15 @@ class _Pools:
         self.offset = (
             data.submit_offset if slo and slo[1].measure.startswith("submit") else np.zeros(len(tr))
         )
+        # An SLO that stops at the first training step adds each job's own start-up, where
+        # it was measured (a pool's size does not change how long a job takes to start).
+        self.startup_measured: int | None = None
+        if slo and slo[1].measure.endswith("first_step"):
+            startup = data.startup if data.startup is not None else np.full(len(tr), np.nan)
+            known = ~np.isnan(startup)
+            self.offset = self.offset + np.where(known, np.maximum(startup, 0.0), 0.0)
+            selected = self.mask if self.mask is not None else np.ones(len(tr), dtype=bool)
+            self.startup_measured = int((known & selected).sum())
         self.evaluated: dict[int, dict[str, Any]] = {}
 
     def stats(self, n: int) -> dict[str, Any]:
@@ -689,15 +791,38 @@ def _recommended(
     return min(ok) if ok else None
 
 
-def _slo_notes(slo: tuple[str, SLO] | None) -> list[Message]:
+def _slo_notes(slo: tuple[str, SLO] | None, pools: _Pools) -> list[Message]:
+    """How an SLO that stops its clock at the first training step is measured in a replay:
+    the simulated start plus each job's measured start-up, up to the start where none was
+    measured."""
     if not slo or slo[1].measure.endswith("_start"):
         return []
+    measured = pools.startup_measured or 0
+    if not measured:
+        return [
+            message(
+                "queue",
+                "SLO {name} stops its clock at the first training step; the replay knows only "
+                "node assignment, so its threshold is applied up to the start",
+                name=slo[0],
+            )
+        ]
+    selected = int(pools.mask.sum()) if pools.mask is not None else len(pools.trace)
     return [
-        message(
+        nmessage(
             "queue",
-            "SLO {name} stops its clock at the first training step; the replay knows only "
-            "node assignment, so its threshold is applied up to the start",
+            "SLO {name} stops its clock at the first training step: the replay adds each "
+            "job's measured start-up (start -> first step) to its simulated start, for {n} of "
+            "the {selected} job it selects; for the rest its threshold is applied up to the "
+            "start",
+            "SLO {name} stops its clock at the first training step: the replay adds each "
+            "job's measured start-up (start -> first step) to its simulated start, for {n} of "
+            "the {selected} jobs it selects; for the rest its threshold is applied up to the "
+            "start",
+            count="selected",
             name=slo[0],
+            n=measured,
+            selected=selected,
         )
     ]
 
@@ -711,16 +836,18 @@ def run_replay(
     *,
     option: str | None = None,
     notes: Sequence[Message] = (),
+    marks: JoinReport | None = None,
 ) -> dict[str, Any]:
     """Replay every pool size (or search the smallest meeting the SLO) and summarise; the
-    record names the option its logs come from, when they come from one."""
+    record names the option its logs come from, when they come from one, and how the
+    lifecycle marks were joined to its jobs, when marks were read."""
     tr = data.trace
     pools = _Pools(data, policy, slo, checkpoint_s)
     recommended = _recommended(pools, sizes, slo)
     evaluated = pools.evaluated
     # Each note once, in the order of its English text, whatever pool size said it.
     said = {english(m): m for st in evaluated.values() for m in st.pop("notes")}
-    made_notes = [said[text] for text in sorted(said)] + _slo_notes(slo)
+    made_notes = [said[text] for text in sorted(said)] + _slo_notes(slo, pools)
     figures: dict[str, Any] = {
         "window": data.window,
         "policy": policy,
@@ -729,9 +856,17 @@ def run_replay(
         if slo is None
         else {
             "name": slo[0],
-            "measure": slo[1].measure.replace("first_step", "start"),
+            # the clock the replay stopped: the start, unless a start-up was measured
+            "measure": slo[1].measure
+            if pools.startup_measured
+            else slo[1].measure.replace("first_step", "start"),
             "threshold_s": pools.threshold,
             "allowed_violation_share": slo[1].allowed_violation_share,
+            **(
+                {}
+                if pools.startup_measured is None
+                else {"startup_measured": pools.startup_measured}
+            ),
         },
         "pools": [evaluated[n] for n in sorted(evaluated)],
         "recommended_gpus": recommended,
@@ -740,8 +875,15 @@ def run_replay(
     }
     if option is not None:
         figures["option"] = option
+    marks_notes: list[Message] = []
+    if marks is not None:
+        figures["marks"] = redact_all(marks.model_dump(mode="json"))
+        marks_notes = [marks.summary_message(), *marks.note_messages()]
     typed = ReplayFigures.model_validate(figures)
-    texts = record_texts(replay_summary_message(typed), [*made_notes, *_pool_notes(typed), *notes])
+    texts = record_texts(
+        replay_summary_message(typed),
+        [*made_notes, *_pool_notes(typed), *marks_notes, *notes],
+    )
     figures["notes"] = texts.notes
     figures["messages"] = texts.messages
     return figures

@@ -13,11 +13,13 @@ from rich.table import Table
 from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, guard, out, print_written
 from gpudecide.fmt import digits, not_available, pct, pct0
 from gpudecide.i18n import translator
-from gpudecide.jobs.cli import (
+from gpudecide.jobs.log_command import (
     EvidenceDirOpt,
     FormatOpt,
     LogCommand,
     LogsArg,
+    MarksOpt,
+    OptionOpt,
     SacctFormatOpt,
     SkipBadOpt,
     TzOpt,
@@ -25,7 +27,12 @@ from gpudecide.jobs.cli import (
 from gpudecide.jobs.words import reconciliation_text
 from gpudecide.message import is_message, render
 from gpudecide.queue import preemption, restarts, runs
-from gpudecide.queue.analysis import QueueFigures, ReplayFigures, source_notes_of
+from gpudecide.queue.analysis import (
+    QueueFigures,
+    ReplayFigures,
+    source_notes_of,
+    unmeasured_notes_of,
+)
 from gpudecide.queue.figures import queue_figures, replay_figures
 from gpudecide.queue.slo import SloFigures, selector_findings, selector_text
 from gpudecide.queue.words import (
@@ -47,14 +54,6 @@ _n = _.n
 _SloOpt = Annotated[
     Path | None, typer.Option("--slo", help="slo.yaml with the normal and urgent SLOs (Q3).")
 ]
-_OptionOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--option",
-        help="Option whose platform these logs come from (its scheduler, or a managed "
-        "vendor's job log); default: the workspace's logs[].option, else the team's workload.",
-    ),
-]
 
 
 def queue(
@@ -71,7 +70,8 @@ def queue(
     evidence_dir: EvidenceDirOpt = None,
     workspace_dir: WorkspaceOpt = None,
     as_json: JsonOpt = False,
-    option: _OptionOpt = None,
+    option: OptionOpt = None,
+    marks: MarksOpt = None,
 ) -> None:
     """Queue: lifecycle phases, wait reasons, SLOs, preemption and chains (Q1-Q5)."""
     # One record per option the logs come from (logs[].option), one for the logs of no
@@ -87,7 +87,7 @@ def queue(
         as_json,
     )
     with guard(as_json):
-        made = runs.queue_runs(command, slo_opt, chain_pattern, option)
+        made = runs.queue_runs(command, slo_opt, chain_pattern, option, marks)
     if as_json and len(made) > 1:
         emit_json({"records": [_with_written(r.figures, r.written) for r in made]})
     else:
@@ -208,6 +208,24 @@ def _skipped_lines(f: QueueFigures) -> list[str]:
     return lines
 
 
+def _marks_lines(f: QueueFigures) -> list[str]:
+    """How the lifecycle marks were joined (their summary and notes), the first ten marks
+    or files that could not be used, each named file:line, and what is still unmeasured per
+    job kind (Q1)."""
+    lines: list[str] = []
+    note = _("note: {text}")
+    if f.marks is not None:
+        said = [f.marks.summary_message(), *f.marks.note_messages()]
+        lines += [note.format(text=render(m)) for m in said]
+        for problem in f.marks.problems[:10]:
+            text = _("{where}: {reason}").format(
+                where=str(problem.where), reason=render(problem.message)
+            )
+            lines.append(f"  {text}")
+    lines += [note.format(text=render(m)) for m in unmeasured_notes_of(f)]
+    return lines
+
+
 def _queue_tail(f: QueueFigures) -> list[str]:
     """Preemption, findings, skipped rows, notes and chains, one line each (Q4, Q5)."""
     p = f.preemption
@@ -224,6 +242,7 @@ def _queue_tail(f: QueueFigures) -> list[str]:
     found = [*preemption.findings_of(p), *(restarts.finding_of(e) for e in zero)]
     lines += [finding.format(text=render(m)) for m in found]
     lines += _skipped_lines(f)
+    lines += _marks_lines(f)
     note = _("note: {text}")
     lines += [note.format(text=render(m)) for m in source_notes_of(f)]
     for c in f.chains:
@@ -289,7 +308,8 @@ def replay(
     evidence_dir: EvidenceDirOpt = None,
     workspace_dir: WorkspaceOpt = None,
     as_json: JsonOpt = False,
-    option: _OptionOpt = None,
+    option: OptionOpt = None,
+    marks: MarksOpt = None,
 ) -> None:
     """Replay the log through a dedicated pool of N GPUs: waits, SLO, utilisation (C8, D3)."""
     # Every log is replayed together (a dedicated pool would hold all of the work); the
@@ -314,6 +334,7 @@ def replay(
             window=window,
             checkpoint_minutes=checkpoint_minutes,
             option=option,
+            marks=marks,
         )
     _present(run.figures, run.written, as_json, lambda: _print_replay(replay_figures(run.record)))
     if run.failed:

@@ -21,9 +21,11 @@ from gpudecide.jobs import sql
 from gpudecide.queue.model import Figure
 
 __all__ = [
+    "MARKED_PHASES",
     "PHASES",
     "REASON_CATEGORIES",
     "AmbiguityFigures",
+    "KindUnmeasuredFigures",
     "PhaseFigures",
     "WaitReasonFigures",
     "ambiguity",
@@ -31,6 +33,7 @@ __all__ = [
     "phase_summary",
     "phases_by_kind",
     "reason_category",
+    "unmeasured_by_kind",
     "wait_by_category",
     "wait_reasons",
 ]
@@ -81,6 +84,15 @@ PHASES = (
 )
 
 
+# The phases only the training code can bound (a scheduler prints none of their times):
+# each phase and the column of `job_lifecycles` that holds it.
+MARKED_PHASES: tuple[tuple[str, str], ...] = (
+    ("prep", "prep_s"),
+    ("startup", "startup_s"),
+    ("since_checkpoint", "since_checkpoint_s"),
+)
+
+
 class PhaseFigures(Figure):
     """One phase over the jobs where it was measured (`phase_summary`): seconds, n, and the
     jobs where it was not (Q1)."""
@@ -102,6 +114,16 @@ class AmbiguityFigures(Figure):
     without_first_step_time: int
     failures_before_or_after_first_step_unknown: int
     phases_indistinct: int
+
+
+class KindUnmeasuredFigures(Figure):
+    """One job kind: its started jobs, and of them how many have each phase the training
+    code bounds unmeasured (no time in the log nor in the marks; `unmeasured_by_kind`)."""
+
+    started: int
+    prep: int
+    startup: int
+    since_checkpoint: int
 
 
 class WaitReasonFigures(Figure):
@@ -314,3 +336,22 @@ def phases_by_kind(lc: pa.Table) -> dict[str, dict[str, float | None]]:
         row["jobs"] = float(mask.sum())
         out[kind] = row
     return out
+
+
+def unmeasured_by_kind(lc: pa.Table) -> dict[str, dict[str, int]]:
+    """Per job kind, the started jobs and how many of them lack each phase that only the
+    training code can bound (preparation, start-up, time since the last checkpoint): what
+    is still unmeasured once the log and the marks are read (Q1)."""
+    rows = lc.select(["kind", "start", *(col for _p, col in MARKED_PHASES)]).to_pylist()
+    out: dict[str, dict[str, int]] = {}
+    for r in rows:
+        if r["start"] is None:
+            continue
+        entry = out.setdefault(
+            r["kind"] or "other", {"started": 0, **{p: 0 for p, _c in MARKED_PHASES}}
+        )
+        entry["started"] += 1
+        for phase, col in MARKED_PHASES:
+            if r[col] is None:
+                entry[phase] += 1
+    return {kind: out[kind] for kind in sorted(out)}

@@ -28,8 +28,8 @@ from gpudecide.errors import InputError, excerpt
 from gpudecide.fsutil import require_regular_file
 from gpudecide.i18n import translator
 from gpudecide.inputs import node_line, yaml_root
-from gpudecide.jobs.cli import Loaded, LogCommand
 from gpudecide.jobs.load import FORMATS, LogFormat, LogSpec, detect_format, load_logs
+from gpudecide.jobs.log_command import Loaded, LogCommand
 from gpudecide.message import Message, message
 from gpudecide.options import require_known
 from gpudecide.queue.model import QueueContour

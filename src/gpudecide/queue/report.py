@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from gpudecide.fmt import fmt, hours, not_available, pct
 from gpudecide.i18n import current_language, translator
+from gpudecide.marks.join import FILLED_FIELDS
 from gpudecide.message import render
 from gpudecide.queue.analysis import PoolFigures, QueueFigures, ReplayFigures
 from gpudecide.queue.figures import queue_figures, replay_figures
@@ -96,6 +97,8 @@ def queue_section(section: Section) -> None:
                 [[word(RECONCILIATION, k), fmt(v)] for k, v in rec.items()],
             )
         )
+    _unmeasured_table(section, f)
+    _marks_tables(section, f)
     _terms_table(section, f)
     _slo_table(section, f)
     _selectors_table(section, f)
@@ -122,6 +125,80 @@ def _queue_charts(section: Section, f: QueueFigures) -> None:
     if finished:
         title = t("chart_chains")
         section.charts.append(Chart(title, charts.chain_gantt(finished, title, lang)))
+
+
+def _unmeasured_table(section: Section, f: QueueFigures) -> None:
+    """Per job kind, its started jobs and how many have each phase only the training code
+    bounds still unmeasured (Q1)."""
+    kinds = f.unmeasured_by_kind
+    if not kinds:
+        return
+    caption = (
+        _("Still unmeasured, by job kind: started jobs with no such time in the log")
+        if f.marks is None
+        else _(
+            "Still unmeasured, by job kind: started jobs with no such time in the log or the marks"
+        )
+    )
+    section.tables.append(
+        Table(
+            caption,
+            [
+                _("kind"),
+                _("started"),
+                word(PHASES, "prep"),
+                word(PHASES, "startup"),
+                word(PHASES, "since_checkpoint"),
+            ],
+            [
+                [kind, fmt(k.started), fmt(k.prep), fmt(k.startup), fmt(k.since_checkpoint)]
+                for kind, k in kinds.items()
+            ],
+            verbatim=frozenset({0}),
+        )
+    )
+
+
+def _marks_tables(section: Section, f: QueueFigures) -> None:
+    """How the lifecycle marks were joined to the jobs (Q1, Q4): files and runs read, runs
+    joined or not, the fields filled from them; then the marks that could not be used, each
+    named file:line."""
+    m = f.marks
+    if m is None:
+        return
+    filled = [fmt(m.fields[name].filled) for name in FILLED_FIELDS]
+    section.tables.append(
+        Table(
+            _("Lifecycle marks (Q1)"),
+            [t("figure"), t("value")],
+            [
+                [_("marks files / lines read"), f"{fmt(m.files)} / {fmt(m.lines)}"],
+                [
+                    _("runs joined to their jobs / ambiguous / unmatched"),
+                    " / ".join(fmt(n) for n in (m.matched, m.ambiguous, m.unmatched)),
+                ],
+                [
+                    _("attempts given a preparation start / first step / last checkpoint"),
+                    " / ".join(filled),
+                ],
+                [_("marks or files not used"), fmt(m.problems_total)],
+            ],
+        )
+    )
+    if m.problems:
+        shown = m.problems[:20]
+        section.tables.append(
+            Table(
+                _n(
+                    "Marks not used: the first {n}, each named file:line",
+                    "Marks not used: the first {n}, each named file:line",
+                    len(shown),
+                ).format(n=fmt(len(shown))),
+                [_("where"), _("why")],
+                [[str(p.where), render(p.message)] for p in shown],
+                verbatim=frozenset({0}),
+            )
+        )
 
 
 def _slo_table(section: Section, f: QueueFigures) -> None:

@@ -1,7 +1,7 @@
 """The library entry of `gpudecide queue` and `gpudecide replay`: settings and job logs in,
 evidence records out (SPEC Q1-Q5, C8, D3).
 
-    queue_settings(ws, slo, chain_pattern)      the SLO file and the chain naming rule
+    queue_settings(ws, slo, chain_pattern, marks)  the SLO file, the chain naming rule, marks
     replay_settings(ws, gpus, slo, ...)         pool sizes, policy, window, SLO, checkpoints
     run_queue(loaded, settings, ...)            -> QueueRun  (evidence kind "queue")
     run_replay(loaded, settings, ...)           -> ReplayRun (evidence kind "replay")
@@ -13,8 +13,9 @@ A setting comes from its flag, else from the workspace's gpudecide.yaml; a bad o
 read. The logs are grouped by the option whose platform they come from (`queue.logs`): a
 queue record per group, each naming its option; a replay replays every log together (a
 dedicated pool would hold all of the work). Nothing is written until every group has been
-read and analysed. Nothing here prints: the commands present the runs, the demo runs them
-on its workspace.
+read and analysed. The lifecycle marks (`--marks`, else the workspace's `marks/` folder) are
+joined to the jobs of every log read, once (`queue.marked`). Nothing here prints: the
+commands present the runs, the demo runs them on its workspace.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from gpudecide import workspace
 from gpudecide.errors import InputError
 from gpudecide.inputs import node_line, yaml_root
 from gpudecide.jobs.classify import ClassifyConfig
-from gpudecide.jobs.cli import Loaded, LogCommand
+from gpudecide.jobs.log_command import Loaded, LogCommand
+from gpudecide.marks.join import JoinReport
 from gpudecide.message import Message, message
 from gpudecide.queue import slo as slo_mod
 from gpudecide.queue.analysis import (
@@ -50,6 +52,7 @@ from gpudecide.queue.logs import (
     unnamed_vendor_note,
     workspace_file,
 )
+from gpudecide.queue.marked import marks_folders, with_marks
 from gpudecide.queue.replay import POLICIES, Policy, PoolSizeError, parse_sizes
 from gpudecide.queue.slo import SLO, THRESHOLD_MAX_MINUTES, SLOFile
 from gpudecide.workspace import ReplayConfig
@@ -76,12 +79,13 @@ WINDOWS: tuple[Window, ...] = ("full", "peak")
 
 @dataclass(frozen=True)
 class QueueSettings:
-    """What the queue analysis takes besides the logs: the SLO file (Q3) and the rule that
-    names a job's chain (Q5)."""
+    """What the queue analysis takes besides the logs: the SLO file (Q3), the rule that
+    names a job's chain (Q5) and the lifecycle marks to read (Q1, Q4: `queue.marked`)."""
 
     slo_path: Path | None = None
     slos: SLOFile | None = None
     chain_pattern: str | None = None
+    marks: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,7 @@ class ReplaySettings:
     slo: tuple[str, SLO] | None = None
     slo_path: Path | None = None
     checkpoint_s: float | None = None
+    marks: tuple[Path, ...] = ()
 
 
 @dataclass
@@ -175,17 +180,25 @@ def _check_chain_pattern(pattern: str, where: dict[str, Any]) -> None:
 
 
 def queue_settings(
-    ws: workspace.Workspace | None, slo: Path | None = None, chain_pattern: str | None = None
+    ws: workspace.Workspace | None,
+    slo: Path | None = None,
+    chain_pattern: str | None = None,
+    marks: list[Path] | None = None,
 ) -> QueueSettings:
-    """The queue's settings from its flags, else the workspace (the SLO file is read and the
-    chain pattern checked here)."""
+    """The queue's settings from its flags, else the workspace (the SLO file is read, the
+    chain pattern and the marks paths checked here)."""
     slo_path = slo_path_of(slo, ws)
     slos = slo_mod.load(slo_path) if slo_path else None
     pattern = chain_pattern or (ws.config.queue.chain_pattern if ws else None)
     if pattern is not None:
         where = _where_set("--chain-pattern", ("queue", "chain_pattern"), chain_pattern, ws)
         _check_chain_pattern(pattern, where)
-    return QueueSettings(slo_path=slo_path, slos=slos, chain_pattern=pattern)
+    return QueueSettings(
+        slo_path=slo_path,
+        slos=slos,
+        chain_pattern=pattern,
+        marks=tuple(marks_folders(marks, ws)),
+    )
 
 
 def _sizes(
@@ -245,8 +258,10 @@ def replay_settings(
     policy: str | None = None,
     window: str | None = None,
     checkpoint_minutes: float | None = None,
+    marks: list[Path] | None = None,
 ) -> ReplaySettings:
-    """The replay's settings from its flags, else the workspace's `replay` block."""
+    """The replay's settings from its flags, else the workspace's `replay` block (the marks
+    as `queue` reads them)."""
     rcfg = ws.config.replay if ws else ReplayConfig()
     chosen_policy = _policy(policy or rcfg.policy)
     chosen_window = _window(window or rcfg.window)
@@ -271,6 +286,7 @@ def replay_settings(
         slo=_slo_named(slos, slo_name, ws),
         slo_path=slo_path,
         checkpoint_s=None if ckpt is None else ckpt * 60,
+        marks=tuple(marks_folders(marks, ws)),
     )
 
 
@@ -281,10 +297,14 @@ def _with_slo_input(record: ev.Evidence, slo_path: Path | None, loaded: Loaded) 
 
 
 def _queue_record(
-    loaded: Loaded, settings: QueueSettings, group: LogGroup | None = None
+    loaded: Loaded,
+    settings: QueueSettings,
+    group: LogGroup | None = None,
+    marks: JoinReport | None = None,
 ) -> tuple[dict[str, Any], ev.Evidence]:
-    """Queue figures of loaded logs (SPEC Q1-Q5) and their record, not written yet."""
-    options = QueueOptions(slos=settings.slos, chain_pattern=settings.chain_pattern)
+    """Queue figures of loaded logs (SPEC Q1-Q5) and their record, not written yet; `marks`:
+    how the lifecycle marks were joined to them (None: none were read)."""
+    options = QueueOptions(slos=settings.slos, chain_pattern=settings.chain_pattern, marks=marks)
     if loaded.ws:
         options.classify = loaded.ws.config.classify
     if group is not None:
@@ -296,10 +316,11 @@ def _queue_record(
 
 
 def run_queue(loaded: Loaded, settings: QueueSettings, group: LogGroup | None = None) -> QueueRun:
-    """Queue analysis of loaded logs (SPEC Q1-Q5) and its evidence record, written; with
-    their group, the record names the option the logs come from."""
-    figures, record = _queue_record(loaded, settings, group)
-    return QueueRun(figures=figures, record=record, written=loaded.write(record))
+    """Queue analysis of loaded logs (SPEC Q1-Q5) with the settings' marks, and its evidence
+    record, written; with their group, the record names the option the logs come from."""
+    (marked,), report = with_marks([loaded], settings.marks)
+    figures, record = _queue_record(marked, settings, group, report)
+    return QueueRun(figures=figures, record=record, written=marked.write(record))
 
 
 def run_replay(
@@ -311,14 +332,16 @@ def run_replay(
     """Replay loaded logs through pools of the given sizes (SPEC C8, D3) and write the
     evidence record (naming the option the logs come from, when given)."""
     classify = loaded.ws.config.classify if loaded.ws else ClassifyConfig()
+    (marked,), report = with_marks([loaded], settings.marks)
     figures = replay_figures(
-        replay_input(loaded.log, classify, settings.window),
+        replay_input(marked.log, classify, settings.window),
         settings.sizes,
         settings.policy,
         settings.slo,
         settings.checkpoint_s,
         option=option,
         notes=notes or [],
+        marks=report,
     )
     record = _with_slo_input(replay_evidence(figures, []), settings.slo_path, loaded)
     return ReplayRun(figures=figures, record=record, written=loaded.write(record))
@@ -329,12 +352,18 @@ def queue_runs(
     slo: Path | None = None,
     chain_pattern: str | None = None,
     option: str | None = None,
+    marks: list[Path] | None = None,
 ) -> list[QueueRun]:
     """`gpudecide queue`: its settings (checked before a log is read), then one record per
-    option the logs come from (the team's workload first); written once all are made."""
-    settings = queue_settings(command.workspace(), slo, chain_pattern)
-    loads = [(load_group(command, g), g) for g in log_groups(command, option)]
-    made = [(loaded, *_queue_record(loaded, settings, g)) for loaded, g in loads]
+    option the logs come from (the team's workload first), the marks joined to the jobs of
+    every log at once; written once all are made."""
+    settings = queue_settings(command.workspace(), slo, chain_pattern, marks)
+    groups = log_groups(command, option)
+    read, report = with_marks([load_group(command, g) for g in groups], settings.marks)
+    made = [
+        (loaded, *_queue_record(loaded, settings, g, report))
+        for loaded, g in zip(read, groups, strict=True)
+    ]
     return [
         QueueRun(figures=figures, record=record, written=loaded.write(record))
         for loaded, figures, record in made
@@ -385,6 +414,7 @@ def replay_run(
     window: str | None = None,
     checkpoint_minutes: float | None = None,
     option: str | None = None,
+    marks: list[Path] | None = None,
 ) -> ReplayRun:
     """`gpudecide replay`: its settings (as `replay_settings` takes them, checked before a
     log is read), every log together, the run."""
@@ -396,6 +426,7 @@ def replay_run(
         policy=policy,
         window=window,
         checkpoint_minutes=checkpoint_minutes,
+        marks=marks,
     )
     group, notes = _together(log_groups(command, option))
     return run_replay(load_group(command, group), settings, group.option, notes)
