@@ -42,6 +42,7 @@ from gpudecide.governance.cli import register as register_governance
 from gpudecide.i18n import current_language, translator
 from gpudecide.jobs.cli import register as register_jobs
 from gpudecide.ledger_cli import register as register_ledger
+from gpudecide.option_cli import register as register_option
 from gpudecide.portability.cli import register as register_portability
 from gpudecide.queue.cli import register as register_queue
 from gpudecide.report.i18n import N_, summary_of
@@ -93,12 +94,23 @@ def _root(
 @app.command()
 def init(
     directory: Annotated[Path, typer.Argument(help="Folder to create the workspace in.")],
+    option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--option",
+            help="An option to compare, as ID:KIND, KIND one of owned | rented | managed | "
+            "hybrid; repeatable. Every template file is written for these ids.",
+        ),
+    ] = None,
     force: Annotated[bool, typer.Option(help="Overwrite template files that exist.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Create a commented template workspace (gpudecide.yaml, logs/, evidence/, report/)."""
     with guard(as_json):
-        written = workspace.init(directory, force=force)
+        from gpudecide.scaffold import parse_option
+
+        specs = [parse_option(text) for text in option or []]
+        written = workspace.init(directory, force=force, options=specs)
     if as_json:
         emit_json({"workspace": str(directory), "written": [str(p) for p in written]})
         return
@@ -119,6 +131,7 @@ register_decision(app, check_app)  # `assess` (D1-D5, V1-V2), `check hybrid` (H1
 register_governance(app)  # `check raci|standard-path|isolation|residency|secrets` (R, I)
 register_attest(app, lambda ws: build_report(ws, None, current_language()))  # sign, verify
 register_ledger(app)  # `evidence` (the records and their freshness)
+register_option(app)  # `option add`
 
 
 @app.command()

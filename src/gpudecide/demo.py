@@ -43,6 +43,7 @@ def create(root: Path, *, force: bool = False) -> workspace.Workspace:
     workspace.init(root, force=True)
     atomic_write_bytes(root / workspace.CONFIG_NAME, CONFIG_DATA.read_bytes())
     jobs_demo.install(root)
+    queue_demo.install(root)  # the lifecycle marks the team's training jobs wrote
     cost_demo.install(root)
     decision_demo.install(root)
     drills_demo.install(root)

@@ -11,10 +11,11 @@ Every input file has a schema here and a commented template under `templates/wor
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -26,6 +27,9 @@ from gpudecide.log_settings import ClassifyConfig, IanaZone, LogFormat, validate
 from gpudecide.matrix_config import MatrixConfig
 from gpudecide.matrix_config import validate as validate_matrix
 from gpudecide.options import OptionDecl, check_unique, require_known
+
+if TYPE_CHECKING:
+    from gpudecide.scaffold import OptionSpec
 
 __all__ = [
     "CONFIG_NAME",
@@ -240,8 +244,11 @@ def _check_parents(root: Path) -> None:
             return
 
 
-def init(root: Path, *, force: bool = False) -> list[Path]:
+def init(root: Path, *, force: bool = False, options: Sequence[OptionSpec] = ()) -> list[Path]:
     """Write the commented template workspace; refuses to overwrite unless `force`.
+
+    With `options`, every file that names options is written for those ids and kinds
+    (`gpudecide.scaffold`), so the team names each option once.
 
     Every file is written atomically (never a 0-byte or half file, even on a full disk). When
     some template files are missing (an init interrupted by a full disk or a kill), the ones
@@ -250,6 +257,10 @@ def init(root: Path, *, force: bool = False) -> list[Path]:
     """
     _check_parents(root)
     files = template_files()
+    if options:
+        from gpudecide.scaffold import for_options  # ruamel.yaml only when asked
+
+        files = for_options(files, list(options))
     present = [rel for rel in files if os.path.lexists(root / rel)]
     if not force:
         interrupted = len(present) < len(files)
