@@ -96,7 +96,7 @@ def english_runs(text: str, quoted: list[str]) -> list[str]:
     return [w for w in words if _WORD.fullmatch(w) and w not in _ALLOWED]
 
 
-_COMMAND = re.compile(r"\bgpudecide(?:\s+[a-z][a-z-]*){1,2}\b")
+_COMMAND = re.compile(r"\bgpudecide(?:\s+[a-z][a-z-]*){1,3}\b")
 # Words that read the same in the report's ru/kk text: product and vendor names and ids.
 _ALLOWED = {"gpudecide", "sha", "fifo", "Slurm", "Hugging", "Face", "Kubernetes"}
 

@@ -27,7 +27,7 @@ PACKAGES = (
 )
 # Composition roots: they know every analysis (the command line, the report and demo
 # registries, the ledger of records).
-ROOTS = {"cli.py", "__main__.py", "sections.py", "demo.py", "ledger.py"}
+ROOTS = {"cli.py", "__main__.py", "sections.py", "demo.py", "ledger.py", "status.py"}
 
 
 def _modules() -> list[Path]:

@@ -4,14 +4,16 @@ that span packages (init, report, demo). Exit 0 ok, 1 a check failed, 2 bad inpu
 through the one registry of rules.
 
 Each analysis package registers its own commands from its `cli.py`; a new analysis adds one
-`register` line below.
+`register` line below. Registering loads no analysis: each command imports its library (and
+the heavy libraries behind it, DuckDB, Arrow, matplotlib, Jinja2) inside its body, so that
+`--help` and every other command start without them (issue 25, tests/test_startup.py).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from types import ModuleType
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -43,10 +45,14 @@ from gpudecide.i18n import current_language, translator
 from gpudecide.jobs.cli import register as register_jobs
 from gpudecide.ledger_cli import register as register_ledger
 from gpudecide.option_cli import register as register_option
+from gpudecide.status_cli import register as register_status
 from gpudecide.portability.cli import register as register_portability
 from gpudecide.queue.cli import register as register_queue
 from gpudecide.report.i18n import N_, summary_of
-from gpudecide.sections import build_report
+
+if TYPE_CHECKING:
+    from gpudecide.i18n import Language
+    from gpudecide.workspace import Workspace
 
 __all__ = ["REPORT_FILES", "app", "demo", "init", "main", "report"]
 
@@ -120,6 +126,20 @@ def init(
     out.print(_("next: put your job logs in logs/, edit gpudecide.yaml, run `gpudecide profile`"))
 
 
+def _build_report(
+    ws: Workspace,
+    out_dir: Path | None = None,
+    language: Language | None = None,
+    *,
+    pdf: bool = False,
+) -> dict[str, Path]:
+    """`gpudecide.sections.build_report`, imported when a report is written: it holds every
+    section and the renderer."""
+    from gpudecide.sections import build_report
+
+    return build_report(ws, out_dir, language, pdf=pdf)
+
+
 # Each package's commands, in the order `--help` lists them.
 register_jobs(app)  # `profile`, `columns` (SPEC F1-F3, C2)
 register_queue(app)  # `queue`, `replay` (SPEC Q1-Q5, C8, D3)
@@ -129,9 +149,10 @@ register_portability(app)  # `export-test` (SPEC E1-E4, A2, A4)
 register_drills(app)  # `drill`, `cordon` (SPEC G1-G4)
 register_decision(app, check_app)  # `assess` (D1-D5, V1-V2), `check hybrid` (H1-H3)
 register_governance(app)  # `check raci|standard-path|isolation|residency|secrets` (R, I)
-register_attest(app, lambda ws: build_report(ws, None, current_language()))  # sign, verify
+register_attest(app, lambda ws: _build_report(ws, None, current_language()))  # sign, verify
 register_ledger(app)  # `evidence` (the records and their freshness)
 register_option(app)  # `option add`
+register_status(app)  # `status`: what is filled, what the decision lacks most
 
 
 @app.command()
@@ -147,7 +168,7 @@ def report(
     with guard(as_json):
         ws = open_workspace(workspace_dir, required=True)
         assert ws is not None
-        paths = build_report(ws, out_dir, language(ws), pdf=pdf)
+        paths = _build_report(ws, out_dir, language(ws), pdf=pdf)
     if as_json:
         emit_json({k: str(v) for k, v in paths.items()})
         return
@@ -172,7 +193,7 @@ def demo(
         demo_mod = _demo_module()
         ws = demo_mod.create(out_dir, force=force)
         result = demo_mod.run(ws)
-        paths = build_report(ws, language=language(ws))
+        paths = _build_report(ws, language=language(ws))
     records = [ev.load(p) for p in result.evidence]
     if as_json:
         emit_json(
