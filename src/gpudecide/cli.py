@@ -45,10 +45,10 @@ from gpudecide.i18n import current_language, translator
 from gpudecide.jobs.cli import register as register_jobs
 from gpudecide.ledger_cli import register as register_ledger
 from gpudecide.option_cli import register as register_option
-from gpudecide.status_cli import register as register_status
 from gpudecide.portability.cli import register as register_portability
 from gpudecide.queue.cli import register as register_queue
 from gpudecide.report.i18n import N_, summary_of
+from gpudecide.status_cli import register as register_status
 
 if TYPE_CHECKING:
     from gpudecide.i18n import Language

@@ -15,7 +15,7 @@ from typing import Any
 from gpudecide import workspace
 from gpudecide.artifacts import demo as artifacts_demo
 from gpudecide.cost import demo as cost_demo
-from gpudecide.cost.cli import CostRun
+from gpudecide.cost.runs import CostRun
 from gpudecide.decision import demo as decision_demo
 from gpudecide.decision.assess import Assessment
 from gpudecide.drills import demo as drills_demo

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from gpudecide import evidence as ev
-from gpudecide import fmt, ledger
+from gpudecide import fmt
 from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, guard, open_workspace, out
 from gpudecide.i18n import translator
 from gpudecide.report.i18n import N_, problems_of, verdict_label
@@ -44,6 +44,8 @@ def evidence_cmd(
     mixed with the current ones, and deleted with --prune. A damaged record is listed with
     its reason and the rest are still checked.
     """
+    from gpudecide import ledger
+
     with guard(as_json):
         ws = open_workspace(workspace_dir, required=True)
         assert ws is not None

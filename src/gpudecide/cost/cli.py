@@ -5,30 +5,30 @@
 
 The main CLI adds the command with `register(app)`; one-line errors, exit 2 and JSON output
 come from `gpudecide.console`, shared by every command. The run itself is
-`gpudecide.cost.runs.run_cost`.
+`gpudecide.cost.runs.run_cost`, imported by the command when it runs.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
 from gpudecide.console import emit_json, guard, language, out, print_written
-from gpudecide.cost import analysis, words
-from gpudecide.cost.figures import CostFigures
-from gpudecide.cost.report import share_of
-from gpudecide.cost.runs import CostRun, run_cost
+from gpudecide.cost import words
 from gpudecide.errors import InputError
 from gpudecide.fmt import money
 from gpudecide.i18n import translator
 from gpudecide.message import render
 from gpudecide.report.i18n import notes_of, summary_of
 
-# CostRun: gpudecide.demo imports it from here.
-__all__ = ["CostRun", "register"]
+if TYPE_CHECKING:
+    from gpudecide.cost.figures import CostFigures
+    from gpudecide.cost.runs import CostRun
+
+__all__ = ["register"]
 
 _ = translator("cost")
 
@@ -56,7 +56,7 @@ def _table(figures: CostFigures) -> Table:
             money(r["peak"].total, 0),
             money(r["empty"].total, 0),
             money(r["normal"].cost_per_useful_gpu_hour, 2),
-            share_of(o, r["normal"].useful_utilisation),
+            words.share_of(o, r["normal"].useful_utilisation),
         )
     return table
 
@@ -84,9 +84,9 @@ def _month_lines(figures: CostFigures) -> list[str]:
             ).format(
                 dedicated=p.dedicated,
                 managed=p.managed,
-                u=share_of(pool, u) if u is not None else _("none"),
+                u=words.share_of(pool, u) if u is not None else _("none"),
                 cheaper=words.word(words.CHEAPER, p.dedicated_cheaper),
-                observed=share_of(pool, p.observed_normal),
+                observed=words.share_of(pool, p.observed_normal),
             )
         )
     # Every share of GPU-hours beside the others, each named: the same pool reads 3 % in one
@@ -105,6 +105,8 @@ def _month_lines(figures: CostFigures) -> list[str]:
 def _print(run: CostRun) -> None:
     """The lines for people: the summary, one row per option, the months and break-evens,
     the findings, the notes and where the record went."""
+    from gpudecide.cost import analysis
+
     figures = run.result.model
     record = analysis.to_evidence(run.result, [])
     out.print(summary_of(record), markup=False)
@@ -160,6 +162,8 @@ def register(app: typer.Typer) -> None:
         ] = False,
     ) -> None:
         """Cost every option in a normal, a peak and an empty month (SPEC C1-C10, V2)."""
+        from gpudecide.cost.runs import run_cost
+
         with guard(as_json):
             if target is not None and workspace_dir is not None:
                 raise InputError(

@@ -18,7 +18,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any, Literal
 
 from gpudecide.errors import InputError
-from gpudecide.jobs.schema import KINDS
+from gpudecide.jobs.columns import KINDS
 from gpudecide.message import Message, english, message, nmessage
 
 __all__ = [

@@ -12,8 +12,9 @@ from __future__ import annotations
 from decimal import Decimal
 
 from gpudecide.cost import charts, words
-from gpudecide.cost.figures import CostFigures, InputMove, OptionFigures, figures_of
+from gpudecide.cost.figures import CostFigures, InputMove, figures_of
 from gpudecide.cost.rules import peak_outcome
+from gpudecide.cost.words import share_of
 from gpudecide.fmt import money, not_available, num, pct, pct0
 from gpudecide.i18n import translator
 from gpudecide.message import render
@@ -108,13 +109,6 @@ def _findings_table(section: Section, f: CostFigures) -> None:
             [[str(i), text] for i, text in enumerate(texts, 1)],
         )
     )
-
-
-def share_of(o: OptionFigures, value: float | None) -> str:
-    """A share of one option's GPU-hours in a table cell, with what it is a share of (the
-    pool and its size, billed or paid GPU-hours)."""
-    of = {"managed": "billed", "hybrid": "paid"}.get(o.type, "pool")
-    return render(words.share_cell(of, value, o.pool_gpus))
 
 
 def _components_table(section: Section, f: CostFigures) -> None:

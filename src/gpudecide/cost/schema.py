@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gpudecide.errors import InputError
 from gpudecide.inputs import load_yaml_model, node_line, yaml_root
-from gpudecide.jobs.schema import KINDS
+from gpudecide.jobs.columns import KINDS
 
 __all__ = [
     "COSTS_NAME",

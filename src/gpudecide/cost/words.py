@@ -16,10 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpudecide.i18n import N_, translator
-from gpudecide.message import Message, message, nmessage
+from gpudecide.message import Message, message, nmessage, render
+
+if TYPE_CHECKING:
+    from gpudecide.cost.figures import OptionFigures
 
 __all__ = [
     "CHEAPER",
@@ -42,6 +45,7 @@ __all__ = [
     "servers",
     "share",
     "share_cell",
+    "share_of",
     "trainings",
     "utilisation",
     "utilisation_figure",
@@ -273,3 +277,10 @@ def weeks(n: Decimal) -> Message:
 def months(n: int) -> Message:
     """Months ("24 months")."""
     return nmessage("cost", "{n} month", "{n} months", n=n)
+
+
+def share_of(o: OptionFigures, value: float | None) -> str:
+    """A share of one option's GPU-hours in a table cell, with what it is a share of (the
+    pool and its size, billed or paid GPU-hours)."""
+    of = {"managed": "billed", "hybrid": "paid"}.get(o.type, "pool")
+    return render(share_cell(of, value, o.pool_gpus))

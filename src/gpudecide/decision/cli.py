@@ -4,12 +4,15 @@ evidence; its library call is `decision.assess.decide`.
 
 What they print for people is in the run's language; --json output is the same in every
 language.
+
+The decision's library (the rules of every package, robustness with NumPy) loads inside the
+commands, so that `--help` and the other commands do not pay for it.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -24,12 +27,12 @@ from gpudecide.console import (
     out,
     print_written,
 )
-from gpudecide.decision import hybrid
-from gpudecide.decision.actions import ITEM_NAMES, STATE_NAMES
-from gpudecide.decision.assess import Assessment, StaleEvidence, decide
 from gpudecide.i18n import translator
 from gpudecide.message import render
 from gpudecide.report.i18n import summary_of
+
+if TYPE_CHECKING:
+    from gpudecide.decision.assess import Assessment, StaleEvidence
 
 __all__ = ["assess", "check_hybrid", "print_assessment", "print_refusal", "register"]
 
@@ -46,6 +49,8 @@ def print_assessment(result: Assessment) -> None:
     """Stop factors first, then the ranking, what the leader has not proven and the next
     actions, for people."""
     summary = render(result.summary_message) if result.summary_message else result.summary
+    from gpudecide.decision.actions import ITEM_NAMES, STATE_NAMES
+
     out.print(_("decision: {summary}").format(summary=summary), markup=False)
     for option in result.options:
         for stop in option["stop_factors"]:
@@ -124,6 +129,8 @@ def check_hybrid(
 ) -> None:
     """Hybrid contours: one container, checkpoint format, manifest schema and evaluation
     contract, and a stated boundary (H1-H3). Exit 1 when there are findings."""
+    from gpudecide.decision import hybrid
+
     with guard(as_json):
         ws = open_workspace(workspace_dir, required=True)
         assert ws is not None
@@ -162,6 +169,8 @@ def assess(
     Exit 0 only when decided; 1 when the decision is provisional, tied, no option passes,
     or a record it would rest on is no longer true (nothing is written then).
     """
+    from gpudecide.decision.assess import StaleEvidence, decide
+
     with guard(as_json):
         ws = open_workspace(workspace_dir, required=True)
         assert ws is not None

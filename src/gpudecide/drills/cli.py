@@ -27,8 +27,6 @@ from gpudecide.console import (
     out,
     print_written,
 )
-from gpudecide.drills import cordon_run
-from gpudecide.drills.cordon_figures import NodeFigures
 from gpudecide.drills.names import DRILLS
 from gpudecide.drills.words import word
 from gpudecide.fmt import digits
@@ -37,7 +35,8 @@ from gpudecide.message import render
 from gpudecide.report.i18n import notes_of, summary_of
 
 if TYPE_CHECKING:
-    from gpudecide.drills import drill_run
+    from gpudecide.drills import cordon_run, drill_run
+    from gpudecide.drills.cordon_figures import NodeFigures
 
 __all__ = ["register"]
 
@@ -240,6 +239,8 @@ def _register_cordon(app: typer.Typer) -> None:
         """Decide per GPU: ok / watch / cordon / drain-and-reset / replace (SPEC G2, G3)."""
         with guard(as_json):
             ws = open_workspace(workspace_dir, required=False)
+            from gpudecide.drills import cordon_run
+
             run = cordon_run.run_cordon(
                 list(telemetry or []),
                 ws=ws,

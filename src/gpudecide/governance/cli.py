@@ -9,12 +9,15 @@
 `check_app` is the `check` group; other packages add their own checks to it (the hybrid
 check). `register(app)` adds the group to the main CLI. Exit 0: no stop factor; 1: a
 finding stops an option (secrets: a credential was found); 2: bad input.
+
+Each command imports the checks (`gpudecide.governance.checks`) when it runs, so that
+registering the group loads none of them.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -28,11 +31,13 @@ from gpudecide.console import (
     out,
     print_written,
 )
-from gpudecide.governance import checks, messages
-from gpudecide.governance.checks import CheckRun
+from gpudecide.governance import messages
 from gpudecide.i18n import N_, translator
 from gpudecide.report.i18n import notes_of, summary_of
 from gpudecide.workspace import Workspace
+
+if TYPE_CHECKING:
+    from gpudecide.governance.checks import CheckRun
 
 __all__ = [
     "EXTRA_LABELS",
@@ -112,6 +117,8 @@ def raci_cmd(
     file: FileOpt = None, workspace_dir: WorkspaceOpt = None, as_json: JsonOpt = False
 ) -> None:
     """Ownership per option: Accountable, vendors, R1 duties, on-call, bus factor (R1-R3, G3)."""
+    from gpudecide.governance import checks
+
     with guard(as_json):
         ws = _workspace(workspace_dir)
         run = checks.run_raci(ws, file)
@@ -123,6 +130,8 @@ def standard_path_cmd(
     file: FileOpt = None, workspace_dir: WorkspaceOpt = None, as_json: JsonOpt = False
 ) -> None:
     """What the work needs against what each option supports; control, not SSH (R4, R5)."""
+    from gpudecide.governance import checks
+
     with guard(as_json):
         ws = _workspace(workspace_dir)
         run = checks.run_standard_path(ws, file)
@@ -134,6 +143,8 @@ def isolation_cmd(
     file: FileOpt = None, workspace_dir: WorkspaceOpt = None, as_json: JsonOpt = False
 ) -> None:
     """Threat model and boundaries per option, NIST SP 800-53 coverage, OSCAL export (I1-I6)."""
+    from gpudecide.governance import checks
+
     with guard(as_json):
         ws = _workspace(workspace_dir)
         run = checks.run_isolation(ws, file)
@@ -143,6 +154,8 @@ def isolation_cmd(
 @check_app.command("residency")
 def residency_cmd(workspace_dir: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Where each option stores, processes and backs up data, against matrix.residency (I7)."""
+    from gpudecide.governance import checks
+
     with guard(as_json):
         ws = _workspace(workspace_dir)
         run = checks.run_residency(ws)
@@ -165,6 +178,8 @@ def secrets_cmd(
     Reports file:line and the detector; the value is masked, never printed (I3). Inside a
     workspace the result is written as evidence.
     """
+    from gpudecide.governance import checks
+
     with guard(as_json):
         ws = open_workspace(workspace_dir, required=bool(option))
         if ws is None:

@@ -24,9 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from detect_secrets.core.secrets_collection import SecretsCollection
-from detect_secrets.settings import default_settings
-
 from gpudecide.errors import InputError, from_os_error
 from gpudecide.fsutil import relative_or_given
 from gpudecide.governance.findings import Figure, Finding, RecordMessages, finding
@@ -252,6 +249,11 @@ def _drop_placeholders(path: Path, lines: dict[int, set[str]]) -> None:
 
 def scan(paths: list[Path], *, root: Path | None = None, option: str = "") -> SecretsResult:
     """Scan files (folders recursively) for credentials; values are masked, never kept."""
+    # detect-secrets (and its plugins) load with the first scan: the other checks and the
+    # report read this module's figures without it.
+    from detect_secrets.core.secrets_collection import SecretsCollection
+    from detect_secrets.settings import default_settings
+
     files = files_under(paths)
     hits: set[tuple[str, int, str]] = set()
     with default_settings():

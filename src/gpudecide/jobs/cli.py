@@ -2,12 +2,13 @@
 
 The options every log command shares and its prologue live in `jobs.log_command`
 (re-exported here for the commands of other packages); the profile run in
-`jobs.profile_run`; what the lines say in `jobs.words`.
+`jobs.profile_run`, imported by the command when it runs (it loads DuckDB, Arrow and
+NumPy); what the lines say in `jobs.words`.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -26,7 +27,7 @@ from gpudecide.console import (
 from gpudecide.errors import InputError
 from gpudecide.fmt import moment
 from gpudecide.i18n import translator
-from gpudecide.jobs import profile as prof
+from gpudecide.jobs.columns import CANONICAL_COLUMNS, COLUMN_DOCS, KINDS, STATES
 from gpudecide.jobs.log_command import (
     EvidenceDirOpt,
     FormatOpt,
@@ -40,9 +41,6 @@ from gpudecide.jobs.log_command import (
     TzOpt,
     workspace_logs,
 )
-from gpudecide.jobs.profile_figures import ProfileFigures
-from gpudecide.jobs.profile_run import ProfileRun, profile_logs
-from gpudecide.jobs.schema import CANONICAL_COLUMNS, COLUMN_DOCS, KINDS, STATES
 from gpudecide.jobs.words import (
     figure,
     meaning_text,
@@ -54,6 +52,11 @@ from gpudecide.jobs.words import (
     wape_text,
 )
 from gpudecide.message import render
+
+if TYPE_CHECKING:
+    from gpudecide.jobs import profile as prof
+    from gpudecide.jobs.profile_figures import ProfileFigures
+    from gpudecide.jobs.profile_run import ProfileRun
 
 # The commands, and what other packages' commands import from here.
 __all__ = [
@@ -226,6 +229,8 @@ def profile(
     marks: MarksOpt = None,
 ) -> None:
     """Profile the workload: all related jobs, shape, predictability, busy share (F1-F3)."""
+    from gpudecide.jobs.profile_run import profile_logs
+
     command = LogCommand(
         list(logs or []),
         tz,

@@ -8,12 +8,12 @@ a pending array range `123_[9-11,13%4]` is four jobs, not one line.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-
-from gpudecide.jobs import sql
 from gpudecide.message import Message, english, nmessage
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = [
     "RECONCILIATION_KEYS",
@@ -56,6 +56,9 @@ def reconciliation(jobs: pa.Table) -> dict[str, int]:
     the log gives no GPU count (no AllocTRES, GRES or request); never_started: ended (mostly
     cancelled) before a node was assigned; pending: still queued at the end of the log.
     """
+    # DuckDB loads here: the words and readers of this module need no engine.
+    from gpudecide.jobs import sql
+
     con = sql.connect(jobs=jobs)
     row = con.execute(
         """SELECT

@@ -10,6 +10,9 @@ A log comes from one platform: the team's scheduler, a dedicated option's pool, 
 vendor's job events (SageMaker, OpenAI). The workspace names the option of each of its
 logs (`logs[].option`); logs given on the command line take `--option`, else the option of
 the same log in the workspace, else none (the team's workload, not one option's).
+
+The options load no parser: the readers (`gpudecide.jobs.load`, DuckDB, Arrow) are imported
+where logs are read, so that every command's `--help` and the option types stay light.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -27,9 +30,12 @@ from gpudecide.console import open_workspace, progress
 from gpudecide.errors import InputError, excerpt
 from gpudecide.i18n import translator
 from gpudecide.inputs import node_line, yaml_root
-from gpudecide.jobs.load import FORMATS, JobLog, LogFormat, LogSpec, load_logs
+from gpudecide.log_settings import FORMATS, LogFormat
 from gpudecide.options import require_known
 from gpudecide.workspace import LogSource, Workspace
+
+if TYPE_CHECKING:
+    from gpudecide.jobs.load import JobLog, LogSpec
 
 __all__ = [
     "EVENT_LISTS",
@@ -241,6 +247,8 @@ class LogCommand:
         """Logs from the command line. A log the workspace lists too keeps what its entry
         says: its option unless --option names one, its format unless --format or
         --sacct-format says another."""
+        from gpudecide.jobs.load import LogSpec
+
         fmt: LogFormat = self.fmt  # type: ignore[assignment]
         known: dict[Path, tuple[int, LogSource]] = {}
         if ws is not None:
@@ -264,6 +272,8 @@ class LogCommand:
 
     def read(self, named: list[NamedLog]) -> Loaded:
         """Read these logs together, with a progress bar for people."""
+        from gpudecide.jobs.load import load_logs
+
         ws = self.workspace()
         tz = self.tz or (ws.config.timezone if ws else "UTC")
         specs = [n.spec for n in named]
@@ -291,6 +301,8 @@ def _configured(ws: workspace.Workspace | None) -> list[NamedLog]:
     config = ws.root / workspace.CONFIG_NAME
     if not ws.config.logs:
         raise InputError("the workspace lists no logs", path=config, field="logs")
+    from gpudecide.jobs.load import LogSpec
+
     out: list[NamedLog] = []
     for i, src in enumerate(ws.config.logs):
         path = ws.root / src.path

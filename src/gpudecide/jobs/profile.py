@@ -16,14 +16,20 @@ import numpy as np
 import pyarrow as pa
 
 from gpudecide import evidence as ev
-from gpudecide.i18n import N_
 from gpudecide.jobs import sql
 from gpudecide.jobs.classify import ClassifyConfig, jobs_table
+from gpudecide.jobs.columns import KINDS
 from gpudecide.jobs.figures import reconciliation
 from gpudecide.jobs.figures import rounded as _r
 from gpudecide.jobs.load import JobLog, log_span
-from gpudecide.jobs.profile_figures import ProfileContour, ProfileFigures, ProfileRecordFigures
-from gpudecide.jobs.schema import KINDS
+from gpudecide.jobs.profile_figures import (
+    MEANINGS,
+    SHAPES,
+    VERDICTS,
+    ProfileContour,
+    ProfileFigures,
+    ProfileRecordFigures,
+)
 from gpudecide.jsonio import utc_iso
 from gpudecide.marks.join import JoinReport
 from gpudecide.message import Message, english, message, nmessage, record_texts
@@ -66,29 +72,6 @@ PREDICTABLE_WAPE = 0.30
 PARTLY_PREDICTABLE_WAPE = 0.60
 # F3: a job counts as planned ahead when it was made eligible this long after submission.
 LEAD_TIME_HOURS = 24.0
-
-# The words the profile writes into its figures (F2 shape, F3 verdict and what it means), as
-# catalogue msgids: the figures keep the English, a reader is shown them translated.
-SHAPES = {"no load": N_("no load"), "bursty": N_("bursty"), "steady": N_("steady")}
-VERDICTS = {
-    "not measurable": N_("not measurable"),
-    "predictable": N_("predictable"),
-    "partly predictable": N_("partly predictable"),
-    "unpredictable": N_("unpredictable"),
-}
-# `{share}`: the predictable WAPE band as a whole percentage.
-MEANINGS = {
-    "not measurable": N_("no GPU-hours after the first week of the window"),
-    "predictable": N_(
-        "last week's load predicts the next within {share}: capacity can be planned; renting "
-        "per job adds coordination overhead"
-    ),
-    "partly predictable": N_("load drifts week to week: plan a base, keep headroom for the rest"),
-    "unpredictable": N_(
-        "tomorrow's pool load cannot be told from last week's: buying permanent capacity is "
-        "premature"
-    ),
-}
 
 DURATION_BUCKETS = (
     ("< 10 min", 0.0, 10 / 60),

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpudecide import evidence as ev
 from gpudecide.findings import StopFactor, Suggestion
-from gpudecide.jobs.profile import SHAPES, VERDICTS
+from gpudecide.jobs.profile_figures import SHAPES, VERDICTS
 from gpudecide.jobs.words import utilisation_message
 from gpudecide.message import Message, english, message
 

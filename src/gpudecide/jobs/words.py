@@ -15,8 +15,13 @@ from typing import Any
 from gpudecide import fmt
 from gpudecide.i18n import translator
 from gpudecide.jobs.figures import reconciliation_message
-from gpudecide.jobs.profile import MEANINGS, SHAPES, VERDICTS
-from gpudecide.jobs.profile_figures import Predictability, Reconciliation
+from gpudecide.jobs.profile_figures import (
+    MEANINGS,
+    SHAPES,
+    VERDICTS,
+    Predictability,
+    Reconciliation,
+)
 from gpudecide.message import Message, is_message, message, render
 
 __all__ = [

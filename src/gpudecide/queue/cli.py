@@ -1,11 +1,14 @@
 """`gpudecide queue` (SPEC Q1-Q5) and `gpudecide replay` (C8, D3): options, one library
-call (`gpudecide.queue.runs`), the lines people read or the JSON machines read."""
+call (`gpudecide.queue.runs`), the lines people read or the JSON machines read.
+
+The queue's library (DuckDB, Arrow, NumPy behind it) is imported inside the commands and
+the printers that read its figures, so that registering the commands loads none of it."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -26,15 +29,6 @@ from gpudecide.jobs.log_command import (
 )
 from gpudecide.jobs.words import reconciliation_text
 from gpudecide.message import is_message, render
-from gpudecide.queue import preemption, restarts, runs
-from gpudecide.queue.analysis import (
-    QueueFigures,
-    ReplayFigures,
-    source_notes_of,
-    unmeasured_notes_of,
-)
-from gpudecide.queue.figures import queue_figures, replay_figures
-from gpudecide.queue.slo import SloFigures, selector_findings, selector_text
 from gpudecide.queue.words import (
     CATEGORIES,
     CAUSES,
@@ -45,6 +39,11 @@ from gpudecide.queue.words import (
     reason,
     word,
 )
+
+if TYPE_CHECKING:
+    from gpudecide.queue import runs
+    from gpudecide.queue.analysis import QueueFigures, ReplayFigures
+    from gpudecide.queue.slo import SloFigures
 
 __all__ = ["queue", "register", "replay"]
 
@@ -86,6 +85,8 @@ def queue(
         workspace_dir,
         as_json,
     )
+    from gpudecide.queue import runs
+
     with guard(as_json):
         made = runs.queue_runs(command, slo_opt, chain_pattern, option, marks)
     if as_json and len(made) > 1:
@@ -102,6 +103,8 @@ def _queue_lines(run: runs.QueueRun, several: bool) -> Callable[[], None]:
     workload) when it names one or stands beside others."""
 
     def lines() -> None:
+        from gpudecide.queue.figures import queue_figures
+
         if run.option is not None:
             out.print(_("queue of option {option}:").format(option=run.option), markup=False)
         elif several:
@@ -131,6 +134,8 @@ def _present(
 def _slo_lines(s: SloFigures, kinds: list[str]) -> list[str]:
     """One SLO's verdict, for an inconclusive one what would settle it, and what its
     selector selects (Q3); `kinds`: the job kinds of the log."""
+    from gpudecide.queue.slo import selector_findings, selector_text
+
     args = {
         "name": s.name,
         "verdict": word(VERDICTS, s.verdict),
@@ -212,6 +217,8 @@ def _marks_lines(f: QueueFigures) -> list[str]:
     """How the lifecycle marks were joined (their summary and notes), the first ten marks
     or files that could not be used, each named file:line, and what is still unmeasured per
     job kind (Q1)."""
+    from gpudecide.queue.analysis import unmeasured_notes_of
+
     lines: list[str] = []
     note = _("note: {text}")
     if f.marks is not None:
@@ -228,6 +235,9 @@ def _marks_lines(f: QueueFigures) -> list[str]:
 
 def _queue_tail(f: QueueFigures) -> list[str]:
     """Preemption, findings, skipped rows, notes and chains, one line each (Q4, Q5)."""
+    from gpudecide.queue import preemption, restarts
+    from gpudecide.queue.analysis import source_notes_of
+
     p = f.preemption
     lines = [
         _(
@@ -324,6 +334,9 @@ def replay(
         workspace_dir,
         as_json,
     )
+    from gpudecide.queue import runs
+    from gpudecide.queue.figures import replay_figures
+
     with guard(as_json):
         run = runs.replay_run(
             command,

@@ -26,8 +26,6 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from babel.numbers import format_decimal, format_percent
-
 from gpudecide import evidence as ev
 from gpudecide.fmt import when
 from gpudecide.i18n import (
@@ -254,6 +252,10 @@ def _number(text: str, lang: str) -> str:
     except InvalidOperation:
         return text
     places = len(raw.split(".")[1]) if "." in raw else 0
+    # Babel's number tables load here, on the first translated number: an English run and
+    # `--help` never need them.
+    from babel.numbers import format_decimal, format_percent
+
     loc = babel_locale(lang)
     if percent:
         pattern = "#,##0" + ("." + "0" * places if places else "") + "%"
