@@ -11,9 +11,8 @@ English; `tests/test_help_i18n.py` fails when one lacks it.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
-
-import typer.rich_utils as rich_utils
 
 # typer builds its commands from its own copy of click, not the click package.
 from typer._click.core import Command, Context
@@ -74,6 +73,12 @@ def shows_help(root: Command, args: list[str]) -> bool:
 def localize_help(root: Command, lang: Language) -> None:
     """Put the `lang` translation of every help text of the tree in place (English: as
     written), and typer's own panel words in that language."""
+    if lang == "en" and "typer.rich_utils" not in sys.modules:
+        # typer's panel words are still its English defaults; its help renderer (rich's
+        # Markdown, markdown-it) loads only when a help page or a usage error is printed.
+        return
+    import typer.rich_utils as rich_utils
+
     for name, msgid in _TYPER_WORDS.items():
         setattr(rich_utils, name, _(msgid, lang))
     if lang == "en":

@@ -1,6 +1,10 @@
-"""`gpudecide status`: where the workspace stands and what to do next (`gpudecide.status`)."""
+"""`gpudecide status`: where the workspace stands and what to do next (`gpudecide.status`,
+imported by the command when it runs: it reads the ledger and every package's rules).
+"""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
@@ -9,7 +13,9 @@ from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, guard, open_work
 from gpudecide.i18n import N_, translator
 from gpudecide.ledger_cli import FRESHNESS
 from gpudecide.message import render
-from gpudecide.status import Status, workspace_status
+
+if TYPE_CHECKING:
+    from gpudecide.status import Status
 
 __all__ = ["register", "status"]
 
@@ -32,6 +38,8 @@ DECISIONS = {
 def status(workspace_dir: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Where the workspace stands: inputs filled or not, evidence, what the decision lacks
     most and the command or file for each (nothing is written)."""
+    from gpudecide.status import workspace_status
+
     with guard(as_json):
         ws = open_workspace(workspace_dir, required=True)
         assert ws is not None

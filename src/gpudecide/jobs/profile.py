@@ -22,14 +22,8 @@ from gpudecide.jobs.columns import KINDS
 from gpudecide.jobs.figures import reconciliation
 from gpudecide.jobs.figures import rounded as _r
 from gpudecide.jobs.load import JobLog, log_span
-from gpudecide.jobs.profile_figures import (
-    MEANINGS,
-    SHAPES,
-    VERDICTS,
-    ProfileContour,
-    ProfileFigures,
-    ProfileRecordFigures,
-)
+from gpudecide.jobs.profile_figures import ProfileContour, ProfileFigures, ProfileRecordFigures
+from gpudecide.jobs.words import MEANINGS, SHAPES, VERDICTS
 from gpudecide.jsonio import utc_iso
 from gpudecide.marks.join import JoinReport
 from gpudecide.message import Message, english, message, nmessage, record_texts

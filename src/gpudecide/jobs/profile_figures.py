@@ -26,14 +26,10 @@ from pydantic import (
 )
 
 from gpudecide import evidence as ev
-from gpudecide.i18n import N_
 from gpudecide.marks.join import JoinReport
 from gpudecide.message import is_message
 
 __all__ = [
-    "MEANINGS",
-    "SHAPES",
-    "VERDICTS",
     "Burstiness",
     "BurstinessThresholds",
     "Concentration",
@@ -54,30 +50,6 @@ __all__ = [
     "Window",
     "figures_of",
 ]
-
-
-# The words the profile writes into its figures (F2 shape, F3 verdict and what it means), as
-# catalogue msgids: the figures keep the English, a reader is shown them translated.
-SHAPES = {"no load": N_("no load"), "bursty": N_("bursty"), "steady": N_("steady")}
-VERDICTS = {
-    "not measurable": N_("not measurable"),
-    "predictable": N_("predictable"),
-    "partly predictable": N_("partly predictable"),
-    "unpredictable": N_("unpredictable"),
-}
-# `{share}`: the predictable WAPE band as a whole percentage.
-MEANINGS = {
-    "not measurable": N_("no GPU-hours after the first week of the window"),
-    "predictable": N_(
-        "last week's load predicts the next within {share}: capacity can be planned; renting "
-        "per job adds coordination overhead"
-    ),
-    "partly predictable": N_("load drifts week to week: plan a base, keep headroom for the rest"),
-    "unpredictable": N_(
-        "tomorrow's pool load cannot be told from last week's: buying permanent capacity is "
-        "premature"
-    ),
-}
 
 
 def _message(value: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpudecide import evidence as ev
 from gpudecide.findings import StopFactor, Suggestion
-from gpudecide.jobs.profile_figures import SHAPES, VERDICTS
-from gpudecide.jobs.words import utilisation_message
+from gpudecide.jobs.words import SHAPES, VERDICTS, utilisation_message
 from gpudecide.message import Message, english, message
 
 if TYPE_CHECKING:  # the decision passes its context; jobs never imports the decision

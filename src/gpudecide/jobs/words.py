@@ -1,7 +1,8 @@
 """What the log commands say about a profile and a log, in the reader's language.
 
 The profile's figures keep its words in English (a shape, a verdict and what it means,
-`jobs.profile.SHAPES`, `VERDICTS`, `MEANINGS`); these functions say them, the job
+`SHAPES`, `VERDICTS`, `MEANINGS` below, which `jobs.profile` writes); these functions say
+them, the job
 reconciliation (SPEC F1, Q1) and the rows a command skipped, where they are shown: in
 `profile`, in `queue` and in the report. Numbers follow the reader's locale
 (`gpudecide.fmt`).
@@ -10,21 +11,20 @@ reconciliation (SPEC F1, Q1) and the rows a command skipped, where they are show
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpudecide import fmt
-from gpudecide.i18n import translator
+from gpudecide.i18n import N_, translator
 from gpudecide.jobs.figures import reconciliation_message
-from gpudecide.jobs.profile_figures import (
-    MEANINGS,
-    SHAPES,
-    VERDICTS,
-    Predictability,
-    Reconciliation,
-)
 from gpudecide.message import Message, is_message, message, render
 
+if TYPE_CHECKING:
+    from gpudecide.jobs.profile_figures import Predictability, Reconciliation
+
 __all__ = [
+    "MEANINGS",
+    "SHAPES",
+    "VERDICTS",
     "figure",
     "meaning_text",
     "reconciliation_text",
@@ -38,6 +38,29 @@ __all__ = [
 
 _ = translator("jobs")
 _n = _.n
+
+# The words the profile writes into its figures (F2 shape, F3 verdict and what it means), as
+# catalogue msgids: the figures keep the English, a reader is shown them translated.
+SHAPES = {"no load": N_("no load"), "bursty": N_("bursty"), "steady": N_("steady")}
+VERDICTS = {
+    "not measurable": N_("not measurable"),
+    "predictable": N_("predictable"),
+    "partly predictable": N_("partly predictable"),
+    "unpredictable": N_("unpredictable"),
+}
+# `{share}`: the predictable WAPE band as a whole percentage.
+MEANINGS = {
+    "not measurable": N_("no GPU-hours after the first week of the window"),
+    "predictable": N_(
+        "last week's load predicts the next within {share}: capacity can be planned; renting "
+        "per job adds coordination overhead"
+    ),
+    "partly predictable": N_("load drifts week to week: plan a base, keep headroom for the rest"),
+    "unpredictable": N_(
+        "tomorrow's pool load cannot be told from last week's: buying permanent capacity is "
+        "premature"
+    ),
+}
 
 
 def figure(value: Any) -> str:
@@ -102,7 +125,8 @@ def wape_text() -> str:
 def reconciliation_text(r: Reconciliation | Mapping[str, int]) -> str:
     """Every job of the log in one sentence (F1, Q1), as `profile` and `queue` print it
     (`queue` passes the figures of its own record)."""
-    counts = r.model_dump() if isinstance(r, Reconciliation) else dict(r)
+    # A mapping as given, else the figures' model (not imported here: the words stay light).
+    counts = dict(r) if isinstance(r, Mapping) else r.model_dump()
     return render(reconciliation_message(counts))
 
 

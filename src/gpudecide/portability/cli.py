@@ -17,7 +17,7 @@ itself is `gpudecide.portability.runs`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -32,7 +32,9 @@ from gpudecide.console import (
 )
 from gpudecide.i18n import translator
 from gpudecide.portability.plan import PLAN_NAME
-from gpudecide.portability.runs import ExportTestRequest, K8sManifests, RecordedRun, run
+
+if TYPE_CHECKING:
+    from gpudecide.portability.runs import K8sManifests, RecordedRun
 
 __all__ = ["export_test_cmd", "register"]
 
@@ -95,6 +97,8 @@ def export_test_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Train, checkpoint, export, delete, restore elsewhere, resume, compare (E1, E3, E4)."""
+    from gpudecide.portability.runs import ExportTestRequest, K8sManifests, run
+
     request = ExportTestRequest(
         plan=plan,
         storage=storage,

@@ -25,14 +25,17 @@ from __future__ import annotations
 
 import statistics
 from datetime import datetime
-from typing import Any, Literal
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any, Literal
 
 from gpudecide.jsonio import utc_iso
 from gpudecide.message import Message, english, message
 from gpudecide.queue.model import Figure
 from gpudecide.queue.words import LOST_BY, word_message, yes_no
+
+if TYPE_CHECKING:
+    # The figures' readers (drills, assess, the report) need no Arrow: only the finder's
+    # argument is a table.
+    import pyarrow as pa
 
 __all__ = [
     "LATE_SHARE",
