@@ -16,7 +16,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpudecide import evidence as ev
-from gpudecide.artifacts.manifest import load_manifest
 from gpudecide.errors import InputError
 from gpudecide.findings import StopFactor, Suggestion
 from gpudecide.i18n import N_
@@ -119,6 +118,10 @@ def _same(values: dict[str, Any], fid: str) -> list[dict[str, Any]]:
 
 def check_spec(spec: HybridSpec, root: Path) -> dict[str, Any]:
     """Findings of one hybrid; the contours' manifests are read, never executed."""
+    # The manifest reader (and the artifact formats behind it) loads with the first hybrid
+    # checked: `assess` reads this module's rules on every run, most with no hybrid.
+    from gpudecide.artifacts.manifest import load_manifest
+
     manifests = {c.option: load_manifest(root / c.manifest) for c in spec.contours}
     findings: list[dict[str, Any]] = []
     findings += _same(
