@@ -23,8 +23,9 @@ from gpudecide.decision.model import StopFactor
 from gpudecide.decision.report import decision_section, move_out_text, shrink_text
 from gpudecide.i18n import speaking
 from gpudecide.jobs.rules import profile_rules
+from gpudecide.message import render
 from gpudecide.queue.rules import queue_rules, replay_rules
-from gpudecide.report.i18n import render_message, summary_of
+from gpudecide.report.i18n import summary_of
 from gpudecide.report.model import Section
 from tests.conftest import run_cli
 from tests.english import english_lines, english_runs, team_words
@@ -33,6 +34,12 @@ from tests.test_decision import audit_record, make_ws, record
 LANGS = ("ru", "kk")
 # What the synthetic records name: option ids, SLO names, hazard ids and paths (identifiers).
 IDS = ["own", "man", "loc", "hyb", "urgent", "normal", "unknown_format", "v.bin", "KZT"]
+
+
+def render_message(msg: Any, lang: str) -> str:
+    """A stored message as a reader of `lang` reads it."""
+    with speaking(lang):  # type: ignore[arg-type]
+        return render(msg)
 
 
 def _english(text: str) -> list[str]:

@@ -210,13 +210,15 @@ def test_pydantic_messages_are_pydantic_wording(data: dict[str, object]) -> None
 
 def test_a_pydantic_error_is_said_in_the_language() -> None:
     said = catalogue("errors", "ru")
-    line = _say(InputError("Input should be less than or equal to 1", path="slo.yaml"), "ru")
+    line = _say(
+        InputError("Input should be less than or equal to {le}", path="slo.yaml", le=1), "ru"
+    )
     assert line == f"{said['error']}: slo.yaml: " + said[
         "Input should be less than or equal to {le}"
     ].format(le="1")
     inner = _say(
         InputError(
-            "Value error, start equals end, so the window is empty: leave "
+            "start equals end, so the window is empty: leave "
             "time_of_day out to select every time of day"
         ),
         "ru",

@@ -356,27 +356,6 @@ def test_a_stored_message_renders_in_every_language() -> None:
     assert "25,4%" in kk and "жүктеме" in kk and "observed" not in kk
 
 
-def test_patterns_translate_text_without_a_message_id() -> None:
-    """English an analysis wrote is matched against the catalogue, numbers re-formatted;
-    of two matching patterns the one leaving no English wins; unknown text stays."""
-    from gpudecide.report.i18n import localize
-
-    line = "base kz-rented-2gpu: pool: 2 GPUs x 730 h x 1,150, billed whether used or not (C4)"
-    ru = localize(line, "ru", ("cost",))
-    assert ru == (
-        "базовый пул kz-rented-2gpu: пул: 2 GPU × 730 ч × 1\u00a0150, оплачивается независимо "
-        "от использования (C4)"
-    )
-    assert localize(line, "en", ("cost",)) == line
-    assert localize("Dala Bank team notes", "ru", ("cost",)) == "Dala Bank team notes"
-    parts = localize(
-        "billed per use, nothing to shrink; the time and manual steps come from the export test",
-        "kk",
-        ("cost",),
-    )
-    assert parts.count("; ") == 1 and "экспорт" in parts and "billed" not in parts
-
-
 def test_command_lines_follow_the_language(tmp_path: Path) -> None:
     """A command's human lines: the record's own in English, its stored messages in ru, with
     the plural form each count takes."""
@@ -454,19 +433,6 @@ def test_a_stale_record_says_why_in_russian(
     parser.feed(html)
     stale = [t for s, t in parser.texts if s == "cost" and "УСТАРЕЛО" in t]
     assert stale and not english_runs(stale[0], [])
-
-
-def test_a_bare_field_msgid_is_never_a_pattern() -> None:
-    """A catalogue entry that is only a field ("{text}") would match every sentence and
-    recurse forever through `localize`; it is no pattern (regression: RecursionError)."""
-    from gpudecide.report.i18n import _all_domains, localize
-
-    assert "{text}" in catalogue("drills", "ru")  # the entry that caused it is still there
-    for lang in TRANSLATED:
-        assert isinstance(localize("something nobody translated", lang, _all_domains(lang)), str)
-    assert localize("something nobody translated", "ru", ("drills",)) == (
-        "something nobody translated"
-    )
 
 
 def test_a_quoted_word_inside_a_path_leaves_the_path_whole() -> None:

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, cast
 
@@ -24,7 +26,6 @@ from gpudecide.errors import InputError, from_os_error
 from gpudecide.help_text import localize_help, shows_help
 from gpudecide.i18n import LANGUAGES, Language, set_language, speaking, translator
 from gpudecide.jsonio import check_finite
-from gpudecide.report.i18n import localize
 
 __all__ = [
     "CLICK_MESSAGES",
@@ -148,8 +149,35 @@ def print_written(path: Path | str, lang: Language | None = None) -> None:
 
 
 def _say_error(text: str, lang: Language) -> str:
-    """English error text in `lang` through the `errors` catalogue's patterns."""
-    return text if lang == "en" else localize(text, lang, ("errors",))
+    """An error text gpudecide did not make from a template, in `lang`: one of click's usage
+    errors (`CLICK_MESSAGES`, its values kept, a nested problem said too), else the errors
+    catalogue's entry for the whole text, else the text as written."""
+    if lang == "en":
+        return text
+    with speaking(lang):
+        for template, pattern in _click_patterns():
+            found = pattern.match(text)
+            if found:
+                values = {
+                    k: _say_error(v, lang) if k == "problem" else v
+                    for k, v in found.groupdict().items()
+                }
+                return _E(template).format(**values)
+        return _E(text)
+
+
+@lru_cache(maxsize=1)
+def _click_patterns() -> list[tuple[str, re.Pattern[str]]]:
+    """Click's messages as patterns, the longest first ("No such command X. Did you mean Y?"
+    before "No such command X.")."""
+    out = []
+    for template in sorted(CLICK_MESSAGES, key=len, reverse=True):
+        parts = re.split(r"\{(\w+)\}", template)
+        body = "".join(
+            re.escape(part) if i % 2 == 0 else f"(?P<{part}>.+?)" for i, part in enumerate(parts)
+        )
+        out.append((template, re.compile(body + r"\Z", re.DOTALL)))
+    return out
 
 
 def error_line(error: InputError, lang: Language) -> str:

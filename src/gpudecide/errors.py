@@ -9,10 +9,22 @@ from pathlib import Path
 from gpudecide.i18n import translator
 from gpudecide.redact import looks_like_credential
 
-__all__ = ["EXCERPT_CHARS", "InputError", "excerpt", "from_os_error"]
+__all__ = ["EXCERPT_CHARS", "InputError", "TemplateError", "excerpt", "from_os_error"]
 
 
 _E = translator("errors")
+
+
+class TemplateError(ValueError):
+    """A validator's refusal as a template of the errors catalogue and its values: pydantic
+    reports it as a value error, and `inputs.validate_model` turns it into the InputError
+    of the file, said in the reader's language (a plain ValueError would reach the reader in
+    English)."""
+
+    def __init__(self, template: str, **values: object) -> None:
+        self.template = template
+        self.values = values
+        super().__init__(_fill(template, values))
 
 
 class InputError(Exception):

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from gpudecide.errors import InputError, excerpt
+from gpudecide.errors import InputError, TemplateError, excerpt
 from gpudecide.fsutil import read_regular
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "load_yaml_model",
     "node_line",
     "parse_yaml",
+    "pydantic_template",
     "read_input_text",
     "validate_model",
     "yaml_root",
@@ -304,10 +305,39 @@ def validate_model(data: Any, root: yaml.Node | None, path: Path, model: type[M]
         first = exc.errors()[0]
         loc = tuple(first["loc"])
         field = ".".join(_shown_key(p) for p in loc) or None
-        message = first["msg"]
         if first["type"] == "extra_forbidden":
-            message = "unknown key (misspelt? see the template's comments)"
-        raise InputError(message, path=path, line=node_line(root, loc), field=field) from None
+            template, values = (
+                "unknown key (misspelt? see the template's comments)",
+                dict[str, Any](),
+            )
+        else:
+            template, values = pydantic_template(first)
+        raise InputError(
+            template, path=path, line=node_line(root, loc), field=field, **values
+        ) from None
+
+
+def pydantic_template(error: Any) -> tuple[str, dict[str, Any]]:
+    """A pydantic error as the template pydantic fills and its values (so the reader's
+    language gets the template, the values as they are); a custom validator's ValueError is
+    its own text; an error pydantic cannot name is its message as written."""
+    from pydantic_core import PydanticKnownError
+
+    ctx = dict(error.get("ctx") or {})
+    if error.get("type") == "value_error":
+        raised = ctx.get("error")
+        if isinstance(raised, TemplateError):
+            return raised.template, dict(raised.values)
+        return str(raised if raised is not None else error["msg"]), {}
+    try:
+        template = PydanticKnownError(error["type"], ctx or None).message_template
+        template.format(**ctx)
+    except (KeyError, TypeError, ValueError, IndexError):
+        return str(error["msg"]), {}
+    reserved = {"path", "line", "field", "hint"}
+    if reserved & set(ctx):
+        return str(error["msg"]), {}
+    return template, ctx
 
 
 def load_yaml_model(path: Path, model: type[M], limit: int = MAX_YAML_BYTES) -> M:

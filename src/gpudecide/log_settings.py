@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from gpudecide.errors import InputError
+from gpudecide.errors import InputError, TemplateError
 
 __all__ = [
     "DEFAULT_RULES",
@@ -45,7 +45,9 @@ def is_zone(tz: str) -> bool:
 
 def _zone_field(tz: str) -> str:
     if not is_zone(tz):
-        raise ValueError(f"unknown time zone {tz!r} (use an IANA name such as Asia/Almaty)")
+        raise TemplateError(
+            "unknown time zone {tz} (use an IANA name such as Asia/Almaty)", tz=repr(tz)
+        )
     return tz
 
 

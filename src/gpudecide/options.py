@@ -15,7 +15,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from gpudecide.errors import InputError, excerpt
+from gpudecide.errors import InputError, TemplateError, excerpt
 from gpudecide.inputs import in_workspace
 
 __all__ = [
@@ -46,7 +46,10 @@ def _iso_countries() -> frozenset[str]:
 
 def _country(value: str) -> str:
     if value not in _iso_countries():
-        raise ValueError(f"{value!r} is not an ISO 3166-1 alpha-2 country code (KZ, DE, US, ...)")
+        raise TemplateError(
+            "{value} is not an ISO 3166-1 alpha-2 country code (KZ, DE, US, ...)",
+            value=repr(value),
+        )
     return value
 
 

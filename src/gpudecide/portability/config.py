@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from gpudecide.errors import TemplateError
+
 __all__ = [
     "EVAL_SEQUENCES",
     "MAX_DATA_TOKENS",
@@ -120,9 +122,13 @@ class TrainConfig(BaseModel):
     def _heads_divide(self) -> TrainConfig:
         d = self.dims()
         if d.d_model % d.n_heads:
-            raise ValueError(f"d_model {d.d_model} is not a multiple of n_heads {d.n_heads}")
+            raise TemplateError(
+                "d_model {d_model} is not a multiple of n_heads {n_heads}",
+                d_model=d.d_model,
+                n_heads=d.n_heads,
+            )
         if any(not 1 <= k <= MAX_STEPS for k in self.checkpoint_steps):
-            raise ValueError(f"checkpoint steps are from 1 to {MAX_STEPS}")
+            raise TemplateError("checkpoint steps are from 1 to {MAX_STEPS}", MAX_STEPS=MAX_STEPS)
         logits = self.batch_size * d.seq_len * d.vocab_size
         if logits > MAX_LOGITS:
             raise ValueError(

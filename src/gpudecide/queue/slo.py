@@ -19,6 +19,7 @@ import pyarrow as pa
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from gpudecide.errors import TemplateError
 from gpudecide.inputs import load_yaml_model
 from gpudecide.jobs.classify import Kind
 from gpudecide.jobs.load import IanaZone
@@ -107,7 +108,7 @@ class TimeOfDay(_Strict):
         try:
             time.fromisoformat(value)
         except ValueError:
-            raise ValueError(f"{value!r} is not HH:MM") from None
+            raise TemplateError("{value} is not HH:MM", value=repr(value)) from None
         return value
 
     @model_validator(mode="after")
@@ -218,7 +219,9 @@ class SLOFile(_Strict):
     def _both(cls, value: dict[str, SLO]) -> dict[str, SLO]:
         missing = [k for k in ("normal", "urgent") if k not in value]
         if missing:
-            raise ValueError(f"missing SLO(s) {', '.join(missing)} (SPEC Q3 asks for both)")
+            raise TemplateError(
+                "missing SLO(s) {join} (SPEC Q3 asks for both)", join=", ".join(missing)
+            )
         return value
 
 
