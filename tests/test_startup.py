@@ -84,3 +84,63 @@ def test_the_check_sees_a_heavy_import() -> None:
     """The twin: the report's charts do load matplotlib, and the probe says so."""
     assert "matplotlib" in _loaded("import gpudecide.cli\nimport gpudecide.cost.charts")
     assert "duckdb" in _loaded("import gpudecide.jobs.sql")
+
+
+def _shape(node: object) -> object:
+    """A composed YAML node as data, lines and columns (what node_line reads)."""
+    import yaml
+
+    assert isinstance(node, yaml.Node)
+    mark = (node.tag, node.start_mark.line, node.start_mark.column)
+    if isinstance(node, yaml.ScalarNode):
+        return (*mark, node.value)
+    if isinstance(node, yaml.MappingNode):
+        return (*mark, [(_shape(k), _shape(v)) for k, v in node.value])
+    return (*mark, [_shape(v) for v in node.value])
+
+
+def test_yaml_read_through_libyaml_is_what_the_python_loader_reads() -> None:
+    """parse_yaml takes libyaml's scanner when it can (issue 25: the pure-Python scanner was
+    most of `check raci`); every YAML file the package ships reads the same through it as
+    through BoundedLoader: the same data, every node on the same line and column."""
+    import gpudecide
+    from gpudecide.inputs import BoundedLoader, parse_yaml
+
+    files = sorted(Path(gpudecide.__file__).parent.rglob("*.yaml"))
+    assert len(files) > 10
+    for path in files:
+        text = path.read_text(encoding="utf-8-sig")
+        loader = BoundedLoader(text)
+        try:
+            root = loader.get_single_node()
+            data = loader.construct_document(root) if root is not None else None
+        finally:
+            loader.dispose()
+        fast_data, fast_root = parse_yaml(text, path)
+        assert fast_data == data, path
+        assert (root is None) == (fast_root is None), path
+        if root is not None:
+            assert _shape(fast_root) == _shape(root), path
+
+
+def test_a_valid_yaml_file_is_read_by_libyaml(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The twin: with the Python loader out of reach, a valid file still reads (libyaml
+    read it), and a broken one still fails with the Python loader's message."""
+    import yaml
+
+    from gpudecide import inputs
+    from gpudecide.errors import InputError
+
+    if not yaml.__with_libyaml__:
+        pytest.skip("PyYAML without libyaml reads through BoundedLoader alone")
+    python_loader = inputs.BoundedLoader
+
+    def refuse(text: str) -> None:
+        raise AssertionError("the Python loader was used")
+
+    monkeypatch.setattr(inputs, "BoundedLoader", refuse)
+    data, _root = inputs.parse_yaml("a: 1\nb: [x, y]\n", "t.yaml")
+    assert data == {"a": 1, "b": ["x", "y"]}
+    monkeypatch.setattr(inputs, "BoundedLoader", python_loader)
+    with pytest.raises(InputError, match="mapping values are not allowed here"):
+        inputs.parse_yaml("a: b: c\n", "t.yaml")

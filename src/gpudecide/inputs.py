@@ -63,15 +63,13 @@ class _Problem(Exception):
         super().__init__(message)
 
 
-class BoundedLoader(yaml.SafeLoader):
-    """SafeLoader without anchors/aliases/merge keys, with depth, duplicate and number checks."""
+class _Bounds:
+    """The checks of the bounded loaders, on top of PyYAML's composer and constructor."""
 
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self._depth = 0
+    _depth = 0
 
     def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
-        event: Any = self.peek_event()  # type: ignore[no-untyped-call]
+        event: Any = self.peek_event()  # type: ignore[attr-defined]
         if isinstance(event, yaml.AliasEvent):
             raise _Problem("YAML aliases (*name) are not accepted in this file", event.start_mark)
         if getattr(event, "anchor", None):
@@ -82,7 +80,8 @@ class BoundedLoader(yaml.SafeLoader):
                 raise _Problem(
                     "nested deeper than {MAX_DEPTH} levels", event.start_mark, MAX_DEPTH=MAX_DEPTH
                 )
-            return super().compose_node(parent, index)
+            node: yaml.Node | None = super().compose_node(parent, index)  # type: ignore[misc]
+            return node
         finally:
             self._depth -= 1
 
@@ -91,7 +90,7 @@ class BoundedLoader(yaml.SafeLoader):
         for key_node, _value in node.value:
             if key_node.tag == _MERGE_TAG:
                 raise _Problem("YAML merge keys (<<) are not accepted", key_node.start_mark)
-            key = self.construct_object(key_node, deep=True)
+            key = self.construct_object(key_node, deep=True)  # type: ignore[attr-defined]
             try:
                 duplicate = key in seen
             except TypeError:
@@ -103,10 +102,11 @@ class BoundedLoader(yaml.SafeLoader):
                     excerpt=excerpt(key, 40),
                 )
             seen.add(key)
-        return super().construct_mapping(node, deep=deep)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)  # type: ignore[misc]
+        return mapping
 
     def construct_yaml_float(self, node: yaml.ScalarNode) -> float:
-        value = super().construct_yaml_float(node)
+        value: float = super().construct_yaml_float(node)  # type: ignore[misc]
         if not math.isfinite(value):
             raise _Problem("numbers must be finite (no .inf, .nan or overflow)", node.start_mark)
         return value
@@ -119,11 +119,45 @@ class BoundedLoader(yaml.SafeLoader):
                 node.start_mark,
                 MAX_INT_DIGITS=MAX_INT_DIGITS,
             )
-        return super().construct_yaml_int(node)
+        number: int = super().construct_yaml_int(node)  # type: ignore[misc]
+        return number
 
 
-BoundedLoader.add_constructor("tag:yaml.org,2002:float", BoundedLoader.construct_yaml_float)
-BoundedLoader.add_constructor("tag:yaml.org,2002:int", BoundedLoader.construct_yaml_int)
+class BoundedLoader(_Bounds, yaml.SafeLoader):
+    """SafeLoader without anchors/aliases/merge keys, with depth, duplicate and number checks."""
+
+
+# The same loader on libyaml's scanner and parser (C), with PyYAML's composer and
+# constructor in Python so that every check above runs as it does in BoundedLoader: the
+# pure-Python scanner took most of a command's time on a workspace's YAML files (issue 25).
+# Only a document it accepts is taken from it; any problem is reported by BoundedLoader,
+# so the messages are PyYAML's, word for word.
+_CParser: Any
+try:
+    from yaml.cyaml import CParser as _CParser  # type: ignore[attr-defined]
+except ImportError:  # PyYAML built without libyaml: BoundedLoader alone
+    _CParser = None
+_FastLoader: Any = None
+if _CParser is not None:
+
+    class _FastLoader(  # type: ignore[no-redef]
+        _Bounds,
+        yaml.composer.Composer,
+        _CParser,  # type: ignore[misc]
+        yaml.constructor.SafeConstructor,
+        yaml.resolver.Resolver,
+    ):
+        def __init__(self, stream: str) -> None:
+            _CParser.__init__(self, stream)
+            yaml.composer.Composer.__init__(self)
+            yaml.constructor.SafeConstructor.__init__(self)
+            yaml.resolver.Resolver.__init__(self)
+
+
+for _loader in (BoundedLoader, _FastLoader):
+    if _loader is not None:
+        _loader.add_constructor("tag:yaml.org,2002:float", _loader.construct_yaml_float)
+        _loader.add_constructor("tag:yaml.org,2002:int", _loader.construct_yaml_int)
 
 
 def read_input_text(path: Path, limit: int) -> str:
@@ -135,8 +169,25 @@ def read_input_text(path: Path, limit: int) -> str:
         raise InputError("not UTF-8 text", path=path) from None
 
 
+def _compose(loader_class: Any, text: str) -> tuple[Any, yaml.Node | None]:
+    loader = loader_class(text)
+    try:
+        root = loader.get_single_node()
+        data = loader.construct_document(root) if root is not None else None
+    finally:
+        loader.dispose()
+    return data, root
+
+
 def parse_yaml(text: str, path: str | Path) -> tuple[Any, yaml.Node | None]:
     """Parse YAML text with the bounded loader: (data, root node for line lookups)."""
+    # libyaml first (text PyYAML's reader would refuse goes to it directly); whatever it
+    # does not accept is parsed again by BoundedLoader, which says what is wrong.
+    if _FastLoader is not None and not yaml.reader.Reader.NON_PRINTABLE.search(text):
+        try:
+            return _compose(_FastLoader, text)
+        except (_Problem, yaml.YAMLError, RecursionError):
+            pass
     try:
         loader = BoundedLoader(text)
         try:
