@@ -144,3 +144,17 @@ def test_a_valid_yaml_file_is_read_by_libyaml(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(inputs, "BoundedLoader", python_loader)
     with pytest.raises(InputError, match="mapping values are not allowed here"):
         inputs.parse_yaml("a: b: c\n", "t.yaml")
+
+
+def test_the_country_codes_are_babels() -> None:
+    """options.ISO_COUNTRIES is written out so that no workspace load reads Babel's English
+    locale; it must stay the list Babel's CLDR gives (a Babel upgrade that changes it
+    fails here)."""
+    from babel import Locale
+
+    from gpudecide.options import ISO_COUNTRIES
+
+    codes = (str(t) for t in Locale("en").territories)
+    assert frozenset(t for t in codes if len(t) == 2 and t.isalpha() and t != "ZZ") == (
+        ISO_COUNTRIES
+    )

@@ -9,7 +9,6 @@ compares with the team's requirement and the report shows.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -19,6 +18,7 @@ from gpudecide.errors import InputError, TemplateError, excerpt
 from gpudecide.inputs import in_workspace
 
 __all__ = [
+    "ISO_COUNTRIES",
     "OPTION_ID_PATTERN",
     "ContourDecl",
     "CountryCode",
@@ -35,17 +35,35 @@ __all__ = [
 OptionKind = Literal["owned", "rented", "managed", "hybrid"]
 
 
-@lru_cache(maxsize=1)
-def _iso_countries() -> frozenset[str]:
-    """ISO 3166-1 alpha-2 codes (CLDR's territories, without its "unknown region" ZZ)."""
-    from babel import Locale
-
-    codes = (str(t) for t in Locale("en").territories)
-    return frozenset(t for t in codes if len(t) == 2 and t.isalpha() and t != "ZZ")
+# ISO 3166-1 alpha-2 codes as CLDR lists them (Babel's `Locale("en").territories`, without
+# its "unknown region" ZZ), written out: loading Babel's English locale to read them took
+# about 40 ms of every command that opens a workspace (issue 25). tests/test_startup.py
+# holds this list equal to Babel's.
+# fmt: off
+ISO_COUNTRIES = frozenset([
+    "AC", "AD", "AE", "AF", "AG", "AI", "AL", "AM", "AO", "AQ", "AR", "AS", "AT", "AU", "AW", "AX",
+    "AZ", "BA", "BB", "BD", "BE", "BF", "BG", "BH", "BI", "BJ", "BL", "BM", "BN", "BO", "BQ", "BR",
+    "BS", "BT", "BV", "BW", "BY", "BZ", "CA", "CC", "CD", "CF", "CG", "CH", "CI", "CK", "CL", "CM",
+    "CN", "CO", "CP", "CQ", "CR", "CU", "CV", "CW", "CX", "CY", "CZ", "DE", "DG", "DJ", "DK", "DM",
+    "DO", "DZ", "EA", "EC", "EE", "EG", "EH", "ER", "ES", "ET", "EU", "EZ", "FI", "FJ", "FK", "FM",
+    "FO", "FR", "GA", "GB", "GD", "GE", "GF", "GG", "GH", "GI", "GL", "GM", "GN", "GP", "GQ", "GR",
+    "GS", "GT", "GU", "GW", "GY", "HK", "HM", "HN", "HR", "HT", "HU", "IC", "ID", "IE", "IL", "IM",
+    "IN", "IO", "IQ", "IR", "IS", "IT", "JE", "JM", "JO", "JP", "KE", "KG", "KH", "KI", "KM", "KN",
+    "KP", "KR", "KW", "KY", "KZ", "LA", "LB", "LC", "LI", "LK", "LR", "LS", "LT", "LU", "LV", "LY",
+    "MA", "MC", "MD", "ME", "MF", "MG", "MH", "MK", "ML", "MM", "MN", "MO", "MP", "MQ", "MR", "MS",
+    "MT", "MU", "MV", "MW", "MX", "MY", "MZ", "NA", "NC", "NE", "NF", "NG", "NI", "NL", "NO", "NP",
+    "NR", "NU", "NZ", "OM", "PA", "PE", "PF", "PG", "PH", "PK", "PL", "PM", "PN", "PR", "PS", "PT",
+    "PW", "PY", "QA", "QO", "RE", "RO", "RS", "RU", "RW", "SA", "SB", "SC", "SD", "SE", "SG", "SH",
+    "SI", "SJ", "SK", "SL", "SM", "SN", "SO", "SR", "SS", "ST", "SV", "SX", "SY", "SZ", "TA", "TC",
+    "TD", "TF", "TG", "TH", "TJ", "TK", "TL", "TM", "TN", "TO", "TR", "TT", "TV", "TW", "TZ", "UA",
+    "UG", "UM", "UN", "US", "UY", "UZ", "VA", "VC", "VE", "VG", "VI", "VN", "VU", "WF", "WS", "XA",
+    "XB", "XK", "YE", "YT", "ZA", "ZM", "ZW",
+])
+# fmt: on
 
 
 def _country(value: str) -> str:
-    if value not in _iso_countries():
+    if value not in ISO_COUNTRIES:
         raise TemplateError(
             "{value} is not an ISO 3166-1 alpha-2 country code (KZ, DE, US, ...)",
             value=repr(value),

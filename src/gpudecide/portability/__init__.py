@@ -5,3 +5,7 @@ moves folders to and from an fsspec URL (local folder, s3://); `executors` run t
 steps in a fresh process, as Slurm jobs, or write a Kubernetes Job; `scenario` runs the
 five steps (train, export, delete, restore and resume, record) and builds the evidence.
 """
+
+# The plan's file name in a workspace, here so that the command's help can name it without
+# loading the plan's models (`gpudecide.portability.plan` takes it from here).
+PLAN_NAME = "export-test.yaml"

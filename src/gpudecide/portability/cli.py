@@ -31,7 +31,7 @@ from gpudecide.console import (
     print_written,
 )
 from gpudecide.i18n import translator
-from gpudecide.portability.plan import PLAN_NAME
+from gpudecide.portability import PLAN_NAME
 
 if TYPE_CHECKING:
     from gpudecide.portability.runs import K8sManifests, RecordedRun

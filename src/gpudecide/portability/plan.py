@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from gpudecide.inputs import load_yaml_model
 from gpudecide.options import OPTION_ID_PATTERN
+from gpudecide.portability import PLAN_NAME
 from gpudecide.portability.config import MAX_SEED, MAX_STEPS, MAX_THREADS, TrainConfig
 
 __all__ = [
@@ -30,7 +31,6 @@ __all__ = [
     "load_plan",
 ]
 
-PLAN_NAME = "export-test.yaml"
 Metric = Literal["loss", "eval_loss"]
 Layer = Literal["data", "training", "execution", "provenance"]
 _METRICS: tuple[Metric, ...] = ("loss", "eval_loss")
