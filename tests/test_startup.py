@@ -80,6 +80,16 @@ def test_init_loads_no_heavy_library(tmp_path: Path) -> None:
     assert (tmp_path / "ws" / "gpudecide.yaml").is_file()
 
 
+def test_the_shared_option_types_load_no_heavy_library() -> None:
+    """The options every log command shares (jobs.log_command, used by queue too), the
+    console's and the words modules import without a parser, a chart or a table engine."""
+    body = (
+        "import gpudecide.console, gpudecide.jobs.log_command, gpudecide.jobs.words, "
+        "gpudecide.jobs.columns, gpudecide.cost.words, gpudecide.queue.words"
+    )
+    assert _loaded(body) == []
+
+
 def test_the_check_sees_a_heavy_import() -> None:
     """The twin: the report's charts do load matplotlib, and the probe says so."""
     assert "matplotlib" in _loaded("import gpudecide.cli\nimport gpudecide.cost.charts")
