@@ -401,12 +401,18 @@ def _record_text(path: Path) -> str:
         ) from None
 
 
-def _check_input(p: Path, shown: str, cited: bool = False) -> tuple[Freshness, Message] | str:
+def _check_input(
+    p: Path, shown: str, cited: bool = False, read: dict[Path, Evidence] | None = None
+) -> tuple[Freshness, Message] | str:
     """An input's digest now (a cited record's identity), or (state, problem) when it is
-    gone or not a readable file."""
+    gone or not a readable file. A cited record read here is left in `read` for the caller
+    to check its own inputs without reading it again."""
     try:
         if cited:
-            return load(p, verify=True).identity_sha256()
+            record = load(p, verify=True)
+            if read is not None:
+                read[p] = record
+            return record.identity_sha256()
         return sha256_path(p)[0]
     except FileNotFoundError:
         return Freshness.MISSING_INPUT, message("report", "{path}: input is gone", path=shown)
@@ -455,14 +461,16 @@ def freshness(record: Evidence, root: Path, _depth: int = 0) -> tuple[Freshness,
         return Freshness.TAMPERED, [message("report", "the record was edited after it was written")]
     problems: list[Message] = []
     state = Freshness.FRESH
+    read: dict[Path, Evidence] = {}
     for ref in record.inputs:
         p = Path(ref.path)
         if not p.is_absolute():
             p = root / p
-        now = _check_input(p, ref.path, cited=ref.record_id is not None)
+        now = _check_input(p, ref.path, cited=ref.record_id is not None, read=read)
         if ref.record_id is not None and now == ref.sha256 and _depth < MAX_CITATION_DEPTH:
             # The cited record is the one computed from; it must still be true of its inputs.
-            inner, why = freshness(load(p), root, _depth + 1)
+            # It was read (and verified) just above: each file is read once per check.
+            inner, why = freshness(read.pop(p) if p in read else load(p), root, _depth + 1)
             if inner is not Freshness.FRESH:
                 now = (
                     Freshness.STALE,
