@@ -190,7 +190,9 @@ def _isolation(ctx: RuleContext, opt: OptionDecl) -> CoverageItem:
     row = _row(record, opt.id)
     if record is None or row is None or not row.get("answered", True):
         why = message("decision", "no isolation answers for this option")
-        return _item("isolation_evidenced", spec, "not_checked", why, command=command)
+        # The check ran: what is missing are the answers, in the file, not another run.
+        fill = command if record is None else "isolation.yaml options[].boundaries"
+        return _item("isolation_evidenced", spec, "not_checked", why, command=fill)
     if row.get("stopped"):
         why = message("decision", "a protection its threat model requires is missing")
         return _item("isolation_evidenced", spec, "failed", why, [record], command)
@@ -249,7 +251,8 @@ def _on_call(ctx: RuleContext, opt: OptionDecl) -> CoverageItem:
     row = _row(record, opt.id)
     if record is None or row is None or not row.get("answered", True):
         why = message("decision", "no RACI rows for this option")
-        return _item("on_call", spec, "not_checked", why, command=command)
+        fill = command if record is None else "raci.yaml activities[].assignments"
+        return _item("on_call", spec, "not_checked", why, command=fill)
     stops = {f.get("id") for f in row.get("findings", []) if f.get("stop")}
     if stops & {"no_on_call", "no_on_call_duty", "no_accountable", "no_node_replacement"}:
         why = message("decision", "an on-call duty has no accountable person of the team")
@@ -260,7 +263,8 @@ def _on_call(ctx: RuleContext, opt: OptionDecl) -> CoverageItem:
         }
         if on_call and on_call <= set(row.get("not_checked") or []):
             why = message("decision", "its on-call duties are not answered yet")
-            return _item("on_call", spec, "not_checked", why, [record], command)
+            fill = "raci.yaml activities[].assignments"
+            return _item("on_call", spec, "not_checked", why, [record], fill)
         why = message("decision", "no on-call activity names a person of the team")
         return _item("on_call", spec, "failed", why, [record], command)
     why = message("decision", "every on-call duty has an accountable person of the team")
