@@ -350,7 +350,7 @@ def test_decision_section_in_english_keeps_its_form(demo_workspace: Path) -> Non
             "ru",
             (
                 "решение: предварительно: впереди kz-local",
-                "устойчивость: устойчиво; неустановленные оценки могут сменить победителя",
+                "устойчивость: по весам критериев: устойчиво; неустановленные оценки могут сменить победителя",
                 "стоп-фактор managed-ft",
             ),
         ),
@@ -358,7 +358,7 @@ def test_decision_section_in_english_keeps_its_form(demo_workspace: Path) -> Non
             "kk",
             (
                 "шешім: алдын ала: kz-local алда",
-                "орнықтылық: орнықты; анықталмаған бағалар жеңімпазды ауыстыруы мүмкін",
+                "орнықтылық: критерийлер салмақтары бойынша: орнықты; анықталмаған бағалар жеңімпазды ауыстыруы мүмкін",
                 "тоқтату факторы managed-ft",
             ),
         ),
@@ -383,7 +383,7 @@ def test_assess_in_english_keeps_its_lines(demo_copy: Path) -> None:
     lines = run.stdout.splitlines()
     assert lines[0].startswith("decision: provisional: kz-local leads (")
     assert any(line.startswith("  stop managed-ft: export_hazard: ") for line in lines)
-    assert "robustness: robust; unsettled scores can change the winner" in lines
+    assert "robustness: to the weights: robust; unsettled scores can change the winner" in lines
     first_audit = "next: gpudecide audit EXPORT_DIR --option kz-local"
     assert any(line.startswith(first_audit) for line in lines)
 

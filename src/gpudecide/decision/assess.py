@@ -302,7 +302,7 @@ def _verdict(weights: robustness.Robustness, limits: Bounds) -> Message:
         return weights.verdict_message
     return message(
         "decision",
-        "{weights}; unsettled scores can change the winner",
+        "to the weights: {weights}; unsettled scores can change the winner",
         weights=weights.verdict_message,
     )
 
