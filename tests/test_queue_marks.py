@@ -23,10 +23,11 @@ from gpudecide.errors import InputError
 from gpudecide.i18n import speaking
 from gpudecide.jobs.cli import Loaded, LogCommand, workspace_logs
 from gpudecide.jobs.load import load_logs
+from gpudecide.jobs.log_command import marks_folders
 from gpudecide.queue import demo as queue_demo
 from gpudecide.queue.analysis import QueueOptions, analyse_queue, overview_of, queue_evidence
 from gpudecide.queue.figures import queue_figures, replay_figures
-from gpudecide.queue.marked import marks_folders, with_marks
+from gpudecide.queue.marked import with_marks
 from gpudecide.queue.runs import queue_runs, replay_run
 
 from .conftest import run_cli

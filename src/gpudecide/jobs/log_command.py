@@ -18,6 +18,7 @@ where logs are read, so that every command's `--help` and the option types stay 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EVENT_LISTS",
     "EXECUTORS",
+    "MARKS_FOLDER",
     "VENDOR_FORMATS",
     "EvidenceDirOpt",
     "FormatOpt",
@@ -54,6 +56,7 @@ __all__ = [
     "TzOpt",
     "check_platforms",
     "executor_of",
+    "marks_folders",
     "workspace_logs",
 ]
 
@@ -116,6 +119,28 @@ MarksOpt = Annotated[
         "marks/ folder when there is one.",
     ),
 ]
+
+
+# The workspace's folder of lifecycle marks, read when it exists and no --marks is given.
+MARKS_FOLDER = "marks"
+
+
+def marks_folders(given: Sequence[Path] | None, ws: Workspace | None) -> list[Path]:
+    """The marks to read: every `--marks` path (each must be there: the error names the
+    flag), else the workspace's `marks/` folder when it has one, else none."""
+    if given:
+        for path in given:
+            if not path.exists():
+                raise InputError(
+                    "no such file or directory",
+                    path=path,
+                    field="--marks",
+                    hint="give the folder the training scripts write marks to",
+                )
+        return list(given)
+    if ws is not None and (ws.root / MARKS_FOLDER).is_dir():
+        return [ws.root / MARKS_FOLDER]
+    return []
 
 
 # The platform each format of job log is printed by (an option's `contour.executor`); CSV

@@ -32,24 +32,19 @@ from gpudecide.jobs.log_command import (
     NamedLog,
     check_platforms,
     executor_of,
+    marks_folders,
 )
 from gpudecide.jobs.profile_figures import ProfileContour
 from gpudecide.marks.apply import MarkedJobs, mark_jobs
 from gpudecide.message import Message, message
-from gpudecide.workspace import Workspace
 
 __all__ = [
-    "MARKS_FOLDER",
     "ProfileRun",
     "check_weeks",
-    "marks_folders",
     "parse_until",
     "profile_logs",
     "run_profile",
 ]
-
-# The workspace's folder of lifecycle marks, read when it exists and no --marks is given.
-MARKS_FOLDER = "marks"
 
 
 @dataclass
@@ -103,24 +98,6 @@ def check_weeks(weeks: int | None) -> None:
             weeks=weeks,
             most=prof.MAX_WEEKS,
         )
-
-
-def marks_folders(given: list[Path] | None, ws: Workspace | None) -> list[Path]:
-    """The marks to read: every `--marks` path (each must be there), else the workspace's
-    `marks/` folder when it has one, else none."""
-    if given:
-        for path in given:
-            if not path.exists():
-                raise InputError(
-                    "no such file or directory",
-                    path=path,
-                    field="--marks",
-                    hint="give the folder the training scripts write marks to",
-                )
-        return list(given)
-    if ws is not None and (ws.root / MARKS_FOLDER).is_dir():
-        return [ws.root / MARKS_FOLDER]
-    return []
 
 
 def _options(

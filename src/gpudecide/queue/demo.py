@@ -16,9 +16,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from gpudecide.jobs.log_command import Loaded
+from gpudecide.jobs.log_command import MARKS_FOLDER, Loaded, marks_folders
 from gpudecide.queue import slo as slo_mod
-from gpudecide.queue.marked import MARKS_FOLDER, marks_folders
 from gpudecide.queue.runs import (
     QueueSettings,
     ReplaySettings,

@@ -29,15 +29,18 @@ from gpudecide.fsutil import require_regular_file
 from gpudecide.i18n import translator
 from gpudecide.inputs import node_line, yaml_root
 from gpudecide.jobs.load import FORMATS, LogFormat, LogSpec, detect_format, load_logs
-from gpudecide.jobs.log_command import Loaded, LogCommand
+from gpudecide.jobs.log_command import (
+    EVENT_LISTS,
+    VENDOR_FORMATS,
+    Loaded,
+    LogCommand,
+    executor_of,
+)
 from gpudecide.message import Message, message
 from gpudecide.options import require_known
 from gpudecide.queue.model import QueueContour
 
 __all__ = [
-    "EVENT_LISTS",
-    "EXECUTORS",
-    "VENDOR_FORMATS",
     "LogGroup",
     "contour_of",
     "load_group",
@@ -48,18 +51,6 @@ __all__ = [
 ]
 
 _ = translator("queue")
-
-# The platform each format of job log is printed by (ContourDecl.executor); CSV and JSON
-# Lines are the team's own exports, from anywhere.
-EXECUTORS: dict[str, str] = {
-    "sacct": "slurm",
-    "slurm-json": "slurm",
-    "kubernetes": "k8s",
-    "sagemaker": "vendor",
-    "openai": "vendor",
-}
-VENDOR_FORMATS = ("sagemaker", "openai")
-EVENT_LISTS = ("kubernetes-events", "openai-events")
 
 
 @dataclass(frozen=True)
@@ -231,18 +222,12 @@ def log_groups(command: LogCommand, option: str | None = None) -> list[LogGroup]
     return groups
 
 
-def _executor(group: LogGroup) -> str | None:
-    """The one platform every job log of the group is printed by (None: mixed or unknown)."""
-    found = {EXECUTORS.get(f) for f in group.formats if f not in EVENT_LISTS}
-    return found.pop() if len(found) == 1 else None
-
-
 def _check_platform(group: LogGroup, ws: workspace.Workspace | None) -> None:
     """A log of a known platform named for an option that declares another contour."""
     if group.option is None or ws is None:
         return
     decl = ws.option(group.option)
-    executor = _executor(group)
+    executor = executor_of(list(group.formats))
     if decl is None or executor is None:
         return
     declared = decl.contour.declared(decl.kind)
@@ -277,7 +262,7 @@ def load_group(command: LogCommand, group: LogGroup) -> Loaded:
 def contour_of(group: LogGroup, loaded: Loaded) -> QueueContour:
     """What the group's logs exercised: the scheduler (or vendor) that printed them and, for
     a Slurm log of one cluster, that cluster (sacct's Cluster)."""
-    executor = _executor(group)
+    executor = executor_of(list(group.formats))
     cluster = ""
     if executor == "slurm":
         sites = {s for s in loaded.log.attempts.column("site").to_pylist() if s}

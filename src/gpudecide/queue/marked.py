@@ -6,7 +6,7 @@ knows when preparation began, the first training step ran and each checkpoint wa
 (`--marks PATH`, repeatable), else the workspace's `marks/` folder when it has one, and join
 them to the jobs of the logs once they are read:
 
-    folders = marks_folders(given, ws)        checked before a log is read
+    folders = marks_folders(given, ws)        checked before a log is read (jobs.log_command)
     loads, report = with_marks(loads, folders)
 
 The marks of every log a command reads are joined together, in one join: a run of one
@@ -23,34 +23,11 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from gpudecide import workspace
-from gpudecide.errors import InputError
 from gpudecide.jobs.log_command import Loaded
 from gpudecide.marks.apply import mark_jobs
 from gpudecide.marks.join import JoinReport
 
-__all__ = ["MARKS_FOLDER", "marks_folders", "with_marks"]
-
-# The workspace's folder of lifecycle marks, read when it exists and no --marks is given.
-MARKS_FOLDER = "marks"
-
-
-def marks_folders(given: Sequence[Path] | None, ws: workspace.Workspace | None) -> list[Path]:
-    """The marks to read: every `--marks` path (each must be there: the error names the
-    flag), else the workspace's `marks/` folder when it has one, else none."""
-    if given:
-        for path in given:
-            if not path.exists():
-                raise InputError(
-                    "no such file or directory",
-                    path=path,
-                    field="--marks",
-                    hint="give the folder the training scripts write marks to",
-                )
-        return list(given)
-    if ws is not None and (ws.root / MARKS_FOLDER).is_dir():
-        return [ws.root / MARKS_FOLDER]
-    return []
+__all__ = ["with_marks"]
 
 
 def with_marks(

@@ -31,7 +31,7 @@ from gpudecide import workspace
 from gpudecide.errors import InputError
 from gpudecide.inputs import node_line, yaml_root
 from gpudecide.jobs.classify import ClassifyConfig
-from gpudecide.jobs.log_command import Loaded, LogCommand
+from gpudecide.jobs.log_command import Loaded, LogCommand, marks_folders
 from gpudecide.marks.join import JoinReport
 from gpudecide.message import Message, message
 from gpudecide.queue import slo as slo_mod
@@ -52,7 +52,7 @@ from gpudecide.queue.logs import (
     unnamed_vendor_note,
     workspace_file,
 )
-from gpudecide.queue.marked import marks_folders, with_marks
+from gpudecide.queue.marked import with_marks
 from gpudecide.queue.replay import POLICIES, Policy, PoolSizeError, parse_sizes
 from gpudecide.queue.slo import SLO, THRESHOLD_MAX_MINUTES, SLOFile
 from gpudecide.workspace import ReplayConfig
