@@ -12,11 +12,12 @@ built on `Figure`: `model_dump(mode="json")` is the JSON the record holds, field
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import ConfigDict, Field
 
 from gpudecide.evidence import Verdict
+from gpudecide.figure_model import FigureModel
 from gpudecide.governance import messages
 
 __all__ = ["Figure", "Finding", "Params", "RecordMessages", "finding", "verdict_of"]
@@ -24,21 +25,10 @@ __all__ = ["Figure", "Finding", "Params", "RecordMessages", "finding", "verdict_
 Params = dict[str, Any]
 
 
-class Figure(BaseModel):
+class Figure(FigureModel):
     """A part of a governance record's figures. A field named in `OMIT_NONE` is left out of
     the JSON while it is None (the record never held it then: a proof without a document, a
     scan without an option)."""
-
-    model_config = ConfigDict(extra="forbid")
-    OMIT_NONE: ClassVar[frozenset[str]] = frozenset()
-
-    @model_serializer(mode="wrap")
-    def _omit_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        out: dict[str, Any] = handler(self)
-        for key in self.OMIT_NONE:
-            if key in out and out[key] is None:
-                del out[key]
-        return out
 
 
 class Finding(Figure):

@@ -19,13 +19,10 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import (
     AfterValidator,
-    BaseModel,
-    ConfigDict,
-    SerializerFunctionWrapHandler,
-    model_serializer,
 )
 
 from gpudecide import evidence as ev
+from gpudecide.figure_model import FigureModel
 from gpudecide.marks.join import JoinReport
 from gpudecide.message import is_message
 
@@ -62,18 +59,9 @@ def _message(value: Mapping[str, Any]) -> Mapping[str, Any]:
 StoredMessage = Annotated[Mapping[str, Any], AfterValidator(_message)]
 
 
-class _Figures(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    # keys the profile writes only when they have a value (left out of the JSON while None)
-    OMIT_NONE: ClassVar[frozenset[str]] = frozenset()
-
-    @model_serializer(mode="wrap")
-    def _omit_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        out: dict[str, Any] = handler(self)
-        for key in self.OMIT_NONE:
-            if key in out and out[key] is None:
-                del out[key]
-        return out
+class _Figures(FigureModel):
+    """A part of a profile record's figures; the keys it writes only when they have a value
+    are each model's `OMIT_NONE`."""
 
 
 class ProfileContour(_Figures):

@@ -10,26 +10,17 @@ writes only sometimes (the peak window's size, an older record's messages) is na
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import Field
+
+from gpudecide.figure_model import FigureModel
 
 __all__ = ["Figure", "QueueContour", "RecordMessages"]
 
 
-class Figure(BaseModel):
+class Figure(FigureModel):
     """A part of a queue or replay record's figures."""
-
-    model_config = ConfigDict(extra="forbid")
-    OMIT_NONE: ClassVar[frozenset[str]] = frozenset()
-
-    @model_serializer(mode="wrap")
-    def _omit_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        out: dict[str, Any] = handler(self)
-        for key in self.OMIT_NONE:
-            if key in out and out[key] is None:
-                del out[key]
-        return out
 
 
 class RecordMessages(Figure):
