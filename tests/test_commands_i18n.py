@@ -169,7 +169,9 @@ def test_skipped_rows_are_named_in_the_language(demo_workspace: Path, tmp_path: 
 def test_audit_egress_line_in_the_language(tmp_path: Path) -> None:
     """The measured egress and migration window (E5, V1) of `audit --source`, in ru / kk;
     an absent throughput is "n/a" in the language, never Python's None."""
-    from gpudecide.artifacts.cli import _audit_lines
+    from gpudecide.artifacts.cli import _lines
+    from gpudecide.artifacts.figures import EgressWindow
+    from gpudecide.i18n import speaking
 
     egress = {
         "throughput_mb_s": 12.5,
@@ -178,15 +180,20 @@ def test_audit_egress_line_in_the_language(tmp_path: Path) -> None:
         "extrapolated_from": "export size (no run_size_gb in the plan)",
         "migration_window_hours": 1.165,
     }
-    f = {"units": [], "hazards": [], "retention": {"questions": []}, "egress": egress}
-    assert _audit_lines(f, "en") == [
+
+    def lines(lang: str, **change: object) -> list[str]:
+        window = EgressWindow.model_validate({**egress, **change})
+        with speaking(lang):  # type: ignore[arg-type]
+            return _lines([], [], window, [])
+
+    assert lines("en") == [
         "egress: 12.5 MB/s over 1,048,576 bytes; moving 52,428,800,000 bytes (export size (no "
         "run_size_gb in the plan)) takes 1.165 h"
     ]
-    (ru,) = _audit_lines(f, "ru")
+    (ru,) = lines("ru")
     assert ru.startswith("выгрузка: 12,5 МБ/с на 1\u00a0048\u00a0576 байт")
     assert "(размер экспорта (в плане нет run_size_gb)) займёт 1,165 ч" in ru
-    (kk,) = _audit_lines({**f, "egress": {**egress, "throughput_mb_s": None}}, "kk")
+    (kk,) = lines("kk", throughput_mb_s=None)
     assert kk.startswith("шығару: 1\u00a0048\u00a0576 байтта ж/ж МБ/с")
     assert english_lines(f"{ru}\n{kk}", tmp_path) == []
 

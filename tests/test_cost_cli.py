@@ -182,7 +182,7 @@ def test_report_section(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     run_cost(ws)
     # Only the cost record: the hand-made profile record lacks what the profile section shows.
     records = [r for r in ev.load_all(ws / "evidence") if r.kind == "cost"]
-    report = render.build(records, ws, SECTIONS, language="en")
+    report = render.build(records, ws, SECTIONS)
     html = render.to_html(report)
     section = html[html.index('data-kind="cost"') :]
     for title in (
@@ -198,10 +198,10 @@ def test_report_section(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     md = render.to_markdown(report)
     assert "Every component (C1-C3)" in md
     with speaking("ru"):
-        ru = render.to_html(render.build(records, ws, SECTIONS, language="ru"))
+        ru = render.to_html(render.build(records, ws, SECTIONS))
     assert "Стоимость: обычный, пиковый и пустой месяц" in ru
     with speaking("kk"):
-        kk = render.to_html(render.build(records, ws, SECTIONS, language="kk"))
+        kk = render.to_html(render.build(records, ws, SECTIONS))
     assert "Құны: қалыпты, ең жоғары жүктемелі және бос ай" in kk
 
 

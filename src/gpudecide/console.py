@@ -24,7 +24,14 @@ from gpudecide import evidence as ev
 from gpudecide import workspace
 from gpudecide.errors import InputError, from_os_error
 from gpudecide.help_text import localize_help, shows_help
-from gpudecide.i18n import LANGUAGES, Language, set_language, speaking, translator
+from gpudecide.i18n import (
+    LANGUAGES,
+    Language,
+    current_language,
+    set_language,
+    speaking,
+    translator,
+)
 from gpudecide.jsonio import check_finite
 
 __all__ = [
@@ -142,28 +149,25 @@ _ = translator("report")
 _E = translator("errors")
 
 
-def print_written(path: Path | str, lang: Language | None = None) -> None:
-    """The line a command ends with: where the evidence record it wrote went (`lang`:
-    transitional, the run's language is used)."""
-    out.print(_("evidence: {path}", lang).format(path=path), markup=False)
+def print_written(path: Path | str) -> None:
+    """The line a command ends with: where the evidence record it wrote went."""
+    out.print(_("evidence: {path}").format(path=path), markup=False)
 
 
-def _say_error(text: str, lang: Language) -> str:
-    """An error text gpudecide did not make from a template, in `lang`: one of click's usage
-    errors (`CLICK_MESSAGES`, its values kept, a nested problem said too), else the errors
-    catalogue's entry for the whole text, else the text as written."""
-    if lang == "en":
+def _say_error(text: str) -> str:
+    """An error text gpudecide did not make from a template, in the run's language: one of
+    click's usage errors (`CLICK_MESSAGES`, its values kept, a nested problem said too), else
+    the errors catalogue's entry for the whole text, else the text as written."""
+    if current_language() == "en":
         return text
-    with speaking(lang):
-        for template, pattern in _click_patterns():
-            found = pattern.match(text)
-            if found:
-                values = {
-                    k: _say_error(v, lang) if k == "problem" else v
-                    for k, v in found.groupdict().items()
-                }
-                return _E(template).format(**values)
-        return _E(text)
+    for template, pattern in _click_patterns():
+        found = pattern.match(text)
+        if found:
+            values = {
+                k: _say_error(v) if k == "problem" else v for k, v in found.groupdict().items()
+            }
+            return _E(template).format(**values)
+    return _E(text)
 
 
 @lru_cache(maxsize=1)
@@ -184,7 +188,7 @@ def error_line(error: InputError, lang: Language) -> str:
     """`error: ...` in the reader's language: the message, hint and field word through the
     `errors` catalogue's patterns; file names, lines and quoted values stay as written."""
     with speaking(lang):
-        return f"{_E('error')}: {error.one_line(lambda text: _say_error(text, lang))}"
+        return f"{_E('error')}: {error.one_line(_say_error)}"
 
 
 def fail(error: InputError, as_json: bool) -> NoReturn:
@@ -251,13 +255,13 @@ CLICK_MESSAGES = (
 )
 
 
-def _one_line_usage(exc: Any, lang: Language) -> str:
+def _one_line_usage(exc: Any) -> str:
     ctx = getattr(exc, "ctx", None)
     where = f"{ctx.command_path}: " if ctx is not None else ""
-    see = _E("see `{command} --help`", lang)
+    see = _E("see `{command} --help`")
     helper = f" ({see.format(command=ctx.command_path)})" if ctx is not None else ""
-    message = _say_error(exc.format_message(), lang)
-    return " ".join(f"{_E('error', lang)}: {where}{message}{helper}".split())
+    message = _say_error(exc.format_message())
+    return " ".join(f"{_E('error')}: {where}{message}{helper}".split())
 
 
 def run_app(app: typer.Typer) -> None:
@@ -275,15 +279,17 @@ def run_app(app: typer.Typer) -> None:
     try:
         code = command.main(standalone_mode=False)
     except UsageError as exc:
-        err.print(_one_line_usage(exc, argv_language(args)), markup=False)
+        with speaking(argv_language(args)):
+            err.print(_one_line_usage(exc), markup=False)
         sys.exit(2)
     except ClickException as exc:
-        lang = argv_language(args)
-        text = _say_error(getattr(exc, "format_message", exc.__str__)(), lang)
-        err.print(" ".join(f"{_E('error', lang)}: {text}".split()), markup=False)
+        with speaking(argv_language(args)):
+            text = _say_error(getattr(exc, "format_message", exc.__str__)())
+            err.print(" ".join(f"{_E('error')}: {text}".split()), markup=False)
         sys.exit(int(getattr(exc, "exit_code", 1)))
     except (typer.Abort, KeyboardInterrupt):
-        err.print(_E("interrupted", argv_language(args)))
+        with speaking(argv_language(args)):
+            err.print(_E("interrupted"))
         sys.exit(130)
     except OSError as exc:
         _exit_output_fault(exc)

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from typer._click.core import Command, Context
 from typer.core import TyperGroup
 
-from gpudecide.i18n import Language, translator
+from gpudecide.i18n import Language, speaking, translator
 from gpudecide.report.i18n import N_
 
 __all__ = ["commands", "help_texts", "localize_help", "shows_help"]
@@ -79,30 +79,31 @@ def localize_help(root: Command, lang: Language) -> None:
         return
     import typer.rich_utils as rich_utils
 
-    for name, msgid in _TYPER_WORDS.items():
-        setattr(rich_utils, name, _(msgid, lang))
-    if lang == "en":
-        return
-    for cmd in commands(root):
-        if cmd.help:
-            cmd.help = _(cmd.help, lang)
-        if cmd.short_help:
-            cmd.short_help = _(cmd.short_help, lang)
-        if cmd.epilog:
-            cmd.epilog = _(cmd.epilog, lang)
-        for param in cmd.params:
-            text = getattr(param, "help", None)
-            if text:
-                # Options and typer's arguments carry `help`; click's base class does not.
-                setattr(param, "help", _(text, lang))  # noqa: B010
-        _localize_usage_and_help_option(cmd, lang)
+    with speaking(lang):
+        for name, msgid in _TYPER_WORDS.items():
+            setattr(rich_utils, name, _(msgid))
+        if lang == "en":
+            return
+        for cmd in commands(root):
+            if cmd.help:
+                cmd.help = _(cmd.help)
+            if cmd.short_help:
+                cmd.short_help = _(cmd.short_help)
+            if cmd.epilog:
+                cmd.epilog = _(cmd.epilog)
+            for param in cmd.params:
+                text = getattr(param, "help", None)
+                if text:
+                    # Options and typer's arguments carry `help`; click's base class does not.
+                    setattr(param, "help", _(text))  # noqa: B010
+            _localize_usage_and_help_option(cmd)
 
 
-def _localize_usage_and_help_option(cmd: Command, lang: Language) -> None:
+def _localize_usage_and_help_option(cmd: Command) -> None:
     option = cmd.get_help_option(Context(cmd))
     if option is not None:
-        option.help = _(_HELP_OPTION, lang)
-    english, local = "Usage:", _(_USAGE, lang)
+        option.help = _(_HELP_OPTION)
+    english, local = "Usage:", _(_USAGE)
     plain_usage = cmd.get_usage
 
     def get_usage(ctx: Context) -> str:

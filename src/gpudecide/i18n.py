@@ -163,10 +163,8 @@ class Translator:
     def __init__(self, domain: str) -> None:
         self.domain = domain
 
-    # `lang`: transitional, for callers not yet reading the run's language; it goes once
-    # none passes it.
-    def __call__(self, msgid: str, lang: str | None = None) -> str:
-        lang = lang or _LANGUAGE.get()
+    def __call__(self, msgid: str) -> str:
+        lang = _LANGUAGE.get()
         if lang == "en":
             return msgid
         return catalogue_of(self.domain, lang).singular.get(msgid, msgid)

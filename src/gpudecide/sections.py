@@ -71,7 +71,6 @@ def build_report(
             SECTIONS,
             team=ws.config.team,
             decision=ws.config.decision,
-            language=lang,
             damaged=damaged,
             shown=shown,
             overview=decision_overview,

@@ -8,7 +8,7 @@ main typer app; the shared console helpers come from `gpudecide.console`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -37,7 +37,7 @@ from gpudecide.console import (
     print_written,
 )
 from gpudecide.errors import InputError
-from gpudecide.i18n import Language, speaking, translator
+from gpudecide.i18n import translator
 from gpudecide.message import render
 from gpudecide.report.i18n import notes_of, summary_of
 
@@ -386,28 +386,8 @@ def _emit_provenance(stated: ProvenanceRun, as_json: bool) -> None:
 # ---- audit --------------------------------------------------------------------------------
 
 
-def _audit_lines(f: AuditFigures | Mapping[str, Any], lang: Language | None = None) -> list[str]:
+def _audit_lines(f: AuditFigures) -> list[str]:
     """Checkpoints, hazards, egress and open A8 questions, one line each (A2, E5, A8)."""
-    from gpudecide.artifacts.figures import (
-        AuditFigures,
-        EgressWindow,
-        Hazard,
-        Question,
-        UnitFigures,
-    )
-
-    # transitional: callers outside artifacts still pass a language and the figures as a
-    # dict (tests/test_commands_i18n reads the lines in ru and kk); said in that language
-    if lang is not None:
-        with speaking(lang):
-            return _audit_lines(f)
-    if not isinstance(f, AuditFigures):
-        return _lines(
-            [UnitFigures.model_validate(u) for u in f["units"]],
-            [Hazard.model_validate(h) for h in f["hazards"]],
-            EgressWindow.model_validate(f["egress"]) if f.get("egress") else None,
-            [Question.model_validate(q) for q in f["retention"]["questions"]],
-        )
     return _lines(f.units, f.hazards, f.egress, f.retention.questions)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import date, datetime
 
 from gpudecide import fmt
-from gpudecide.i18n import current_language, translator
+from gpudecide.i18n import translator
 from gpudecide.jobs.profile_figures import ProfileRecordFigures, figures_of
 from gpudecide.jobs.words import (
     meaning_text,
@@ -199,14 +199,12 @@ def profile_section(section: Section) -> None:
 
 def _charts(section: Section, f: ProfileRecordFigures, kinds: list[str]) -> None:
     """Jobs per week, GPU-hours per day, GPUs in use."""
-    # The chart module takes the language as an argument.
-    lang = current_language()
     labels = [w.start[5:10] for w in f.weeks]
     by_kind = {k: [w.jobs_by_kind[k] for w in f.weeks] for k in kinds}
     section.charts.append(
         Chart(
             t("chart_jobs_week"),
-            charts.jobs_per_week(labels, by_kind, t("chart_jobs_week"), lang),
+            charts.jobs_per_week(labels, by_kind, t("chart_jobs_week")),
         )
     )
     series = f.series
@@ -214,7 +212,7 @@ def _charts(section: Section, f: ProfileRecordFigures, kinds: list[str]) -> None
     section.charts.append(
         Chart(
             t("chart_gpu_day"),
-            charts.gpu_hours_per_day(days, series.daily_gpu_hours, t("chart_gpu_day"), lang),
+            charts.gpu_hours_per_day(days, series.daily_gpu_hours, t("chart_gpu_day")),
         )
     )
     conc = series.concurrency
@@ -226,7 +224,6 @@ def _charts(section: Section, f: ProfileRecordFigures, kinds: list[str]) -> None
                 conc.gpus,
                 f.pool_gpus,
                 t("chart_concurrency"),
-                lang,
             ),
         )
     )

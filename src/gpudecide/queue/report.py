@@ -8,7 +8,7 @@ language; the records' summaries and notes are their stored messages.
 from __future__ import annotations
 
 from gpudecide.fmt import fmt, hours, not_available, pct
-from gpudecide.i18n import current_language, translator
+from gpudecide.i18n import translator
 from gpudecide.marks.join import FILLED_FIELDS
 from gpudecide.message import render
 from gpudecide.queue.analysis import PoolFigures, QueueFigures, ReplayFigures
@@ -110,21 +110,20 @@ def queue_section(section: Section) -> None:
 
 def _queue_charts(section: Section, f: QueueFigures) -> None:
     """Wait distribution against the SLOs, phases by kind, chains."""
-    lang = current_language()  # the charts' own words (report.charts) take it as an argument
     series = {s.name: s.waits_s for s in f.slo}
     if not any(series.values()):
         waits = [j.eligible_to_start_s for j in f.jobs if j.eligible_to_start_s is not None]
         series = {_("all jobs"): waits}
     thresholds = {s.name: s.threshold_minutes * 60 for s in f.slo}
     title = t("chart_wait_cdf")
-    section.charts.append(Chart(title, charts.wait_cdf(series, thresholds, title, lang)))
+    section.charts.append(Chart(title, charts.wait_cdf(series, thresholds, title)))
     if f.phases_by_kind:
         title = t("chart_phases")
-        section.charts.append(Chart(title, charts.phase_bars(f.phases_by_kind, title, lang)))
+        section.charts.append(Chart(title, charts.phase_bars(f.phases_by_kind, title)))
     finished = [c.model_dump(mode="json") for c in f.chains if c.timeline][:8]
     if finished:
         title = t("chart_chains")
-        section.charts.append(Chart(title, charts.chain_gantt(finished, title, lang)))
+        section.charts.append(Chart(title, charts.chain_gantt(finished, title)))
 
 
 def _unmeasured_table(section: Section, f: QueueFigures) -> None:
@@ -420,7 +419,7 @@ def replay_section(section: Section) -> None:
         title = t("chart_pool_curve")
         threshold = None if f.slo is None or f.slo.threshold_s is None else f.slo.threshold_s / 3600
         pools = [p.model_dump(mode="json") for p in f.pools]
-        svg = charts.pool_curve(pools, threshold, title, current_language())
+        svg = charts.pool_curve(pools, threshold, title)
         section.charts.append(Chart(title, svg))
     section.tables.append(
         Table(

@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt
 from babel.dates import format_date
 from matplotlib.figure import Figure
 
-from gpudecide.i18n import babel_locale, translator
+from gpudecide.i18n import babel_locale, current_language, translator
 from gpudecide.report.i18n import N_
 
 __all__ = [
@@ -76,9 +76,7 @@ def _attr(text: str) -> str:
     return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
 
 
-def jobs_per_week(
-    labels: Sequence[str], by_kind: Mapping[str, Sequence[int]], title: str, lang: str = "en"
-) -> str:
+def jobs_per_week(labels: Sequence[str], by_kind: Mapping[str, Sequence[int]], title: str) -> str:
     """Stacked bars: jobs started per week, one colour per kind."""
     fig, ax = plt.subplots(figsize=(7.5, 3.0))
     bottom = [0] * len(labels)
@@ -87,7 +85,7 @@ def jobs_per_week(
             continue
         ax.bar(labels, counts, bottom=bottom, label=kind, color=KIND_COLOURS.get(kind))
         bottom = [b + c for b, c in zip(bottom, counts, strict=True)]
-    ax.set_ylabel(_("jobs", lang))
+    ax.set_ylabel(_("jobs"))
     ax.set_title(title, loc="left")
     ax.legend(ncols=4, fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(0, -0.12))
     ax.tick_params(axis="x", labelrotation=30)
@@ -99,27 +97,23 @@ def _dates(values: Sequence[datetime]) -> Any:
     return mdates.date2num(list(values))  # type: ignore[no-untyped-call]
 
 
-def _date_axis(ax: Any, lang: str = "en") -> None:
-    if lang == "en":
-        ax.xaxis.set_major_formatter(mdates.DateFormatter("%d %b"))  # type: ignore[no-untyped-call]
-        return
+def _date_axis(ax: Any) -> None:
     # Day and month in the reader's language (Babel), not the C locale's English names.
+    locale = babel_locale(current_language())
     ax.xaxis.set_major_formatter(
         lambda v, _pos: str(
-            format_date(mdates.num2date(v).date(), "d MMM", locale=babel_locale(lang))  # type: ignore[no-untyped-call]
+            format_date(mdates.num2date(v).date(), "d MMM", locale=locale)  # type: ignore[no-untyped-call]
         )
     )
 
 
-def gpu_hours_per_day(
-    days: Sequence[datetime], hours: Sequence[float], title: str, lang: str = "en"
-) -> str:
+def gpu_hours_per_day(days: Sequence[datetime], hours: Sequence[float], title: str) -> str:
     """Bars: GPU-hours in use per day."""
     fig, ax = plt.subplots(figsize=(7.5, 2.6))
     ax.bar(_dates(days), list(hours), width=0.9, color="#1f77b4", align="edge")
-    ax.set_ylabel(_("GPU-hours", lang))
+    ax.set_ylabel(_("GPU-hours"))
     ax.set_title(title, loc="left")
-    _date_axis(ax, lang)
+    _date_axis(ax)
     return figure_svg(fig, title)
 
 
@@ -128,7 +122,6 @@ def concurrency(
     gpus: Sequence[int],
     pool_gpus: int | None,
     title: str,
-    lang: str = "en",
 ) -> str:
     """Step line: GPUs in use over time, with the pool size drawn when one is given."""
     fig, ax = plt.subplots(figsize=(7.5, 2.6))
@@ -136,15 +129,15 @@ def concurrency(
     if pool_gpus:
         ax.axhline(pool_gpus, color="#d62728", linestyle="--", linewidth=1)
         ax.annotate(
-            _("pool {gpus} GPUs", lang).format(gpus=pool_gpus),
+            _("pool {gpus} GPUs").format(gpus=pool_gpus),
             xy=(float(_dates(times[:1])[0]), pool_gpus),
             xytext=(2, 2),
             textcoords="offset points",
             color="#d62728",
         )
-    ax.set_ylabel(_("GPUs in use", lang))
+    ax.set_ylabel(_("GPUs in use"))
     ax.set_title(title, loc="left")
-    _date_axis(ax, lang)
+    _date_axis(ax)
     return figure_svg(fig, title)
 
 
@@ -160,7 +153,6 @@ def wait_cdf(
     series: Mapping[str, Sequence[float]],
     thresholds: Mapping[str, float],
     title: str,
-    lang: str = "en",
 ) -> str:
     """Empirical CDF of waits (hours) per SLO, each threshold drawn as a dashed line."""
     fig, ax = plt.subplots(figsize=(7.5, 3.0))
@@ -175,7 +167,7 @@ def wait_cdf(
         if name in thresholds:
             ax.axvline(thresholds[name] / 3600, color=colour, linestyle="--", linewidth=1)
             ax.annotate(
-                _("{name} threshold", lang).format(name=name),
+                _("{name} threshold").format(name=name),
                 xy=(thresholds[name] / 3600, 0.02),
                 xytext=(3, 0),
                 textcoords="offset points",
@@ -183,8 +175,8 @@ def wait_cdf(
                 fontsize=7,
                 rotation=90,
             )
-    ax.set_xlabel(_("wait (hours)", lang))
-    ax.set_ylabel(_("share of jobs", lang))
+    ax.set_xlabel(_("wait (hours)"))
+    ax.set_ylabel(_("share of jobs"))
     ax.set_ylim(0, 1.02)
     ax.set_title(title, loc="left")
     ax.legend(frameon=False, fontsize=8)
@@ -199,26 +191,24 @@ PHASE_NAMES = {
 }
 
 
-def phase_bars(
-    by_kind: Mapping[str, Mapping[str, float | None]], title: str, lang: str = "en"
-) -> str:
+def phase_bars(by_kind: Mapping[str, Mapping[str, float | None]], title: str) -> str:
     """Stacked horizontal bars: median hours of each phase per job kind."""
     kinds = list(by_kind)
     fig, ax = plt.subplots(figsize=(7.5, 0.5 + 0.35 * max(len(kinds), 1)))
     left = [0.0] * len(kinds)
     for phase, colour in PHASE_COLOURS.items():
         widths = [(by_kind[k].get(phase) or 0.0) / 3600 for k in kinds]
-        name = phase.replace("_", " ") if lang == "en" else _(PHASE_NAMES[phase], lang)
+        name = _(PHASE_NAMES[phase])
         ax.barh(kinds, widths, left=left, color=colour, label=name)
         left = [a + b for a, b in zip(left, widths, strict=True)]
-    ax.set_xlabel(_("median hours", lang))
+    ax.set_xlabel(_("median hours"))
     ax.set_title(title, loc="left")
     ax.invert_yaxis()
     ax.legend(ncols=4, fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(0, -0.25))
     return figure_svg(fig, title)
 
 
-def chain_gantt(chains: Sequence[Mapping[str, object]], title: str, lang: str = "en") -> str:
+def chain_gantt(chains: Sequence[Mapping[str, object]], title: str) -> str:
     """One row per job of each chain: waiting (light) then running (dark), by kind colour."""
     rows: list[tuple[str, datetime, datetime | None, datetime | None, str]] = []
     for chain in chains:
@@ -247,27 +237,25 @@ def chain_gantt(chains: Sequence[Mapping[str, object]], title: str, lang: str = 
             ax.barh(y, en - st, left=st, color=colour, height=0.6)
     ax.set_yticks(range(len(rows)), [r[0] for r in rows], fontsize=7)
     ax.invert_yaxis()
-    _date_axis(ax, lang)
+    _date_axis(ax)
     ax.set_title(title, loc="left")
     return figure_svg(fig, title)
 
 
-def pool_curve(
-    pools: Sequence[Mapping[str, object]], threshold_h: float | None, title: str, lang: str = "en"
-) -> str:
+def pool_curve(pools: Sequence[Mapping[str, object]], threshold_h: float | None, title: str) -> str:
     """p95 wait (hours) and utilisation against pool size."""
     sizes = [int(p["gpus"]) for p in pools]  # type: ignore[call-overload]
     p95 = [float(p["wait_p95_s"] or 0) / 3600 for p in pools]  # type: ignore[arg-type]
     util = [float(p["utilisation"] or 0) * 100 for p in pools]  # type: ignore[arg-type]
     fig, ax = plt.subplots(figsize=(7.5, 3.0))
-    ax.plot(sizes, p95, marker="o", color="#d62728", label=_("p95 wait (h)", lang))
+    ax.plot(sizes, p95, marker="o", color="#d62728", label=_("p95 wait (h)"))
     if threshold_h is not None:
         ax.axhline(threshold_h, color="#d62728", linestyle="--", linewidth=1)
-    ax.set_xlabel(_("pool size (GPUs)", lang))
-    ax.set_ylabel(_("p95 wait (hours)", lang), color="#d62728")
+    ax.set_xlabel(_("pool size (GPUs)"))
+    ax.set_ylabel(_("p95 wait (hours)"), color="#d62728")
     right = ax.twinx()
-    right.plot(sizes, util, marker="s", color="#1f77b4", label=_("utilisation (%)", lang))
-    right.set_ylabel(_("utilisation (%)", lang), color="#1f77b4")
+    right.plot(sizes, util, marker="s", color="#1f77b4", label=_("utilisation (%)"))
+    right.set_ylabel(_("utilisation (%)"), color="#1f77b4")
     right.set_ylim(0, 100)
     right.spines["right"].set_visible(True)
     ax.set_title(title, loc="left")

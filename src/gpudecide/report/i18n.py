@@ -4,7 +4,7 @@ One mechanism (`gpudecide.i18n`): the English text is the msgid, the translation
 `locale/<lang>/LC_MESSAGES/<domain>.po`, and `docs/glossary.md` fixes the domain terms the
 catalogues use. This module adds what the report needs on top of it:
 
-- `t(key, lang)`: the report frame's headings by key (the keys the renderer and the older
+- `t(key)`: the report frame's headings by key (the keys the renderer and the older
   section builders use), each key naming one English msgid of the "report" domain;
 - a record's summary and notes in the reader's language: every analysis stores them as
   messages (`figures["messages"]`, `gpudecide.message.record_texts`) beside the English; a
@@ -15,19 +15,12 @@ catalogues use. This module adds what the report needs on top of it:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from datetime import datetime
+from collections.abc import Iterable
 from typing import Any
 
 from gpudecide import evidence as ev
-from gpudecide.fmt import when
-from gpudecide.i18n import (
-    Language,
-    current_language,
-    is_language,
-    speaking,
-    translator,
-)
+from gpudecide.fmt import moment
+from gpudecide.i18n import Language, translator
 from gpudecide.message import is_message, render
 
 __all__ = [
@@ -51,7 +44,7 @@ def N_(msgid: str) -> str:
     return msgid
 
 
-# The report frame's headings by key (renderer and section builders call `t(key, lang)`).
+# The report frame's headings by key (renderer and section builders call `t(key)`).
 KEYS: dict[str, str] = {
     "report_title": N_("GPU decision report"),
     "generated": N_("Generated"),
@@ -99,80 +92,54 @@ VERDICTS: dict[str, str] = {
 }
 
 
-def t(key: str, lang: Language | None = None) -> str:
-    """A heading of the report frame in the report's language (English when missing).
+def t(key: str) -> str:
+    """A heading of the report frame in the reader's language (English when missing).
 
     An unknown key is shown as it is rather than breaking the report."""
-    lang = lang or current_language()
-    return _(KEYS.get(key, key), lang)
+    return _(KEYS.get(key, key))
 
 
-def tr(msgid: str, lang: str | None = None, domain: str = "report") -> str:
-    """`msgid` of `domain` in `lang` (the templates' translator)."""
-    lang = lang or current_language()
-    return translator(domain)(msgid, lang)
+def tr(msgid: str, domain: str = "report") -> str:
+    """`msgid` of `domain` in the reader's language (the templates' translator)."""
+    return translator(domain)(msgid)
 
 
-def verdict_label(verdict: str, lang: str | None = None) -> str:
+def verdict_label(verdict: str) -> str:
     """pass / warn / fail / info in the reader's language."""
-    lang = lang or current_language()
-    return _(VERDICTS.get(verdict, verdict), lang)
+    return _(VERDICTS.get(verdict, verdict))
 
 
-def summary_of(record: ev.Evidence, lang: str | None = None) -> str:
+def summary_of(record: ev.Evidence) -> str:
     """The record's summary in the reader's language: its stored message, else as written."""
     msgs = record.figures.get("messages") if isinstance(record.figures, dict) else None
     if isinstance(msgs, dict) and is_message(msgs.get("summary")):
-        return _rendered(msgs["summary"], lang)
+        return render(msgs["summary"])
     return record.summary
 
 
-def notes_of(record: ev.Evidence, lang: str | None = None) -> list[str]:
+def notes_of(record: ev.Evidence) -> list[str]:
     """The record's notes in the reader's language: its stored messages, else as written."""
     msgs = record.figures.get("messages") if isinstance(record.figures, dict) else None
     stored = msgs.get("notes") if isinstance(msgs, dict) else None
     if isinstance(stored, list) and len(stored) == len(record.notes):
         return [
-            _rendered(m, lang) if is_message(m) else str(n)
+            render(m) if is_message(m) else str(n)
             for m, n in zip(stored, record.notes, strict=True)
         ]
     return list(record.notes)
 
 
-def _rendered(msg: Mapping[str, Any], lang: str | None) -> str:
-    with speaking(lang if is_language(lang) else current_language()):  # type: ignore[arg-type]
-        return render(msg)
-
-
-def command_lines(record: ev.Evidence, lang: str | None = None) -> list[str]:
+def command_lines(record: ev.Evidence) -> list[str]:
     """What a command prints for people about the record it wrote: the summary, then each
-    note ("note: ..."), in `lang` (English: the record's own lines, unchanged)."""
-    lang = lang or current_language()
-    note = _("note: {text}", lang)
-    return [summary_of(record, lang), *(note.format(text=n) for n in notes_of(record, lang))]
+    note ("note: ..."), in the reader's language (English: the record's own lines)."""
+    note = _("note: {text}")
+    return [summary_of(record), *(note.format(text=n) for n in notes_of(record))]
 
 
-def moment(iso: str, lang: str | None = None) -> str:
-    """A UTC time of the record ("2026-06-04T08:12:00Z") in the reader's locale, UTC kept.
-
-    English keeps the ISO form; an unreadable value is shown as it is.
-    """
-    lang = lang or current_language()
-    if lang == "en" or not iso:
-        return iso
-    try:
-        parsed = datetime.fromisoformat(iso.replace("Z", "+00:00"))
-    except ValueError:
-        return iso
-    with speaking(lang if is_language(lang) else "en"):  # type: ignore[arg-type]
-        return f"{when(parsed)} UTC"
-
-
-def problems_of(problems: Iterable[object], lang: str | None = None) -> list[str]:
+def problems_of(problems: Iterable[object]) -> list[str]:
     """Why a record is not fresh, in the reader's language: each a stored message (paths
     as they are), or a text as written."""
-    with speaking(lang if is_language(lang) else current_language()):  # type: ignore[arg-type]
-        return [render(p) if is_message(p) else str(p) for p in problems]
+    return [render(p) if is_message(p) else str(p) for p in problems]
 
 
 def install(env: Any) -> None:

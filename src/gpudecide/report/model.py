@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 
 from gpudecide import evidence as ev
 from gpudecide.message import Message
-from gpudecide.report.i18n import Language
 
 __all__ = ["Chart", "Overview", "OverviewBuilder", "Section", "SectionBuilder", "Table"]
 
@@ -72,4 +71,4 @@ OverviewBuilder = Callable[[ev.Evidence], Overview]
 
 
 # Transitional: `(section, lang)` until every builder reads the run's language.
-SectionBuilder = Callable[[Section], None] | Callable[[Section, Language], None]
+SectionBuilder = Callable[[Section], None]

@@ -8,7 +8,6 @@ an air-gapped network.
 
 from __future__ import annotations
 
-import inspect
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -23,7 +22,7 @@ from pydantic import BaseModel, Field
 from gpudecide import __version__
 from gpudecide import evidence as ev
 from gpudecide.fsutil import atomic_write_set
-from gpudecide.i18n import speaking
+from gpudecide.i18n import current_language, speaking
 from gpudecide.jsonio import utc_iso
 from gpudecide.message import english, message
 from gpudecide.redact import redact
@@ -86,7 +85,6 @@ def build(
     *,
     team: str = "",
     decision: str = "",
-    language: Language = "en",
     now: datetime | None = None,
     damaged: Sequence[ev.Damaged] = (),
     shown: Sequence[ev.Evidence] | None = None,
@@ -94,7 +92,8 @@ def build(
     signature: SignatureShown | None = None,
 ) -> Report:
     """Sections for the records shown (default: the newest of every kind and option), each
-    with its freshness, and the first screen from the decision record (`overview`).
+    with its freshness, and the first screen from the decision record (`overview`), in the
+    reader's language (`gpudecide.i18n.speaking`).
 
     Kinds appear in the order of `builders`; kinds without a builder follow in record order.
     Records not shown (a newer one replaces them) and damaged files are listed apart.
@@ -118,18 +117,17 @@ def build(
             title=record.title,
             record=record,
             freshness=state.value,
-            freshness_label=t(state.value, language),
+            freshness_label=t(state.value),
             problems=problems,
             option=option,
         )
         builder = builders.get(kind)
         if builder is not None:
-            with speaking(language):
-                _fill(builder, section, language)
+            _fill(builder, section)
         sections.append(section)
     stamp = utc_iso(now or datetime.now(UTC)) or ""
     labels = {
-        k: t(k, language)
+        k: t(k)
         for k in (
             "report_title",
             "generated",
@@ -148,10 +146,10 @@ def build(
     return Report(
         overview=first,
         signature=signature,
-        title=t("report_title", language),
+        title=t("report_title"),
         team=redact(team),
         decision=redact(decision),
-        language=language,
+        language=current_language(),
         generated_at_utc=stamp,
         sections=sections,
         labels=labels,
@@ -160,15 +158,11 @@ def build(
     )
 
 
-def _fill(builder: SectionBuilder, section: Section, language: Language) -> None:
+def _fill(builder: SectionBuilder, section: Section) -> None:
     """Run a section builder; a record whose figures do not have the shape its analysis
     writes is shown as damaged, and the rest of the report still renders."""
     try:
-        # Transitional: a builder not yet reading the run's language takes it as an argument.
-        if len(inspect.signature(builder).parameters) > 1:
-            builder(section, language)  # type: ignore[call-arg]
-        else:
-            builder(section)  # type: ignore[call-arg]
+        builder(section)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         section.tables.clear()
         section.charts.clear()
@@ -205,12 +199,14 @@ _ENV.globals["is_number"] = is_number
 
 def to_html(report: Report) -> str:
     """The single self-contained HTML file."""
-    return _ENV.get_template("report.html.j2").render(r=report, version=__version__)
+    with speaking(report.language):
+        return _ENV.get_template("report.html.j2").render(r=report, version=__version__)
 
 
 def to_markdown(report: Report) -> str:
     """The same content as Markdown (charts left out; their numbers are in the tables)."""
-    return _ENV.get_template("report.md.j2").render(r=report, version=__version__)
+    with speaking(report.language):
+        return _ENV.get_template("report.md.j2").render(r=report, version=__version__)
 
 
 class JsonSection(BaseModel):
