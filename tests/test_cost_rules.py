@@ -15,8 +15,8 @@ from gpudecide.cost import analysis
 from gpudecide.cost.regimes import from_profile
 from gpudecide.cost.rules import SCALE_SCORES, cost_rules, peak_outcome
 from gpudecide.decision.context import RuleContext
-from gpudecide.decision.model import Suggestion
 from gpudecide.decision.rules import rules_for
+from gpudecide.findings import Suggestion
 from gpudecide.i18n import speaking
 from gpudecide.message import render
 from gpudecide.queue.rules import replay_rules

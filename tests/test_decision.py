@@ -19,8 +19,8 @@ from gpudecide import workspace
 from gpudecide.cli import app
 from gpudecide.decision import matrix, robustness
 from gpudecide.decision.assess import assess
-from gpudecide.decision.model import Suggestion
 from gpudecide.errors import InputError
+from gpudecide.findings import Suggestion
 from gpudecide.matrix_config import MatrixConfig
 
 OPTIONS = [

@@ -19,8 +19,8 @@ from gpudecide.decision import builtin_rules as b
 from gpudecide.decision import conditions, reversibility, robustness
 from gpudecide.decision.assess import assess
 from gpudecide.decision.context import RuleContext
-from gpudecide.decision.model import StopFactor
 from gpudecide.decision.report import decision_section, move_out_text, shrink_text
+from gpudecide.findings import StopFactor
 from gpudecide.i18n import speaking
 from gpudecide.jobs.rules import profile_rules
 from gpudecide.message import render

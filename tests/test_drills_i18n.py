@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from gpudecide import evidence as ev
-from gpudecide.decision.model import StopFactor, Suggestion
 from gpudecide.drills import cordon_rules, cordon_run, rules, telemetry
 from gpudecide.drills.cordon import decide
+from gpudecide.findings import StopFactor, Suggestion
 from gpudecide.i18n import Language, speaking
 from gpudecide.message import render
 

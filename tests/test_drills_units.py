@@ -17,13 +17,13 @@ from typer.testing import CliRunner
 
 from gpudecide import drills, workspace
 from gpudecide import evidence as ev
-from gpudecide.decision.model import StopFactor, Suggestion
 from gpudecide.drills import checkpoint_corrupt, disk_full, report, rules, runner, storage_revoked
 from gpudecide.drills.cli import register
 from gpudecide.drills.drill_figures import DrillFigures, figures_of
 from gpudecide.drills.faults import FaultUnsupported, SmallFilesystem
 from gpudecide.drills.journal import Journal, always
 from gpudecide.drills.runner import DrillContext
+from gpudecide.findings import StopFactor, Suggestion
 from gpudecide.i18n import speaking
 from gpudecide.jobs.load import load_logs
 from gpudecide.queue import restarts

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from gpudecide import evidence as ev
 from gpudecide import governance, workspace
-from gpudecide.decision.model import StopFactor, Suggestion
+from gpudecide.findings import StopFactor, Suggestion
 from gpudecide.governance import checks, demo, rules
 from gpudecide.governance.cli import check_app, register
 from gpudecide.governance.figures import FIGURES, ResidencyFigures, figures_of

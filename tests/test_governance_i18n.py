@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from gpudecide import evidence as ev
-from gpudecide.decision.model import StopFactor, Suggestion
+from gpudecide.findings import StopFactor, Suggestion
 from gpudecide.governance import controls, isolation, messages, rules
 from gpudecide.i18n import Language, speaking, translator
 from gpudecide.message import message, render

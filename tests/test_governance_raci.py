@@ -349,7 +349,7 @@ def test_unanswered_node_replacement_is_not_checked() -> None:
 
 def test_rules_give_no_score_to_an_unchecked_option_and_count_unchecked_rows() -> None:
     from gpudecide import evidence as ev
-    from gpudecide.decision.model import Suggestion
+    from gpudecide.findings import Suggestion
     from gpudecide.governance import rules
 
     def scores(data: dict[str, Any]) -> dict[str, int]:

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from gpudecide import evidence as ev
 from gpudecide import workspace
-from gpudecide.decision.model import StopFactor, Suggestion
+from gpudecide.findings import StopFactor, Suggestion
 from gpudecide.i18n import speaking
 from gpudecide.portability.cli import register
 from gpudecide.portability.executors import k8s_job, validate_k8s_job

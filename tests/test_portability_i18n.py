@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from gpudecide import evidence as ev
-from gpudecide.decision.model import StopFactor, Suggestion
+from gpudecide.findings import StopFactor, Suggestion
 from gpudecide.i18n import Language, speaking
 from gpudecide.message import render
 from gpudecide.portability import rules as prules

@@ -19,9 +19,9 @@ from __future__ import annotations
 from typing import cast
 
 from gpudecide import evidence as ev
-from gpudecide.decision.model import StopFactor, Suggestion
 from gpudecide.drills.drill_figures import GameDayRow, figures_of
 from gpudecide.drills.words import QUESTIONS, word_message
+from gpudecide.findings import StopFactor, Suggestion
 from gpudecide.message import Message, english, is_message, message
 
 __all__ = [

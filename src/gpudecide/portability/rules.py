@@ -17,7 +17,7 @@ message said in English.
 from __future__ import annotations
 
 from gpudecide import evidence as ev
-from gpudecide.decision.model import StopFactor, Suggestion
+from gpudecide.findings import StopFactor, Suggestion
 from gpudecide.message import Message, english, message
 from gpudecide.portability.figures import ExportTestFigures, figures_of
 from gpudecide.portability.texts import as_written, step_name
