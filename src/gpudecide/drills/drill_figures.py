@@ -20,7 +20,7 @@ from pydantic import Field
 from gpudecide import evidence as ev
 from gpudecide.drills.contour import Contour
 from gpudecide.drills.figures import Figure, RecordMessages
-from gpudecide.drills.lifecycle import JobLifecycle
+from gpudecide.marks.lifecycle import JobLifecycle
 from gpudecide.queue.restarts import RestartsFigures
 
 __all__ = [

@@ -23,7 +23,6 @@ from gpudecide.drills import (
     checkpoint_corrupt,
     disk_full,
     gpu_delay,
-    lifecycle,
     node_loss,
     runner,
     storage_revoked,
@@ -33,11 +32,12 @@ from gpudecide.drills.audit import writable_folder
 from gpudecide.drills.contour import ask_slurm
 from gpudecide.drills.journal import stopped_by_signals
 from gpudecide.drills.launch import drill_zygote
-from gpudecide.drills.names import DRILLS
+from gpudecide.drills.names import DRILLS, MARKS_FOLDER
 from gpudecide.drills.runner import DrillContext, DrillResult
 from gpudecide.errors import InputError
 from gpudecide.inputs import load_yaml, node_line, validate_model
 from gpudecide.jobs.log_command import workspace_logs
+from gpudecide.marks.lifecycle import lifecycles
 from gpudecide.options import require_known
 from gpudecide.queue.restarts import RestartsFigures, restarts_from_zero
 
@@ -237,12 +237,13 @@ def run_drills(
 
 
 def job_lifecycles(result: DrillResult) -> list[dict[str, Any]]:
-    """The drill's jobs as their own lifecycle marks tell it (`lifecycle.read`)."""
+    """The drill's jobs as their own lifecycle marks tell it (`marks.lifecycle`)."""
     stopped = {
         job: datetime.fromisoformat(at.replace("Z", "+00:00"))
         for job, at in result.stopped_at.items()
     }
-    found = lifecycle.read(result.journal.parent, stopped)
+    run_dir = result.journal.parent
+    found = lifecycles(run_dir / MARKS_FOLDER, f"{run_dir.name}-", stopped)
     return [j.model_dump(mode="json") for j in found]
 
 

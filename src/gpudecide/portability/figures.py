@@ -19,16 +19,15 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from gpudecide import evidence as ev
+from gpudecide.marks.lifecycle import JobLifecycle
 
 __all__ = [
     "AuditFigures",
-    "CheckpointMark",
     "ContourFigures",
     "CurvePoint",
     "EnvironmentBrief",
     "ExportTestFigures",
     "JobFigures",
-    "JobLifecycle",
     "ManifestFigures",
     "MetricRow",
     "ModelFigures",
@@ -175,34 +174,6 @@ class JobFigures(_Shape):
     sacct: dict[str, str] = Field(default_factory=dict)
     seconds: float
     host: str | None = None
-
-
-class CheckpointMark(_Shape):
-    """A checkpoint a job marked once it was complete on disk."""
-
-    step: int | None = None
-    at: str | None = None
-    path: str | None = None
-
-
-class JobLifecycle(_Shape):
-    """One job's lifecycle from the marks it wrote (`gpudecide.marks`), UTC: preparation
-    start, first training step, checkpoints, end; startup is preparation start to first
-    step, `since_checkpoint_seconds` the work after the last checkpoint (what a loss at the
-    end would cost). None: not marked."""
-
-    job: str
-    job_id: str
-    slurm_job_id: str | None = None
-    host: str | None = None
-    prep_start: str | None = None
-    first_step: str | None = None
-    first_step_number: int | None = None
-    checkpoints: list[CheckpointMark] = Field(default_factory=list)
-    end: str | None = None
-    end_status: str | None = None
-    startup_seconds: float | None = None
-    since_checkpoint_seconds: float | None = None
 
 
 class ContourFigures(_Shape):

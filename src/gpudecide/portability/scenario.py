@@ -39,6 +39,7 @@ from typing import Any, Literal
 
 from gpudecide import evidence as ev
 from gpudecide.fsutil import atomic_write_text, sha256_path
+from gpudecide.marks.lifecycle import JobLifecycle
 from gpudecide.message import Message, english, message, nmessage, record_texts
 from gpudecide.portability import checkpoint as ck
 from gpudecide.portability.executors import Executor, JobOutcome, last_lines
@@ -217,7 +218,7 @@ class RunState:
         self.plan_sha256 = ""
         self.manifest_lint: list[dict[str, Any]] = []
         self.manifest: dict[str, Any] | None = None
-        self.lifecycle: list[dict[str, Any]] = []
+        self.lifecycle: list[JobLifecycle] = []
 
     def read_marks(self) -> None:
         """The lifecycle the jobs marked (read before their folder goes)."""
