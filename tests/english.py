@@ -1,6 +1,6 @@
 """Finding English prose in text meant for Russian and Kazakh readers (issue 10).
 
-Shared by the report test (tests/test_i18n.py) and the commands' tests: `english_runs`
+Shared by the report test (tests/i18n/test_catalogues.py) and the commands' tests: `english_runs`
 names the English words of a text, leaving out identifiers and the team's own words;
 `VisibleText` collects a report's visible text per section; `team_words` lists what the
 report and the commands quote verbatim from a workspace.

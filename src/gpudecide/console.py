@@ -240,7 +240,7 @@ ClickException: type[Exception] = _CLICK_BASES["ClickException"]
 
 
 # Click's wording (typer's copy) of the usage errors a command line can have: patterns of
-# the errors catalogue (tests/test_error_i18n.py provokes each through the real script).
+# the errors catalogue (tests/i18n/test_errors.py provokes each through the real script).
 CLICK_MESSAGES = (
     "No such command {name}.",
     "No such command {name}. Did you mean {suggestion}?",

@@ -6,7 +6,7 @@ each text's translation from the `cli` catalogue in its place, with the few word
 click print themselves (panel titles, "Usage:", "[default: ...]"). The language is the one
 the commands speak (`console.argv_language`), read from the command line before click
 parses it because `--help` is answered during parsing. A text with no translation stays
-English; `tests/test_help_i18n.py` fails when one lacks it.
+English; `tests/i18n/test_help.py` fails when one lacks it.
 """
 
 from __future__ import annotations

@@ -262,7 +262,7 @@ def _shown_key(part: int | str) -> str:
 # pydantic's own wording of the problems YAML inputs most often have (its error types
 # missing, *_parsing, *_type, greater_than..., literal_error, value_error): the errors
 # catalogue holds them as patterns, so an error line says them in the reader's language
-# (tests/test_error_i18n.py checks each against pydantic and the catalogue).
+# (tests/i18n/test_errors.py checks each against pydantic and the catalogue).
 PYDANTIC_MESSAGES = (
     "Field required",
     "Input should be a valid number, unable to parse string as a number",

@@ -27,7 +27,7 @@ from gpudecide.message import render
 from tests.conftest import run_script as run_cli
 from tests.english import english_lines, english_runs
 
-FIX = Path(__file__).parent / "fixtures" / "telemetry"
+FIX = Path(__file__).parents[1] / "fixtures" / "telemetry"
 
 
 def render_message(msg: Any, lang: Language) -> str:

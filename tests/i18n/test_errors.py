@@ -20,9 +20,8 @@ from gpudecide.console import CLICK_MESSAGES, error_line
 from gpudecide.errors import InputError
 from gpudecide.i18n import catalogue, speaking
 from gpudecide.inputs import PYDANTIC_MESSAGES
-
-from .conftest import SACCT, run_cli
-from .english import english_runs
+from tests.conftest import SACCT, run_cli
+from tests.english import english_runs
 
 SRC = Path(gpudecide.__file__).parent
 TRANSLATED = ("ru", "kk")

@@ -11,9 +11,7 @@ import pytest
 
 from gpudecide.attest import signature_of
 from gpudecide.i18n import catalogue, catalogue_of, speaking, translator
-from tests.english import english_lines
-
-from .attest_fixtures import (
+from tests.attest_fixtures import (
     _fresh_run,  # noqa: F401 (autouse)
     add_record,
     ed25519_key,
@@ -21,7 +19,8 @@ from .attest_fixtures import (
     make_workspace,
     p256_key,
 )
-from .test_i18n import glossary
+from tests.english import english_lines
+from tests.i18n.test_catalogues import glossary
 
 TRANSLATED = ("ru", "kk")
 _HEX = re.compile(r"\b[0-9a-f]{64}\b")
@@ -129,8 +128,8 @@ def test_counts_take_the_right_plural_form() -> None:
 
 @pytest.mark.parametrize("lang", TRANSLATED)
 def test_attest_catalogue_follows_the_glossary(lang: str) -> None:
-    """The rule of tests/test_i18n.py (a msgid with a glossary term is translated with the
-    term's stem), applied to this domain."""
+    """The rule of tests/i18n/test_catalogues.py (a msgid with a glossary term is translated
+    with the term's stem), applied to this domain."""
     index = 1 if lang == "ru" else 2
     misses = []
     for row in glossary():

@@ -16,9 +16,8 @@ from gpudecide.cli import app
 from gpudecide.console import argv_language
 from gpudecide.help_text import commands, help_texts, localize_help, shows_help
 from gpudecide.i18n import catalogue
-
-from .conftest import run_cli
-from .english import english_lines, english_runs
+from tests.conftest import run_cli
+from tests.english import english_lines, english_runs
 
 TRANSLATED = ("ru", "kk")
 

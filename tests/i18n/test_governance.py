@@ -20,8 +20,7 @@ from gpudecide.i18n import Language, speaking, translator
 from gpudecide.message import message, render
 from tests.conftest import run_cli
 from tests.english import english_lines, english_runs
-
-from .test_governance_secrets import AWS_KEY
+from tests.test_governance_secrets import AWS_KEY
 
 # A phrase each command prints in Russian and in Kazakh on the demo workspace.
 PHRASES: dict[str, dict[str, str]] = {
