@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from typing import Any, Protocol
 
-# typer builds its commands from its own copy of click, not the click package.
-from typer._click.core import Command, Context
+from typer import Context
 from typer.core import TyperGroup
 
 from gpudecide.i18n import Language, speaking, translator
 from gpudecide.report.i18n import N_
 
-__all__ = ["commands", "help_texts", "localize_help", "shows_help"]
+__all__ = ["Command", "commands", "help_texts", "localize_help", "shows_help"]
 
 
 _ = translator("cli")
@@ -38,6 +38,21 @@ _TYPER_WORDS: dict[str, str] = {
 }
 _USAGE = N_("Usage:")
 _HELP_OPTION = N_("Show this message and exit.")
+
+
+class Command(Protocol):
+    """What this module reads and sets of a command of the tree. typer builds the tree from
+    its own copy of click (a private module), so the commands are described by what they
+    have, not by that class."""
+
+    help: str | None
+    short_help: str | None
+    epilog: str | None
+    params: list[Any]
+
+    def get_help_option(self, ctx: Any) -> Any: ...
+
+    def get_usage(self, ctx: Any) -> str: ...
 
 
 def commands(root: Command) -> Iterator[Command]:
@@ -100,7 +115,7 @@ def localize_help(root: Command, lang: Language) -> None:
 
 
 def _localize_usage_and_help_option(cmd: Command) -> None:
-    option = cmd.get_help_option(Context(cmd))
+    option = cmd.get_help_option(Context(cmd))  # type: ignore[arg-type]
     if option is not None:
         option.help = _(_HELP_OPTION)
     english, local = "Usage:", _(_USAGE)
