@@ -84,18 +84,13 @@ def test_no_module_takes_a_private_name_of_another(name: str) -> None:
     assert _taken(tree, ours) == []
 
 
-def test_the_commands_module_keeps_the_names_other_packages_import() -> None:
-    """queue, drills and the root demo import the shared log options, `LogCommand`,
-    `Loaded`, `workspace_logs` and the shared lines from `jobs.cli`: the same objects as
-    where they are declared."""
-    from gpudecide.jobs import cli, log_command, words
+def test_the_commands_module_declares_only_its_commands() -> None:
+    """`jobs.cli` is the profile's command line: its surface is the commands and `register`;
+    what other packages' commands share (the log options, `LogCommand`, `workspace_logs`)
+    is imported from `jobs.log_command`, where it is declared, not re-exported here."""
+    from gpudecide.jobs import cli
 
-    for name in ("EvidenceDirOpt", "FormatOpt", "Loaded", "LogCommand", "LogsArg"):
-        assert getattr(cli, name) is getattr(log_command, name)
-    for name in ("SacctFormatOpt", "SkipBadOpt", "TzOpt", "workspace_logs"):
-        assert getattr(cli, name) is getattr(log_command, name)
-    assert cli.reconciliation_text is words.reconciliation_text
-    assert cli.skipped_lines is words.skipped_lines
+    assert sorted(cli.__all__) == ["columns", "profile", "register"]
 
 
 def test_the_surface_checks_see_what_they_look_for() -> None:

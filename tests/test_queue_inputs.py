@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from gpudecide import workspace
 from gpudecide.errors import InputError
-from gpudecide.jobs.cli import LogCommand
+from gpudecide.jobs.log_command import LogCommand
 from gpudecide.queue import slo as slo_mod
 from gpudecide.queue.runs import replay_settings
 

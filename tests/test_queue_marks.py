@@ -21,9 +21,8 @@ from gpudecide import evidence as ev
 from gpudecide import workspace
 from gpudecide.errors import InputError
 from gpudecide.i18n import speaking
-from gpudecide.jobs.cli import Loaded, LogCommand, workspace_logs
 from gpudecide.jobs.load import load_logs
-from gpudecide.jobs.log_command import marks_folders
+from gpudecide.jobs.log_command import Loaded, LogCommand, marks_folders, workspace_logs
 from gpudecide.queue import demo as queue_demo
 from gpudecide.queue.analysis import QueueOptions, analyse_queue, overview_of, queue_evidence
 from gpudecide.queue.figures import queue_figures, replay_figures

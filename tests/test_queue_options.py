@@ -23,7 +23,7 @@ from gpudecide import workspace
 from gpudecide.decision.context import RuleContext
 from gpudecide.errors import InputError
 from gpudecide.findings import StopFactor, Suggestion
-from gpudecide.jobs.cli import LogCommand
+from gpudecide.jobs.log_command import LogCommand
 from gpudecide.matrix_config import MatrixConfig
 from gpudecide.queue.figures import queue_figures, replay_figures
 from gpudecide.queue.rules import queue_rules

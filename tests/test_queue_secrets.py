@@ -112,7 +112,7 @@ def test_a_credential_given_as_an_option_is_never_echoed(tmp_path: Path, secret:
     quoted in the error line, nor are --gpus, --policy and --window values."""
     from gpudecide import workspace
     from gpudecide.errors import InputError
-    from gpudecide.jobs.cli import LogCommand
+    from gpudecide.jobs.log_command import LogCommand
     from gpudecide.queue.runs import queue_runs, replay_run
 
     workspace.init(tmp_path / "ws")

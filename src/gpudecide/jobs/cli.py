@@ -31,7 +31,6 @@ from gpudecide.jobs.columns import CANONICAL_COLUMNS, COLUMN_DOCS, KINDS, STATES
 from gpudecide.jobs.log_command import (
     EvidenceDirOpt,
     FormatOpt,
-    Loaded,
     LogCommand,
     LogsArg,
     MarksOpt,
@@ -39,7 +38,6 @@ from gpudecide.jobs.log_command import (
     SacctFormatOpt,
     SkipBadOpt,
     TzOpt,
-    workspace_logs,
 )
 from gpudecide.jobs.words import (
     figure,
@@ -58,23 +56,7 @@ if TYPE_CHECKING:
     from gpudecide.jobs.profile_figures import ProfileFigures
     from gpudecide.jobs.profile_run import ProfileRun
 
-# The commands, and what other packages' commands import from here.
-__all__ = [
-    "EvidenceDirOpt",
-    "FormatOpt",
-    "Loaded",
-    "LogCommand",
-    "LogsArg",
-    "SacctFormatOpt",
-    "SkipBadOpt",
-    "TzOpt",
-    "columns",
-    "profile",
-    "reconciliation_text",
-    "register",
-    "skipped_lines",
-    "workspace_logs",
-]
+__all__ = ["columns", "profile", "register"]
 
 _ = translator("jobs")
 _n = _.n
