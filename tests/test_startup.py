@@ -35,10 +35,11 @@ with contextlib.redirect_stdout(io.StringIO()):
 """
 
 
-def _loaded(body: str, cwd: Path | None = None) -> list[str]:
-    """The heavy libraries in `sys.modules` after `body` ran in a fresh interpreter."""
+def _loaded(body: str, cwd: Path | None = None, watched: tuple[str, ...] = HEAVY) -> list[str]:
+    """The `watched` modules (the heavy libraries) in `sys.modules` after `body` ran in a
+    fresh interpreter."""
     done = subprocess.run(
-        [sys.executable, "-c", _PROBE.format(body=body, heavy=HEAVY)],
+        [sys.executable, "-c", _PROBE.format(body=body, heavy=watched)],
         capture_output=True,
         text=True,
         cwd=cwd,
@@ -88,6 +89,35 @@ def test_the_shared_option_types_load_no_heavy_library() -> None:
         "gpudecide.jobs.columns, gpudecide.cost.words, gpudecide.queue.words"
     )
     assert _loaded(body) == []
+
+
+# pydantic's model machinery (pydantic.main and the schema builder behind it): loaded by
+# the first model a module declares, about 80 ms on this machine; `import pydantic` alone
+# (the floor of benchmarks/startup.py) does not load it.
+MODELS = ("pydantic.main", "pydantic._internal._model_construction")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "import gpudecide.cli",
+        _CLI.format(args=["--help"]),
+        _CLI.format(args=["--lang", "kk", "--help"]),
+    ],
+    ids=["import", "--help", "--lang kk --help"],
+)
+def test_the_command_line_declares_no_model_until_a_command_runs(body: str, tmp_path: Path) -> None:
+    """Outside a workspace, the command line and its root help page declare no pydantic
+    model: the evidence, workspace and settings models load when a command opens its
+    workspace or writes a record. (A command's own help page loads pydantic through typer,
+    which converts parameter values with pydantic's TypeAdapter.)"""
+    assert _loaded(body, cwd=tmp_path, watched=MODELS) == []
+
+
+def test_the_model_check_sees_a_model() -> None:
+    """The twin: the evidence module declares models, and the probe says so."""
+    body = "import gpudecide.cli\nimport gpudecide.evidence"
+    assert _loaded(body, watched=MODELS) == sorted(MODELS)
 
 
 def test_the_check_sees_a_heavy_import() -> None:

@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from gpudecide import __version__, workspace
-from gpudecide import evidence as ev
+from gpudecide import __version__
 from gpudecide.artifacts.cli import register as register_artifacts
 from gpudecide.attest.cli import register as register_attest
 from gpudecide.console import (
@@ -93,6 +92,9 @@ def _root(
 ) -> None:
     """gpudecide: evidence for the GPU decision."""
     choose_language(lang)
+    # The evidence models load with the first command that runs, not for `--help`.
+    from gpudecide import evidence as ev
+
     with guard(False):
         ev.set_author(author)
 
@@ -113,6 +115,7 @@ def init(
 ) -> None:
     """Create a commented template workspace (gpudecide.yaml, logs/, evidence/, report/)."""
     with guard(as_json):
+        from gpudecide import workspace
         from gpudecide.scaffold import parse_option
 
         specs = [parse_option(text) for text in option or []]
@@ -194,6 +197,8 @@ def demo(
         ws = demo_mod.create(out_dir, force=force)
         result = demo_mod.run(ws)
         paths = _build_report(ws, language=language(ws))
+    from gpudecide import evidence as ev
+
     records = [ev.load(p) for p in result.evidence]
     if as_json:
         emit_json(

@@ -14,14 +14,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, cast
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, cast
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from gpudecide import evidence as ev
-from gpudecide import workspace
 from gpudecide.errors import InputError, from_os_error
 from gpudecide.help_text import localize_help, shows_help
 from gpudecide.i18n import (
@@ -33,6 +31,9 @@ from gpudecide.i18n import (
     translator,
 )
 from gpudecide.jsonio import check_finite
+
+if TYPE_CHECKING:
+    from gpudecide.workspace import Workspace
 
 __all__ = [
     "CLICK_MESSAGES",
@@ -113,7 +114,7 @@ def choose_language(lang: str | None) -> None:
     set_language(_chosen or "en")
 
 
-def language(ws: workspace.Workspace | None = None) -> Language:
+def language(ws: Workspace | None = None) -> Language:
     """The language people read a command's output in: `--lang`, else $GPUDECIDE_LANG, else
     the workspace's `report.language`, else English; the run speaks it from now on."""
     lang: Language = _chosen or "en"
@@ -331,8 +332,13 @@ def progress(enabled: bool) -> Iterator[Progress | None]:
         yield bar
 
 
-def open_workspace(path: Path | None, required: bool) -> workspace.Workspace | None:
+def open_workspace(path: Path | None, required: bool) -> Workspace | None:
     """The workspace at `path`, else the one found from the current folder up."""
+    # The workspace and evidence models load here, when a command opens its workspace,
+    # not with the command line (`--help` outside a workspace never needs them).
+    from gpudecide import evidence as ev
+    from gpudecide import workspace
+
     root = path if path is not None else workspace.find_root(Path.cwd())
     if root is None:
         if required:

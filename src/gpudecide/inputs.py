@@ -16,13 +16,18 @@ import math
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from gpudecide.errors import InputError, TemplateError, excerpt
 from gpudecide.fsutil import read_regular
+
+if TYPE_CHECKING:
+    # For annotations only: BaseModel loads pydantic's model machinery, which reading this
+    # module does not need (the command line's --help imports it).
+    from pydantic import BaseModel
 
 __all__ = [
     "MAX_DEPTH",
@@ -43,7 +48,7 @@ __all__ = [
 ]
 
 
-M = TypeVar("M", bound=BaseModel)
+M = TypeVar("M", bound="BaseModel")
 
 MAX_YAML_BYTES = 8 << 20
 MAX_DEPTH = 64

@@ -9,7 +9,6 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from gpudecide import evidence as ev
 from gpudecide import fmt
 from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, guard, open_workspace, out
 from gpudecide.i18n import translator
@@ -44,6 +43,7 @@ def evidence_cmd(
     mixed with the current ones, and deleted with --prune. A damaged record is listed with
     its reason and the rest are still checked.
     """
+    from gpudecide import evidence as ev
     from gpudecide import ledger
 
     with guard(as_json):

@@ -9,7 +9,7 @@ it is checked, not when the workspace is read.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -18,20 +18,13 @@ from gpudecide.errors import InputError, TemplateError
 
 __all__ = [
     "DEFAULT_RULES",
-    "FORMATS",
     "ClassifyConfig",
     "IanaZone",
     "Kind",
     "KindRule",
-    "LogFormat",
     "is_zone",
     "validate_rules",
 ]
-
-LogFormat = Literal[
-    "auto", "sacct", "slurm-json", "csv", "jsonl", "kubernetes", "sagemaker", "openai"
-]
-FORMATS: tuple[str, ...] = get_args(LogFormat)
 
 
 def is_zone(tz: str) -> bool:

@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from gpudecide import workspace
 from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, guard, open_workspace, out
 from gpudecide.i18n import translator
 
@@ -33,6 +32,7 @@ def add(
     """Add an option: its entry in gpudecide.yaml and costs.yaml, its isolation answers and
     its RACI rows, each from the template's example of its kind."""
     with guard(as_json):
+        from gpudecide import workspace
         from gpudecide.scaffold import add_option, parse_option
 
         ws = open_workspace(workspace_dir, required=True)

@@ -23,7 +23,8 @@ from gpudecide.errors import InputError
 from gpudecide.evidence import AuthorName
 from gpudecide.fsutil import atomic_write_text, open_regular
 from gpudecide.inputs import load_yaml_model
-from gpudecide.log_settings import ClassifyConfig, IanaZone, LogFormat, validate_rules
+from gpudecide.log_formats import LogFormat
+from gpudecide.log_settings import ClassifyConfig, IanaZone, validate_rules
 from gpudecide.matrix_config import MatrixConfig
 from gpudecide.matrix_config import validate as validate_matrix
 from gpudecide.options import OptionDecl, check_unique, require_known

@@ -22,12 +22,12 @@ from gpudecide.fmt import moment
 from gpudecide.i18n import translator
 from gpudecide.message import render
 from gpudecide.report.signature import AUTHOR_FROM, DEFAULT_VALID_DAYS
-from gpudecide.workspace import Workspace
 
 if TYPE_CHECKING:
     from securesystemslib.signer import CryptoSigner
 
     from gpudecide.attest.archive import Problem, SignRun, Verification
+    from gpudecide.workspace import Workspace
 
 __all__ = ["register", "sign_cmd", "verify_cmd"]
 

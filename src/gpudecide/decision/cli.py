@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from gpudecide import evidence as ev
 from gpudecide.console import (
     JsonOpt,
     WorkspaceOpt,
@@ -129,6 +128,7 @@ def check_hybrid(
 ) -> None:
     """Hybrid contours: one container, checkpoint format, manifest schema and evaluation
     contract, and a stated boundary (H1-H3). Exit 1 when there are findings."""
+    from gpudecide import evidence as ev
     from gpudecide.decision import hybrid
 
     with guard(as_json):

@@ -34,10 +34,10 @@ from gpudecide.console import (
 from gpudecide.governance import messages
 from gpudecide.i18n import N_, translator
 from gpudecide.report.i18n import notes_of, summary_of
-from gpudecide.workspace import Workspace
 
 if TYPE_CHECKING:
     from gpudecide.governance.checks import CheckRun
+    from gpudecide.workspace import Workspace
 
 __all__ = [
     "EXTRA_LABELS",

@@ -21,7 +21,8 @@ from gpudecide.jobs.sacct import BadRow, ParseResult, read_sacct
 from gpudecide.jobs.schema import ATTEMPTS_SCHEMA
 from gpudecide.jobs.tabular import read_tabular
 from gpudecide.jsonio import read_json
-from gpudecide.log_settings import FORMATS, IanaZone, LogFormat, is_zone
+from gpudecide.log_formats import FORMATS, LogFormat
+from gpudecide.log_settings import IanaZone, is_zone
 from gpudecide.message import Message, english
 
 __all__ = [

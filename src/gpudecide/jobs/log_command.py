@@ -25,18 +25,18 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from gpudecide import evidence as ev
-from gpudecide import workspace
 from gpudecide.console import open_workspace, progress
 from gpudecide.errors import InputError, excerpt
 from gpudecide.i18n import translator
 from gpudecide.inputs import node_line, yaml_root
-from gpudecide.log_settings import FORMATS, LogFormat
-from gpudecide.options import require_known
-from gpudecide.workspace import LogSource, Workspace
+from gpudecide.log_formats import FORMATS, LogFormat
 
 if TYPE_CHECKING:
+    # The evidence and workspace models load where a log is read or a record written, not
+    # with the options (every command's --help imports this module).
+    from gpudecide import evidence as ev
     from gpudecide.jobs.load import JobLog, LogSpec
+    from gpudecide.workspace import LogSource, Workspace
 
 __all__ = [
     "EVENT_LISTS",
@@ -174,9 +174,7 @@ def executor_of(formats: list[str]) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
-def check_platforms(
-    named: list[NamedLog], formats: dict[str, str], ws: workspace.Workspace | None
-) -> None:
+def check_platforms(named: list[NamedLog], formats: dict[str, str], ws: Workspace | None) -> None:
     """A log of a known platform named for an option that declares another (a SageMaker
     log is no Slurm pool's job log); checked once the logs' formats are known."""
     if ws is None:
@@ -189,10 +187,12 @@ def check_platforms(
             continue
         declared = decl.contour.declared(decl.kind)
         if declared is not None and declared != executor:
+            from gpudecide.workspace import CONFIG_NAME
+
             raise InputError(
                 "a {format} log comes from {executor}, and option {option} runs on {declared} "
                 "(options[].contour)",
-                path=ws.root / workspace.CONFIG_NAME if log.option_field != "--option" else None,
+                path=ws.root / CONFIG_NAME if log.option_field != "--option" else None,
                 field=log.option_field,
                 hint="name the option whose platform the log comes from",
                 format=fmt,
@@ -208,13 +208,15 @@ class Loaded:
 
     log: JobLog
     paths: list[Path]
-    ws: workspace.Workspace | None
+    ws: Workspace | None
     evidence_dir: Path | None
 
     def write(self, record: ev.Evidence) -> Path | None:
         """Write the record to the evidence folder (nowhere when there is none)."""
         if self.evidence_dir is None:
             return None
+        from gpudecide import evidence as ev
+
         root = self.ws.root if self.ws else None
         record.inputs = [ev.input_ref(p, root) for p in self.paths] + record.inputs
         return ev.write(record, self.evidence_dir)
@@ -236,10 +238,10 @@ class LogCommand:
     evidence_dir: Path | None = None
     workspace_dir: Path | None = None
     as_json: bool = False
-    _ws: workspace.Workspace | None = field(default=None, init=False, repr=False)
+    _ws: Workspace | None = field(default=None, init=False, repr=False)
     _ws_opened: bool = field(default=False, init=False, repr=False)
 
-    def workspace(self) -> workspace.Workspace | None:
+    def workspace(self) -> Workspace | None:
         """The workspace given with --workspace or found from here up (None outside one)."""
         if not self._ws_opened:
             self._ws = open_workspace(self.workspace_dir, required=False)
@@ -265,6 +267,8 @@ class LogCommand:
                     field="--option",
                     hint="run inside the workspace, or pass --workspace DIR",
                 )
+            from gpudecide.options import require_known
+
             require_known(option, ws.config.options, path="", field="--option")
         return self._given(ws, option) if self.logs else _configured(ws)
 
@@ -315,7 +319,7 @@ class LogCommand:
         return self.read(self.named())
 
 
-def _configured(ws: workspace.Workspace | None) -> list[NamedLog]:
+def _configured(ws: Workspace | None) -> list[NamedLog]:
     """The workspace's logs, each checked to be there: a missing one is the error of the
     setting that names it (gpudecide.yaml, its line, `logs.<i>.path`) and says what to do."""
     if ws is None:
@@ -323,7 +327,9 @@ def _configured(ws: workspace.Workspace | None) -> list[NamedLog]:
             "no job log given and no workspace here",
             hint="pass LOG files, or run inside a workspace (gpudecide init)",
         )
-    config = ws.root / workspace.CONFIG_NAME
+    from gpudecide.workspace import CONFIG_NAME
+
+    config = ws.root / CONFIG_NAME
     if not ws.config.logs:
         raise InputError("the workspace lists no logs", path=config, field="logs")
     from gpudecide.jobs.load import LogSpec
@@ -346,7 +352,7 @@ def _configured(ws: workspace.Workspace | None) -> list[NamedLog]:
     return out
 
 
-def workspace_logs(ws: workspace.Workspace) -> Loaded:
+def workspace_logs(ws: Workspace) -> Loaded:
     """The workspace's own logs, read without a progress bar (demo, assess)."""
     command = LogCommand(workspace_dir=ws.root, as_json=True)
     command._ws, command._ws_opened = ws, True

@@ -16,12 +16,14 @@ catalogues use. This module adds what the report needs on top of it:
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gpudecide import evidence as ev
 from gpudecide.fmt import moment
 from gpudecide.i18n import Language, translator
 from gpudecide.message import is_message, render
+
+if TYPE_CHECKING:
+    from gpudecide import evidence as ev
 
 __all__ = [
     "Language",
