@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from gpudecide import evidence as ev
 from gpudecide.cli import app
+from gpudecide.message import english
 
 LOG = (
     "job_id,gpu_count,state,submit,start,end\n"
@@ -113,3 +114,44 @@ def test_an_edited_cited_record_is_refused_and_reported(ws: Path) -> None:
     path.write_text(json.dumps(body))
     states = _freshness(ws)
     assert states["profile"] == "tampered" and states["cost"] == "bad_input"
+
+
+def test_one_snapshot_reads_each_input_once(
+    demo_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ledger of the demo hashes each input file and reads each cited record once,
+    however many records cite it, and says what checking each record alone says; a file
+    changed after one snapshot is seen by the next (nothing is kept across snapshots)."""
+    from gpudecide import ledger, workspace
+
+    ws = workspace.load(demo_copy)
+    records, damaged = ev.scan(ws.evidence_dir)
+    alone = {r.id: ev.freshness(r, demo_copy) for r in records}
+    hashed: list[Path] = []
+    loaded: list[Path] = []
+    real_hash, real_load = ev.sha256_path, ev.load
+
+    def counting_hash(p: Path, *a: object, **k: object) -> tuple[str, int]:
+        hashed.append(Path(p))
+        return real_hash(p, *a, **k)  # type: ignore[arg-type]
+
+    def counting_load(p: Path, **k: bool) -> ev.Evidence:
+        loaded.append(Path(p))
+        return real_load(p, **k)
+
+    monkeypatch.setattr(ev, "sha256_path", counting_hash)
+    monkeypatch.setattr(ev, "load", counting_load)
+    rows = ledger.ledger_rows(records, damaged, demo_copy, ws.config.options)
+    assert len(hashed) == len(set(hashed)) > 5
+    assert len(loaded) == len(set(loaded)) > 3
+    cited = sum(1 for r in records for ref in r.inputs if ref.record_id is not None)
+    assert cited > len(loaded)  # some records are cited more than once: read once all the same
+    by_id = {row["id"]: row for row in rows}
+    for rid, (state, problems) in alone.items():
+        if by_id[rid]["freshness"] != "superseded":
+            assert by_id[rid]["freshness"] == state.value
+        assert by_id[rid]["problems"] == [english(p) for p in problems]
+    log = next(p for p in hashed if p.suffix == ".txt")
+    log.write_text(log.read_text() + "\n")
+    again = ledger.ledger_rows(records, damaged, demo_copy, ws.config.options)
+    assert any(row["freshness"] == "stale" for row in again)

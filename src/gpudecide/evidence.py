@@ -19,7 +19,7 @@ import os
 import socket
 import subprocess
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
@@ -53,6 +53,7 @@ __all__ = [
     "Freshness",
     "InputRef",
     "Producer",
+    "Snapshot",
     "Verdict",
     "check_author",
     "current",
@@ -402,16 +403,24 @@ def _record_text(path: Path) -> str:
 
 
 def _check_input(
-    p: Path, shown: str, cited: bool = False, read: dict[Path, Evidence] | None = None
+    p: Path, shown: str, cited: bool, snapshot: Snapshot
 ) -> tuple[Freshness, Message] | str:
     """An input's digest now (a cited record's identity), or (state, problem) when it is
-    gone or not a readable file. A cited record read here is left in `read` for the caller
-    to check its own inputs without reading it again."""
+    gone or not a readable file. Each path is read once per snapshot; a cited record read
+    here is kept in it for the caller to check its own inputs without reading it again."""
+    key = (p, cited)
+    if key not in snapshot.digests:
+        snapshot.digests[key] = _read_input(p, shown, cited, snapshot)
+    return snapshot.digests[key]
+
+
+def _read_input(
+    p: Path, shown: str, cited: bool, snapshot: Snapshot
+) -> tuple[Freshness, Message] | str:
     try:
         if cited:
             record = load(p, verify=True)
-            if read is not None:
-                read[p] = record
+            snapshot.records[p] = record
             return record.identity_sha256()
         return sha256_path(p)[0]
     except FileNotFoundError:
@@ -450,27 +459,59 @@ _RANK = {
 MAX_CITATION_DEPTH = 8  # records citing records: the chain is short (profile -> cost -> decision)
 
 
-def freshness(record: Evidence, root: Path, _depth: int = 0) -> tuple[Freshness, list[Message]]:
+@dataclass
+class Snapshot:
+    """The inputs of many records as they are at one moment, each read once: the digest of
+    every input file and every cited record, and the freshness of each record checked. The
+    ledger, the decision and the report check dozens of records that cite the same logs and
+    the same profile; without it each file is hashed and each cited record re-checked once
+    per record that cites it. Use one per listing, never across a change of the files."""
+
+    root: Path
+    digests: dict[tuple[Path, bool], tuple[Freshness, Message] | str] = field(default_factory=dict)
+    records: dict[Path, Evidence] = field(default_factory=dict)
+    checked: dict[str, tuple[Freshness, list[Message]]] = field(default_factory=dict)
+
+
+def freshness(
+    record: Evidence, root: Path, snapshot: Snapshot | None = None
+) -> tuple[Freshness, list[Message]]:
     """Check the record against its own hash and against its inputs as they are now; each
-    problem a message (say it with `gpudecide.message.render`, or `english`).
+    problem a message (say it with `gpudecide.message.render`, or `english`). Checking many
+    records, pass one `Snapshot(root)` to all of them.
 
     An input replaced by a directory, a FIFO or a device is `bad_input` (it is never read:
     a FIFO would block, /dev/zero would never end), not stale.
     """
+    return _freshness(record, snapshot if snapshot is not None else Snapshot(root), 0)
+
+
+def _freshness(record: Evidence, snapshot: Snapshot, depth: int) -> tuple[Freshness, list[Message]]:
     if record.compute_content_sha256() != record.content_sha256:
         return Freshness.TAMPERED, [message("report", "the record was edited after it was written")]
+    # The seal makes the record's content its key: a record edited since is caught above.
+    key = record.content_sha256
+    if key not in snapshot.checked:
+        snapshot.checked[key] = _against_inputs(record, snapshot, depth)
+    state, problems = snapshot.checked[key]
+    return state, list(problems)
+
+
+def _against_inputs(
+    record: Evidence, snapshot: Snapshot, depth: int
+) -> tuple[Freshness, list[Message]]:
     problems: list[Message] = []
     state = Freshness.FRESH
-    read: dict[Path, Evidence] = {}
     for ref in record.inputs:
         p = Path(ref.path)
         if not p.is_absolute():
-            p = root / p
-        now = _check_input(p, ref.path, cited=ref.record_id is not None, read=read)
-        if ref.record_id is not None and now == ref.sha256 and _depth < MAX_CITATION_DEPTH:
+            p = snapshot.root / p
+        cited = ref.record_id is not None
+        now = _check_input(p, ref.path, cited, snapshot)
+        if cited and now == ref.sha256 and depth < MAX_CITATION_DEPTH:
             # The cited record is the one computed from; it must still be true of its inputs.
-            # It was read (and verified) just above: each file is read once per check.
-            inner, why = freshness(read.pop(p) if p in read else load(p), root, _depth + 1)
+            # It was read (and verified) just above: each file is read once per snapshot.
+            inner, why = _freshness(snapshot.records.get(p) or load(p), snapshot, depth + 1)
             if inner is not Freshness.FRESH:
                 now = (
                     Freshness.STALE,

@@ -47,12 +47,16 @@ def ledger_rows(
     damaged: list[ev.Damaged],
     root: Path,
     options: list[OptionDecl],
+    snapshot: ev.Snapshot | None = None,
 ) -> list[dict[str, Any]]:
-    """One row per record (current first, then superseded) and per damaged file."""
+    """One row per record (current first, then superseded) and per damaged file; the
+    inputs read once for all of them (`snapshot`: shared with another check of the same
+    moment, as `status` shares it with the decision)."""
     old = superseded(records, options)
+    snapshot = snapshot or ev.Snapshot(root)
     rows: list[dict[str, Any]] = []
     for record in sorted(records, key=lambda r: r.id in old):
-        state, problems = ev.freshness(record, root)
+        state, problems = ev.freshness(record, root, snapshot)
         # A replaced record no longer speaks for anything: its staleness is not a failure,
         # but an edited one still is.
         replaced = record.id in old and state is not ev.Freshness.TAMPERED

@@ -119,7 +119,8 @@ def workspace_status(ws: wsmod.Workspace, *, actions: int = 8) -> Status:
     """The workspace's inputs, evidence and the decision's first `actions` next steps."""
     status = Status(inputs=_inputs(ws), logs=_logs(ws))
     records, damaged = ev.scan(ws.evidence_dir)
-    rows = ledger.ledger_rows(records, damaged, ws.root, ws.config.options)
+    snapshot = ev.Snapshot(ws.root)  # the listing and the decision read each input once
+    rows = ledger.ledger_rows(records, damaged, ws.root, ws.config.options, snapshot)
     for row in rows:
         status.evidence[row["freshness"]] = status.evidence.get(row["freshness"], 0) + 1
     kinds = {r.kind for r in records}
@@ -127,7 +128,7 @@ def workspace_status(ws: wsmod.Workspace, *, actions: int = 8) -> Status:
     from gpudecide.decision.assess import assess  # the decision only when it is asked for
 
     try:
-        result = assess(ws, records, allow_stale=True)
+        result = assess(ws, records, allow_stale=True, snapshot=snapshot)
     except InputError as exc:
         status.blocked = exc
         return status

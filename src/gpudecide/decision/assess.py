@@ -308,12 +308,17 @@ def _verdict(weights: robustness.Robustness, limits: Bounds) -> Message:
 
 
 def assess(
-    ws: wsmod.Workspace, records: list[ev.Evidence] | None = None, *, allow_stale: bool = False
+    ws: wsmod.Workspace,
+    records: list[ev.Evidence] | None = None,
+    *,
+    allow_stale: bool = False,
+    snapshot: ev.Snapshot | None = None,
 ) -> Assessment:
     """The decision of a workspace from its evidence (all records when not given).
 
     Raises StaleEvidence when a record it would stand on is no longer true, unless
-    `allow_stale` (then the decision is at most provisional and lists those records)."""
+    `allow_stale` (then the decision is at most provisional and lists those records).
+    `snapshot`: the inputs as another check of the same moment read them."""
     if not ws.config.options:
         raise InputError(
             "no options declared",
@@ -323,7 +328,7 @@ def assess(
         )
     everything = records if records is not None else ev.load_all(ws.evidence_dir)
     checks = standing(everything, ws.config.options)
-    refused = unfit(checks, everything, ws.root)
+    refused = unfit(checks, everything, ws.root, snapshot)
     if refused and not allow_stale:
         raise StaleEvidence(refused)
     ctx = RuleContext(ws.config.options, ws.config.matrix, checks)

@@ -115,15 +115,19 @@ def _inconsistent(
 
 
 def unfit(
-    standing: dict[Check, ev.Evidence], everything: list[ev.Evidence], root: Path
+    standing: dict[Check, ev.Evidence],
+    everything: list[ev.Evidence],
+    root: Path,
+    snapshot: ev.Snapshot | None = None,
 ) -> list[Unfit]:
     """The standing records that are not fresh, or that cite another set of records than
-    the one standing now."""
+    the one standing now (their inputs read once, in `snapshot` when given)."""
+    snapshot = snapshot or ev.Snapshot(root)
     by_check = {key: r.id for key, r in standing.items()}
     now_standing = {r.id: by_check.get(check_of(r), "") for r in everything}
     out: list[Unfit] = []
     for key, record in sorted(standing.items(), key=lambda kv: kv[1].id):
-        state, problems = ev.freshness(record, root)
+        state, problems = ev.freshness(record, root, snapshot)
         replaced = (
             _inconsistent(record, standing, now_standing) if state is ev.Freshness.FRESH else []
         )

@@ -107,9 +107,10 @@ def build(
     kinds = [r.kind for r in ordered]
     anchors: dict[str, int] = {}
     sections: list[Section] = []
+    snapshot = ev.Snapshot(root)
     for record in ordered:
         kind, option = ev.subject(record)
-        state, problems = ev.freshness(record, root)
+        state, problems = ev.freshness(record, root, snapshot)
         base = kind if kinds.count(kind) == 1 else f"{kind}-{option or 'all'}"
         anchors[base] = anchors.get(base, 0) + 1
         section = Section(
