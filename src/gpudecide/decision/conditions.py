@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from gpudecide import evidence as ev
 from gpudecide.decision.builtin_rules import word
-from gpudecide.decision.context import RuleContext
+from gpudecide.decision.context import RuleContext, typed
 from gpudecide.message import Message, english, message, nmessage
 
 __all__ = [
@@ -218,10 +218,13 @@ def managed(ctx: RuleContext) -> list[Condition]:
 
 
 def _export_verified(ctx: RuleContext, option: str) -> Condition:
+    from gpudecide.portability.figures import figures_of
+
     text = message("decision", "export verified")
     test = ctx.of("export_test", option)
     if test is not None:
-        ok = test.figures.get("verdict") == "pass"
+        tested = typed(test, figures_of)
+        ok = tested is not None and tested.verdict == "pass"
         why = message("decision", "export test {verdict}", verdict=word(test.verdict))
         return _cond("export_verified", "D2", text, ok, test, why, option)
     audit = ctx.of("audit", option)
@@ -262,10 +265,14 @@ OUTSIDE_CONTAINER = ("modified_driver", "direct_device_access", "special_interco
 
 def _needs_any(record: ev.Evidence | None, keys: tuple[str, ...]) -> bool | None:
     """From the standard-path evidence: does the work need any of these? None without it."""
+    from gpudecide.governance.figures import StandardPathFigures, figures_of
+
     if record is None:
         return None
-    needs = record.figures.get("needs") or {}
-    return any(bool(needs.get(k)) for k in keys)
+    f = typed(record, figures_of)
+    if not isinstance(f, StandardPathFigures):
+        return False  # figures its model cannot read: a record that states no needs
+    return any(getattr(f.needs, k) for k in keys)
 
 
 def _managed_stopped(ctx: RuleContext, record: ev.Evidence | None) -> bool | None:

@@ -12,8 +12,9 @@ the same check passing there, never by a re-run elsewhere.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from gpudecide import evidence as ev
 from gpudecide.decision.contour import Grade, grade
@@ -21,10 +22,25 @@ from gpudecide.matrix_config import MatrixConfig
 from gpudecide.message import Message
 from gpudecide.options import OptionDecl
 
-__all__ = ["Check", "RuleContext", "check_of", "standing"]
+__all__ = ["Check", "RuleContext", "check_of", "standing", "typed"]
+
+T = TypeVar("T")
 
 # kind, option (None: not about one option), what it checked (None: the kind is one check)
 Check = tuple[str, str | None, str | None]
+
+
+def typed(record: ev.Evidence | None, read: Callable[[ev.Evidence], T]) -> T | None:
+    """The record's figures as the model of its kind (`read`: the producing package's
+    `figures_of`); None without a record, or for figures that model cannot read (a
+    hand-written record, or one of an older shape), which the decision then reads as a
+    record without those figures, as it reads one that lacks a key."""
+    if record is None:
+        return None
+    try:
+        return read(record)
+    except (LookupError, ValueError):  # pydantic's ValidationError is a ValueError
+        return None
 
 
 def check_of(record: ev.Evidence) -> Check:
