@@ -7,10 +7,13 @@ test recorded. V2: the cost and time to shrink (from the cost evidence).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gpudecide.decision.context import RuleContext
+from gpudecide.decision.context import RuleContext, typed
 from gpudecide.message import english, message
+
+if TYPE_CHECKING:
+    from gpudecide.portability.figures import ExportTestFigures
 
 __all__ = ["for_option"]
 
@@ -24,6 +27,8 @@ def _signif(value: float, digits: int = 2) -> float:
 
 def for_option(ctx: RuleContext, option: str) -> dict[str, Any]:
     """V1 and V2 figures of one option, each with the evidence id it comes from."""
+    from gpudecide.portability.figures import figures_of
+
     out: dict[str, Any] = {"option": option, "evidence": []}
     cost = ctx.newest.get("cost")
     if cost is not None:
@@ -39,19 +44,19 @@ def for_option(ctx: RuleContext, option: str) -> dict[str, Any]:
                     "how_message": rv.get("how_message"),
                 }
                 out["evidence"].append(cost.id)
-    size = _run_size(ctx, option, out)
     test = ctx.of("export_test", option)
-    gbps = None
+    tested = typed(test, figures_of)
+    size = _run_size(ctx, option, out, tested)
+    gbps = None if tested is None else tested.export_gbps
     if test is not None:
-        gbps = test.figures.get("export_gbps")
-        out["manual_actions"] = test.figures.get("manual_actions") or []
+        out["manual_actions"] = [] if tested is None else tested.manual_actions
         out["evidence"].append(test.id)
     if size is not None and gbps:
-        seconds = size / (float(gbps) * 1e9)
+        seconds = size / (gbps * 1e9)
         basis = message("decision", "measured export throughput of the export test")
         out["move_out"] = {
             "bytes": size,
-            "gbps": _signif(float(gbps)),
+            "gbps": _signif(gbps),
             "hours": _signif(seconds / 3600),
             "basis": english(basis),
             "basis_message": basis,
@@ -68,12 +73,12 @@ def for_option(ctx: RuleContext, option: str) -> dict[str, Any]:
     return out
 
 
-def _run_size(ctx: RuleContext, option: str, out: dict[str, Any]) -> int | None:
-    test = ctx.of("export_test", option)
-    if test is not None:
-        moved = test.figures.get("bytes_exported")
-        if moved:
-            return int(moved)
+def _run_size(
+    ctx: RuleContext, option: str, out: dict[str, Any], tested: ExportTestFigures | None
+) -> int | None:
+    """Bytes of one full run: what the export test moved, else what the audit read."""
+    if tested is not None and tested.bytes_exported:
+        return tested.bytes_exported
     audit = ctx.of("audit", option)
     if audit is not None:
         out["evidence"].append(audit.id)
