@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from gpudecide import evidence as ev
-from gpudecide.decision.context import RuleContext
+from gpudecide.decision.context import RuleContext, typed
 from gpudecide.decision.contour import exercised
 from gpudecide.message import Message, message
 from gpudecide.options import OptionDecl
@@ -81,6 +81,8 @@ def _item(
 
 
 def _export_proven(ctx: RuleContext, opt: OptionDecl) -> CoverageItem:
+    from gpudecide.portability.figures import figures_of
+
     spec = ["E1", "E2", "E3", "E4"]
     command = (
         f"gpudecide export-test --option {opt.id} --from-export DIR"
@@ -96,7 +98,8 @@ def _export_proven(ctx: RuleContext, opt: OptionDecl) -> CoverageItem:
             message("decision", "no export test of this option"),
             command=command,
         )
-    if test.verdict != "pass" or test.figures.get("verdict", "pass") != "pass":
+    tested = typed(test, figures_of)
+    if test.verdict != "pass" or (tested is not None and tested.verdict != "pass"):
         why = message("decision", "its export test failed")
         return _item("export_proven", spec, "failed", why, [test], command)
     grade, reason = ctx.grade(test)
@@ -123,6 +126,8 @@ def _export_audited(ctx: RuleContext, opt: OptionDecl) -> CoverageItem:
 
 
 def _node_loss(ctx: RuleContext, opt: OptionDecl) -> CoverageItem:
+    from gpudecide.drills.drill_figures import figures_of
+
     spec = ["G1", "G4"]
     executor = opt.contour.declared(opt.kind)
     command = f"gpudecide drill node-loss --option {opt.id}" + (
@@ -139,7 +144,9 @@ def _node_loss(ctx: RuleContext, opt: OptionDecl) -> CoverageItem:
     if grade == "rehearsal":
         why = message("decision", "passed as a rehearsal: {reason}", reason=reason)
         return _item("node_loss_drilled", spec, "rehearsed", why, [drill], command)
-    if not _external(drill.figures.get("external_storage") or exercised(drill).storage):
+    drilled = typed(drill, figures_of)
+    stored = None if drilled is None else drilled.external_storage
+    if not _external(stored or exercised(drill).storage):
         why = message(
             "decision", "resumed, but its checkpoints were on local disk, not external storage"
         )
