@@ -265,12 +265,14 @@ OUTSIDE_CONTAINER = ("modified_driver", "direct_device_access", "special_interco
 
 def _needs_any(record: ev.Evidence | None, keys: tuple[str, ...]) -> bool | None:
     """From the standard-path evidence: does the work need any of these? None without it."""
-    from gpudecide.governance.figures import StandardPathFigures, figures_of
+    # The model's own module: `governance.figures` would load every governance check
+    # (isolation, RACI, residency, secrets), ~70 ms of `assess`, for this one figure.
+    from gpudecide.governance.standard_path import StandardPathFigures
 
     if record is None:
         return None
-    f = typed(record, figures_of)
-    if not isinstance(f, StandardPathFigures):
+    f = typed(record, lambda r: StandardPathFigures.model_validate(r.figures))
+    if f is None:
         return False  # figures its model cannot read: a record that states no needs
     return any(getattr(f.needs, k) for k in keys)
 
