@@ -5,11 +5,30 @@ model writes exactly the shape older records have."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
-__all__ = ["FigureModel"]
+from gpudecide.message import is_message
+
+__all__ = ["FigureModel", "StoredMessage"]
+
+
+def _message(value: Mapping[str, Any]) -> Mapping[str, Any]:
+    if not is_message(value):
+        raise ValueError("not a stored message (domain, msgid, args)")
+    return value
+
+
+# A `gpudecide.message.Message` as a figures field holds it (its JSON dict, checked).
+StoredMessage = Annotated[Mapping[str, Any], AfterValidator(_message)]
 
 
 class FigureModel(BaseModel):

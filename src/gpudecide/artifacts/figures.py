@@ -16,13 +16,12 @@ header or its pickle's opcodes say, as the detector read it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from gpudecide import evidence as ev
-from gpudecide.message import is_message
+from gpudecide.figure_model import StoredMessage
 
 __all__ = [
     "ArtifactClassRow",
@@ -42,21 +41,12 @@ __all__ = [
     "RetentionFigures",
     "RetentionOpen",
     "Skip",
-    "StoredMessage",
     "Transfer",
     "UnitFigures",
     "figures_of",
 ]
 
 
-def _message(value: Mapping[str, Any]) -> Mapping[str, Any]:
-    if not is_message(value):
-        raise ValueError("not a stored message (domain, msgid, args)")
-    return value
-
-
-# A `gpudecide.message.Message` as the record stores it.
-StoredMessage = Annotated[Mapping[str, Any], AfterValidator(_message)]
 # A count or a measure as the audit wrote it: an int stays an int in the file, a float a float.
 Number = int | float
 

@@ -13,13 +13,12 @@ reads is there in English and as a message (`*_message`, `finding_messages`,
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from gpudecide import evidence as ev
-from gpudecide.message import is_message
+from gpudecide.figure_model import StoredMessage
 
 __all__ = [
     "BreakEven",
@@ -44,22 +43,11 @@ __all__ = [
     "ReplayPeakCheck",
     "Sensitivity",
     "Shrink",
-    "StoredMessage",
     "Waiting",
     "Window",
     "WorkWindow",
     "figures_of",
 ]
-
-
-def _message(value: Mapping[str, Any]) -> Mapping[str, Any]:
-    if not is_message(value):
-        raise ValueError("not a stored message (domain, msgid, args)")
-    return value
-
-
-# A `gpudecide.message.Message` as the record stores it.
-StoredMessage = Annotated[Mapping[str, Any], AfterValidator(_message)]
 
 
 def _absent(value: object) -> bool:

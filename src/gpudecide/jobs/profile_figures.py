@@ -14,17 +14,11 @@ words are English ids said by `gpudecide.jobs.words`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Annotated, Any, ClassVar
-
-from pydantic import (
-    AfterValidator,
-)
+from typing import ClassVar
 
 from gpudecide import evidence as ev
-from gpudecide.figure_model import FigureModel
+from gpudecide.figure_model import FigureModel, StoredMessage
 from gpudecide.marks.join import JoinReport
-from gpudecide.message import is_message
 
 __all__ = [
     "Burstiness",
@@ -42,21 +36,10 @@ __all__ = [
     "RecordMessages",
     "Series",
     "SkippedRow",
-    "StoredMessage",
     "Week",
     "Window",
     "figures_of",
 ]
-
-
-def _message(value: Mapping[str, Any]) -> Mapping[str, Any]:
-    if not is_message(value):
-        raise ValueError("not a stored message (domain, msgid, args)")
-    return value
-
-
-# A `gpudecide.message.Message` as the record stores it.
-StoredMessage = Annotated[Mapping[str, Any], AfterValidator(_message)]
 
 
 class _Figures(FigureModel):

@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from gpudecide.figure_model import StoredMessage
 from gpudecide.marks.model import (
     MAX_LISTED,
     Mark,
@@ -38,7 +39,6 @@ from gpudecide.marks.model import (
     Problems,
     Run,
     SourceKind,
-    StoredMessage,
     Where,
     host_names,
 )

@@ -10,13 +10,13 @@ host and the names of the folders it sits in (a job id there joins it too).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Literal
 
-from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
-from gpudecide.message import english, is_message
+from gpudecide.figure_model import StoredMessage
+from gpudecide.message import english
 
 __all__ = [
     "MAX_LISTED",
@@ -29,7 +29,6 @@ __all__ = [
     "Problems",
     "Run",
     "SourceKind",
-    "StoredMessage",
     "Where",
     "host_names",
 ]
@@ -66,16 +65,6 @@ ProblemKind = Literal[
 
 # Problems and runs listed in full up to this many of each kind; the counts stay exact.
 MAX_LISTED = 200
-
-
-def _message(value: Mapping[str, Any]) -> Mapping[str, Any]:
-    if not is_message(value):
-        raise ValueError("not a stored message (domain, msgid, args)")
-    return value
-
-
-# A `gpudecide.message.Message` as a model field.
-StoredMessage = Annotated[Mapping[str, Any], AfterValidator(_message)]
 
 
 class Where(BaseModel):
