@@ -137,45 +137,124 @@ def _public_modules() -> list[Path]:
     ]
 
 
-@pytest.mark.parametrize("path", _public_modules(), ids=lambda p: str(p.relative_to(SRC)))
-def test_a_public_module_declares_its_surface(path: Path) -> None:
-    """`__all__` lists names the module defines or imports (httpx's exported members)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    declared = [
-        n
-        for n in tree.body
-        if (
-            isinstance(n, ast.Assign | ast.AnnAssign)
-            and any(
-                isinstance(t, ast.Name) and t.id == "__all__" for t in getattr(n, "targets", [])
-            )
-        )
-        or (isinstance(n, ast.AnnAssign) and getattr(n.target, "id", "") == "__all__")
-    ]
-    assert declared, f"{path.relative_to(SRC)} declares no __all__"
-    names = ast.literal_eval(declared[0].value)  # type: ignore[arg-type]
-    defined = set()
-    for node in ast.walk(tree):
+def _declared(tree: ast.Module) -> list[str] | None:
+    """The names of a module's `__all__`, None when it has none."""
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            value = getattr(node, "value", None)
+            assert value is not None
+            return list(ast.literal_eval(value))
+    return None
+
+
+def _top_level(tree: ast.Module) -> set[str]:
+    """The names a module's own top level binds (classes, functions, constants, aliases)."""
+    out: set[str] = set()
+    for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            defined.add(node.name)
+            out.add(node.name)
         elif isinstance(node, ast.Assign):
             for target in node.targets:
-                for leaf in ast.walk(target):
-                    if isinstance(leaf, ast.Name):
-                        defined.add(leaf.id)
+                elts = target.elts if isinstance(target, ast.Tuple) else [target]
+                out |= {t.id for t in elts if isinstance(t, ast.Name)}
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            defined.add(node.target.id)
+            out.add(node.target.id)
+    return out - {"__all__"}
+
+
+def _bound(tree: ast.Module) -> set[str]:
+    """Every name the module binds anywhere, imports included (what `__all__` may name)."""
+    out = set(_top_level(tree))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            out.add(node.name)
+        elif isinstance(node, ast.Assign):
+            out |= {
+                leaf.id for t in node.targets for leaf in ast.walk(t) if isinstance(leaf, ast.Name)
+            }
         elif isinstance(node, ast.ImportFrom | ast.Import):
-            defined |= {(a.asname or a.name).split(".")[0] for a in node.names}
-    missing = sorted(set(names) - defined)
-    assert not missing, f"{path.relative_to(SRC)}: __all__ names what it lacks: {missing}"
+            out |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return out
 
 
-def test_no_module_takes_another_ones_private_name() -> None:
-    found = []
-    for path in _modules():
-        for module, line, names in _imports(path):
-            private = [n for n in names if n.startswith("_") and not n.startswith("__")]
-            if private:
-                found.append(f"{path.relative_to(SRC)}:{line} takes {private} from {module}")
-    assert not found, found
+def surface_problems(tree: ast.Module) -> list[str]:
+    """What is wrong with a module's declared surface: no `__all__`, a name it lists and
+    lacks, a public name (no underscore) it defines and does not list."""
+    names = _declared(tree)
+    if names is None:
+        return ["declares no __all__"]
+    lacking = sorted(set(names) - _bound(tree))
+    undeclared = sorted(n for n in _top_level(tree) - set(names) if not n.startswith("_"))
+    return [f"__all__ names what it lacks: {lacking}"] * bool(lacking) + [
+        f"public names not in __all__: {undeclared}"
+    ] * bool(undeclared)
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def private_names_taken(tree: ast.Module) -> list[str]:
+    """The private names a module takes from gpudecide's other modules: `from x import _y`,
+    and `m._y` where `m` is a gpudecide module or name it imported."""
+    ours: set[str] = set()
+    taken: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module.startswith("gpudecide"):
+                ours |= {a.asname or a.name for a in node.names}
+                taken += [f"{node.module}.{a.name}" for a in node.names if _private(a.name)]
+        elif isinstance(node, ast.Import):
+            ours |= {(a.asname or a.name) for a in node.names if a.name.startswith("gpudecide")}
+    taken += [
+        f"{node.value.id}.{node.attr}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id in ours
+        and _private(node.attr)
+    ]
+    return taken
+
+
+@pytest.mark.parametrize("path", _public_modules(), ids=lambda p: str(p.relative_to(SRC)))
+def test_a_public_module_declares_its_surface(path: Path) -> None:
+    """`__all__` lists every public name the module defines, and only names it defines or
+    imports (httpx's exported members)."""
+    problems = surface_problems(ast.parse(path.read_text(encoding="utf-8")))
+    assert not problems, f"{path.relative_to(SRC)}: {problems}"
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(SRC)))
+def test_no_module_takes_another_ones_private_name(path: Path) -> None:
+    taken = private_names_taken(ast.parse(path.read_text(encoding="utf-8")))
+    assert not taken, f"{path.relative_to(SRC)} takes {taken}"
+
+
+def test_the_surface_checks_see_what_they_look_for() -> None:
+    """The twins: an undeclared public name, a listed name the module lacks and a missing
+    `__all__` are found, and so are private names taken by import and by attribute."""
+    tree = ast.parse("__all__ = ['a', 'gone']\ndef a(): ...\ndef b(): ...\nX, Y = 1, 2\n_c = 3\n")
+    assert surface_problems(tree) == [
+        "__all__ names what it lacks: ['gone']",
+        "public names not in __all__: ['X', 'Y', 'b']",
+    ]
+    assert surface_problems(ast.parse("def a(): ...\n")) == ["declares no __all__"]
+    source = (
+        "import os\nfrom gpudecide.jobs import sacct\nfrom gpudecide.jobs.sacct import _crowded\n"
+        "sacct._names_of('p')\nos._exit(0)\nsacct.__name__\n"
+    )
+    assert private_names_taken(ast.parse(source)) == [
+        "gpudecide.jobs.sacct._crowded",
+        "sacct._names_of",
+    ]
+
+
+def test_a_commands_module_declares_only_its_commands() -> None:
+    """`jobs.cli` is the profile's command line: its surface is the commands and `register`;
+    what other packages' commands share (the log options, `LogCommand`, `workspace_logs`)
+    is imported from `jobs.log_command`, where it is declared, not re-exported here."""
+    from gpudecide.jobs import cli
+
+    assert sorted(cli.__all__) == ["columns", "profile", "register"]

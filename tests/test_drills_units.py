@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import ast
-import importlib
 import json
 import os
-import pkgutil
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 import typer
 from typer.testing import CliRunner
 
-from gpudecide import drills, workspace
 from gpudecide import evidence as ev
+from gpudecide import workspace
 from gpudecide.drills import checkpoint_corrupt, disk_full, report, rules, runner, storage_revoked
 from gpudecide.drills.cli import register
 from gpudecide.drills.drill_figures import DrillFigures, figures_of
@@ -383,89 +379,6 @@ def test_a_drill_record_reads_back_typed_as_written(tmp_path: Path) -> None:
                                          if k != "game_day"})  # fmt: skip
     assert [r.drill for r in alone.rows()] == ["storage-revoked"]
     assert "game_day" not in alone.model_dump(mode="json")
-
-
-# --- the public surface ---
-
-MODULES = sorted(m.name for m in pkgutil.iter_modules(drills.__path__))
-
-
-def _module(name: str) -> tuple[ModuleType, ast.Module]:
-    module = importlib.import_module(f"gpudecide.drills.{name}")
-    assert module.__file__ is not None
-    return module, ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
-
-
-def _defined(tree: ast.Module) -> set[str]:
-    """The names a module's own top level binds (classes, functions, constants, aliases)."""
-    out: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.ClassDef):
-            out.add(node.name)
-        elif isinstance(node, ast.Assign):
-            for target in node.targets:
-                elts = target.elts if isinstance(target, ast.Tuple) else [target]
-                out |= {t.id for t in elts if isinstance(t, ast.Name)}
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            out.add(node.target.id)
-    return out
-
-
-@pytest.mark.parametrize("name", MODULES)
-def test_each_module_declares_its_public_names(name: str) -> None:
-    """`__all__` lists every name the module defines without an underscore, and only names
-    it has."""
-    module, tree = _module(name)
-    declared = set(getattr(module, "__all__", ()))
-    public = {n for n in _defined(tree) if not n.startswith("_")}
-    assert public <= declared, sorted(public - declared)
-    assert all(hasattr(module, n) for n in declared), sorted(declared)
-
-
-def _private(attr: str) -> bool:
-    return attr.startswith("_") and not (attr.startswith("__") and attr.endswith("__"))
-
-
-def _taken(tree: ast.Module, modules: set[str]) -> list[str]:
-    """The private names a module takes from others: `from x import _y`, `module._y` (of
-    the named modules)."""
-    taken = [
-        a.name
-        for node in ast.walk(tree)
-        if isinstance(node, ast.ImportFrom)
-        for a in node.names
-        if _private(a.name)
-    ]
-    return taken + [
-        f"{node.value.id}.{node.attr}"
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Attribute)
-        and isinstance(node.value, ast.Name)
-        and node.value.id in modules
-        and _private(node.attr)
-    ]
-
-
-@pytest.mark.parametrize("name", MODULES)
-def test_no_module_takes_a_private_name_of_another(name: str) -> None:
-    """No `from x import _name` and no `module._name` across gpudecide's modules (os._exit
-    is the standard library's public name)."""
-    module, tree = _module(name)
-    ours = {
-        n
-        for n, v in vars(module).items()
-        if isinstance(v, ModuleType) and v.__name__.startswith("gpudecide")
-    }
-    assert _taken(tree, ours) == []
-
-
-def test_the_surface_checks_see_what_they_look_for() -> None:
-    """Negative: a public name left out of `__all__`, and private names taken, are found."""
-    tree = ast.parse("__all__ = ['a']\ndef a(): ...\ndef b(): ...\nX, Y = 1, 2\n_c = 3\n")
-    assert {n for n in _defined(tree) if not n.startswith("_")} - {"a"} == {"b", "X", "Y"}
-    source = "from gpudecide.drills.runner import _x\ncordon._gpu_key('n', None, 0)\n"
-    taken = ast.parse(source)
-    assert _taken(taken, {"cordon"}) == ["_x", "cordon._gpu_key"]
 
 
 def test_the_lifecycle_table_reads_the_jobs_marks(tmp_path: Path) -> None:

@@ -3,13 +3,9 @@ one-line errors for bad input, the demo, the decision rules and the report secti
 
 from __future__ import annotations
 
-import ast
-import importlib
 import json
-import pkgutil
 import re
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 import typer
@@ -19,7 +15,7 @@ from trestle.oscal.assessment_results import AssessmentResults
 from typer.testing import CliRunner
 
 from gpudecide import evidence as ev
-from gpudecide import governance, workspace
+from gpudecide import workspace
 from gpudecide.findings import StopFactor, Suggestion
 from gpudecide.governance import checks, demo, rules
 from gpudecide.governance.cli import check_app, register
@@ -462,68 +458,6 @@ def test_templates_document_every_field(name: str, model: type[BaseModel]) -> No
         )
         assert idx is not None, f"{name}: {dotted} missing from the template"
         assert lines[idx - 1].lstrip().startswith("#"), f"{name}: {dotted} has no comment above"
-
-
-# --- the public surface ---
-
-MODULES = sorted(m.name for m in pkgutil.iter_modules(governance.__path__))
-
-
-def _module(name: str) -> tuple[ModuleType, ast.Module]:
-    module = importlib.import_module(f"gpudecide.governance.{name}")
-    assert module.__file__ is not None
-    return module, ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
-
-
-def _defined(tree: ast.Module) -> set[str]:
-    """The names a module's own top level binds (classes, functions, constants, aliases)."""
-    out: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.ClassDef):
-            out.add(node.name)
-        elif isinstance(node, ast.Assign):
-            out |= {t.id for t in node.targets if isinstance(t, ast.Name)}
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            out.add(node.target.id)
-    return out
-
-
-@pytest.mark.parametrize("name", MODULES)
-def test_each_module_declares_its_public_names(name: str) -> None:
-    """`__all__` lists every name the module defines without an underscore, and each name it
-    lists exists (figures.py lists the figures models it gathers for other packages too)."""
-    module, tree = _module(name)
-    declared = set(getattr(module, "__all__", ()))
-    public = {n for n in _defined(tree) if not n.startswith("_")}
-    assert public <= declared, sorted(public - declared)
-    assert all(hasattr(module, n) for n in declared), sorted(declared)
-
-
-@pytest.mark.parametrize("name", MODULES)
-def test_no_module_takes_a_private_name_of_another(name: str) -> None:
-    """Negative: no `from x import _name` and no `module._name` across modules."""
-    module, tree = _module(name)
-
-    def private(attr: str) -> bool:
-        return attr.startswith("_") and not (attr.startswith("__") and attr.endswith("__"))
-
-    taken = [
-        a.name
-        for node in ast.walk(tree)
-        if isinstance(node, ast.ImportFrom)
-        for a in node.names
-        if private(a.name)
-    ]
-    modules = {n for n, v in vars(module).items() if isinstance(v, ModuleType)}
-    taken += [
-        f"{node.value.id}.{node.attr}"
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Attribute)
-        and isinstance(node.value, ast.Name)
-        and node.value.id in modules
-        and private(node.attr)
-    ]
-    assert taken == []
 
 
 # --- no credential the team pastes into an input reaches anything archived (issue 28) -------

@@ -272,42 +272,6 @@ def test_plan_template_documents_every_field() -> None:
     assert plan.option == "owned-pool" and plan.model.checkpoint_step < plan.model.steps
 
 
-def test_public_surface_is_declared() -> None:
-    """Every module of the package declares `__all__` (names it defines or re-exports), and
-    none imports another module's underscore name (issue 23)."""
-    import ast
-    import importlib
-    import pkgutil
-
-    import gpudecide.portability as pkg
-
-    crossing = []
-    for info in pkgutil.iter_modules(pkg.__path__):
-        name = f"gpudecide.portability.{info.name}"
-        module = importlib.import_module(name)
-        exported = getattr(module, "__all__", None)
-        assert exported, f"{name} has no __all__"
-        assert all(hasattr(module, n) for n in exported), name
-        tree = ast.parse(Path(str(module.__file__)).read_text(encoding="utf-8"))
-        aliases: dict[str, str] = {}
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module and node.module != "__future__":
-                for a in node.names:
-                    aliases[a.asname or a.name] = f"{node.module}.{a.name}"
-                    if a.name.startswith("_") and not a.name.startswith("__"):
-                        crossing.append(f"{name}: from {node.module} import {a.name}")
-        for node in ast.walk(tree):
-            if (
-                isinstance(node, ast.Attribute)
-                and isinstance(node.value, ast.Name)
-                and aliases.get(node.value.id, "").startswith("gpudecide.")
-                and node.attr.startswith("_")
-                and not node.attr.startswith("__")
-            ):
-                crossing.append(f"{name}: {node.value.id}.{node.attr}")
-    assert crossing == []
-
-
 def test_from_export_names_the_option_whose_export_it_is(ws: Path) -> None:
     """`--from-export DIR --option ID`: the record is about ID (not the plan's option), the
     vendor's own artifacts (contour `vendor_export`), and the plan's option keeps its record."""

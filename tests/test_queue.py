@@ -391,39 +391,3 @@ def test_figures_of_refuses_another_kind_and_another_shape(log: Path) -> None:
     broken = dict(record.figures, summary={**record.figures["summary"], "jobs": "many"})
     with pytest.raises(ValueError, match=r"summary\.jobs"):
         figures_of(record.model_copy(update={"figures": broken}))
-
-
-# --- the package's declared surface ---
-
-QUEUE_SRC = Path(__file__).parents[1] / "src" / "gpudecide" / "queue"
-
-
-def test_every_module_declares_its_public_names() -> None:
-    """`__all__` of each queue module names what it defines without an underscore, and
-    nothing it lacks; no module imports another's underscore name."""
-    import ast
-    import importlib
-
-    for path in sorted(QUEUE_SRC.glob("*.py")):
-        name = "gpudecide.queue" + ("" if path.stem == "__init__" else f".{path.stem}")
-        module = importlib.import_module(name)
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
-        defined |= {
-            t.id
-            for n in tree.body
-            if isinstance(n, ast.Assign)
-            for t in n.targets
-            if isinstance(t, ast.Name)
-        }
-        declared = set(module.__all__)
-        assert {d for d in defined if not d.startswith("_")} <= declared, name
-        assert all(hasattr(module, d) for d in declared), name
-        private = [
-            f"{n.module}.{a.name}"
-            for n in ast.walk(tree)
-            if isinstance(n, ast.ImportFrom)
-            for a in n.names
-            if a.name.startswith("_") and a.name != "__future__" and n.module != "__future__"
-        ]
-        assert private == [], name

@@ -46,6 +46,7 @@ __all__ = [
     "GIT_TIMEOUT_S",
     "MAX_CITATION_DEPTH",
     "MAX_RECORD_BYTES",
+    "STATE_WORDS",
     "AuthorName",
     "AuthorSource",
     "Damaged",

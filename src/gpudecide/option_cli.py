@@ -10,7 +10,11 @@ import typer
 from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, guard, open_workspace, out
 from gpudecide.i18n import translator
 
-__all__ = ["add", "register"]
+__all__ = [
+    "add",
+    "option_app",
+    "register",
+]
 
 _ = translator("report")
 

@@ -37,6 +37,7 @@ from gpudecide.options import OPTION_ID_PATTERN, OptionKind
 
 __all__ = [
     "EXAMPLES",
+    "KINDS",
     "Added",
     "OptionSpec",
     "add_option",

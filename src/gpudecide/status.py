@@ -20,7 +20,12 @@ from gpudecide.errors import InputError
 from gpudecide.fsutil import open_regular
 from gpudecide.message import english
 
-__all__ = ["InputState", "Status", "workspace_status"]
+__all__ = [
+    "WORKFLOW",
+    "InputState",
+    "Status",
+    "workspace_status",
+]
 
 InputState = Literal["filled", "to_fill", "template", "missing"]
 # The analyses in the order a team runs them, each with its command: a kind with no record

@@ -17,7 +17,12 @@ from gpudecide.message import render
 if TYPE_CHECKING:
     from gpudecide.status import Status
 
-__all__ = ["register", "status"]
+__all__ = [
+    "DECISIONS",
+    "STATES",
+    "register",
+    "status",
+]
 
 _ = translator("report")
 

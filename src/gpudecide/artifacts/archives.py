@@ -37,6 +37,7 @@ from gpudecide.i18n import N_
 
 __all__ = [
     "CRC_LIMIT",
+    "LOCAL",
     "MAX_MEMBERS",
     "PICKLE_NAMES",
     "UNOPENABLE",

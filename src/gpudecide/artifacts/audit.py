@@ -45,6 +45,7 @@ from gpudecide.jsonio import get, loads_bounded
 from gpudecide.message import Message, english, message, nmessage, record_texts
 
 __all__ = [
+    "MANIFEST_LIMIT",
     "SPEC_IDS",
     "AuditResult",
     "ExportPlan",

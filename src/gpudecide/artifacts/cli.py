@@ -53,7 +53,17 @@ if TYPE_CHECKING:
     from gpudecide.artifacts.hashing import Skipped, SumsCheck
     from gpudecide.artifacts.runs import AuditRun, HashRun, LintRun, ManifestRun, ProvenanceRun
 
-__all__ = ["register"]
+__all__ = [
+    "RetentionOpt",
+    "WorkersOpt",
+    "audit_cmd",
+    "hash_cmd",
+    "manifest_create",
+    "manifest_lint",
+    "manifest_provenance",
+    "manifest_verify",
+    "register",
+]
 
 WorkersOpt = Annotated[
     int | None, typer.Option(min=1, help="Hashing threads (default: one per core).")

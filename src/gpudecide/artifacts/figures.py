@@ -33,6 +33,8 @@ __all__ = [
     "FolderFormat",
     "Hazard",
     "Item",
+    "KeyCustody",
+    "Number",
     "Question",
     "RecordMessages",
     "ResumePoint",

@@ -43,6 +43,8 @@ from gpudecide.inputs import parse_yaml, read_input_text
 from gpudecide.message import Message, english, message, nmessage
 
 __all__ = [
+    "JSON_LIMIT",
+    "TEXT_SNIFF",
     "Detection",
     "FileReport",
     "Finding",

@@ -13,6 +13,8 @@ from typing import Any
 
 __all__ = [
     "FILE_TYPES",
+    "MAX_KV",
+    "MAX_STRING",
     "GgufInfo",
     "inspect_file",
     "inspect_handle",

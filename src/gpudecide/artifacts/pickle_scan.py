@@ -34,7 +34,16 @@ from typing import IO, Any
 from gpudecide.artifacts.pickle_policy import GlobalRef, Level, classify
 
 __all__ = [
+    "CHUNK",
+    "MARK",
+    "MAX_CONSTANTS",
+    "MAX_LINE",
+    "MAX_MEMO_BITS",
     "MAX_OPS",
+    "MAX_PROBLEMS",
+    "MAX_STACK",
+    "MAX_STRING",
+    "OPAQUE",
     "BoundedReader",
     "GlobalRef",
     "Level",

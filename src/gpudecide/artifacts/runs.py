@@ -33,6 +33,8 @@ from gpudecide.options import require_known
 from gpudecide.workspace import CONFIG_NAME, Workspace
 
 __all__ = [
+    "FORMATS",
+    "SUMS_MAX_BYTES",
     "AuditRequest",
     "AuditRun",
     "HashRequest",

@@ -59,6 +59,7 @@ from gpudecide.workspace import Workspace
 
 __all__ = [
     "DEFAULT_VALID_DAYS",
+    "MAX_VALID_DAYS",
     "Problem",
     "SignRun",
     "Verification",

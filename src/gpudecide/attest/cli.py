@@ -29,7 +29,12 @@ if TYPE_CHECKING:
     from gpudecide.attest.archive import Problem, SignRun, Verification
     from gpudecide.workspace import Workspace
 
-__all__ = ["register", "sign_cmd", "verify_cmd"]
+__all__ = [
+    "WorkspaceArg",
+    "register",
+    "sign_cmd",
+    "verify_cmd",
+]
 
 _ = translator("attest")
 _n = _.n

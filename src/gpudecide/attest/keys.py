@@ -23,6 +23,7 @@ from gpudecide.fsutil import read_regular
 
 __all__ = [
     "MAX_KEY_BYTES",
+    "MAX_PASSPHRASE_BYTES",
     "PASSPHRASE_ENV",
     "PassphraseNeeded",
     "load_public_key",

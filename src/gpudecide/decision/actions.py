@@ -21,7 +21,15 @@ from gpudecide.decision.robustness import criterion_name
 from gpudecide.i18n import N_
 from gpudecide.message import Message, message
 
-__all__ = ["ITEM_NAMES", "SOURCE_NAMES", "STATE_NAMES", "Action", "next_actions", "settle_command"]
+__all__ = [
+    "CONTRADICTION_FILES",
+    "ITEM_NAMES",
+    "SOURCE_NAMES",
+    "STATE_NAMES",
+    "Action",
+    "next_actions",
+    "settle_command",
+]
 
 # The must-prove items and their states, as the report and the actions name them.
 ITEM_NAMES = {

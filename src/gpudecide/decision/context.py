@@ -24,13 +24,13 @@ from gpudecide.options import OptionDecl
 
 __all__ = ["Check", "RuleContext", "check_of", "standing", "typed"]
 
-T = TypeVar("T")
+_T = TypeVar("_T")
 
 # kind, option (None: not about one option), what it checked (None: the kind is one check)
 Check = tuple[str, str | None, str | None]
 
 
-def typed(record: ev.Evidence | None, read: Callable[[ev.Evidence], T]) -> T | None:
+def typed(record: ev.Evidence | None, read: Callable[[ev.Evidence], _T]) -> _T | None:
     """The record's figures as the model of its kind (`read`: the producing package's
     `figures_of`); None without a record, or for figures that model cannot read (a
     hand-written record, or one of an older shape), which the decision then reads as a

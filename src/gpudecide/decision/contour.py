@@ -22,7 +22,13 @@ from gpudecide import evidence as ev
 from gpudecide.message import Message, message
 from gpudecide.options import OptionDecl
 
-__all__ = ["Exercised", "Grade", "exercised", "grade"]
+__all__ = [
+    "RUN_KINDS",
+    "Exercised",
+    "Grade",
+    "exercised",
+    "grade",
+]
 
 Grade = Literal["own", "rehearsal"]
 # Evidence kinds whose contour matters (a run, or a log read from a scheduler); the others

@@ -27,7 +27,11 @@ from gpudecide.decision.matrix import Cell
 from gpudecide.governance.messages import CUSTODY_NAMES
 from gpudecide.message import Message, message
 
-__all__ = ["Contradiction", "contradictions"]
+__all__ = [
+    "TEAM_ONLY",
+    "Contradiction",
+    "contradictions",
+]
 
 # How strong an isolation answer is, weakest first.
 _STRENGTH = {"missing": 0, "unknown": 0, "claimed": 1, "evidenced": 2}

@@ -27,7 +27,17 @@ from gpudecide.decision.contour import exercised
 from gpudecide.message import Message, message
 from gpudecide.options import OptionDecl
 
-__all__ = ["ITEMS", "STATES", "CoverageItem", "State", "coverage", "unverified"]
+__all__ = [
+    "DEDICATED",
+    "DEDICATED_ITEMS",
+    "ITEMS",
+    "STATES",
+    "Check",
+    "CoverageItem",
+    "State",
+    "coverage",
+    "unverified",
+]
 
 State = Literal["failed", "not_checked", "claimed", "rehearsed", "verified"]
 # Weakest first: a hybrid's item is its weakest contour's.

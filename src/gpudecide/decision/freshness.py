@@ -19,7 +19,13 @@ from gpudecide.decision.context import Check, check_of
 from gpudecide.i18n import N_
 from gpudecide.message import Message, english, message
 
-__all__ = ["REFRESH", "Unfit", "refresh_command", "unfit"]
+__all__ = [
+    "REFRESH",
+    "STATE_WORDS",
+    "Unfit",
+    "refresh_command",
+    "unfit",
+]
 
 # The command that writes each kind of record again ({option}: the option it names).
 REFRESH = {

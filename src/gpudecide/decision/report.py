@@ -27,12 +27,18 @@ from gpudecide.report.charts import figure_svg
 from gpudecide.report.model import Chart, Overview, Section, Table
 
 __all__ = [
+    "CONDITION_STATES",
+    "CONTOUR_FACTS",
+    "KINDS",
+    "ROLES",
+    "STATUSES",
     "criterion",
     "decision_overview",
     "decision_section",
     "hybrid_section",
     "mark",
     "move_out_text",
+    "robustness_chart",
     "rule_text",
     "shrink_text",
     "sites_text",

@@ -36,7 +36,11 @@ from gpudecide.portability import PLAN_NAME
 if TYPE_CHECKING:
     from gpudecide.portability.runs import K8sManifests, RecordedRun
 
-__all__ = ["export_test_cmd", "register"]
+__all__ = [
+    "Choice",
+    "export_test_cmd",
+    "register",
+]
 
 _ = translator("portability")
 _n = _.n

@@ -61,6 +61,8 @@ from gpudecide.portability.throughput import not_measured
 __all__ = [
     "MAX_EXPORT_FILES",
     "MAX_JSON_BYTES",
+    "MAX_METRICS_BYTES",
+    "MAX_STEP",
     "check_export_folder",
     "read_json_object",
     "read_metrics",

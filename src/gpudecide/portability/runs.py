@@ -39,7 +39,14 @@ if TYPE_CHECKING:
     from gpudecide.portability.scenario import ExportTestSetup
     from gpudecide.portability.storage import Storage
 
-__all__ = ["ExportTestRequest", "K8sManifests", "RecordedRun", "run"]
+__all__ = [
+    "ExportTestRequest",
+    "K8sManifests",
+    "RecordedRun",
+    "check_url",
+    "kernel_root",
+    "run",
+]
 
 # The values --device, --resume-device and --executor take (a device that is no device is
 # refused by the trainer's own check, with its hint).

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = [
     "POOL_PIECES",
     "RANGE_MIN_BYTES",
+    "from_transfers",
     "migration_window_hours",
     "not_measured",
     "probe",

@@ -82,6 +82,7 @@ from gpudecide.portability.config import EVAL_SEQUENCES, RESUME_KEYS, TrainConfi
 from gpudecide.portability.lm import CausalLM, SyntheticTokens
 
 __all__ = [
+    "CUDA_RNG_NOT_RESTORED",
     "CheckpointError",
     "CheckpointInfo",
     "CheckpointState",

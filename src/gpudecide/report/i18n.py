@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     from gpudecide import evidence as ev
 
 __all__ = [
+    "KEYS",
+    "N_",
+    "VERDICTS",
     "Language",
     "command_lines",
     "install",

@@ -18,7 +18,14 @@ from gpudecide import fmt
 from gpudecide.i18n import N_, translator
 from gpudecide.message import Message, english, render
 
-__all__ = ["DEFAULT_VALID_DAYS", "Row", "SignatureShown", "pending", "signing"]
+__all__ = [
+    "AUTHOR_FROM",
+    "DEFAULT_VALID_DAYS",
+    "Row",
+    "SignatureShown",
+    "pending",
+    "signing",
+]
 
 # Days a signature stays valid unless `sign --valid-days` says otherwise.
 DEFAULT_VALID_DAYS = 365
