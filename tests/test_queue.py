@@ -13,8 +13,8 @@ from gpudecide import evidence as ev
 from gpudecide.jobs.load import load_logs
 from gpudecide.jobs.schema import attempts_table
 from gpudecide.queue import restarts
-from gpudecide.queue.analysis import QueueFigures, QueueOptions, analyse_queue, queue_evidence
-from gpudecide.queue.figures import figures_of
+from gpudecide.queue.analysis import QueueOptions, analyse_queue, queue_evidence
+from gpudecide.queue.figures import QueueFigures, figures_of
 from gpudecide.queue.slo import SLO, Selector, SLOFile, wilson
 from gpudecide.queue.slo import load as slo_load
 

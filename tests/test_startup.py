@@ -91,6 +91,13 @@ def test_the_shared_option_types_load_no_heavy_library() -> None:
     assert _loaded(body) == []
 
 
+def test_the_queue_figures_models_load_no_heavy_library() -> None:
+    """A reader of a queue or replay record's figures (the decision and cost packages, through
+    figures_of) loads no table engine: the models live apart from the analysis that
+    produces them."""
+    assert _loaded("import gpudecide.queue.figures") == []
+
+
 # pydantic's model machinery (pydantic.main and the schema builder behind it): loaded by
 # the first model a module declares, about 80 ms on this machine; `import pydantic` alone
 # (the floor of benchmarks/startup.py) does not load it.

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, ClassVar, Literal, cast
+from typing import Any, Literal, cast
 
 import numpy as np
 import pyarrow as pa
-from pydantic import Field
 
 from gpudecide import evidence as ev
 from gpudecide.errors import InputError
@@ -22,9 +21,17 @@ from gpudecide.marks.join import JoinReport
 from gpudecide.message import Message, english, message, nmessage, record_texts, render
 from gpudecide.queue import chains as chain_mod
 from gpudecide.queue import lifecycle, preemption, replay
-from gpudecide.queue.model import Figure, QueueContour, RecordMessages
-from gpudecide.queue.restarts import RestartsFigures, restarts_from_zero
-from gpudecide.queue.slo import SLO, SloFigures, SLOFile, evaluate, why_message
+from gpudecide.queue.figures import (
+    Policy,
+    PoolFigures,
+    QueueFigures,
+    QueueOverview,
+    ReplayFigures,
+    SloFigures,
+)
+from gpudecide.queue.model import QueueContour
+from gpudecide.queue.restarts import restarts_from_zero
+from gpudecide.queue.slo import SLO, SLOFile, evaluate, why_message
 from gpudecide.queue.words import (
     PHASES,
     VERDICTS,
@@ -38,18 +45,8 @@ from gpudecide.redact import redact_all
 __all__ = [
     "EVIDENCE_JOBS_MAX",
     "PEAK_WINDOW_DAYS",
-    "JobFigures",
-    "PoolFigures",
-    "QueueFigures",
     "QueueOptions",
-    "QueueOverview",
-    "QueueSummaryFigures",
-    "ReplayFigures",
     "ReplayInput",
-    "ReplaySloFigures",
-    "ReplayWindowFigures",
-    "SkippedRowFigures",
-    "UnplaceableFigures",
     "analyse_queue",
     "overview_of",
     "queue_evidence",
@@ -90,108 +87,6 @@ class QueueOptions:
     # How the lifecycle marks were joined to the log's jobs (`queue.marked`); None: no
     # marks were read.
     marks: JoinReport | None = None
-
-
-class JobFigures(Figure):
-    """One job of the log with its phases in seconds (Q1, Q2); a job still waiting has
-    waited until the end of the log."""
-
-    job_id: str
-    name: str | None
-    kind: str | None
-    chain_id: str | None
-    attempts: int
-    state: str | None
-    gpus: int | None
-    wait_reason: str | None
-    wait_category: str | None
-    submit: str | None
-    eligible: str | None
-    start: str | None
-    first_step: str | None
-    end: str | None
-    queue_wait_s: float | None
-    submit_to_start_s: float | None
-    submit_to_first_step_s: float | None
-    eligible_to_start_s: float | None
-    dependency_wait_s: float | None
-    prep_s: float | None
-    startup_s: float | None
-    run_s: float | None
-    still_waiting: bool
-    tasks: int
-
-
-class QueueSummaryFigures(Figure):
-    """The queue's totals, in tasks (a pending array range is each of its tasks)."""
-
-    as_of: str
-    jobs: int
-    started: int
-    never_started: int
-    still_waiting: int
-    reconciliation: dict[str, int]
-    queue_wait_measured: int
-    queue_wait_unmeasured: int
-    ambiguity: lifecycle.AmbiguityFigures
-    wait_by_category_s: dict[str, float]
-    slo_verdicts: dict[str, str]
-    source_notes: list[str]
-
-
-class SkippedRowFigures(Figure):
-    """A malformed row skipped (--skip-bad-rows): where, the column, why (English, and as
-    a message where the reader wrote one)."""
-
-    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"message"})
-
-    path: str
-    line: int | None
-    field: str | None
-    reason: str
-    message: dict[str, Any] | None = None
-
-
-class QueueOverview(Figure):
-    """The figures of a `queue` record but the per-job list and the messages: everything a
-    summary, a note or a command's line is said from, cheap to read for any log.
-
-    `option` names the option whose platform the log comes from and `contour` what it
-    exercised; a record of the team's workload has neither (the keys are left out).
-    `marks` is how the lifecycle marks were joined to the jobs (left out: none were read);
-    `unmeasured_by_kind` what is still unmeasured per job kind (records written before it
-    lack it)."""
-
-    OMIT_NONE: ClassVar[frozenset[str]] = frozenset(
-        {"option", "contour", "marks", "unmeasured_by_kind"}
-    )
-
-    summary: QueueSummaryFigures
-    phases: dict[str, lifecycle.PhaseFigures]
-    phases_by_kind: dict[str, dict[str, float | None]]
-    wait_reasons: list[lifecycle.WaitReasonFigures]
-    slo: list[SloFigures]
-    preemption: preemption.PreemptionFigures
-    restarts_from_zero: RestartsFigures
-    chains: list[chain_mod.ChainFigures]
-    skipped_rows: int
-    skipped: list[SkippedRowFigures]
-    duplicate_rows_dropped: int
-    option: str | None = None
-    contour: QueueContour | None = None
-    marks: JoinReport | None = None
-    unmeasured_by_kind: dict[str, lifecycle.KindUnmeasuredFigures] | None = None
-
-
-class QueueFigures(QueueOverview):
-    """The figures of a `queue` record (SPEC Q1-Q5)."""
-
-    OMIT_NONE: ClassVar[frozenset[str]] = frozenset(
-        {"messages", "option", "contour", "marks", "unmeasured_by_kind"}
-    )
-
-    jobs: list[JobFigures]
-    messages: RecordMessages | None = None
 
 
 _NOT_OVERVIEW = ("jobs", "messages")
@@ -528,103 +423,6 @@ def queue_evidence(figures: dict[str, Any], inputs: list[ev.InputRef]) -> ev.Evi
     )
 
 
-class ReplayWindowFigures(Figure):
-    """The part of the log replayed: all of it, or its busiest weeks (`days` long, with
-    their GPU-hours)."""
-
-    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"days", "gpu_hours"})
-
-    kind: Literal["full", "peak"]
-    days: int | None = None
-    gpu_hours: float | None = None
-    start: str
-    end: str
-
-
-class ReplaySloFigures(Figure):
-    """The SLO a replay must meet, with the clock it stops at (the start of a job).
-
-    An SLO whose clock stops at the first training step is measured to the simulated start
-    plus each job's own start-up (start -> first step) where the log or the marks measured
-    it: `startup_measured` of the jobs it selects (left out for an SLO that stops at the
-    start, and in records written before)."""
-
-    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"startup_measured"})
-
-    name: str
-    measure: str
-    threshold_s: float | None
-    allowed_violation_share: float
-    startup_measured: int | None = None
-
-
-class UnplaceableFigures(Figure):
-    """Jobs a pool cannot hold, by the GPUs each needs."""
-
-    gpus: int
-    jobs: int
-
-
-class PoolFigures(Figure):
-    """What a pool of one size did to the log (`replay.PoolStats`), with the share of the
-    SLO's jobs that waited past its threshold.
-
-    The waits are of the jobs the pool holds; the jobs it cannot hold (`unplaceable`, by
-    the GPUs they need) never start, so the SLO share counts each as a violation, over the
-    `slo_jobs` the SLO selects (`slo_unplaceable` of them beyond the pool). `utilisation`
-    is the occupied utilisation: GPU-hours of the jobs it ran over its GPUs times the
-    replayed window. Records written before these keys existed lack them.
-    """
-
-    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"unplaceable", "slo_jobs", "slo_unplaceable"})
-
-    gpus: int
-    policy: replay.Policy
-    jobs: int
-    jobs_unplaceable: int
-    wait_p50_s: float | None
-    wait_p90_s: float | None
-    wait_p95_s: float | None
-    wait_p99_s: float | None
-    wait_max_s: float | None
-    wait_mean_s: float | None
-    slo_violation_share: float | None
-    utilisation: float | None
-    longest_queue: int
-    preemptions: int
-    lost_gpu_hours: float
-    unplaceable: list[UnplaceableFigures] | None = None
-    slo_jobs: int | None = None
-    slo_unplaceable: int | None = None
-
-    @property
-    def held(self) -> bool:
-        """Whether the pool holds every job of the log."""
-        return self.jobs_unplaceable == 0
-
-
-class ReplayFigures(Figure):
-    """The figures of a `replay` record (SPEC C8, D3, Q3); `notes` and `messages` are
-    said from the rest."""
-
-    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"messages", "option", "marks"})
-
-    window: ReplayWindowFigures
-    policy: replay.Policy
-    jobs: int
-    slo: ReplaySloFigures | None
-    pools: list[PoolFigures]
-    recommended_gpus: int | None
-    zero_wait_peak_gpus: int
-    largest_job_gpus: int
-    notes: list[str] = Field(default_factory=list)
-    messages: RecordMessages | None = None
-    # The option whose platform the replayed logs come from (left out: the team's workload).
-    option: str | None = None
-    # How the lifecycle marks were joined to the jobs (left out: none were read).
-    marks: JoinReport | None = None
-
-
 @dataclass
 class ReplayInput:
     """The trace plus what the SLO needs to know about each replayed job."""
@@ -709,7 +507,7 @@ class _Pools:
     def __init__(
         self,
         data: ReplayInput,
-        policy: replay.Policy,
+        policy: Policy,
         slo: tuple[str, SLO] | None,
         checkpoint_s: float | None,
     ) -> None:
@@ -830,7 +628,7 @@ def _slo_notes(slo: tuple[str, SLO] | None, pools: _Pools) -> list[Message]:
 def run_replay(
     data: ReplayInput,
     sizes: list[int] | Literal["auto"],
-    policy: replay.Policy,
+    policy: Policy,
     slo: tuple[str, SLO] | None,
     checkpoint_s: float | None = None,
     *,

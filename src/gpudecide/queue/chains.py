@@ -16,14 +16,10 @@ from typing import Any
 import pyarrow as pa
 
 from gpudecide.jsonio import utc_iso
-from gpudecide.queue.model import Figure
 
 __all__ = [
     "STAGE_OF_KIND",
     "STAGE_ORDER",
-    "ChainFigures",
-    "ChainJobFigures",
-    "StageFigures",
     "chain_of",
     "chains",
 ]
@@ -39,45 +35,6 @@ STAGE_OF_KIND = {
     "other": "other",
 }
 STAGE_ORDER = ("prepare", "train", "evaluate", "merge", "quantize", "export", "other")
-
-
-class StageFigures(Figure):
-    """One stage of a chain: its jobs, their waiting and running seconds, whether one
-    completed."""
-
-    stage: str
-    jobs: int
-    waiting_s: float
-    running_s: float
-    unmeasured_jobs: int
-    completed: bool
-
-
-class ChainJobFigures(Figure):
-    """A job of a chain on its timeline."""
-
-    job_id: str
-    kind: str | None
-    submit: str | None
-    start: str | None
-    end: str | None
-    state: str | None
-
-
-class ChainFigures(Figure):
-    """One chain from its first submission to the end of its last stage (Q5)."""
-
-    chain: str
-    jobs: int
-    first_submit: str | None
-    finished_at: str | None
-    finished: bool
-    last_stage: str | None
-    end_to_end_s: float | None
-    handoff_idle_s: float | None
-    stages: list[StageFigures]
-    longest_waiting_stage: str | None
-    timeline: list[ChainJobFigures]
 
 
 def _union_seconds(intervals: list[tuple[float, float]]) -> float:

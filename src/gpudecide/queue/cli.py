@@ -42,8 +42,7 @@ from gpudecide.queue.words import (
 
 if TYPE_CHECKING:
     from gpudecide.queue import runs
-    from gpudecide.queue.analysis import QueueFigures, ReplayFigures
-    from gpudecide.queue.slo import SloFigures
+    from gpudecide.queue.figures import QueueFigures, ReplayFigures, SloFigures
 
 __all__ = ["queue", "register", "replay"]
 

@@ -18,16 +18,11 @@ import numpy as np
 import pyarrow as pa
 
 from gpudecide.jobs import sql
-from gpudecide.queue.model import Figure
 
 __all__ = [
     "MARKED_PHASES",
     "PHASES",
     "REASON_CATEGORIES",
-    "AmbiguityFigures",
-    "KindUnmeasuredFigures",
-    "PhaseFigures",
-    "WaitReasonFigures",
     "ambiguity",
     "job_lifecycles",
     "phase_summary",
@@ -91,48 +86,6 @@ MARKED_PHASES: tuple[tuple[str, str], ...] = (
     ("startup", "startup_s"),
     ("since_checkpoint", "since_checkpoint_s"),
 )
-
-
-class PhaseFigures(Figure):
-    """One phase over the jobs where it was measured (`phase_summary`): seconds, n, and the
-    jobs where it was not (Q1)."""
-
-    meaning: str
-    n: int
-    p50: float | None
-    p90: float | None
-    p99: float | None
-    max: float | None
-    unmeasured: int
-
-
-class AmbiguityFigures(Figure):
-    """Jobs whose phases cannot be told apart, and why (`ambiguity`, Q1)."""
-
-    jobs: int
-    without_eligible_time: int
-    without_first_step_time: int
-    failures_before_or_after_first_step_unknown: int
-    phases_indistinct: int
-
-
-class KindUnmeasuredFigures(Figure):
-    """One job kind: its started jobs, and of them how many have each phase the training
-    code bounds unmeasured (no time in the log nor in the marks; `unmeasured_by_kind`)."""
-
-    started: int
-    prep: int
-    startup: int
-    since_checkpoint: int
-
-
-class WaitReasonFigures(Figure):
-    """One wait reason with its category, its jobs and their total queue wait (Q2)."""
-
-    reason: str
-    category: str
-    jobs: int
-    total_wait_s: float
 
 
 def reason_category(reason: str | None) -> str | None:

@@ -1,5 +1,5 @@
 """The base of the queue's figure models: one pydantic model per part of a `queue` or
-`replay` record's figures, each beside the code that produces that part.
+`replay` record's figures (`gpudecide.queue.figures`, `gpudecide.queue.restarts`).
 
 A model holds exactly the keys the producer writes (`extra="forbid"`), with the JSON types
 it writes (an `int` stays an int, a `float` a float), so `model_dump(mode="json")` is the

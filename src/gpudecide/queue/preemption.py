@@ -12,15 +12,11 @@ import pyarrow as pa
 
 from gpudecide.jobs import sql
 from gpudecide.message import Message, english, message, nmessage
-from gpudecide.queue.model import Figure
+from gpudecide.queue.figures import PreemptionFigures
 
 __all__ = [
     "CHECKPOINT_GRACE_S",
     "TOP_PRIORITY_SHARE",
-    "CheckpointCounts",
-    "PreemptionFigures",
-    "PriorityLevelFigures",
-    "StopFigures",
     "findings_of",
     "preemption_summary",
 ]
@@ -48,50 +44,6 @@ _PRIORITY_LEVELS_SQL = """
         FROM attempts WHERE start IS NOT NULL AND gpu_count > 0
         GROUP BY 1 ORDER BY prio DESC NULLS LAST, jobs DESC
         """
-
-
-class CheckpointCounts(Figure):
-    """Stops with a checkpoint within the grace before them, with one long before, and
-    without a checkpoint time."""
-
-    yes: int
-    no: int
-    unknown: int
-
-
-class PriorityLevelFigures(Figure):
-    """A priority level (a named class, else the number) and its started GPU jobs."""
-
-    level: str | None
-    jobs: int
-
-
-class StopFigures(Figure):
-    """One preempted or requeued attempt."""
-
-    job_id: str
-    attempt: int
-    state: str
-    detail: str | None
-    gpus: int
-    checkpoint_before_stop: bool | None
-
-
-class PreemptionFigures(Figure):
-    """Preemption in the log (`preemption_summary`, Q4): stops, GPU-minutes lost, the
-    checkpoints before them, the priority mix and what they say (`findings`, in English)."""
-
-    stops: int
-    preempted: int
-    requeued: int
-    gpu_minutes_lost_since_checkpoint: float
-    gpu_minutes_lost_upper_bound_unmeasured: float
-    checkpoint_before_stop: CheckpointCounts
-    checkpoint_grace_s: float
-    priority_levels: list[PriorityLevelFigures]
-    top_priority_share: float | None
-    findings: list[str]
-    attempts: list[StopFigures]
 
 
 class _StopTally:

@@ -33,11 +33,11 @@ from typing import Literal
 import numpy as np
 
 from gpudecide.message import Message, english, message, nmessage
+from gpudecide.queue.figures import Policy
 
 __all__ = [
     "POLICIES",
     "Outcome",
-    "Policy",
     "PoolSizeError",
     "PoolStats",
     "Trace",
@@ -49,7 +49,6 @@ __all__ = [
     "zero_wait_peak",
 ]
 
-Policy = Literal["fifo", "backfill", "priority"]
 POLICIES: tuple[Policy, ...] = ("fifo", "backfill", "priority")
 
 

@@ -11,9 +11,15 @@ from gpudecide.fmt import fmt, hours, not_available, pct
 from gpudecide.i18n import translator
 from gpudecide.marks.join import FILLED_FIELDS
 from gpudecide.message import render
-from gpudecide.queue.analysis import PoolFigures, QueueFigures, ReplayFigures
-from gpudecide.queue.figures import queue_figures, replay_figures
-from gpudecide.queue.slo import SloFigures, selector_findings, selector_text
+from gpudecide.queue.figures import (
+    PoolFigures,
+    QueueFigures,
+    ReplayFigures,
+    SloFigures,
+    queue_figures,
+    replay_figures,
+)
+from gpudecide.queue.slo import selector_findings, selector_text
 from gpudecide.queue.words import (
     CATEGORIES,
     CAUSES,

@@ -43,6 +43,7 @@ from gpudecide.queue.analysis import (
     replay_input,
 )
 from gpudecide.queue.analysis import run_replay as replay_figures
+from gpudecide.queue.figures import Policy
 from gpudecide.queue.logs import (
     LogGroup,
     contour_of,
@@ -53,7 +54,7 @@ from gpudecide.queue.logs import (
     workspace_file,
 )
 from gpudecide.queue.marked import with_marks
-from gpudecide.queue.replay import POLICIES, Policy, PoolSizeError, parse_sizes
+from gpudecide.queue.replay import POLICIES, PoolSizeError, parse_sizes
 from gpudecide.queue.slo import SLO, THRESHOLD_MAX_MINUTES, SLOFile
 from gpudecide.workspace import ReplayConfig
 

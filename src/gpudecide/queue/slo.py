@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from datetime import datetime, time
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
 import numpy as np
@@ -25,8 +25,8 @@ from gpudecide.jobs.classify import Kind
 from gpudecide.jobs.load import IanaZone
 from gpudecide.jobs.schema import KINDS
 from gpudecide.message import Message, english, message, nmessage
+from gpudecide.queue.figures import Measure, SloFigures
 from gpudecide.queue.lifecycle import reason_category
-from gpudecide.queue.model import Figure
 from gpudecide.queue.words import VERDICTS, word_message
 
 __all__ = [
@@ -35,12 +35,9 @@ __all__ = [
     "SETTLE_MAX_JOBS",
     "SLO",
     "THRESHOLD_MAX_MINUTES",
-    "CausesFigures",
-    "Measure",
     "Range",
     "SLOFile",
     "Selector",
-    "SloFigures",
     "TimeOfDay",
     "Weekday",
     "evaluate",
@@ -53,9 +50,6 @@ __all__ = [
 ]
 
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
-Measure = Literal[
-    "eligible_to_start", "submit_to_start", "eligible_to_first_step", "submit_to_first_step"
-]
 _WEEKDAYS: tuple[Weekday, ...] = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 CDF_POINTS = 500
 # Ten years: a longer wait is no queue wait (and a larger figure overflows in seconds).
@@ -306,47 +300,6 @@ def _verdict(out: dict[str, Any], k: int, n: int, allowed: float) -> None:
     out["conclusive"] = conclusive
     out["verdict"] = point if conclusive else "inconclusive"
     out["more_jobs_to_settle"] = None if conclusive else jobs_to_settle(k, n, allowed)
-
-
-class CausesFigures(Figure):
-    """An SLO's violations by who can act on them (`CAUSES`, Q2)."""
-
-    capacity: int
-    own_limits: int
-    team_choice: int
-    other: int
-
-
-class SloFigures(Figure):
-    """One SLO evaluated on the log (`evaluate`, Q3): counts in tasks, the share of
-    violations with its 95 % interval, the verdict and why, the observed waits (seconds,
-    at most CDF_POINTS quantiles)."""
-
-    name: str
-    description: str
-    measure: Measure
-    threshold_minutes: float
-    allowed_violation_share: float
-    selected: int
-    measured: int
-    unmeasured: int
-    violations: int
-    violations_waiting_for_quota: int
-    violations_by_cause: CausesFigures
-    violation_share: float | None
-    ci95: list[float] | None
-    waits_s: list[float]
-    verdict: Literal["pass", "fail", "inconclusive", "not measurable"]
-    conclusive: bool
-    point_estimate: Literal["pass", "fail"] | None
-    more_jobs_to_settle: int | None
-    why: str
-    # The selector as slo.yaml writes it (only the conditions given) and the jobs it
-    # selected by kind, in tasks; records written before them lack both.
-    selector: dict[str, Any] | None = None
-    selected_by_kind: dict[str, int] | None = None
-
-    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"selector", "selected_by_kind"})
 
 
 def why_message(s: SloFigures) -> Message:
