@@ -473,18 +473,20 @@ class Snapshot:
     records: dict[Path, Evidence] = field(default_factory=dict)
     checked: dict[str, tuple[Freshness, list[Message]]] = field(default_factory=dict)
 
+    def freshness(self, record: Evidence) -> tuple[Freshness, list[Message]]:
+        """`freshness` of one of the records, with the inputs as this snapshot read them."""
+        return _freshness(record, self, 0)
 
-def freshness(
-    record: Evidence, root: Path, snapshot: Snapshot | None = None
-) -> tuple[Freshness, list[Message]]:
+
+def freshness(record: Evidence, root: Path) -> tuple[Freshness, list[Message]]:
     """Check the record against its own hash and against its inputs as they are now; each
     problem a message (say it with `gpudecide.message.render`, or `english`). Checking many
-    records, pass one `Snapshot(root)` to all of them.
+    records, ask one `Snapshot(root)` for each of them.
 
     An input replaced by a directory, a FIFO or a device is `bad_input` (it is never read:
     a FIFO would block, /dev/zero would never end), not stale.
     """
-    return _freshness(record, snapshot if snapshot is not None else Snapshot(root), 0)
+    return Snapshot(root).freshness(record)
 
 
 def _freshness(record: Evidence, snapshot: Snapshot, depth: int) -> tuple[Freshness, list[Message]]:
@@ -512,7 +514,7 @@ def _against_inputs(
         if cited and now == ref.sha256 and depth < MAX_CITATION_DEPTH:
             # The cited record is the one computed from; it must still be true of its inputs.
             # It was read (and verified) just above: each file is read once per snapshot.
-            inner, why = _freshness(snapshot.records.get(p) or load(p), snapshot, depth + 1)
+            inner, why = _freshness(snapshot.records[p], snapshot, depth + 1)
             if inner is not Freshness.FRESH:
                 now = (
                     Freshness.STALE,

@@ -56,7 +56,7 @@ def ledger_rows(
     snapshot = snapshot or ev.Snapshot(root)
     rows: list[dict[str, Any]] = []
     for record in sorted(records, key=lambda r: r.id in old):
-        state, problems = ev.freshness(record, root, snapshot)
+        state, problems = snapshot.freshness(record)
         # A replaced record no longer speaks for anything: its staleness is not a failure,
         # but an edited one still is.
         replaced = record.id in old and state is not ev.Freshness.TAMPERED

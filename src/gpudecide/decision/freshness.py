@@ -133,7 +133,7 @@ def unfit(
     now_standing = {r.id: by_check.get(check_of(r), "") for r in everything}
     out: list[Unfit] = []
     for key, record in sorted(standing.items(), key=lambda kv: kv[1].id):
-        state, problems = ev.freshness(record, root, snapshot)
+        state, problems = snapshot.freshness(record)
         replaced = (
             _inconsistent(record, standing, now_standing) if state is ev.Freshness.FRESH else []
         )

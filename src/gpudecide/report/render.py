@@ -110,7 +110,7 @@ def build(
     snapshot = ev.Snapshot(root)
     for record in ordered:
         kind, option = ev.subject(record)
-        state, problems = ev.freshness(record, root, snapshot)
+        state, problems = snapshot.freshness(record)
         base = kind if kinds.count(kind) == 1 else f"{kind}-{option or 'all'}"
         anchors[base] = anchors.get(base, 0) + 1
         section = Section(
