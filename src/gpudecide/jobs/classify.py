@@ -90,27 +90,38 @@ def _per_job_sql() -> str:
 
 
 def _kinds_sql(rule_case: str, window_s: float) -> str:
-    """Each job of `jobs` with its kind, base kind and where the kind came from."""
+    """What follows the `jobs` CTE: each job with its kind, base kind and where the kind
+    came from."""
     restart_states = ", ".join(f"'{s}'" for s in RESTART_AFTER_STATES)
     # The restart test needs each job's predecessor under the same name: a window over a
-    # narrow projection, joined back, costs far less than sorting every column.
+    # narrow projection, joined back, costs far less than sorting every column. Each
+    # (chain, user, name) is numbered once, so that the window partitions by a number; and
+    # the name rules run once per distinct name, not once per job.
     return f"""
-    WITH prev AS (
+    names AS (
+      SELECT *, row_number() OVER () AS name_group FROM (
+        SELECT DISTINCT coalesce(chain_id, '') AS chain_key, coalesce("user", '') AS user_key,
+          name
+        FROM jobs WHERE name IS NOT NULL)
+    ),
+    prev AS (
       SELECT job_id, first_submit,
         lag(final_state) OVER w AS prev_state,
         lag(last_end) OVER w AS prev_end
-      FROM jobs WHERE name IS NOT NULL
-      WINDOW w AS (PARTITION BY coalesce(chain_id, ''), coalesce("user", ''), name
-                   ORDER BY first_submit, job_id)
+      FROM jobs j JOIN names n ON coalesce(j.chain_id, '') = n.chain_key
+        AND coalesce(j."user", '') = n.user_key AND j.name = n.name
+      WINDOW w AS (PARTITION BY name_group ORDER BY first_submit, job_id)
     ),
     resub AS (
       SELECT job_id FROM prev
       WHERE prev_state IN ({restart_states}) AND first_submit >= prev_end
         AND epoch(first_submit) - epoch(prev_end) <= {window_s}
     ),
+    rules AS (SELECT name, {rule_case} AS rule_kind FROM (SELECT DISTINCT name FROM jobs)),
     flagged AS (
-      SELECT j.*, r.job_id IS NOT NULL AS is_resubmission, {rule_case} AS rule_kind
+      SELECT j.*, r.job_id IS NOT NULL AS is_resubmission, k.rule_kind
       FROM jobs j LEFT JOIN resub r USING (job_id)
+        LEFT JOIN rules k ON j.name IS NOT DISTINCT FROM k.name
     )
     SELECT * EXCLUDE (rule_kind),
       CASE WHEN is_resubmission THEN 'restart'
@@ -133,9 +144,10 @@ def jobs_table(attempts: pa.Table, config: ClassifyConfig | None = None) -> pa.T
     window_s = cfg.restart_window_hours * 3600.0
     con = sql.connect(attempts=attempts)
     try:
-        jobs = con.sql(_per_job_sql()).to_arrow_table()
-        con.register("jobs", jobs)
-        table = con.sql(_kinds_sql(rule_case, window_s)).to_arrow_table()
+        # one statement: the jobs are never materialised between the two steps
+        table = con.sql(
+            f"WITH jobs AS ({_per_job_sql()}), {_kinds_sql(rule_case, window_s)}"
+        ).to_arrow_table()
     finally:
         con.close()
     return table

@@ -1,10 +1,11 @@
 """Slurm `sacct --parsable2` output into the canonical attempt table.
 
 Parsing runs inside DuckDB (multi-threaded CSV reader, vectorised regex and time parsing), so a
-million-job log with its steps stays within seconds. Rows DuckDB cannot split into the declared
-fields come back from its reject table with their line numbers; rows whose fields do not parse
-are flagged in SQL, and only then located in the file by a plain scan (the error path), so every
-message names file, line and field.
+million-job log with its steps stays within seconds. A log without a bad row takes the fast
+path (see "The fast path" below); any other is read again by the precise path: rows DuckDB
+cannot split into the declared fields come back from its reject table with their line numbers;
+rows whose fields do not parse are flagged in SQL, and only then located in the file by a plain
+scan (the error path), so every message names file, line and field.
 
 What sacct prints, as seen on a real Slurm 22.05 (see tests/fixtures/sacct/):
 - times in the local time zone of the sacct process, `Unknown` or `None` when unset;
@@ -21,12 +22,13 @@ import dataclasses
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from gpudecide.errors import InputError
 from gpudecide.fsutil import require_regular_file
@@ -517,12 +519,12 @@ def _ts_bound(q: str) -> str:
 def _checks(m: dict[str, str], r: Callable[[str], str], jobid: str) -> list[tuple[str, str, str]]:
     """(field code, raw text, condition) of every per-row check, first failing one wins."""
     kinds = ", ".join(f"'{k}'" for k in KINDS)
+    max_run_us = bounds.MAX_RUN // timedelta(microseconds=1)
     times = [
         (n, q)
         for n, q in zip(_TIME_FIELDS, ("submit", "eligible", "start_ts", '"end"'), strict=True)
         if n in m
     ]
-    max_run = bounds.MAX_RUN.total_seconds()
     return [
         ("JobID", jobid, f"NOT regexp_full_match({jobid}, '{_JOBID_RE}')"),
         ("State", r("state"), "(NOT is_step AND state IS NULL)"),
@@ -539,7 +541,8 @@ def _checks(m: dict[str, str], r: Callable[[str], str], jobid: str) -> list[tupl
         (
             "End:long",
             r("end"),
-            f"(NOT is_step AND \"end\" > start_ts + INTERVAL '{max_run} seconds')",
+            # in microseconds: the same test as `start_ts + INTERVAL`, without calendar arithmetic
+            f'(NOT is_step AND epoch_us("end") - epoch_us(start_ts) > {max_run_us})',
         ),
         *(
             (
@@ -573,27 +576,35 @@ def _checks(m: dict[str, str], r: Callable[[str], str], jobid: str) -> list[tupl
     ]
 
 
-def _build_sql(m: dict[str, str], tz: str, source: str, *, with_values: bool = False) -> str:
-    """SELECT that parses every row; `bad_field` names the first field that did not parse.
+@dataclass(frozen=True)
+class _Raw:
+    """The raw text columns a parse reads: the sacct field -> `r_<field>` column, the SELECT
+    that names them, and the job id column."""
 
-    Step rows only need their job id and start, so everything else is skipped for them.
-    `with_values` adds the offending raw text (used on the error path only).
-    """
+    cols: dict[str, str]
+    select: str
+    jobid: str
+
+    def r(self, name: str) -> str:
+        """The raw column of a field, or a NULL text when the log lacks it."""
+        return self.cols.get(name, "NULL::VARCHAR")
+
+
+def _raw_columns(m: dict[str, str]) -> _Raw:
     used = m.keys() & _USED_FIELDS
     if "jobid" in m:
         used -= {"jobidraw"}
-    raw_cols = {name: f"r_{name}" for name in sorted(used)}
+    cols = {name: f"r_{name}" for name in sorted(used)}
+    select = ", ".join(f"{m[name]} AS {col}" for name, col in cols.items())
+    jobid = cols["jobid"] if "jobid" in m else cols.get("jobidraw", "NULL::VARCHAR")
+    return _Raw(cols, select, jobid)
 
-    def r(name: str) -> str:
-        return raw_cols.get(name, "NULL::VARCHAR")
 
-    def job(expr: str) -> str:
-        return f"CASE WHEN is_step THEN NULL ELSE {expr} END"
-
-    jobid = r("jobid") if "jobid" in m else r("jobidraw")
+def _field_sql(m: dict[str, str], tz: str, raw: _Raw) -> dict[str, str]:
+    """Column -> SQL of every job field, over the raw columns (steps leave them null)."""
+    r, jobid = raw.r, raw.jobid
     tres_col = r("alloctres") if "alloctres" in m else r("reqtres")
-    select_raw = ", ".join(f"{m[name]} AS {col}" for name, col in raw_cols.items())
-    parsed = {
+    return {
         "array_job_id": f"nullif(regexp_extract({jobid}, '^(\\d+)_', 1), '')",
         "pending_tasks": f"CASE WHEN contains({jobid}, '_[') THEN {_count_range_sql(jobid)} END",
         "name": f"nullif({r('jobname')}, '')",
@@ -620,15 +631,37 @@ def _build_sql(m: dict[str, str], tz: str, source: str, *, with_values: bool = F
         "node": f"CASE WHEN trim({r('nodelist')}) IN ('', '{_NO_NODE}') THEN NULL "
         f"ELSE trim({r('nodelist')}) END",
     }
+
+
+def _gpu_columns(m: dict[str, str], r: Callable[[str], str], parsed: Sequence[str]) -> str:
+    """GPU count, its source and the request, over the GPU parts of `parsed`."""
+    gpu_count, gpu_source, req = _gpu_sql([c for c, _ in _GPU_ORDER if c in parsed])
+    return f"{gpu_count} AS gpu_raw, {gpu_source} AS gpu_source_text, " + (
+        f"try_cast({req} AS INTEGER) AS req_gpus"
+    )
+
+
+def _build_sql(m: dict[str, str], tz: str, source: str, *, with_values: bool = False) -> str:
+    """SELECT that parses every row; `bad_field` names the first field that did not parse.
+
+    Step rows only need their job id and start, so everything else is skipped for them.
+    `with_values` adds the offending raw text (used on the error path only).
+    """
+    raw = _raw_columns(m)
+    r, jobid = raw.r, raw.jobid
+
+    def job(expr: str) -> str:
+        return f"CASE WHEN is_step THEN NULL ELSE {expr} END"
+
+    parsed = _field_sql(m, tz, raw)
     checks = _checks(m, r, jobid)
     bad_field = " ".join(f"WHEN coalesce({cond}, false) THEN '{name}'" for name, _, cond in checks)
     bad_value = " ".join(f"WHEN '{name}' THEN {val}" for name, val, _ in checks)
     fields = ",\n      ".join(f"{job(expr)} AS {name}" for name, expr in parsed.items())
     gpu_parts = [c for c, _ in _GPU_ORDER if c in parsed]
-    gpu_count, gpu_source, req = _gpu_sql(gpu_parts)
-    helper_cols = [*gpu_parts, "gpu_raw", "gpu_source_text", "start_ts", *raw_cols.values()]
+    helper_cols = [*gpu_parts, "gpu_raw", "gpu_source_text", "start_ts", *raw.cols.values()]
     return f"""
-    WITH raw AS (SELECT {select_raw} FROM {source}),
+    WITH raw AS (SELECT {raw.select} FROM {source}),
     p AS (
       SELECT *,
         {jobid} AS raw_id,
@@ -638,15 +671,14 @@ def _build_sql(m: dict[str, str], tz: str, source: str, *, with_values: bool = F
         {fields}
       FROM raw
     ),
-    g AS (SELECT *, {gpu_count} AS gpu_raw, {gpu_source} AS gpu_source_text FROM p),
+    g AS (SELECT *, {_gpu_columns(m, r, gpu_parts)} FROM p),
     checked AS (
       SELECT *,
         CASE {bad_field} ELSE NULL END AS bad_field,
         CASE WHEN coalesce({_never_ran_sql(m, r)}, false) THEN NULL ELSE start_ts END AS start,
         -- out-of-range counts flag the row (bad_field) and become null here
         try_cast(gpu_raw AS INTEGER) AS gpu_count,
-        CAST(gpu_source_text AS {_SOURCE_ENUM}) AS gpu_source,
-        try_cast({req} AS INTEGER) AS req_gpus
+        CAST(gpu_source_text AS {_SOURCE_ENUM}) AS gpu_source
       FROM g
     )
     SELECT * EXCLUDE ({", ".join(helper_cols)})
@@ -716,8 +748,8 @@ def _multi_attempt_ctes() -> str:
     )"""
 
 
-def _canonical_select(source: str, eligible: str) -> str:
-    """The numbered attempts in the canonical columns and order."""
+def _canonical_select(source: str, eligible: str, extra: str = "") -> str:
+    """The numbered attempts in the canonical columns and order (`extra`: more columns)."""
     return f"""SELECT
       {sql.literal(source)} AS source, n.job_id, n.attempt, n.array_job_id, n.chain_id, n.name,
       n.kind_label, n."user", n.team, n.partition,
@@ -737,7 +769,7 @@ def _canonical_select(source: str, eligible: str) -> str:
       -- NodeList as {{"node": "gpu[01-04]"}}: the hosts of the attempt (marks join by host)
       CASE WHEN n.node IS NULL THEN NULL
         ELSE CAST(json_object('node', n.node) AS VARCHAR) END AS extras,
-      CAST(n.gpu_source AS VARCHAR) AS gpu_source
+      CAST(n.gpu_source AS VARCHAR) AS gpu_source{extra}
     FROM numbered n"""
 
 
@@ -1168,6 +1200,282 @@ def _fold(
     return folded, int(ok_jobs) - folded.num_rows, bad
 
 
+# -- The fast path -------------------------------------------------------------------------
+# A log without a bad row is read in a few narrow passes instead of one wide parse. The rows
+# are read once into a table that holds what every row needs (job id, step or job, start)
+# and, for job rows only, their raw fields packed in one list: steps, most of a log, cost
+# three columns, not thirty. The job rows are then parsed with the expressions of
+# `_build_sql`, except that the fields a log repeats on many rows (states, durations, TRES,
+# comments) are parsed once per distinct text and joined back, and every check of the
+# precise path runs on them. A row DuckDB rejects, one that fails a check or attempts that
+# overlap send the whole file to the precise path (`_parse`, `_fold`), whose messages name
+# file, line and field.
+
+# group -> (the sacct fields it reads, the parsed columns it gives, the checks it runs)
+_DISTINCT_GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
+    "state": (("state",), ("state", "state_detail"), ("State",)),
+    "elapsed": (("elapsed",), ("elapsed_raw_s",), ("Elapsed",)),
+    "timelimit": (("timelimit",), ("time_limit_s",), ("Timelimit",)),
+    "gpus": (
+        ("alloctres", "allocgres", "reqtres", "reqgres"),
+        ("gpu_type", "gpu_count", "gpu_source", "req_gpus"),
+        ("AllocTRES", "ReqTRES", "GPUs"),
+    ),
+    "comment": (("comment",), ("kind_label", "chain_id"), ("Comment",)),
+}
+_GROUP_CHECKS = frozenset(c for _, _, checks in _DISTINCT_GROUPS.values() for c in checks)
+_GROUP_FIELDS = frozenset(
+    [
+        *(f for _, fields, _ in _DISTINCT_GROUPS.values() for f in fields),
+        *(part for part, _ in _GPU_ORDER),
+    ]
+)
+_ROWS = "sacct_rows"
+_JOB_TEXT = "sacct_job_text"
+_DISTINCT = "sacct_distinct_texts"
+
+
+def _any_check(checks: Iterable[tuple[str, str, str]]) -> str:
+    """Whether any of the checks fails (a check whose condition is NULL passes)."""
+    conds = [f"coalesce({cond}, false)" for _, _, cond in checks]
+    return " OR ".join(conds) if conds else "false"
+
+
+def _packed(m: dict[str, str]) -> tuple[_Raw, _Raw]:
+    """The raw columns as the row table reads them from the file, and as the job rows
+    give them back from their packed list (`f`; the job id is the row's `job_id`)."""
+    raw = _raw_columns(m)
+    names = [n for n in raw.cols if raw.cols[n] != raw.jobid]
+    cols = {n: f"f[{i}]" for i, n in enumerate(names, start=1)}
+    select = ", ".join(f"{cols[n]} AS {raw.cols[n]}" for n in names)
+    unpacked = {n: raw.cols[n] for n in names}
+    id_field = next(n for n, c in raw.cols.items() if c == raw.jobid)
+    unpacked[id_field] = raw.jobid
+    return raw, _Raw(unpacked, f"job_id AS {raw.jobid}, {select}", raw.jobid)
+
+
+def _local_time_sql(col: str) -> str:
+    """sacct time text -> local TIMESTAMP (`_time_sql` before its time zone)."""
+    return (
+        f"CASE WHEN {col} IN {_UNSET_TIMES} THEN NULL ELSE coalesce("
+        f"try_strptime({col}, {_TIME_FORMAT}), try_strptime({col}, {_SPACED_TIME_FORMAT})) END"
+    )
+
+
+def _rows_sql(m: dict[str, str], source: str) -> str:
+    """Every row once: job id, step or job, start as local time, the rest of a step's id,
+    a job row's raw fields packed in `f`, and whether its job id or (for a step) its start
+    failed a check.
+
+    A step's start is checked against bounds a day inside EARLIEST and LATEST, which no time
+    zone moves it across; a start nearer the bounds is left to the precise path. A job row's
+    own checks run when it is parsed (`_jobs_sql`)."""
+    raw, packed = _packed(m)
+    start = raw.r("start")
+    early = f"{bounds.EARLIEST + timedelta(days=1):%Y-%m-%d %H:%M:%S}"
+    late = f"{bounds.LATEST - timedelta(days=1):%Y-%m-%d %H:%M:%S}"
+    step_start = (
+        f"(is_step AND {start} NOT IN {_UNSET_TIMES} AND (start_local IS NULL "
+        f"OR start_local < TIMESTAMP '{early}' OR start_local >= TIMESTAMP '{late}'))"
+    )
+    id_check = [c for c in _checks(m, raw.r, raw.jobid) if c[0] == "JobID"]
+    fields = [raw.cols[n] for n in packed.cols if packed.cols[n] != raw.jobid]
+    return f"""
+    WITH raw AS (SELECT {raw.select} FROM {source}),
+    p AS (
+      SELECT *,
+        split_part({raw.jobid}, '.', 1) AS job_id,
+        contains({raw.jobid}, '.') AS is_step,
+        {_local_time_sql(start)} AS start_local
+      FROM raw
+    )
+    SELECT job_id, is_step,
+      CASE WHEN is_step THEN substr({raw.jobid}, length(job_id) + 2) END AS step_suffix,
+      start_local,
+      CASE WHEN is_step THEN NULL ELSE [{", ".join(fields)}] END AS f,
+      {_any_check([*id_check, ("Start", start, step_start)])} AS row_bad
+    FROM p
+    """
+
+
+def _group_keys(m: dict[str, str]) -> list[str]:
+    """The sacct fields of the log that grouped fields are parsed from."""
+    return [f for fields, _, _ in _DISTINCT_GROUPS.values() for f in fields if f in m]
+
+
+def _distinct_texts_sql(m: dict[str, str]) -> str:
+    """The distinct texts of every group's fields in one pass over the job rows (a grouping
+    set per group; `grouping_set` says whose a row is)."""
+    _, raw = _packed(m)
+    keys = [raw.r(f) for f in _group_keys(m)]
+    sets = [
+        "(" + ", ".join(raw.r(f) for f in fields if f in m) + ")"
+        for fields, _, _ in _DISTINCT_GROUPS.values()
+        if any(f in m for f in fields)
+    ]
+    return f"""SELECT {", ".join(keys)}, GROUPING({", ".join(keys)}) AS grouping_set
+      FROM {_JOB_TEXT} GROUP BY GROUPING SETS ({", ".join(sets)})"""
+
+
+def _grouping(m: dict[str, str], keys: list[str]) -> int:
+    """The GROUPING() value of the rows of `_distinct_texts_sql` grouped by `keys`: a bit
+    per key column, the first the highest, set where the column is not grouped."""
+    _, raw = _packed(m)
+    every = [raw.r(f) for f in _group_keys(m)]
+    return sum(1 << (len(every) - 1 - i) for i, k in enumerate(every) if k not in keys)
+
+
+def _distinct_sql(m: dict[str, str], tz: str, group: str) -> str:
+    """Each distinct text of a group's fields (job rows) with its parsed columns and whether
+    a check fails on it; one row of constants when the log has none of the fields."""
+    _, raw = _packed(m)
+    fields, outputs, codes = _DISTINCT_GROUPS[group]
+    keys = [raw.r(f) for f in fields if f in m]
+    exprs = _field_sql(m, tz, raw)
+    checks = [c for c in _checks(m, raw.r, raw.jobid) if c[0] in codes]
+    source = (
+        f"(SELECT {', '.join(keys)} FROM {_DISTINCT} WHERE grouping_set = {_grouping(m, keys)})"
+        if keys
+        else "(SELECT 1)"
+    )
+    parts = [c for c, _ in _GPU_ORDER if c in exprs] if group == "gpus" else []
+    columns = [*parts, "gpu_type"] if parts else list(outputs)
+    parsed = (
+        f"SELECT *, false AS is_step, {', '.join(f'{exprs[c]} AS {c}' for c in columns)} "
+        f"FROM {source}"
+    )
+    final = ", ".join(outputs)
+    if parts:
+        # the count, its source and the request from the parts, as `_build_sql` has them
+        parsed = f"SELECT *, {_gpu_columns(m, raw.r, parts)} FROM ({parsed})"
+        final = (
+            "gpu_type, try_cast(gpu_raw AS INTEGER) AS gpu_count, "
+            "gpu_source_text AS gpu_source, req_gpus"
+        )
+    return f"SELECT {', '.join([*keys, final])}, {_any_check(checks)} AS bad FROM ({parsed})"
+
+
+def _jobs_sql(m: dict[str, str], tz: str, source: str) -> str:
+    """The job rows of `source` (rows of `sacct_rows`, with any more columns) in the
+    columns of the precise parse, and `row_bad`: whether a check of the row fails."""
+    _, raw = _packed(m)
+    fields = _field_sql(m, tz, raw)
+    per_row = {n: e for n, e in fields.items() if n not in _GROUP_FIELDS}
+    joins, picks = [], []
+    for group, (group_fields, outputs, _) in _DISTINCT_GROUPS.items():
+        keys = [raw.r(f) for f in group_fields if f in m]
+        on = " AND ".join(f"p.{k} IS NOT DISTINCT FROM d_{group}.{k}" for k in keys) or "true"
+        joins.append(f"LEFT JOIN d_{group} ON {on}")
+        picks += [f"d_{group}.{c}" for c in outputs]
+    checks = [
+        c for c in _checks(m, raw.r, raw.jobid) if c[0] not in _GROUP_CHECKS and c[0] != "JobID"
+    ]
+    return f"""
+    WITH raw AS (SELECT s.* EXCLUDE (f, step_suffix, row_bad), {raw.select} FROM {source} s),
+    p AS (
+      SELECT *, timezone({sql.literal(tz)}, start_local) AS start_ts,
+        {", ".join(f"{expr} AS {name}" for name, expr in per_row.items())}
+      FROM raw
+    ),
+    j AS (SELECT p.*, {", ".join(picks)} FROM p {" ".join(joins)})
+    SELECT * EXCLUDE (start_local, start_ts, {", ".join(raw.cols.values())}),
+      job_id AS raw_id, NULL::VARCHAR AS bad_field,
+      CASE WHEN coalesce({_never_ran_sql(m, raw.r)}, false) THEN NULL ELSE start_ts END
+        AS start,
+      {_any_check(checks)} AS row_bad
+    FROM j
+    """
+
+
+@dataclass
+class _Fast:
+    """What the fast path read: the attempts and the counts behind the notes."""
+
+    table: pa.Table
+    data_lines: int
+    duplicates: int
+    eligible_fallbacks: int
+
+
+def _fast_read(
+    con: duckdb.DuckDBPyConnection, p: Path, names: list[str], header: bool, tz: str
+) -> _Fast | None:
+    """The attempts of a log none of whose rows is bad, else None (see above)."""
+    m = _field_map(names, p)
+    _, packed = _packed(m)
+    con.execute(
+        f"CREATE TEMP TABLE {_ROWS} AS " + _rows_sql(m, _reader(p, len(names), header, True))
+    )
+    con.execute(
+        f"CREATE TEMP VIEW {_JOB_TEXT} AS SELECT {packed.select} FROM {_ROWS} WHERE NOT is_step"
+    )
+    con.execute(f"CREATE TEMP TABLE {_DISTINCT} AS {_distinct_texts_sql(m)}")
+    for group in _DISTINCT_GROUPS:
+        con.execute(f"CREATE TEMP TABLE d_{group} AS {_distinct_sql(m, tz, group)}")
+    bad_groups = " OR ".join(f"(SELECT bool_or(bad) FROM d_{g})" for g in _DISTINCT_GROUPS)
+    lines, job_rows, bad_rows, rejected, bad_values = con.execute(
+        f"""SELECT count(*), count(*) FILTER (WHERE NOT is_step), count(*) FILTER (WHERE row_bad),
+          (SELECT count(*) FROM rejects), coalesce({bad_groups}, false) FROM {_ROWS}"""
+    ).fetchall()[0]
+    if lines == 0 or bad_rows or rejected or bad_values:
+        return None
+    con.execute(
+        f"""CREATE TEMP TABLE sacct_counts AS SELECT job_id,
+          count(*) FILTER (WHERE NOT is_step) AS n_rows,
+          CAST(count(*) FILTER (WHERE is_step) AS INTEGER) AS n_steps
+        FROM {_ROWS} GROUP BY job_id"""
+    )
+    eligible = "eligible" in {n.lower() for n in names}
+    fallback = (
+        "CASE WHEN n.eligible IS NULL AND n.start IS NOT NULL THEN n.submit ELSE n.eligible END"
+        if eligible
+        else "n.eligible"
+    )
+    fell_back = (
+        "n.eligible IS NULL AND n.start IS NOT NULL AND n.submit IS NOT NULL"
+        if eligible
+        else "false"
+    )
+    singles = (
+        f"(SELECT r.*, c.n_steps AS steps FROM {_ROWS} r JOIN sacct_counts c USING (job_id) "
+        "WHERE NOT r.is_step AND c.n_rows = 1)"
+    )
+    single = con.sql(
+        f"""WITH numbered AS (
+          SELECT *, CAST(1 AS INTEGER) AS attempt FROM ({_jobs_sql(m, tz, singles)})
+        )
+        {_canonical_select(str(p), fallback, f", {fell_back} AS _fell_back, n.row_bad")}"""
+    ).to_arrow_table()
+    if pc.any(single.column("row_bad")).as_py():
+        return None
+    fallbacks = int(pc.sum(single.column("_fell_back")).as_py() or 0)
+    tables = [single.drop_columns(["_fell_back", "row_bad"]).cast(ATTEMPTS_SCHEMA)]
+    multi_ids = "SELECT job_id FROM sacct_counts WHERE n_rows > 1"
+    if con.execute(f"SELECT count(*) FROM ({multi_ids})").fetchall()[0][0]:
+        # Requeued jobs (and rows listed twice) take the precise fold, on their rows only.
+        multi_rows = f"(SELECT * FROM {_ROWS} WHERE NOT is_step AND job_id IN ({multi_ids}))"
+        con.execute(
+            f"""CREATE TEMP TABLE parsed AS
+            {_jobs_sql(m, tz, multi_rows)}
+            UNION ALL BY NAME
+            SELECT job_id || '.' || step_suffix AS raw_id, job_id, is_step,
+              timezone({sql.literal(tz)}, start_local) AS start, NULL::VARCHAR AS bad_field
+            FROM {_ROWS} WHERE is_step AND job_id IN ({multi_ids})"""
+        )
+        if con.execute("SELECT bool_or(row_bad) FROM parsed").fetchall()[0][0]:
+            return None
+        con.execute("ALTER TABLE parsed DROP COLUMN row_bad")
+        con.execute("CREATE TEMP VIEW parsed_rows AS SELECT * FROM parsed")
+        fallbacks += _eligible_fallbacks(con, names)
+        multi = con.sql(_fold_sql(str(p), eligible)).to_arrow_table()
+        con.register("folded", multi)
+        if con.execute(_overlaps_sql(tz)).fetchall():
+            return None
+        tables.append(multi.cast(ATTEMPTS_SCHEMA))
+    table = pa.concat_tables(tables)
+    return _Fast(table, int(lines), int(job_rows) - table.num_rows, fallbacks)
+
+
 def read_sacct(
     path: str | Path,
     *,
@@ -1188,10 +1496,15 @@ def read_sacct(
         raise InputError("no such file", path=p, hint="check the path to the sacct output")
     require_regular_file(p, "sacct output")
     names, header = _names_of(p, sacct_format)
-    con = sql.connect()
-    # File order is not needed (attempts are ordered by time) and keeping it costs memory.
-    con.execute("SET preserve_insertion_order = false")
-    con.execute(_DURATION_MACRO)
+    fast = _try_fast(p, names, header, tz)
+    if fast is not None:
+        return ParseResult(
+            table=fast.table,
+            data_lines=fast.data_lines,
+            note_messages=_read_notes(p, [], fast.eligible_fallbacks, fast.duplicates),
+            duplicate_rows=fast.duplicates,
+        )
+    con = _connect()
     try:
         parsed = _parse(con, p, names, header, tz)
         bad = parsed.bad
@@ -1209,7 +1522,39 @@ def read_sacct(
         if not skip_bad_rows:
             raise overlapping[0].as_error()
         bad = sorted(bad + overlapping, key=lambda b: (b.line is None, b.line or 0))
-    notes = list(parsed.notes)
+    return ParseResult(
+        table=table.cast(ATTEMPTS_SCHEMA),
+        bad_rows=bad,
+        data_lines=parsed.table.num_rows,
+        note_messages=_read_notes(p, parsed.notes, fallback, duplicates),
+        duplicate_rows=duplicates,
+    )
+
+
+def _connect() -> duckdb.DuckDBPyConnection:
+    con = sql.connect()
+    # File order is not needed (attempts are ordered by time) and keeping it costs memory.
+    con.execute("SET preserve_insertion_order = false")
+    con.execute(_DURATION_MACRO)
+    return con
+
+
+def _try_fast(p: Path, names: list[str], header: bool, tz: str) -> _Fast | None:
+    """The fast path's reading, or None where the precise path must read the file: it
+    says what is wrong with it in its own words (DuckDB's faults included)."""
+    con = _connect()
+    try:
+        return _fast_read(con, p, names, header, tz)
+    except duckdb.Error:
+        return None
+    finally:
+        con.close()
+
+
+def _read_notes(p: Path, notes: list[Message], fallback: int, duplicates: int) -> list[Message]:
+    """The notes of a read: the rows repaired, the waits measured from Submit, the rows
+    listed more than once."""
+    notes = list(notes)
     if fallback:
         # English keeps "job(s)" in both forms: the wording records have always had.
         notes.append(
@@ -1233,13 +1578,7 @@ def read_sacct(
                 file=p.name,
             )
         )
-    return ParseResult(
-        table=table.cast(ATTEMPTS_SCHEMA),
-        bad_rows=bad,
-        data_lines=parsed.table.num_rows,
-        note_messages=notes,
-        duplicate_rows=duplicates,
-    )
+    return notes
 
 
 @dataclass
