@@ -121,6 +121,69 @@ def test_the_command_line_declares_no_model_until_a_command_runs(body: str, tmp_
     assert _loaded(body, cwd=tmp_path, watched=MODELS) == []
 
 
+def _workspace_in(tmp_path: Path, lang: str) -> Path:
+    from gpudecide.workspace import init
+
+    root = tmp_path / "ws"
+    init(root)
+    config = root / "gpudecide.yaml"
+    text = config.read_text()
+    assert "  language: en" in text
+    config.write_text(text.replace("  language: en", f"  language: {lang}", 1))
+    return root
+
+
+# `gpudecide --help` in-process, printing the first line of the page it wrote
+_HELP_FIRST_LINE = """
+import contextlib, io
+from gpudecide.cli import main
+import sys
+sys.argv = ["gpudecide", "--help"]
+page = io.StringIO()
+with contextlib.redirect_stdout(page), contextlib.suppress(SystemExit):
+    main()
+print(json.dumps(page.getvalue()), file=sys.stderr)
+"""
+
+
+def test_help_inside_a_workspace_speaks_its_language_without_a_model(tmp_path: Path) -> None:
+    """Inside a workspace, `--help` is in the workspace's `report.language`, read from
+    gpudecide.yaml without its models: none is declared."""
+    root = _workspace_in(tmp_path, "kk")
+    assert _loaded(_HELP_FIRST_LINE, cwd=root, watched=MODELS) == []
+    done = subprocess.run(
+        [sys.executable, "-c", "import json\n" + _HELP_FIRST_LINE],
+        capture_output=True,
+        text=True,
+        cwd=root / "logs",
+        timeout=120,
+    )
+    page = json.loads(done.stderr.strip().splitlines()[-1])
+    english = subprocess.run(
+        [sys.executable, "-c", "import json\n" + _HELP_FIRST_LINE],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert "Usage" in json.loads(english.stderr.strip().splitlines()[-1])
+    assert "Usage" not in page and "gpudecide" in page
+
+
+def test_a_workspace_naming_no_language_gives_english_help(tmp_path: Path) -> None:
+    """The twin: a `report.language` that is not one gpudecide speaks is not taken (the
+    command that opens the workspace refuses it); `--help` stays English."""
+    root = _workspace_in(tmp_path, "de")
+    done = subprocess.run(
+        [sys.executable, "-c", "import json\n" + _HELP_FIRST_LINE],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        timeout=120,
+    )
+    assert "Usage" in json.loads(done.stderr.strip().splitlines()[-1])
+
+
 def test_the_model_check_sees_a_model() -> None:
     """The twin: the evidence module declares models, and the probe says so."""
     body = "import gpudecide.cli\nimport gpudecide.evidence"

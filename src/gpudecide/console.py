@@ -31,6 +31,7 @@ from gpudecide.i18n import (
     translator,
 )
 from gpudecide.jsonio import check_finite
+from gpudecide.workspace_root import configured_language, find_root
 
 if TYPE_CHECKING:
     from gpudecide.workspace import Workspace
@@ -114,9 +115,10 @@ def choose_language(lang: str | None) -> None:
     set_language(_chosen or "en")
 
 
-def language(ws: Workspace | None = None) -> Language:
+def language(ws: Workspace | None = None, configured: Language | None = None) -> Language:
     """The language people read a command's output in: `--lang`, else $GPUDECIDE_LANG, else
-    the workspace's `report.language`, else English; the run speaks it from now on."""
+    the workspace's `report.language` (`configured`, where the workspace is not opened),
+    else English; the run speaks it from now on."""
     lang: Language = _chosen or "en"
     if _chosen is None:
         env = os.environ.get(LANG_ENV, "").strip().lower()
@@ -124,6 +126,8 @@ def language(ws: Workspace | None = None) -> Language:
             lang = env
         elif ws is not None:
             lang = ws.config.report.language
+        elif configured is not None:
+            lang = configured
     set_language(lang)
     return lang
 
@@ -131,8 +135,10 @@ def language(ws: Workspace | None = None) -> Language:
 def argv_language(argv: list[str]) -> Language:
     """The language of `--help` and of errors, known without click (it answers `--help`
     while parsing, and an error may come before the root option is read): `--lang` among
-    the arguments, else as `language` decides with the workspace found from here up. A
-    workspace that cannot be read gives English here; the command itself reports it."""
+    the arguments, else as `language` decides with the workspace found from here up, whose
+    `report.language` is read without opening it (its models are not needed to answer). A
+    gpudecide.yaml that cannot be read, or names no language, gives English here; the command
+    itself reports what is wrong with it."""
     args = argv[: argv.index("--")] if "--" in argv else argv
     for i, arg in enumerate(args):
         value = args[i + 1] if arg == "--lang" and i + 1 < len(args) else None
@@ -140,10 +146,8 @@ def argv_language(argv: list[str]) -> Language:
             value = arg.split("=", 1)[1]
         if value is not None and value.strip().lower() in LANGUAGES:
             return cast(Language, value.strip().lower())
-    try:
-        return language(open_workspace(None, required=False))
-    except (InputError, OSError):
-        return language()
+    root = find_root(Path.cwd())
+    return language(configured=configured_language(root) if root is not None else None)
 
 
 _ = translator("report")
@@ -336,10 +340,7 @@ def open_workspace(path: Path | None, required: bool) -> Workspace | None:
     """The workspace at `path`, else the one found from the current folder up."""
     # The workspace and evidence models load here, when a command opens its workspace,
     # not with the command line (`--help` outside a workspace never needs them).
-    from gpudecide import evidence as ev
-    from gpudecide import workspace
-
-    root = path if path is not None else workspace.find_root(Path.cwd())
+    root = path if path is not None else find_root(Path.cwd())
     if root is None:
         if required:
             raise InputError(
@@ -347,6 +348,9 @@ def open_workspace(path: Path | None, required: bool) -> Workspace | None:
                 hint="pass --workspace DIR, or create one with `gpudecide init DIR`",
             )
         return None
+    from gpudecide import evidence as ev
+    from gpudecide import workspace
+
     ws = workspace.load(root)
     language(ws)
     ev.set_author(ws.config.author or None, source="workspace")

@@ -28,6 +28,7 @@ from gpudecide.log_settings import ClassifyConfig, IanaZone, validate_rules
 from gpudecide.matrix_config import MatrixConfig
 from gpudecide.matrix_config import validate as validate_matrix
 from gpudecide.options import OptionDecl, check_unique, require_known
+from gpudecide.workspace_root import CONFIG_NAME, find_root
 
 if TYPE_CHECKING:
     from gpudecide.scaffold import OptionSpec
@@ -46,8 +47,6 @@ __all__ = [
     "load",
     "template_files",
 ]
-
-CONFIG_NAME = "gpudecide.yaml"
 
 
 class _Strict(BaseModel):
@@ -176,17 +175,6 @@ class Workspace:
     def log_paths(self) -> list[Path]:
         """Configured logs, resolved against the workspace root."""
         return [self.root / src.path for src in self.config.logs]
-
-
-def find_root(start: Path) -> Path | None:
-    """The nearest directory at or above `start` holding gpudecide.yaml."""
-    here = start.resolve()
-    for candidate in (here, *here.parents):
-        # lexists, not is_file: a config that is a FIFO or a link to a device is found here
-        # and then refused by name when it is loaded, not skipped for a parent's config.
-        if os.path.lexists(candidate / CONFIG_NAME):
-            return candidate
-    return None
 
 
 def load(root: Path) -> Workspace:
