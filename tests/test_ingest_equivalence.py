@@ -317,10 +317,32 @@ def test_a_malformed_line_is_exit_2_through_the_command(tmp_path: Path) -> None:
 # Texts a field may hold in some log: what the recordings print in that column, and the edges
 # of what sacct allows (unset times, UNLIMITED limits, day-long durations, GRES forms, junk).
 EDGE_TEXTS = [
-    "", " ", "Unknown", "None", "None assigned", "UNLIMITED", "Partition_Limit", "00:00",
-    "1-00:00:00", "59:59", "2026-12-01 00:00:00", "2000-01-01T00:00:00", "2099-12-31T23:59:59",
-    "gres/gpu=0", "gres/gpu:a100=8,gres/gpu=8", "gpu:h100:2", "kind=eval", "chain=x", "|",
-    "CANCELLED by 0", "PENDING", "REQUEUED", "0:15", "123_[1-3]", "113.0", "9+1",
+    "",
+    " ",
+    "Unknown",
+    "None",
+    "None assigned",
+    "UNLIMITED",
+    "Partition_Limit",
+    "00:00",
+    "1-00:00:00",
+    "59:59",
+    "2026-12-01 00:00:00",
+    "2000-01-01T00:00:00",
+    "2099-12-31T23:59:59",
+    "gres/gpu=0",
+    "gres/gpu:a100=8,gres/gpu=8",
+    "gpu:h100:2",
+    "kind=eval",
+    "chain=x",
+    "|",
+    "CANCELLED by 0",
+    "PENDING",
+    "REQUEUED",
+    "0:15",
+    "123_[1-3]",
+    "113.0",
+    "9+1",
 ]
 
 
