@@ -268,3 +268,35 @@ def test_the_country_codes_are_babels() -> None:
     assert frozenset(t for t in codes if len(t) == 2 and t.isalpha() and t != "ZZ") == (
         ISO_COUNTRIES
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "built"),
+    [
+        (["evidence"], ["evidence"]),
+        (["--lang", "ru", "evidence", "--json"], ["evidence"]),
+        (["--author=ops", "check", "raci"], ["check"]),
+        (["--version"], None),
+        (["--help"], None),
+        ([], None),
+        (["evidenc"], None),
+        (["--lang", "evidence"], None),
+    ],
+    ids=repr,
+)
+def test_a_run_builds_only_the_command_it_names(args: list[str], built: list[str] | None) -> None:
+    """typer turns every registered function into a click command on each run; a command
+    line naming one builds that one (a group with all of its commands), any other line the
+    whole tree, so that the root's help and click's "did you mean" see every name."""
+    import typer
+
+    from gpudecide.cli import app
+    from gpudecide.console import invoked_only
+
+    every = sorted(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
+    assert len(every) > 20
+    names = sorted(typer.main.get_command(invoked_only(app, args)).commands)  # type: ignore[attr-defined]
+    assert names == (every if built is None else built)
+    if built == ["check"]:
+        group = typer.main.get_command(invoked_only(app, args)).commands["check"]  # type: ignore[attr-defined]
+        assert {"raci", "isolation", "secrets"} <= set(group.commands)

@@ -6,6 +6,7 @@ so bad input looks the same everywhere: one line, exit code 2, no traceback.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -269,6 +270,43 @@ def _one_line_usage(exc: Any) -> str:
     return " ".join(f"{_E('error')}: {where}{message}{helper}".split())
 
 
+# The root options that take a value (`gpudecide --lang ru evidence`): the word after one is
+# not the command's name.
+_ROOT_VALUE_OPTIONS = frozenset({"--lang", "--author"})
+
+
+def invoked_only(app: typer.Typer, args: list[str]) -> typer.Typer:
+    """`app` with only the command or group that `args` names, where they name one: typer
+    builds a click command from every registered function's signature on each run (about
+    a third of the bare libraries' import here), and a run needs one. Any other command
+    line (the root's help, a misspelt name that click answers with its suggestions) gets
+    the whole app."""
+    name = None
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg.startswith("-"):
+            skip = arg in _ROOT_VALUE_OPTIONS
+        else:
+            name = arg
+            break
+    if name is None:
+        return app
+    commands = [
+        c
+        for c in app.registered_commands
+        if (c.name or typer.main.get_command_name(getattr(c.callback, "__name__", ""))) == name
+    ]
+    groups = [g for g in app.registered_groups if g.name == name]
+    if not commands and not groups:
+        return app
+    only = copy.copy(app)
+    only.registered_commands = commands
+    only.registered_groups = groups
+    return only
+
+
 def run_app(app: typer.Typer) -> None:
     """Run the CLI: usage errors in one line (exit 2), output faults in one line, no traceback.
 
@@ -277,9 +315,9 @@ def run_app(app: typer.Typer) -> None:
     """
     # A run starts with no language chosen yet: `--lang` and the workspace decide it.
     choose_language(None)
-    command = typer.main.get_command(app)
     args = sys.argv[1:]
     args = args[: args.index("--")] if "--" in args else args
+    command = typer.main.get_command(invoked_only(app, args))
     localize_help(command, argv_language(args) if shows_help(command, args) else "en")
     try:
         code = command.main(standalone_mode=False)
