@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from gpudecide import evidence as ev
 from gpudecide.cli import app
+from gpudecide.errors import InputError
 from gpudecide.message import english
 
 LOG = (
@@ -155,3 +156,50 @@ def test_one_snapshot_reads_each_input_once(
     log.write_text(log.read_text() + "\n")
     again = ledger.ledger_rows(records, damaged, demo_copy, ws.config.options)
     assert any(row["freshness"] == "stale" for row in again)
+
+
+def test_a_scanned_snapshot_reads_each_record_file_once(
+    demo_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A listing from `Snapshot.scan` loads every record file exactly once: the records
+    citing one take it from the scan, and say what a fresh read of each says."""
+    from gpudecide import ledger, workspace
+
+    ws = workspace.load(demo_copy)
+    files = sorted((ws.evidence_dir).glob("*.json"))
+    records, damaged = ev.scan(ws.evidence_dir)
+    alone = {
+        row["id"]: row for row in ledger.ledger_rows(records, damaged, demo_copy, ws.config.options)
+    }
+    loaded: list[Path] = []
+    real_load = ev.load
+
+    def counting_load(p: Path, **k: bool) -> ev.Evidence:
+        loaded.append(Path(p).resolve())
+        return real_load(p, **k)
+
+    monkeypatch.setattr(ev, "load", counting_load)
+    snapshot = ev.Snapshot(demo_copy)
+    scanned, damaged = snapshot.scan(ws.evidence_dir)
+    rows = ledger.ledger_rows(scanned, damaged, demo_copy, ws.config.options, snapshot)
+    assert sorted(loaded) == sorted(p.resolve() for p in files) and len(files) > 5
+    assert {row["id"]: row for row in rows} == alone
+
+
+def test_an_edited_record_is_tampered_through_a_scanned_snapshot(ws: Path) -> None:
+    """The scan keeps a record as read, seal unchecked: a profile edited before the scan is
+    still tampered, and the cost citing it still refused (twin of the test above)."""
+    from gpudecide import ledger, workspace
+
+    path = next((ws / "evidence").glob("profile-*.json"))
+    body = json.loads(path.read_text())
+    body["figures"]["gpu_hours_total"] = 1.0
+    path.write_text(json.dumps(body))
+    config = workspace.load(ws)
+    snapshot = ev.Snapshot(ws)
+    records, damaged = snapshot.scan(config.evidence_dir)
+    rows = ledger.ledger_rows(records, damaged, ws, config.config.options, snapshot)
+    states = {row["kind"]: row["freshness"] for row in rows}
+    assert states == {"profile": "tampered", "cost": "bad_input"}
+    with pytest.raises(InputError, match="edited after it was written"):
+        ev.record_ref(path, ws, snapshot)

@@ -53,6 +53,7 @@ __all__ = [
     "error_line",
     "fail",
     "guard",
+    "invoked_only",
     "language",
     "open_workspace",
     "os_error",

@@ -200,9 +200,10 @@ def shown_path(path: str | Path, root: Path | None) -> str:
         return str(p.resolve())
 
 
-def record_ref(path: Path, root: Path | None = None) -> InputRef:
-    """Cite an evidence record by id and identity hash (an edited record is refused)."""
-    record = load(path, verify=True)
+def record_ref(path: Path, root: Path | None = None, snapshot: Snapshot | None = None) -> InputRef:
+    """Cite an evidence record by id and identity hash (an edited record is refused); read
+    from `snapshot` when it scanned the record."""
+    record = snapshot.verified(path) if snapshot is not None else load(path, verify=True)
     return InputRef(
         path=shown_path(path, root), sha256=record.identity_sha256(), size=0, record_id=record.id
     )
@@ -382,13 +383,17 @@ def load(path: Path, *, verify: bool = False) -> Evidence:
             first=first["msg"],
         ) from None
     if verify and record.compute_content_sha256() != record.content_sha256:
-        raise InputError(
-            "the record was edited after it was written (content hash does not match)",
-            path=path,
-            field="content_sha256",
-            hint="re-run the analysis that wrote it",
-        )
+        raise _edited(path)
     return record
+
+
+def _edited(path: Path) -> InputError:
+    return InputError(
+        "the record was edited after it was written (content hash does not match)",
+        path=path,
+        field="content_sha256",
+        hint="re-run the analysis that wrote it",
+    )
 
 
 def _record_text(path: Path) -> str:
@@ -420,7 +425,7 @@ def _read_input(
 ) -> tuple[Freshness, Message] | str:
     try:
         if cited:
-            record = load(p, verify=True)
+            record = snapshot.verified(p)
             snapshot.records[p] = record
             return record.identity_sha256()
         return sha256_path(p)[0]
@@ -472,10 +477,39 @@ class Snapshot:
     digests: dict[tuple[Path, bool], tuple[Freshness, Message] | str] = field(default_factory=dict)
     records: dict[Path, Evidence] = field(default_factory=dict)
     checked: dict[str, tuple[Freshness, list[Message]]] = field(default_factory=dict)
+    # the records `scan` read, by resolved path: a record citing one takes it from here
+    scanned: dict[Path, Evidence] = field(default_factory=dict)
+    # id(record) -> (the record, whether its seal holds); the record is kept so that its id
+    # is never another's while the snapshot lives
+    seals: dict[int, tuple[Evidence, bool]] = field(default_factory=dict)
 
     def freshness(self, record: Evidence) -> tuple[Freshness, list[Message]]:
         """`freshness` of one of the records, with the inputs as this snapshot read them."""
         return _freshness(record, self, 0)
+
+    def scan(self, evidence_dir: Path) -> tuple[list[Evidence], list[Damaged]]:
+        """`scan`, each record kept for the records that cite it (a listing reads every
+        record once, not once more for each record citing it)."""
+        records, damaged, paths = _scan(evidence_dir)
+        self.scanned.update(paths)
+        return records, damaged
+
+    def verified(self, path: Path) -> Evidence:
+        """`load(path, verify=True)`, from the records this snapshot scanned when it has it."""
+        record = self.scanned.get(path.resolve())
+        if record is None:
+            return load(path, verify=True)
+        if not self.sealed(record):
+            raise _edited(path)
+        return record
+
+    def sealed(self, record: Evidence) -> bool:
+        """Whether the record's content hash still matches it (computed once a snapshot)."""
+        kept = self.seals.get(id(record))
+        if kept is None or kept[0] is not record:
+            kept = (record, record.compute_content_sha256() == record.content_sha256)
+            self.seals[id(record)] = kept
+        return kept[1]
 
 
 def freshness(record: Evidence, root: Path) -> tuple[Freshness, list[Message]]:
@@ -490,7 +524,7 @@ def freshness(record: Evidence, root: Path) -> tuple[Freshness, list[Message]]:
 
 
 def _freshness(record: Evidence, snapshot: Snapshot, depth: int) -> tuple[Freshness, list[Message]]:
-    if record.compute_content_sha256() != record.content_sha256:
+    if not snapshot.sealed(record):
         return Freshness.TAMPERED, [message("report", "the record was edited after it was written")]
     # The seal makes the record's content its key: a record edited since is caught above.
     key = record.content_sha256
@@ -572,17 +606,26 @@ def scan(evidence_dir: Path) -> tuple[list[Evidence], list[Damaged]]:
     A truncated, binary or otherwise unreadable record is listed in `damaged` with its
     one-line reason; the others are still returned (issue 14 item 13).
     """
+    records, damaged, _ = _scan(evidence_dir)
+    return records, damaged
+
+
+def _scan(evidence_dir: Path) -> tuple[list[Evidence], list[Damaged], dict[Path, Evidence]]:
+    """`scan`, and each record by its resolved path."""
     if not evidence_dir.is_dir():
-        return [], []
+        return [], [], {}
     records: list[Evidence] = []
+    paths: dict[Path, Evidence] = {}
     damaged: list[Damaged] = []
     for p in sorted(evidence_dir.glob("*.json")):
         try:
             records.append(load(p, verify=False))
         except InputError as exc:
             damaged.append(Damaged(p, exc.one_line(), exc))
+        else:
+            paths[p.resolve()] = records[-1]
     records.sort(key=lambda r: (r.created_at_utc, r.id))
-    return records, damaged
+    return records, damaged, paths
 
 
 def load_all(evidence_dir: Path) -> list[Evidence]:

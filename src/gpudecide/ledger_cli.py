@@ -49,11 +49,13 @@ def evidence_cmd(
     with guard(as_json):
         ws = open_workspace(workspace_dir, required=True)
         assert ws is not None
-        records, damaged = ev.scan(ws.evidence_dir)
+        snapshot = ev.Snapshot(ws.root)
+        records, damaged = snapshot.scan(ws.evidence_dir)
         removed = ledger.prune(ws.evidence_dir, records, ws.config.options) if prune else []
         if removed:
-            records, damaged = ev.scan(ws.evidence_dir)
-        rows = ledger.ledger_rows(records, damaged, ws.root, ws.config.options)
+            snapshot = ev.Snapshot(ws.root)  # the folder changed: another moment
+            records, damaged = snapshot.scan(ws.evidence_dir)
+        rows = ledger.ledger_rows(records, damaged, ws.root, ws.config.options, snapshot)
     bad = [r for r in rows if r["freshness"] not in ("fresh", "superseded")]
     if as_json:
         shown = [{k: v for k, v in r.items() if k != "said"} for r in rows]

@@ -57,7 +57,8 @@ def build_report(
     """Render the workspace's evidence into report/ (HTML, Markdown, JSON) in `language`
     (default: the workspace's report.language); damaged record files are listed in the
     report and the rest still render."""
-    records, damaged = ev.scan(ws.evidence_dir)
+    snapshot = ev.Snapshot(ws.root)
+    records, damaged = snapshot.scan(ws.evidence_dir)
     lang = language or ws.config.report.language
     # The report shows what the decision stands on: one record per check (decision.context).
     shown = [
@@ -75,5 +76,6 @@ def build_report(
             shown=shown,
             overview=decision_overview,
             signature=signature_of(ws),
+            snapshot=snapshot,
         )
         return render.write(report, out_dir or ws.report_dir, pdf=pdf)

@@ -123,8 +123,8 @@ def _logs(ws: wsmod.Workspace) -> list[dict[str, Any]]:
 def workspace_status(ws: wsmod.Workspace, *, actions: int = 8) -> Status:
     """The workspace's inputs, evidence and the decision's first `actions` next steps."""
     status = Status(inputs=_inputs(ws), logs=_logs(ws))
-    records, damaged = ev.scan(ws.evidence_dir)
     snapshot = ev.Snapshot(ws.root)  # the listing and the decision read each input once
+    records, damaged = snapshot.scan(ws.evidence_dir)
     rows = ledger.ledger_rows(records, damaged, ws.root, ws.config.options, snapshot)
     for row in rows:
         status.evidence[row["freshness"]] = status.evidence.get(row["freshness"], 0) + 1

@@ -326,7 +326,8 @@ def assess(
             field="options",
             hint="declare every option compared (id, kind, sites) under `options`",
         )
-    everything = records if records is not None else ev.load_all(ws.evidence_dir)
+    snapshot = snapshot or ev.Snapshot(ws.root)
+    everything = records if records is not None else snapshot.scan(ws.evidence_dir)[0]
     checks = standing(everything, ws.config.options)
     refused = unfit(checks, everything, ws.root, snapshot)
     if refused and not allow_stale:
@@ -448,8 +449,11 @@ def _option_row(
     }
 
 
-def evidence_record(result: Assessment, ws: wsmod.Workspace) -> ev.Evidence:
-    """The decision as an evidence record citing every record it used."""
+def evidence_record(
+    result: Assessment, ws: wsmod.Workspace, snapshot: ev.Snapshot | None = None
+) -> ev.Evidence:
+    """The decision as an evidence record citing every record it used (read from the
+    `snapshot` the assessment read them in, when given)."""
     inputs = [ev.input_ref(ws.root / wsmod.CONFIG_NAME, ws.root)]
     for entry in ws.config.matrix.scores:
         if entry.source == "document" and entry.document:
@@ -459,7 +463,7 @@ def evidence_record(result: Assessment, ws: wsmod.Workspace) -> ev.Evidence:
             inputs.append(ev.input_ref(ws.root / opt.derived_weights_document, ws.root))
     stale = {u.id for u in result.stale}
     inputs += [
-        ev.record_ref(ws.evidence_dir / f"{c['id']}.json", ws.root)
+        ev.record_ref(ws.evidence_dir / f"{c['id']}.json", ws.root, snapshot)
         for c in result.cites
         if c["id"] not in stale
     ]
@@ -477,5 +481,6 @@ def evidence_record(result: Assessment, ws: wsmod.Workspace) -> ev.Evidence:
 
 def decide(ws: wsmod.Workspace, *, allow_stale: bool = False) -> tuple[Assessment, Path]:
     """Assess the workspace and write the decision record (StaleEvidence: nothing written)."""
-    result = assess(ws, allow_stale=allow_stale)
-    return result, ev.write(evidence_record(result, ws), ws.evidence_dir)
+    snapshot = ev.Snapshot(ws.root)  # the records are read once, for the decision and its citations
+    result = assess(ws, allow_stale=allow_stale, snapshot=snapshot)
+    return result, ev.write(evidence_record(result, ws, snapshot), ws.evidence_dir)

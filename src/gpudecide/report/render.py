@@ -90,6 +90,7 @@ def build(
     shown: Sequence[ev.Evidence] | None = None,
     overview: OverviewBuilder | None = None,
     signature: SignatureShown | None = None,
+    snapshot: ev.Snapshot | None = None,
 ) -> Report:
     """Sections for the records shown (default: the newest of every kind and option), each
     with its freshness, and the first screen from the decision record (`overview`), in the
@@ -97,6 +98,7 @@ def build(
 
     Kinds appear in the order of `builders`; kinds without a builder follow in record order.
     Records not shown (a newer one replaces them) and damaged files are listed apart.
+    `snapshot`: the one the records were scanned in, whose reads the freshness checks reuse.
     """
     if shown is None:
         shown = list(ev.current(records).values())
@@ -107,7 +109,7 @@ def build(
     kinds = [r.kind for r in ordered]
     anchors: dict[str, int] = {}
     sections: list[Section] = []
-    snapshot = ev.Snapshot(root)
+    snapshot = snapshot or ev.Snapshot(root)
     for record in ordered:
         kind, option = ev.subject(record)
         state, problems = snapshot.freshness(record)
