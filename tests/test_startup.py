@@ -300,3 +300,44 @@ def test_a_run_builds_only_the_command_it_names(args: list[str], built: list[str
     if built == ["check"]:
         group = typer.main.get_command(invoked_only(app, args)).commands["check"]  # type: ignore[attr-defined]
         assert {"raci", "isolation", "secrets"} <= set(group.commands)
+
+
+_MAIN = """
+import os, sys
+os.environ.pop("PYDANTIC_DISABLE_PLUGINS", None)
+sys.argv = ["gpudecide", {args}]
+from gpudecide import cli
+try:
+    cli.main()
+except SystemExit:
+    pass
+from pydantic.plugin import _loader
+print(_loader._plugins is None)
+"""
+
+
+@pytest.mark.parametrize("args", ["'--help'", "'init', 'ws'"])
+def test_the_command_line_looks_up_no_pydantic_plugin(args: str, tmp_path: Path) -> None:
+    """The console script builds its validators without pydantic's scan of every installed
+    distribution for plugins."""
+    done = subprocess.run(
+        [sys.executable, "-c", _MAIN.format(args=args)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().splitlines()[-1] == "True"
+    assert args != "'init', 'ws'" or (tmp_path / "ws" / "gpudecide.yaml").is_file()
+
+
+def test_the_library_used_directly_keeps_pydantics_plugins() -> None:
+    """The twin: importing the library leaves pydantic as it is, and the probe sees its scan."""
+    body = (
+        "import os\nos.environ.pop('PYDANTIC_DISABLE_PLUGINS', None)\n"
+        "import gpudecide.evidence\n"
+        "from pydantic.plugin import _loader\nprint(_loader._plugins is None)"
+    )
+    done = subprocess.run([sys.executable, "-c", body], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip().splitlines()[-1] == "False", done.stderr[-2000:]

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from gpudecide import __version__
+from gpudecide import tool_version
 from gpudecide.artifacts.cli import register as register_artifacts
 from gpudecide.attest.cli import register as register_attest
 from gpudecide.console import (
@@ -77,7 +77,7 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        print(f"gpudecide {__version__}")
+        print(f"gpudecide {tool_version()}")
         raise typer.Exit(0)
 
 

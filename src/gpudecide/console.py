@@ -314,6 +314,10 @@ def run_app(app: typer.Typer) -> None:
     `cli.main` calls this. Click's standalone mode would print a multi-line box for a usage
     error and a traceback for stdout on a full disk (`> /dev/full`).
     """
+    # Pydantic would look through every installed distribution's entry points for plugins
+    # when it builds its first validator (~30 ms of each run): the command line uses none,
+    # and a decision audited afterwards should not run third-party hooks on its records.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     # A run starts with no language chosen yet: `--lang` and the workspace decide it.
     choose_language(None)
     args = sys.argv[1:]

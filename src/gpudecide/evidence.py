@@ -27,7 +27,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, ValidationError
 
-from gpudecide import __version__
+from gpudecide import tool_version
 from gpudecide.errors import InputError
 from gpudecide.fsutil import (
     NotRegularFileError,
@@ -143,7 +143,7 @@ class Evidence(BaseModel):
     figures: dict[str, Any]
     notes: list[str] = Field(default_factory=list, description="What could not be measured.")
     inputs: list[InputRef] = Field(default_factory=list)
-    tool_version: str = __version__
+    tool_version: str = Field(default_factory=tool_version)
     producer: Producer | None = Field(
         default=None, description="Who produced the record, on which host (absent: older)."
     )

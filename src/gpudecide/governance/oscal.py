@@ -19,7 +19,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from gpudecide import __version__
+from gpudecide import tool_version
 from gpudecide.fsutil import atomic_write_text
 from gpudecide.governance import controls
 from gpudecide.governance.isolation import BoundaryFigures, IsolationFigures
@@ -165,7 +165,7 @@ def build(figures: IsolationFigures, at: str, plan_href: str) -> dict[str, Any]:
             "metadata": {
                 "title": "gpudecide isolation assessment results",
                 "last-modified": at,
-                "version": __version__,
+                "version": tool_version(),
                 "oscal-version": OSCAL_VERSION,
             },
             "import-ap": {

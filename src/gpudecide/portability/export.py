@@ -16,7 +16,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from gpudecide import __version__
+from gpudecide import tool_version
 from gpudecide.artifacts import manifest as mf
 from gpudecide.artifacts import retention as ret
 from gpudecide.artifacts.hashing import list_files
@@ -41,7 +41,7 @@ _LIBS = ("torch", "safetensors", "numpy")
 
 
 def _libraries() -> dict[str, str]:
-    out = {"gpudecide": __version__}
+    out = {"gpudecide": tool_version()}
     for name in _LIBS:
         try:
             out[name] = metadata.version(name)
@@ -80,7 +80,7 @@ def run_info(
         ),
         training=mf.TrainingInfo(seed=plan.model.seed, hyperparameters=plan.model.model_dump()),
         provenance=mf.ProvenanceInfo(
-            evaluation_metrics=metrics, builder_id=f"gpudecide export-test {__version__}"
+            evaluation_metrics=metrics, builder_id=f"gpudecide export-test {tool_version()}"
         ),
     )
 
