@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gpudecide.cli import app
+from gpudecide.errors import InputError
 
 GOOD = {
     "job_id": "a",
@@ -161,6 +162,8 @@ ALIAS_BOMB = (
         ("report:\n  <<: {language: en}\n", 2, "merge keys"),
         ("timezone: Asia/Almaty\nteam: x\ntimezone: UTC\n", 3, "given twice"),
         ("profile:\n  weeks: .inf\n", 2, "finite"),
+        ("team: x\nprofile:\n  weeks: true\n", 3, "expected a number, not True"),
+        ("team: x\nprofile:\n  weeks: -.Inf\n", 3, "finite"),
         ("profile:\n  weeks: " + "9" * 400 + "\n", 2, "19 digits"),
     ],
 )
@@ -170,6 +173,31 @@ def test_workspace_config_attacks(tmp_path: Path, text: str, line: int, reason: 
     res = CliRunner().invoke(app, ["evidence", "-w", str(ws)])
     assert res.exit_code == 2
     _one_line_error(res, f"{ws / 'gpudecide.yaml'}:{line}:", reason)
+
+
+def test_a_model_schema_is_built_only_for_a_file_holding_a_boolean_or_nan(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The boolean-for-a-number check reads the model's JSON schema only where the YAML has
+    a boolean, NaN or infinity somewhere (issue 25: the schema takes tens of ms a model)."""
+    from gpudecide import inputs
+    from gpudecide.workspace import WorkspaceConfig as Config
+
+    built: list[type] = []
+    real = inputs._schema.__wrapped__
+
+    def counting(model: type) -> dict[str, object]:
+        built.append(model)
+        return real(model)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(inputs, "_schema", counting)
+    path = tmp_path / "gpudecide.yaml"
+    clean = {"team": "x", "profile": {"weeks": 4}, "options": []}
+    assert inputs.validate_model(clean, None, path, Config).profile.weeks == 4
+    assert built == []
+    with pytest.raises(InputError, match="expected a number, not True"):
+        inputs.validate_model({**clean, "profile": {"weeks": True}}, None, path, Config)
+    assert built == [Config]
 
 
 def test_huge_yaml_is_refused_before_parsing(tmp_path: Path) -> None:

@@ -335,6 +335,21 @@ def _not_a_number(
     return None
 
 
+def _holds_suspect_number(data: Any) -> bool:
+    """Whether any value in the parsed YAML is a boolean, NaN or an infinity: only then can
+    `_not_a_number` find something, and only then is the model's schema needed."""
+    pending = [data]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, bool) or (isinstance(item, float) and not math.isfinite(item)):
+            return True
+        if isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return False
+
+
 def validate_model(data: Any, root: yaml.Node | None, path: Path, model: type[M]) -> M:
     """Validate parsed YAML against a model; the first problem is a one-line InputError.
 
@@ -344,8 +359,10 @@ def validate_model(data: Any, root: yaml.Node | None, path: Path, model: type[M]
         data = {}
     if not isinstance(data, dict):
         raise InputError("must be a mapping of keys to values", path=path, line=1)
-    schema = _schema(model)
-    found = _not_a_number(schema, data, schema.get("$defs", {}), ())
+    found = None
+    if _holds_suspect_number(data):  # the JSON schema costs tens of ms a model to build
+        schema = _schema(model)
+        found = _not_a_number(schema, data, schema.get("$defs", {}), ())
     if found is not None:
         loc, message, value = found
         raise InputError(
