@@ -13,6 +13,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -102,6 +103,9 @@ def test_the_queue_figures_models_load_no_heavy_library() -> None:
 # the first model a module declares, about 80 ms on this machine; `import pydantic` alone
 # (the floor of benchmarks/startup.py) does not load it.
 MODELS = ("pydantic.main", "pydantic._internal._model_construction")
+# pydantic itself (its core, ~25 ms here): the root's help page needs none of it, in a
+# workspace or outside one
+PYDANTIC = ("pydantic", "pydantic_core", *MODELS)
 
 
 @pytest.mark.parametrize(
@@ -118,7 +122,7 @@ def test_the_command_line_declares_no_model_until_a_command_runs(body: str, tmp_
     model: the evidence, workspace and settings models load when a command opens its
     workspace or writes a record. (A command's own help page loads pydantic through typer,
     which converts parameter values with pydantic's TypeAdapter.)"""
-    assert _loaded(body, cwd=tmp_path, watched=MODELS) == []
+    assert _loaded(body, cwd=tmp_path, watched=PYDANTIC) == []
 
 
 def _workspace_in(tmp_path: Path, lang: str) -> Path:
@@ -148,9 +152,9 @@ print(json.dumps(page.getvalue()), file=sys.stderr)
 
 def test_help_inside_a_workspace_speaks_its_language_without_a_model(tmp_path: Path) -> None:
     """Inside a workspace, `--help` is in the workspace's `report.language`, read from
-    gpudecide.yaml without its models: none is declared."""
+    gpudecide.yaml without its models: none is declared, pydantic is not even imported."""
     root = _workspace_in(tmp_path, "kk")
-    assert _loaded(_HELP_FIRST_LINE, cwd=root, watched=MODELS) == []
+    assert _loaded(_HELP_FIRST_LINE, cwd=root, watched=PYDANTIC) == []
     done = subprocess.run(
         [sys.executable, "-c", "import json\n" + _HELP_FIRST_LINE],
         capture_output=True,
@@ -281,6 +285,8 @@ def test_the_country_codes_are_babels() -> None:
         ([], None),
         (["evidenc"], None),
         (["--lang", "evidence"], None),
+        (["--", "evidence"], ["evidence"]),
+        (["--json", "--"], None),
     ],
     ids=repr,
 )
@@ -300,6 +306,74 @@ def test_a_run_builds_only_the_command_it_names(args: list[str], built: list[str
     if built == ["check"]:
         group = typer.main.get_command(invoked_only(app, args)).commands["check"]  # type: ignore[attr-defined]
         assert {"raci", "isolation", "secrets"} <= set(group.commands)
+
+
+def test_the_listing_shows_every_command_as_the_full_tree_does() -> None:
+    """The root's help and click's suggestions read a listing of the commands (no
+    parameters built): each command there has the name, help and flags of the real one."""
+    import typer
+
+    from gpudecide.cli import app
+    from gpudecide.console import invoked_only
+
+    full = typer.main.get_command(app)
+    listed = typer.main.get_command(invoked_only(app, ["--help"]))
+
+    def shown(group: Any) -> dict[str, Any]:
+        out = {}
+        for name, cmd in group.commands.items():
+            out[name] = (cmd.help, cmd.short_help, cmd.hidden, cmd.deprecated,
+                         getattr(cmd, "rich_help_panel", None))  # fmt: skip
+            if hasattr(cmd, "commands"):
+                out |= {f"{name} {k}": v for k, v in shown(cmd).items()}
+        return out
+
+    assert shown(listed) == shown(full)
+    assert len(shown(full)) > 30
+    # the root's own options are the real ones
+    assert [p.name for p in listed.params] == [p.name for p in full.params]  # type: ignore[attr-defined]
+    assert all(not c.params for c in listed.commands.values() if not hasattr(c, "commands"))  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("lang", ["en", "ru", "kk"])
+def test_the_roots_help_reads_as_that_of_the_full_tree(
+    lang: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`gpudecide --help` printed from the listing is, byte for byte, the help of the whole
+    tree built from every signature, in each language."""
+    import typer
+
+    from gpudecide import console
+    from gpudecide.cli import app
+
+    printed = []
+    for tree in (app, console.invoked_only(app, ["--help"])):
+        monkeypatch.setattr(sys, "argv", ["gpudecide", "--lang", lang, "--help"])
+        monkeypatch.setattr(console, "invoked_only", lambda _app, _args, tree=tree: tree)
+        with pytest.raises(SystemExit) as done:
+            console.run_app(typer.Typer())
+        assert done.value.code == 0
+        printed.append(capsys.readouterr().out)
+    assert printed[0] == printed[1]
+    assert "export-test" in printed[0] and "status" in printed[0]
+
+
+def test_a_group_called_without_a_command_shows_its_help_and_no_error_line(
+    tmp_path: Path,
+) -> None:
+    """`gpudecide` alone (and `gpudecide check`) print the help and exit 2, without an
+    error line of nothing after it."""
+    for args in ([], ["check"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "gpudecide", *args],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=120,
+        )
+        assert done.returncode == 2
+        assert "Usage:" in done.stdout and "Commands" in done.stdout
+        assert done.stderr == ""
 
 
 _MAIN = """

@@ -35,6 +35,8 @@ from gpudecide.jsonio import check_finite
 from gpudecide.workspace_root import configured_language, find_root
 
 if TYPE_CHECKING:
+    from typer.models import CommandInfo
+
     from gpudecide.workspace import Workspace
 
 __all__ = [
@@ -280,20 +282,22 @@ def invoked_only(app: typer.Typer, args: list[str]) -> typer.Typer:
     """`app` with only the command or group that `args` names, where they name one: typer
     builds a click command from every registered function's signature on each run (about
     a third of the bare libraries' import here), and a run needs one. Any other command
-    line (the root's help, a misspelt name that click answers with its suggestions) gets
-    the whole app."""
+    line (the root's help, a misspelt name that click answers with its suggestions) runs no
+    command: it gets every command as a listing (`_listing`), its name and help alone."""
     name = None
     skip = False
-    for arg in args:
+    for i, arg in enumerate(args):
         if skip:
             skip = False
+        elif arg == "--":
+            # what follows is positional: the word after `--` is the command's name
+            name = args[i + 1] if i + 1 < len(args) else None
+            break
         elif arg.startswith("-"):
             skip = arg in _ROOT_VALUE_OPTIONS
         else:
             name = arg
             break
-    if name is None:
-        return app
     commands = [
         c
         for c in app.registered_commands
@@ -301,11 +305,41 @@ def invoked_only(app: typer.Typer, args: list[str]) -> typer.Typer:
     ]
     groups = [g for g in app.registered_groups if g.name == name]
     if not commands and not groups:
-        return app
+        return _listing(app)
     only = copy.copy(app)
     only.registered_commands = commands
     only.registered_groups = groups
     return only
+
+
+def _listing(app: typer.Typer) -> typer.Typer:
+    """`app` with every command in place but without its parameters: what the root's help
+    and click's "did you mean" print of a command is its name and help, and typer would read
+    the signature of each of some sixty functions to build them (~70 ms a run here). The
+    root's and each group's own callback stay, so their options work as they do."""
+    listed = copy.copy(app)
+    listed.registered_commands = [_help_only(c) for c in app.registered_commands]
+    listed.registered_groups = []
+    for group in app.registered_groups:
+        shown = copy.copy(group)
+        if group.typer_instance is not None:
+            shown.typer_instance = _listing(group.typer_instance)
+        listed.registered_groups.append(shown)
+    return listed
+
+
+def _help_only(info: CommandInfo) -> CommandInfo:
+    """A command as the listing shows it: its name, help and flags, and no parameter."""
+    callback = info.callback
+
+    def listed() -> None:  # never run: a command line that names a command gets the real one
+        raise RuntimeError(f"{listed.__name__}: a listed command was run")
+
+    listed.__name__ = getattr(callback, "__name__", "command")
+    listed.__doc__ = getattr(callback, "__doc__", None)
+    shown = copy.copy(info)
+    shown.callback = listed
+    return shown
 
 
 def run_app(app: typer.Typer) -> None:
@@ -320,15 +354,17 @@ def run_app(app: typer.Typer) -> None:
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     # A run starts with no language chosen yet: `--lang` and the workspace decide it.
     choose_language(None)
+    command = typer.main.get_command(invoked_only(app, sys.argv[1:]))
     args = sys.argv[1:]
     args = args[: args.index("--")] if "--" in args else args
-    command = typer.main.get_command(invoked_only(app, args))
     localize_help(command, argv_language(args) if shows_help(command, args) else "en")
     try:
         code = command.main(standalone_mode=False)
     except UsageError as exc:
-        with speaking(argv_language(args)):
-            err.print(_one_line_usage(exc), markup=False)
+        # A group called without a command has printed its help already: no error line to add
+        if type(exc).__name__ != "NoArgsIsHelpError":
+            with speaking(argv_language(args)):
+                err.print(_one_line_usage(exc), markup=False)
         sys.exit(2)
     except ClickException as exc:
         with speaking(argv_language(args)):

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
-from pydantic import ValidationError
 
 from gpudecide.errors import InputError, TemplateError, excerpt
 from gpudecide.fsutil import read_regular
@@ -355,6 +354,9 @@ def validate_model(data: Any, root: yaml.Node | None, path: Path, model: type[M]
 
     Before the model sees it, a boolean, NaN or infinity given for a number is refused for
     every model alike (pydantic would coerce `true` to 1)."""
+    # here, not at import: reading a workspace's language for `--help` needs no pydantic
+    from pydantic import ValidationError
+
     if data is None:
         data = {}
     if not isinstance(data, dict):

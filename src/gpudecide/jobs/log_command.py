@@ -28,7 +28,6 @@ import typer
 from gpudecide.console import open_workspace, progress
 from gpudecide.errors import InputError, excerpt
 from gpudecide.i18n import translator
-from gpudecide.inputs import node_line, yaml_root
 from gpudecide.log_formats import FORMATS, LogFormat
 
 if TYPE_CHECKING:
@@ -332,6 +331,7 @@ def _configured(ws: Workspace | None) -> list[NamedLog]:
     config = ws.root / CONFIG_NAME
     if not ws.config.logs:
         raise InputError("the workspace lists no logs", path=config, field="logs")
+    from gpudecide.inputs import node_line, yaml_root
     from gpudecide.jobs.load import LogSpec
 
     out: list[NamedLog] = []
