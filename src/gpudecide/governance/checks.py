@@ -15,16 +15,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpudecide import evidence as ev
 from gpudecide.errors import InputError
-from gpudecide.governance import isolation, oscal, raci, residency, secrets, standard_path
+from gpudecide.governance import raci, standard_path
 from gpudecide.governance.findings import Figure, Finding, verdict_of
 from gpudecide.i18n import N_
 from gpudecide.message import Message, message, nmessage, record_texts
 from gpudecide.options import require_known
 from gpudecide.redact import redact, redact_all
 from gpudecide.workspace import CONFIG_NAME, Workspace
+
+if TYPE_CHECKING:
+    # Each check loads its own module when it runs: `check raci` declares none of the
+    # isolation, residency or secrets models (about 50 ms of its start here).
+    from gpudecide.governance import isolation
 
 __all__ = [
     "TITLES",
@@ -306,6 +312,8 @@ def run_standard_path(ws: Workspace, path: Path | None = None) -> CheckRun:
 
 def run_isolation(ws: Workspace, path: Path | None = None, now: datetime | None = None) -> CheckRun:
     """Check the threat model and boundaries (I1-I6); write `isolation` and its OSCAL export."""
+    from gpudecide.governance import isolation, oscal
+
     src = _input(ws, isolation.ISOLATION_NAME, path)
     iso, _loaded = isolation.load_isolation(src, ws.config.options, ws.root)
     result = isolation.check(iso, ws.config.options, ws.root)
@@ -331,6 +339,8 @@ def run_isolation(ws: Workspace, path: Path | None = None, now: datetime | None 
 
 def run_residency(ws: Workspace, isolation_path: Path | None = None) -> CheckRun:
     """Compare every option's sites with matrix.residency (I7); write `residency`."""
+    from gpudecide.governance import isolation, residency
+
     config = ws.root / CONFIG_NAME
     inputs = [ev.input_ref(config, ws.root)]
     placement: dict[tuple[str, str], list[str]] = {}
@@ -362,6 +372,8 @@ def run_secrets(
     evidence_dir: Path | None = None,
 ) -> CheckRun:
     """Scan logs and configs for credentials (I3); write `secrets` when there is somewhere to."""
+    from gpudecide.governance import secrets
+
     if option and ws is not None:
         require_known(option, ws.config.options, path=ws.root / CONFIG_NAME, field="--option")
     root = ws.root if ws is not None else None
