@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Annotated, Literal
 
 import pytest
+from pydantic import BaseModel, ConfigDict, Field
 from typer.testing import CliRunner
 
 from gpudecide.cli import app
@@ -175,29 +177,92 @@ def test_workspace_config_attacks(tmp_path: Path, text: str, line: int, reason: 
     _one_line_error(res, f"{ws / 'gpudecide.yaml'}:{line}:", reason)
 
 
-def test_a_model_schema_is_built_only_for_a_file_holding_a_boolean_or_nan(
+def test_the_boolean_check_builds_no_json_schema(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """The boolean-for-a-number check reads the model's JSON schema only where the YAML has
-    a boolean, NaN or infinity somewhere (issue 25: the schema takes tens of ms a model)."""
+    """The boolean-for-a-number check walks the model's core schema, built with the class,
+    along the data: no JSON schema is generated (issue 25: tens of ms a model)."""
     from gpudecide import inputs
     from gpudecide.workspace import WorkspaceConfig as Config
 
-    built: list[type] = []
-    real = inputs._schema.__wrapped__
+    def refused(*_a: object, **_k: object) -> None:
+        raise AssertionError("a JSON schema was built")
 
-    def counting(model: type) -> dict[str, object]:
-        built.append(model)
-        return real(model)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(inputs, "_schema", counting)
+    monkeypatch.setattr(Config, "model_json_schema", refused)
     path = tmp_path / "gpudecide.yaml"
     clean = {"team": "x", "profile": {"weeks": 4}, "options": []}
     assert inputs.validate_model(clean, None, path, Config).profile.weeks == 4
-    assert built == []
     with pytest.raises(InputError, match="expected a number, not True"):
         inputs.validate_model({**clean, "profile": {"weeks": True}}, None, path, Config)
-    assert built == [Config]
+
+
+class _Inner(BaseModel):
+    share: float = 0.0
+    on: bool = False
+
+
+class _Shapes(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    count: int = 0
+    maybe: int | None = None
+    either: int | str = 0
+    flag_or_n: bool | int = 0
+    shares: list[float] = []
+    by_name: dict[str, float] = {}
+    pair: tuple[float, str] = (0.0, "")
+    many: tuple[int, ...] = ()
+    level: Literal[1, 2] = 1
+    positive: Annotated[float, Field(gt=0)] = 1.0
+    aliased: float = Field(0.0, alias="Aliased")
+    inner: _Inner = _Inner()
+    inners: list[_Inner] = []
+    when: str = ""
+
+
+@pytest.mark.parametrize(
+    ("data", "where", "reason"),
+    [
+        ({"count": True}, "count", "not True"),
+        ({"maybe": False}, "maybe", "not False"),
+        ({"either": True}, "either", "not True"),
+        ({"shares": [0.5, True]}, "shares.1", "not True"),
+        ({"shares": [float("nan")]}, "shares.0", "finite"),
+        ({"by_name": {"a": float("inf")}}, "by_name.a", "finite"),
+        ({"pair": [True, "x"]}, "pair.0", "not True"),
+        ({"many": [1, 2, False]}, "many.2", "not False"),
+        ({"level": True}, "level", "not True"),
+        ({"positive": float("-inf")}, "positive", "finite"),
+        ({"Aliased": True}, "Aliased", "not True"),
+        ({"inner": {"share": True}}, "inner.share", "not True"),
+        ({"inners": [{}, {"share": float("nan")}]}, "inners.1.share", "finite"),
+    ],
+)
+def test_a_boolean_or_nan_for_a_number_is_refused_in_every_shape(
+    tmp_path: Path, data: dict[str, object], where: str, reason: str
+) -> None:
+    from gpudecide import inputs
+
+    with pytest.raises(InputError) as raised:
+        inputs.validate_model(data, None, tmp_path / "f.yaml", _Shapes)
+    assert raised.value.field == where
+    assert reason in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"flag_or_n": True},
+        {"inner": {"on": True}},
+        {"inners": [{"on": False}]},
+        {"pair": [1.5, "true"]},
+        {"when": "nan"},
+    ],
+)
+def test_a_boolean_where_one_belongs_is_taken(tmp_path: Path, data: dict[str, object]) -> None:
+    from gpudecide import inputs
+
+    inputs.validate_model(data, None, tmp_path / "f.yaml", _Shapes)
 
 
 def test_huge_yaml_is_refused_before_parsing(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 import typer
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -680,6 +680,8 @@ TELEMETRY_SEEDS = [
     st.text(max_size=40),
     st.sampled_from([".kern.log", ".nvidia-smi.csv", ".dcgm.prom", ".dmon.txt", ".txt"]),
 )
+# an Xid line whose syslog host was cut off, in a file whose name names no node
+@example(seed=(FIX / "gpu-node-02.kern.log").read_text(), at=0, cut=":", suffix=".txt")
 def test_telemetry_readers_never_crash(seed: str, at: int, cut: str, suffix: str) -> None:
     """Any text spliced into a real capture: telemetry, or one InputError with a location;
     never another exception."""
@@ -850,3 +852,21 @@ def test_a_dcgm_line_without_its_hostname(tmp_path: Path) -> None:
     with pytest.raises(InputError) as exc:
         telemetry.read_all([two])
     assert (exc.value.line, exc.value.field) == (2, "Hostname")
+
+
+def test_an_xid_line_without_its_host_is_the_one_node_the_file_names(tmp_path: Path) -> None:
+    """A kernel log line whose syslog host was cut off belongs to the one host the other
+    lines name; where they name two, the line is refused with its number."""
+    lines = (FIX / "gpu-node-02.kern.log").read_text().splitlines(keepends=True)
+    xid = next(i for i, ln in enumerate(lines) if "NVRM: Xid" in ln)
+    cut = lines[xid].split(" kernel: ", 1)[1]
+    path = tmp_path / "capture.txt"  # a name that names no node
+    path.write_text("".join([*lines[:xid], "kernel: " + cut, *lines[xid + 1 :]]))
+    data = telemetry.read_all([path])
+    assert data.xids and {e.node for e in data.xids} == {"gpu-node-02"}
+    other = lines[xid].replace("gpu-node-02", "gpu-node-03", 1)
+    path.write_text("".join([*lines[:xid], "kernel: " + cut, other, *lines[xid + 1 :]]))
+    with pytest.raises(InputError) as raised:
+        telemetry.read_all([path])
+    assert raised.value.line == xid + 1
+    assert "cannot tell which node" in str(raised.value)

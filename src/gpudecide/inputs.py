@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import math
 import re
-from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import yaml
 
@@ -289,54 +288,137 @@ PYDANTIC_MESSAGES = (
 )
 
 
-@lru_cache(maxsize=64)
-def _schema(model: type[BaseModel]) -> dict[str, Any]:
-    return model.model_json_schema()
+# The kind of value (as JSON schema names them) each leaf of pydantic's core schema takes.
+_LEAF_KINDS = {
+    "int": "integer",
+    "float": "number",
+    "decimal": "number",
+    "bool": "boolean",
+    "str": "string",
+    "none": "null",
+    "datetime": "string",
+    "date": "string",
+    "time": "string",
+    "timedelta": "string",
+    "list": "array",
+    "tuple": "array",
+    "set": "array",
+    "frozenset": "array",
+    "dict": "object",
+    "model-fields": "object",
+    "typed-dict": "object",
+    "dataclass-args": "object",
+}
+# Nodes that hold the schema of the value they validate under `schema`.
+_WRAPPERS = frozenset({
+    "default", "nullable", "model", "dataclass", "function-before", "function-after",
+    "function-wrap",
+})  # fmt: skip
 
 
-def _branches(node: dict[str, Any], defs: dict[str, Any]) -> list[dict[str, Any]]:
-    """The alternatives a schema node allows, references followed."""
-    if "$ref" in node:
-        return _branches(defs.get(node["$ref"].rsplit("/", 1)[-1], {}), defs)
-    alternatives = node.get("anyOf") or node.get("oneOf") or node.get("allOf")
-    if alternatives:
-        return [b for alt in alternatives for b in _branches(alt, defs)]
-    return [node]
+def _branches(
+    node: dict[str, Any], defs: dict[str, Any]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The alternatives a core-schema node allows (wrappers, unions and references followed),
+    and the definitions known below it."""
+    kind = node.get("type")
+    if kind == "definitions":
+        defs = {**defs, **{d["ref"]: d for d in node.get("definitions", []) if "ref" in d}}
+        return _branches(node["schema"], defs)
+    if kind == "definition-ref":
+        target = defs.get(node.get("schema_ref", ""))
+        return ([], defs) if target is None else _branches(target, defs)
+    if kind in ("union", "tagged-union"):
+        choices = node.get("choices", [])
+        alternatives = choices.values() if isinstance(choices, dict) else choices
+        out: list[dict[str, Any]] = []
+        for alt in alternatives:
+            out += _branches(alt[0] if isinstance(alt, tuple) else alt, defs)[0]
+        return out, defs
+    if kind == "chain":
+        return _branches(node["steps"][0], defs) if node.get("steps") else ([], defs)
+    if kind == "json-or-python":
+        return _branches(node["python_schema"], defs)
+    if kind == "lax-or-strict":
+        return _branches(node["lax_schema"], defs)
+    if kind in _WRAPPERS and isinstance(node.get("schema"), dict):
+        inner, defs = _branches(node["schema"], defs)
+        return ([{"type": "none"}, *inner] if kind == "nullable" else inner), defs
+    return [node], defs
+
+
+def _kind(node: dict[str, Any]) -> str | None:
+    """What JSON schema would call the type of a leaf (None: any, or a mix of literals)."""
+    if node.get("type") == "literal":
+        kinds = {_LEAF_KINDS.get(type(v).__name__) for v in node.get("expected", [])}
+        return kinds.pop() if len(kinds) == 1 else None
+    return _LEAF_KINDS.get(str(node.get("type")))
+
+
+def _children(node: dict[str, Any], data: Any) -> list[tuple[int | str, Any, dict[str, Any]]]:
+    """The values inside `data` a leaf node validates, each with its key and its schema."""
+    kind = node.get("type")
+    if isinstance(data, dict):
+        if kind in ("model-fields", "typed-dict", "dataclass-args"):
+            declared = node.get("fields", {})
+            pairs = (
+                declared.items()
+                if isinstance(declared, dict)
+                else ((f["name"], f) for f in declared)
+            )
+            fields: dict[str, dict[str, Any]] = {}
+            for name, fld in pairs:
+                alias = fld.get("validation_alias")
+                fields[alias if isinstance(alias, str) else name] = fld["schema"]
+            extra = node.get("extras_schema")
+            out: list[tuple[int | str, Any, dict[str, Any]]] = []
+            for key, value in data.items():
+                sub = fields.get(key, extra)
+                if isinstance(sub, dict):
+                    out.append((key, value, sub))
+            return out
+        if kind == "dict" and isinstance(node.get("values_schema"), dict):
+            return [(key, value, node["values_schema"]) for key, value in data.items()]
+    if isinstance(data, list):
+        if kind in ("list", "set", "frozenset") and isinstance(node.get("items_schema"), dict):
+            return [(i, value, node["items_schema"]) for i, value in enumerate(data)]
+        if kind == "tuple":
+            items = node.get("items_schema", [])
+            variadic = node.get("variadic_item_index")
+            return [
+                (i, value, items[i] if variadic is None or i < variadic else items[variadic])
+                for i, value in enumerate(data)
+                if i < len(items) or variadic is not None
+            ]
+    return []
 
 
 def _not_a_number(
     node: dict[str, Any], data: Any, defs: dict[str, Any], loc: tuple[int | str, ...]
 ) -> tuple[tuple[int | str, ...], str, object] | None:
     """The first place where YAML gives a boolean, NaN or an infinity for a number: pydantic
-    would take `true` for 1 and `.nan` for a float, and no figure of gpudecide can be either."""
-    branches = _branches(node, defs)
-    types = {b.get("type") for b in branches}
-    numeric = bool(types & {"integer", "number"})
-    if numeric and isinstance(data, bool) and "boolean" not in types:
+    would take `true` for 1 and `.nan` for a float, and no figure of gpudecide can be either.
+
+    The model's core schema (built with the class) is walked along the data only, so no
+    JSON schema is generated (tens of ms a model)."""
+    branches, defs = _branches(node, defs)
+    kinds = {_kind(b) for b in branches}
+    numeric = bool(kinds & {"integer", "number"})
+    if numeric and isinstance(data, bool) and "boolean" not in kinds:
         return loc, "expected a number, not {value}", data
     if numeric and isinstance(data, float) and not math.isfinite(data):
         return loc, "expected a finite number, not {value}", data
     for branch in branches:
-        if isinstance(data, dict):
-            props = branch.get("properties") or {}
-            extra = branch.get("additionalProperties")
-            for key, value in data.items():
-                sub = props.get(key, extra if isinstance(extra, dict) else None)
-                if isinstance(sub, dict):
-                    found = _not_a_number(sub, value, defs, (*loc, key))
-                    if found:
-                        return found
-        elif isinstance(data, list) and isinstance(branch.get("items"), dict):
-            for i, value in enumerate(data):
-                found = _not_a_number(branch["items"], value, defs, (*loc, i))
-                if found:
-                    return found
+        for key, value, sub in _children(branch, data):
+            found = _not_a_number(sub, value, defs, (*loc, key))
+            if found:
+                return found
     return None
 
 
 def _holds_suspect_number(data: Any) -> bool:
     """Whether any value in the parsed YAML is a boolean, NaN or an infinity: only then can
-    `_not_a_number` find something, and only then is the model's schema needed."""
+    `_not_a_number` find something, and only then is the model's schema walked."""
     pending = [data]
     while pending:
         item = pending.pop()
@@ -362,9 +444,8 @@ def validate_model(data: Any, root: yaml.Node | None, path: Path, model: type[M]
     if not isinstance(data, dict):
         raise InputError("must be a mapping of keys to values", path=path, line=1)
     found = None
-    if _holds_suspect_number(data):  # the JSON schema costs tens of ms a model to build
-        schema = _schema(model)
-        found = _not_a_number(schema, data, schema.get("$defs", {}), ())
+    if _holds_suspect_number(data):
+        found = _not_a_number(cast(dict[str, Any], model.__pydantic_core_schema__), data, {}, ())
     if found is not None:
         loc, message, value = found
         raise InputError(

@@ -517,6 +517,14 @@ def read_kernel_log(
                 source=Line(str(path), n, raw),
             )
         )
+    # An Xid line without the syslog host (a line cut or merged) is the file's node: the one
+    # its name or --node gives, else the one host its other lines name; else nobody can tell.
+    hosts = {e.node for e in events if e.node}
+    for e in events:
+        if not e.node:
+            if len(hosts) != 1:
+                raise _no_node(path, e.source.line)
+            e.node = next(iter(hosts))
     return events, host
 
 
@@ -593,10 +601,11 @@ def read_file(
     return out
 
 
-def _no_node(path: Path) -> InputError:
+def _no_node(path: Path, line: int | None = None) -> InputError:
     return InputError(
         "cannot tell which node this telemetry is from",
         path=path,
+        line=line,
         hint="name the file NODE.nvidia-smi.csv / NODE.kern.log / NODE.dcgm.prom, or pass --node",
     )
 
