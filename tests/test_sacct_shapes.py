@@ -425,3 +425,26 @@ def test_marks_join_a_sacct_attempt_by_its_node_and_time(tmp_path: Path) -> None
         assert (report.matched, report.unmatched) == ((1, 0) if outcome == "matched" else (0, 1)), (
             host
         )
+
+
+@pytest.mark.parametrize("tz", ["UTC", "Asia/Almaty", "Europe/Berlin"])
+def test_a_local_time_names_the_instant_icu_gives_it(tz: str) -> None:
+    """The UTC shortcut (the instant rebuilt from the local time's microseconds) gives
+    ICU's instant for every time, the extremes and a DST gap included; other zones take
+    ICU's conversion (Almaty moved from UTC+6 to UTC+5 on 2024-03-01)."""
+    from gpudecide.jobs import sql
+    from gpudecide.jobs.sacct import _utc_sql
+
+    con = sql.connect()
+    local = (
+        "unnest([TIMESTAMP '2000-01-01 00:00:00', TIMESTAMP '2024-02-29 12:00:00', "
+        "TIMESTAMP '2024-03-01 12:00:00', TIMESTAMP '2026-03-29 02:30:00', "
+        "TIMESTAMP '1969-12-31 23:59:59.5', TIMESTAMP '9999-12-31 23:59:59', NULL])"
+    )
+    rows = con.execute(
+        f"SELECT {_utc_sql('x', tz)} IS NOT DISTINCT FROM timezone('{tz}', x), "
+        f"epoch(timezone('{tz}', x)) - epoch(x) FROM (SELECT {local} AS x)"
+    ).fetchall()
+    assert all(same for same, _ in rows)
+    if tz == "Asia/Almaty":
+        assert [round(off) for _, off in rows[1:3]] == [-6 * 3600, -5 * 3600]
