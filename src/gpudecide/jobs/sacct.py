@@ -335,8 +335,7 @@ def _time_sql(col: str, tz: str) -> str:
     # the second format is only tried where the first fails: it costs nothing on logs in
     # the default format
     local = (
-        f"coalesce(try_strptime({col}, {_TIME_FORMAT}), "
-        f"try_strptime({col}, {_SPACED_TIME_FORMAT}))"
+        f"coalesce(try_strptime({col}, {_TIME_FORMAT}), try_strptime({col}, {_SPACED_TIME_FORMAT}))"
     )
     return f"CASE WHEN {col} IN {_UNSET_TIMES} THEN NULL ELSE {_utc_sql(local, tz)} END"
 
