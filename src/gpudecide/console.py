@@ -354,9 +354,10 @@ def run_app(app: typer.Typer) -> None:
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     # A run starts with no language chosen yet: `--lang` and the workspace decide it.
     choose_language(None)
-    command = typer.main.get_command(invoked_only(app, sys.argv[1:]))
-    args = sys.argv[1:]
-    args = args[: args.index("--")] if "--" in args else args
+    argv = sys.argv[1:]
+    command = typer.main.get_command(invoked_only(app, argv))
+    # what the language and help checks read: the options before `--`
+    args = argv[: argv.index("--")] if "--" in argv else argv
     localize_help(command, argv_language(args) if shows_help(command, args) else "en")
     try:
         code = command.main(standalone_mode=False)

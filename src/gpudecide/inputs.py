@@ -288,27 +288,9 @@ PYDANTIC_MESSAGES = (
 )
 
 
-# The kind of value (as JSON schema names them) each leaf of pydantic's core schema takes.
-_LEAF_KINDS = {
-    "int": "integer",
-    "float": "number",
-    "decimal": "number",
-    "bool": "boolean",
-    "str": "string",
-    "none": "null",
-    "datetime": "string",
-    "date": "string",
-    "time": "string",
-    "timedelta": "string",
-    "list": "array",
-    "tuple": "array",
-    "set": "array",
-    "frozenset": "array",
-    "dict": "object",
-    "model-fields": "object",
-    "typed-dict": "object",
-    "dataclass-args": "object",
-}
+# The kinds (as JSON schema names them) that the check tells apart, by core-schema leaf type
+# or by the Python type of a literal's values; any other leaf is neither.
+_LEAF_KINDS = {"int": "integer", "float": "number", "decimal": "number", "bool": "boolean"}
 # Nodes that hold the schema of the value they validate under `schema`.
 _WRAPPERS = frozenset({
     "default", "nullable", "model", "dataclass", "function-before", "function-after",
@@ -316,39 +298,38 @@ _WRAPPERS = frozenset({
 })  # fmt: skip
 
 
-def _branches(
-    node: dict[str, Any], defs: dict[str, Any]
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The alternatives a core-schema node allows (wrappers, unions and references followed),
-    and the definitions known below it."""
+def _branches(node: dict[str, Any], defs: dict[str, Any]) -> list[dict[str, Any]]:
+    """The alternatives a core-schema node allows, wrappers, unions and references followed;
+    the definitions met on the way are added to `defs` (their refs are unique)."""
     kind = node.get("type")
     if kind == "definitions":
-        defs = {**defs, **{d["ref"]: d for d in node.get("definitions", []) if "ref" in d}}
+        defs.update((d["ref"], d) for d in node.get("definitions", []) if "ref" in d)
         return _branches(node["schema"], defs)
     if kind == "definition-ref":
         target = defs.get(node.get("schema_ref", ""))
-        return ([], defs) if target is None else _branches(target, defs)
+        return [] if target is None else _branches(target, defs)
     if kind in ("union", "tagged-union"):
         choices = node.get("choices", [])
         alternatives = choices.values() if isinstance(choices, dict) else choices
-        out: list[dict[str, Any]] = []
-        for alt in alternatives:
-            out += _branches(alt[0] if isinstance(alt, tuple) else alt, defs)[0]
-        return out, defs
+        return [
+            b
+            for alt in alternatives
+            for b in _branches(alt[0] if isinstance(alt, tuple) else alt, defs)
+        ]
     if kind == "chain":
-        return _branches(node["steps"][0], defs) if node.get("steps") else ([], defs)
+        return _branches(node["steps"][0], defs) if node.get("steps") else []
     if kind == "json-or-python":
         return _branches(node["python_schema"], defs)
     if kind == "lax-or-strict":
         return _branches(node["lax_schema"], defs)
     if kind in _WRAPPERS and isinstance(node.get("schema"), dict):
-        inner, defs = _branches(node["schema"], defs)
-        return ([{"type": "none"}, *inner] if kind == "nullable" else inner), defs
-    return [node], defs
+        return _branches(node["schema"], defs)
+    return [node]
 
 
 def _kind(node: dict[str, Any]) -> str | None:
-    """What JSON schema would call the type of a leaf (None: any, or a mix of literals)."""
+    """What JSON schema would call the type of a leaf, where it is a number or a boolean
+    (None: anything else, or literals of mixed types)."""
     if node.get("type") == "literal":
         kinds = {_LEAF_KINDS.get(type(v).__name__) for v in node.get("expected", [])}
         return kinds.pop() if len(kinds) == 1 else None
@@ -401,7 +382,7 @@ def _not_a_number(
 
     The model's core schema (built with the class) is walked along the data only, so no
     JSON schema is generated (tens of ms a model)."""
-    branches, defs = _branches(node, defs)
+    branches = _branches(node, defs)
     kinds = {_kind(b) for b in branches}
     numeric = bool(kinds & {"integer", "number"})
     if numeric and isinstance(data, bool) and "boolean" not in kinds:

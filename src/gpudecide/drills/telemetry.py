@@ -568,9 +568,8 @@ def read_file(
             hint="see `gpudecide cordon --help` for the formats read",
         )
     if kind == "kernel":
-        out.xids, host = read_kernel_log(path, text, named, orchestrator)
-        if host is None and named is None and out.xids:
-            raise _no_node(path)
+        # an Xid line that no name, --node or host field places is refused there, at its line
+        out.xids, _host = read_kernel_log(path, text, named, orchestrator)
         return out
     if kind == "dcgm-exporter":
         out.samples, host = read_dcgm_exporter(path, text, named, orchestrator)
