@@ -16,6 +16,7 @@ from typer.testing import CliRunner, Result
 
 from gpudecide import evidence as ev
 from gpudecide import workspace
+from gpudecide.author import set_author
 from gpudecide.i18n import set_language
 
 PASSPHRASE = "correct horse battery staple 7Qx!"
@@ -113,5 +114,5 @@ def _fresh_run() -> Iterator[None]:
     """Each test starts as a fresh run: English, no declared author."""
     yield
     set_language("en")
-    ev.set_author(None)
-    ev.set_author(None, source="workspace")
+    set_author(None)
+    set_author(None, source="workspace")

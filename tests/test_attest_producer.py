@@ -17,6 +17,7 @@ import pytest
 
 from gpudecide import __version__, workspace
 from gpudecide import evidence as ev
+from gpudecide.author import set_author
 from gpudecide.errors import InputError
 from gpudecide.inputs import load_yaml_model
 
@@ -64,18 +65,18 @@ def test_author_order_option_workspace_git_os(
     tmp_path: Path, git_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert ev.producer(tmp_path).author_from == "git"
-    ev.set_author("Workspace Owner", source="workspace")
+    set_author("Workspace Owner", source="workspace")
     assert (ev.producer(tmp_path).author, ev.producer(tmp_path).author_from) == (
         "Workspace Owner",
         "workspace",
     )
     # A workspace passed in explicitly (as `sign` does) is the same rung.
     assert ev.producer(tmp_path, "Other Owner").author == "Other Owner"
-    ev.set_author("  Bea Builder <bea@example.org> ")
+    set_author("  Bea Builder <bea@example.org> ")
     chosen = ev.producer(tmp_path)
     assert (chosen.author, chosen.author_from) == ("Bea Builder <bea@example.org>", "option")
-    ev.set_author(None)
-    ev.set_author("", source="workspace")  # empty: not declared
+    set_author(None)
+    set_author("", source="workspace")  # empty: not declared
     assert ev.producer(tmp_path).author_from == "git"
     # The repository's own user.name wins over the user's (git's order), from `where`.
     repo = tmp_path / "repo"
@@ -95,11 +96,11 @@ def test_author_order_option_workspace_git_os(
 
 def test_a_bad_author_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
-        ev.set_author("Eve\x1b[31m Mallory")
+        set_author("Eve\x1b[31m Mallory")
     assert info.value.field == "--author"
     assert info.value.message == "an author is one line of at most 200 printable characters"
     with pytest.raises(InputError):
-        ev.set_author("x" * 201)
+        set_author("x" * 201)
     cfg = tmp_path / workspace.CONFIG_NAME
     cfg.write_text('author: "' + "y" * 300 + '"\n')
     with pytest.raises(InputError) as info:
@@ -120,7 +121,7 @@ def test_the_workspace_author_is_read_from_gpudecide_yaml(tmp_path: Path) -> Non
 
 def test_producer_is_in_the_content_hash_not_the_identity(tmp_path: Path, git_home: Path) -> None:
     one = ev.seal(_record(tmp_path))
-    ev.set_author("Someone Else")
+    set_author("Someone Else")
     two = ev.seal(_record(tmp_path), now=None)
     assert one.producer != two.producer
     assert one.id == two.id and one.identity_sha256() == two.identity_sha256()

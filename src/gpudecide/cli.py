@@ -92,11 +92,10 @@ def _root(
 ) -> None:
     """gpudecide: evidence for the GPU decision."""
     choose_language(lang)
-    # The evidence models load with the first command that runs, not for `--help`.
-    from gpudecide import evidence as ev
+    from gpudecide.author import set_author  # pydantic loads with a command that runs
 
     with guard(False):
-        ev.set_author(author)
+        set_author(author)
 
 
 @app.command()

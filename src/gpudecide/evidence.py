@@ -18,16 +18,17 @@ import json
 import os
 import socket
 import subprocess
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import AfterValidator, BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
+from gpudecide import author as author_mod
 from gpudecide import tool_version
+from gpudecide.author import check_author
 from gpudecide.errors import InputError
 from gpudecide.fsutil import (
     NotRegularFileError,
@@ -42,12 +43,10 @@ from gpudecide.message import Message, message
 from gpudecide.redact import redact, redact_all
 
 __all__ = [
-    "AUTHOR_MAX_CHARS",
     "GIT_TIMEOUT_S",
     "MAX_CITATION_DEPTH",
     "MAX_RECORD_BYTES",
     "STATE_WORDS",
-    "AuthorName",
     "AuthorSource",
     "Damaged",
     "Evidence",
@@ -56,7 +55,6 @@ __all__ = [
     "Producer",
     "Snapshot",
     "Verdict",
-    "check_author",
     "current",
     "freshness",
     "input_ref",
@@ -69,7 +67,6 @@ __all__ = [
     "relative_figures",
     "scan",
     "seal",
-    "set_author",
     "shown_path",
     "subject",
     "superseded",
@@ -99,22 +96,6 @@ class InputRef(BaseModel):
         default=None, description="Id of the cited record when the input is evidence."
     )
 
-
-AUTHOR_MAX_CHARS = 200
-
-
-def check_author(name: str) -> str:
-    """An author as records keep it: the name stripped, one line of at most
-    AUTHOR_MAX_CHARS printable characters (a control character would reach a terminal
-    when the record is shown); a ValueError otherwise."""
-    name = name.strip()
-    if len(name) > AUTHOR_MAX_CHARS or not all(c.isprintable() for c in name):
-        raise ValueError("an author is one line of at most 200 printable characters")
-    return name
-
-
-# The workspace's `author` (gpudecide.yaml) is checked by the same rule as `--author`.
-AuthorName = Annotated[str, AfterValidator(check_author)]
 
 AuthorSource = Literal["option", "workspace", "git", "os"]
 
@@ -223,26 +204,7 @@ def input_ref(path: str | Path, root: Path | None = None) -> InputRef:
     return InputRef(path=shown, sha256=digest, size=size)
 
 
-# The author a run declares: `--author` (source "option") and the workspace's `author`
-# (source "workspace"), set once per run like the reader's language; None: not declared.
-_AUTHOR: dict[str, ContextVar[str | None]] = {
-    "option": ContextVar("gpudecide_author_option", default=None),
-    "workspace": ContextVar("gpudecide_author_workspace", default=None),
-}
 GIT_TIMEOUT_S = 5
-
-
-def set_author(name: str | None, source: Literal["option", "workspace"] = "option") -> None:
-    """Declare the author of the records this run writes: `--author` (source "option"), or
-    the workspace's `author` (source "workspace", which `--author` overrides). None or an
-    empty name: not declared. A name that is not one printable line is an InputError."""
-    if name is not None:
-        try:
-            name = check_author(name)
-        except ValueError as exc:
-            field = "--author" if source == "option" else "author"
-            raise InputError(str(exc), field=field, hint="give a name, e.g. 'A. Person'") from None
-    _AUTHOR[source].set(name or None)
 
 
 def _git_identity(where: Path | None) -> str | None:
@@ -287,8 +249,8 @@ def producer(where: Path | None = None, workspace_author: str | None = None) -> 
     """Who is producing evidence now, and on which host: the declared `--author`, else the
     workspace's author (`workspace_author`, else the one the run declared), else git's
     identity as seen from `where`, else the OS user."""
-    declared = _AUTHOR["option"].get()
-    workspace_author = workspace_author or _AUTHOR["workspace"].get()
+    declared = author_mod.declared("option")
+    workspace_author = workspace_author or author_mod.declared("workspace")
     source: AuthorSource
     if declared:
         author, source = declared, "option"

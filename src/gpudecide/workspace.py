@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpudecide.author import AuthorName
 from gpudecide.errors import InputError
-from gpudecide.evidence import AuthorName
 from gpudecide.fsutil import atomic_write_text, open_regular
 from gpudecide.inputs import load_yaml_model
 from gpudecide.log_formats import LogFormat
