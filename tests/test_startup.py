@@ -82,6 +82,29 @@ def test_init_loads_no_heavy_library(tmp_path: Path) -> None:
     assert (tmp_path / "ws" / "gpudecide.yaml").is_file()
 
 
+# What a command that prints no table, shows no bar and writes no record does not need:
+# rich's table and progress modules, the evidence record models, the C foreign-function layer.
+UNUSED_BY_INIT = ("rich.table", "rich.progress", "gpudecide.evidence", "ctypes")
+
+
+@pytest.mark.parametrize("args", [["init", "ws"], ["init", "ws", "--option", "a:managed"]])
+def test_init_loads_only_what_it_uses(args: list[str], tmp_path: Path) -> None:
+    """`init` reads and writes gpudecide.yaml (the workspace models, the author rule of
+    `gpudecide.author`) and nothing a record, a table or a progress bar needs."""
+    assert _loaded(_CLI.format(args=args), cwd=tmp_path, watched=UNUSED_BY_INIT) == []
+    assert (tmp_path / "ws" / "gpudecide.yaml").is_file()
+
+
+def test_the_probe_sees_what_evidence_loads(tmp_path: Path) -> None:
+    """The twin: a command that lists records and prints a table loads both."""
+    ws = tmp_path / "ws"
+    subprocess.run(
+        [sys.executable, "-m", "gpudecide", "init", str(ws)], check=True, capture_output=True
+    )
+    loaded = _loaded(_CLI.format(args=["evidence"]), cwd=ws, watched=UNUSED_BY_INIT)
+    assert loaded == ["gpudecide.evidence", "rich.table"]
+
+
 def test_the_shared_option_types_load_no_heavy_library() -> None:
     """The options every log command shares (jobs.log_command, used by queue too), the
     console's and the words modules import without a parser, a chart or a table engine."""

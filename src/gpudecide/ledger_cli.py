@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from gpudecide import fmt
 from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, guard, open_workspace, out
@@ -70,6 +69,8 @@ def _print_evidence(
     rows: list[dict[str, Any]], bad: list[dict[str, Any]], removed: list[Path]
 ) -> None:
     heads = (N_("id"), N_("kind"), N_("verdict"), N_("created"), N_("freshness"))
+    from rich.table import Table
+
     table = Table(*(_(h) for h in heads), box=None)
     for r in rows:
         table.add_row(

@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import typer
-from rich.table import Table
 
 from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, guard, open_workspace, out
 from gpudecide.i18n import N_, translator
@@ -56,6 +55,8 @@ def status(workspace_dir: WorkspaceOpt = None, as_json: JsonOpt = False) -> None
 
 
 def _print(found: Status) -> None:
+    from rich.table import Table
+
     table = Table(_("input"), _("state"), _("placeholders left"), box=None)
     for row in found.inputs:
         table.add_row(row["file"], _(STATES[row["state"]]), str(row["placeholders"]))

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
 from gpudecide.console import emit_json, guard, language, out, print_written
 from gpudecide.cost import words
@@ -25,6 +24,8 @@ from gpudecide.message import render
 from gpudecide.report.i18n import notes_of, summary_of
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
     from gpudecide.cost.figures import CostFigures
     from gpudecide.cost.runs import CostRun
 
@@ -37,6 +38,8 @@ def _table(figures: CostFigures) -> Table:
     """One row per option: the three months, cost per useful GPU-hour, and the normal
     month's useful share of what it pays for (of its pool, of billed GPU-hours)."""
     cur = figures.currency
+    from rich.table import Table
+
     table = Table(
         _("option"),
         _("type"),

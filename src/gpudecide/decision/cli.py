@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
 from gpudecide.console import (
     JsonOpt,
@@ -57,6 +56,8 @@ def print_assessment(result: Assessment) -> None:
                 option=option["id"], id=stop["id"], rule=_said(stop, "rule")
             )
             out.print(f"  {line}", markup=False)
+    from rich.table import Table
+
     table = Table(_("rank"), _("option"), _("total /100"), _("unsettled scores"), box=None)
     for option in sorted(
         (o for o in result.options if o["standalone"]),

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
 from gpudecide.console import (
     JsonOpt,
@@ -49,6 +48,8 @@ _CORDON_HEADERS = (N_("node"), N_("gpu"), N_("pci bus"), N_("action"), N_("reaso
 def _print_cordon(run: cordon_run.CordonRun) -> None:
     """The decision's lines for people: summary, GPUs, commands per node, notes."""
     out.print(summary_of(run.record), markup=False)
+    from rich.table import Table
+
     table = Table(*(_(h) for h in _CORDON_HEADERS), box=None)
     for g in run.figures.gpus:
         table.add_row(
@@ -106,6 +107,8 @@ _DRILL_HEADERS = (
 
 def _print_drills(run: drill_run.DrillRun) -> None:
     """The game day's table, each drill's status and journal, the records written."""
+    from rich.table import Table
+
     table = Table(*(_(h) for h in _DRILL_HEADERS), box=None)
     for r in run.results:
         table.add_row(

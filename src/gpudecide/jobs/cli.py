@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
 from gpudecide import fmt
 from gpudecide.console import (
@@ -155,6 +154,8 @@ def _print_profile(result: prof.ProfileResult) -> None:
     skipped and the notes, in the reader's language."""
     f = result.model
     out.print(render(f.messages.summary))
+    from rich.table import Table
+
     table = Table(_("kind"), _("jobs"), _("GPU-hours"), box=None)
     for k, n in f.jobs_by_kind.items():
         table.add_row(k, figure(n), fmt.digits(f"{f.gpu_hours_by_kind[k]:.1f}"))
@@ -243,6 +244,8 @@ def columns(as_json: JsonOpt = False) -> None:
         "kinds": ", ".join(f"`{k}`" for k in KINDS),
         "states": ", ".join(f"`{s}`" for s in STATES),
     }
+    from rich.table import Table
+
     table = Table(_("column"), _("meaning"), box=None)
     for name, doc in COLUMN_DOCS.items():
         table.add_row(f"`{name}`", _(doc).format(**values))

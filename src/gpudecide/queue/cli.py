@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
 from gpudecide.console import JsonOpt, WorkspaceOpt, emit_json, guard, out, print_written
 from gpudecide.fmt import digits, not_available, pct, pct0
@@ -273,6 +272,8 @@ def _print_queue(f: QueueFigures) -> None:
         out.print(render(f.messages.summary), markup=False)
     out.print(reconciliation_text(f.summary.reconciliation), markup=False)
     headers = [_("phase"), "n", "p50", "p90", "p99", _("max"), _("unmeasured")]
+    from rich.table import Table
+
     table = Table(*headers, box=None)
     for phase, q in f.phases.items():
         cells = ["" if v is None else duration(v) for v in (q.p50, q.p90, q.p99, q.max)]
@@ -356,6 +357,8 @@ def replay(
 def _print_replay(f: ReplayFigures) -> None:
     if f.messages:
         out.print(render(f.messages.summary), markup=False)
+    from rich.table import Table
+
     table = Table(
         _("GPUs"),
         _("jobs"),
