@@ -26,9 +26,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from gpudecide import author as author_mod
 from gpudecide import tool_version
-from gpudecide.author import check_author
+from gpudecide.author import check_author, declared
 from gpudecide.errors import InputError
 from gpudecide.fsutil import (
     NotRegularFileError,
@@ -249,11 +248,11 @@ def producer(where: Path | None = None, workspace_author: str | None = None) -> 
     """Who is producing evidence now, and on which host: the declared `--author`, else the
     workspace's author (`workspace_author`, else the one the run declared), else git's
     identity as seen from `where`, else the OS user."""
-    declared = author_mod.declared("option")
-    workspace_author = workspace_author or author_mod.declared("workspace")
+    option_author = declared("option")
+    workspace_author = workspace_author or declared("workspace")
     source: AuthorSource
-    if declared:
-        author, source = declared, "option"
+    if option_author:
+        author, source = option_author, "option"
     elif workspace_author:
         author, source = workspace_author, "workspace"
     elif git := _git_identity(where):
