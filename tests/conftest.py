@@ -14,8 +14,14 @@ from hypothesis import settings
 
 # CI derandomizes every property test: what a random run finds becomes a fixed @example.
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+# A longer random search, to run by hand (`GPUDECIDE_HYPOTHESIS=explore pytest ...`): ten
+# times the examples of every property test; what it finds becomes an @example.
+EXPLORE = os.environ.get("GPUDECIDE_HYPOTHESIS") == "explore" and not os.environ.get("CI")
+settings.register_profile("explore", max_examples=1000, deadline=None, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+elif EXPLORE:
+    settings.load_profile("explore")
 
 # Tests build their tiny models locally; nothing may be fetched from a model hub.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -133,8 +139,11 @@ MUTATION = bool(os.environ.get("GPUDECIDE_MUTATION"))
 
 
 def examples(n: int) -> int:
-    """Hypothesis examples for a property test: `n`, or a fifth of it under mutation testing."""
-    return max(20, n // 5) if MUTATION else n
+    """Hypothesis examples for a property test: `n`, a fifth of it under mutation testing,
+    ten times it when exploring."""
+    if MUTATION:
+        return max(20, n // 5)
+    return n * 10 if EXPLORE else n
 
 
 @pytest.fixture(scope="session")

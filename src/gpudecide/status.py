@@ -19,6 +19,7 @@ from gpudecide import workspace as wsmod
 from gpudecide.errors import InputError
 from gpudecide.fsutil import open_regular
 from gpudecide.message import english
+from gpudecide.textlines import split_lines
 
 __all__ = [
     "WORKFLOW",
@@ -95,7 +96,7 @@ def _inputs(ws: wsmod.Workspace) -> list[dict[str, Any]]:
         if text is not None:
             left = sum(
                 1
-                for line in text.splitlines()
+                for line in split_lines(text)
                 if _PLACEHOLDER in line and not line.lstrip().startswith("#")
             )
         if text is None:

@@ -33,6 +33,7 @@ from gpudecide.artifacts.places import kernel_filesystem_of_device, refuse_kerne
 from gpudecide.errors import InputError
 from gpudecide.fsutil import ProgressFn, file_kind, sha256_path
 from gpudecide.message import Message, english, message
+from gpudecide.textlines import split_lines
 
 __all__ = [
     "IN_TOTO_STATEMENT",
@@ -335,7 +336,7 @@ _BSD_LINE = re.compile(r"^(\\?)SHA256 \((.+)\) = ([0-9a-fA-F]{64})$")
 def parse_sums(text: str, path: str | Path) -> list[tuple[str, str, int]]:
     """Read `sha256sum` output (GNU or BSD style): (name, hex, line number) per entry."""
     entries: list[tuple[str, str, int]] = []
-    for lineno, raw in enumerate(text.splitlines(), start=1):
+    for lineno, raw in enumerate(split_lines(text), start=1):
         line = raw.rstrip("\r")
         if not line.strip() or line.startswith("#"):
             continue

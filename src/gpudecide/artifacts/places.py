@@ -33,6 +33,7 @@ from typing import Literal
 
 from gpudecide.errors import InputError, from_os_error
 from gpudecide.fsutil import atomic_write_bytes
+from gpudecide.textlines import split_lines
 
 __all__ = [
     "KERNEL_FILESYSTEMS",
@@ -88,7 +89,7 @@ def mount_types(text: str) -> dict[int, str]:
     is not one is left out (mount points are octal-escaped there, so a space in one never
     shifts the fields read)."""
     types: dict[int, str] = {}
-    for line in text.splitlines():
+    for line in split_lines(text):
         head, sep, tail = line.partition(" - ")
         fields = head.split()
         kind = tail.split()

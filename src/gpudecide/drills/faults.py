@@ -30,6 +30,7 @@ from typing import Any
 
 from gpudecide.message import Message, english, message
 from gpudecide.portability.storage import Storage
+from gpudecide.textlines import split_lines
 
 __all__ = [
     "MOUNT_NAME",
@@ -138,7 +139,7 @@ def _mount_points() -> list[Path]:
     except OSError:
         return []
     found = []
-    for line in text.splitlines():
+    for line in split_lines(text):
         fields = line.split()
         if len(fields) > 4:
             found.append(

@@ -46,6 +46,7 @@ from gpudecide.portability.trainer import (
     train,
     verify_checkpoint,
 )
+from gpudecide.textlines import split_lines
 
 __all__ = [
     "EXIT_CHECKPOINT",
@@ -123,7 +124,7 @@ def read_events(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         return []
     out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in split_lines(path.read_text(encoding="utf-8")):
         try:
             out.append(json.loads(line))
         except json.JSONDecodeError:

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 from gpudecide.drills.names import NODE_LOCAL
 from gpudecide.errors import InputError, excerpt
+from gpudecide.textlines import split_lines
 
 __all__ = [
     "PSEUDO_FILESYSTEMS",
@@ -60,7 +61,7 @@ def _mounts() -> list[tuple[str, str]]:
     except OSError:
         return []
     out = []
-    for line in text.splitlines():
+    for line in split_lines(text):
         left, sep, right = line.partition(" - ")
         fields = left.split()
         if not sep or len(fields) < 5 or not right.split():

@@ -32,6 +32,7 @@ from gpudecide.drills.nodenames import Orchestrator, check
 from gpudecide.errors import InputError, excerpt
 from gpudecide.fsutil import read_regular
 from gpudecide.message import Message, english, message
+from gpudecide.textlines import split_lines
 
 __all__ = [
     "DCGM_FIELDS",
@@ -370,7 +371,7 @@ def read_smi_csv(path: Path, text: str, node: str) -> list[Sample]:
     ts_col = header.index("timestamp") if "timestamp" in header else None
     serial_col = header.index("serial") if "serial" in header else None
     wanted = {i: SMI_COLUMNS[h] for i, h in enumerate(header) if h in SMI_COLUMNS}
-    lines = text.splitlines()
+    lines = split_lines(text)
     samples = []
     for n, row in enumerate(rows[1:], start=2):
         if not row or all(not c.strip() for c in row):
@@ -409,7 +410,7 @@ def read_dcgm_exporter(
     (a label that is no node of the scheduler is refused with its line)."""
     samples: list[Sample] = []
     host = None
-    for n, raw in enumerate(text.splitlines(), start=1):
+    for n, raw in enumerate(split_lines(text), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
@@ -460,7 +461,7 @@ def read_dmon(path: Path, text: str, node: str) -> tuple[list[Sample], list[str]
     tags: list[str] = []
     samples: list[Sample] = []
     unknown: set[str] = set()
-    for n, raw in enumerate(text.splitlines(), start=1):
+    for n, raw in enumerate(split_lines(text), start=1):
         parts = raw.split()
         if not parts:
             continue
@@ -488,7 +489,7 @@ def read_kernel_log(
     that is no node of the scheduler is refused with its line)."""
     events = []
     host = None
-    for n, raw in enumerate(text.splitlines(), start=1):
+    for n, raw in enumerate(split_lines(text), start=1):
         m = _XID.search(raw)
         if m is None:
             continue
@@ -530,7 +531,7 @@ def read_kernel_log(
 
 def detect(text: str) -> str | None:
     """Which of the four formats a file is in (None: none of them)."""
-    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    first = next((ln.strip() for ln in split_lines(text) if ln.strip()), "")
     cols = [_header(c) for c in first.split(",")]
     if any(c in ("index", "pci.bus_id", "gpu_bus_id", "timestamp") for c in cols) and (
         "," in first

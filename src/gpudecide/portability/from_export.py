@@ -57,6 +57,7 @@ from gpudecide.portability.scenario import (
 from gpudecide.portability.storage import KERNEL_ROOTS
 from gpudecide.portability.texts import as_written, figure
 from gpudecide.portability.throughput import not_measured
+from gpudecide.textlines import split_lines
 
 __all__ = [
     "MAX_EXPORT_FILES",
@@ -213,7 +214,7 @@ def read_metrics(path: Path) -> list[dict[str, float]]:
     text = _read_small(path, MAX_METRICS_BYTES)
     rows: list[dict[str, float]] = []
     last = -1
-    for i, raw in enumerate(text.splitlines(), start=1):
+    for i, raw in enumerate(split_lines(text), start=1):
         if not raw.strip():
             continue
         try:
