@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import socket
 import subprocess
@@ -28,9 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpudecide.drills.storage_url import mounts
 from gpudecide.message import Message, english, message
 from gpudecide.portability.storage import Storage
-from gpudecide.textlines import split_lines
 
 __all__ = [
     "MOUNT_NAME",
@@ -132,29 +131,14 @@ class Stale:
     problem: str | None = None
 
 
-def _mount_points() -> list[Path]:
-    """Every mount point this process sees (octal escapes of /proc/self/mountinfo undone)."""
-    try:
-        text = Path("/proc/self/mountinfo").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return []
-    found = []
-    for line in split_lines(text):
-        fields = line.split()
-        if len(fields) > 4:
-            found.append(
-                Path(re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4]))
-            )
-    return found
-
-
 def stale_mounts(drills_root: Path) -> list[Path]:
     """Small filesystems of disk-full drills still mounted under `drills_root`."""
     try:
         root = drills_root.resolve()
     except OSError:
         return []
-    return [p for p in _mount_points() if p.name == MOUNT_NAME and p.is_relative_to(root)]
+    points = (Path(point) for point, _kind in mounts())
+    return [p for p in points if p.name == MOUNT_NAME and p.is_relative_to(root)]
 
 
 def clear_stale(drills_root: Path) -> list[Stale]:

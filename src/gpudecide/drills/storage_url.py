@@ -32,6 +32,7 @@ __all__ = [
     "S3_PROBE_OPTIONS",
     "check",
     "filesystem_type",
+    "mounts",
     "probe_s3",
 ]
 
@@ -54,7 +55,7 @@ _IP = re.compile(r"^\d+\.\d+\.\d+\.\d+$")
 _ESCAPE = re.compile(r"\\([0-7]{3})")
 
 
-def _mounts() -> list[tuple[str, str]]:
+def mounts() -> list[tuple[str, str]]:
     """(mount point, file system type) of every mount this process sees."""
     try:
         text = Path("/proc/self/mountinfo").read_text(encoding="utf-8", errors="replace")
@@ -81,7 +82,7 @@ def filesystem_type(path: Path) -> str | None:
     except OSError:
         return None
     best: tuple[int, str] | None = None
-    for point, kind in _mounts():
+    for point, kind in mounts():
         inside = resolved == point or resolved.startswith(point.rstrip("/") + "/")
         if inside and (best is None or len(point) > best[0]):
             best = (len(point), kind)

@@ -484,11 +484,10 @@ def read_dmon(path: Path, text: str, node: str) -> tuple[list[Sample], list[str]
 
 def read_kernel_log(
     path: Path, text: str, node: str | None, orchestrator: Orchestrator = "slurm"
-) -> tuple[list[XidEvent], str | None]:
+) -> list[XidEvent]:
     """Xid lines of a kernel log; the syslog host field, when present, names the node (a host
     that is no node of the scheduler is refused with its line)."""
     events = []
-    host = None
     for n, raw in enumerate(split_lines(text), start=1):
         m = _XID.search(raw)
         if m is None:
@@ -504,7 +503,7 @@ def read_kernel_log(
             # BSD syslog prints no year: the time is shown, never used for windows.
             line_host = bsd.group("host") if bsd is not None else None
         if line_host is not None:
-            host = check(line_host, orchestrator, path=path, line=n, field="host")
+            check(line_host, orchestrator, path=path, line=n, field="host")
         xid = _xid(m.group("xid"), path, n)
         assert xid is not None
         events.append(
@@ -526,7 +525,7 @@ def read_kernel_log(
             if len(hosts) != 1:
                 raise _no_node(path, e.source.line)
             e.node = next(iter(hosts))
-    return events, host
+    return events
 
 
 def detect(text: str) -> str | None:
@@ -570,7 +569,7 @@ def read_file(
         )
     if kind == "kernel":
         # an Xid line that no name, --node or host field places is refused there, at its line
-        out.xids, _host = read_kernel_log(path, text, named, orchestrator)
+        out.xids = read_kernel_log(path, text, named, orchestrator)
         return out
     if kind == "dcgm-exporter":
         out.samples, host = read_dcgm_exporter(path, text, named, orchestrator)
