@@ -97,10 +97,7 @@ def test_init_loads_only_what_it_uses(args: list[str], tmp_path: Path) -> None:
 
 def test_the_probe_sees_what_evidence_loads(tmp_path: Path) -> None:
     """The twin: a command that lists records and prints a table loads both."""
-    ws = tmp_path / "ws"
-    subprocess.run(
-        [sys.executable, "-m", "gpudecide", "init", str(ws)], check=True, capture_output=True
-    )
+    ws = _workspace_in(tmp_path, "en")
     loaded = _loaded(_CLI.format(args=["evidence"]), cwd=ws, watched=UNUSED_BY_INIT)
     assert loaded == ["gpudecide.evidence", "rich.table"]
 
