@@ -29,8 +29,6 @@ from types import FrameType
 
 import pytest
 import typer
-from hypothesis import given
-from hypothesis import strategies as st
 from typer.testing import CliRunner, Result
 
 from gpudecide import workspace
@@ -483,26 +481,3 @@ def test_special_filesystem_names_the_kind() -> None:
     assert places.special_filesystem(Path("/proc/no/such/file")) == "proc"
     assert places.special_filesystem(Path.cwd()) is None
     assert places.special_filesystem(Path("/tmp/not-there/x")) is None
-
-
-def test_mount_types_reads_mountinfo() -> None:
-    text = (
-        "22 28 0:20 / /proc rw,nosuid shared:12 - proc proc rw\n"
-        "23 28 0:21 / /sys rw shared:2 - sysfs sysfs rw\n"
-        "28 1 253:1 / / rw,relatime shared:1 - ext4 /dev/vda rw\n"
-        "40 28 0:35 / /mnt/with\\040space rw - tmpfs tmpfs rw\n"
-        "garbage line\n"
-        "41 28 x:y / /odd rw - ext4 /dev/x rw\n"
-    )
-    types = places.mount_types(text)
-    assert types[os.makedev(0, 20)] == "proc" and types[os.makedev(0, 21)] == "sysfs"
-    assert types[os.makedev(253, 1)] == "ext4" and types[os.makedev(0, 35)] == "tmpfs"
-    assert len(types) == 4
-    with open("/proc/self/mountinfo") as handle:
-        real = places.mount_types(handle.read())
-    assert real[os.stat("/proc").st_dev] == "proc"
-
-
-@given(st.text())
-def test_mount_types_takes_any_text(text: str) -> None:
-    assert all(isinstance(v, str) for v in places.mount_types(text).values())

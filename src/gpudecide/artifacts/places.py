@@ -31,48 +31,20 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
+from gpudecide import mountinfo
 from gpudecide.errors import InputError, from_os_error
 from gpudecide.fsutil import atomic_write_bytes
-from gpudecide.textlines import split_lines
 
 __all__ = [
-    "KERNEL_FILESYSTEMS",
     "Target",
     "check_folder_output",
     "check_output",
     "kernel_filesystem_of_device",
-    "mount_types",
     "refuse_kernel_input",
     "special_filesystem",
     "write_output",
 ]
 
-# File systems whose files are the kernel's interfaces, not data anyone exports.
-KERNEL_FILESYSTEMS = frozenset(
-    {
-        "proc",
-        "sysfs",
-        "devtmpfs",
-        "devpts",
-        "debugfs",
-        "tracefs",
-        "securityfs",
-        "cgroup",
-        "cgroup2",
-        "pstore",
-        "bpf",
-        "configfs",
-        "efivarfs",
-        "fusectl",
-        "mqueue",
-        "binfmt_misc",
-        "autofs",
-        "rpc_pipefs",
-        "nsfs",
-        "selinuxfs",
-        "hugetlbfs",
-    }
-)
 # Where those are mounted on every Linux, for systems without /proc/self/mountinfo.
 _KERNEL_ROOTS = (("/proc", "proc"), ("/sys", "sysfs"))
 # Character devices that take a stream without harm: null, zero, full (major 1), and the
@@ -83,41 +55,21 @@ _TERMINAL_MAJORS = {4, *range(136, 144)}
 _DESCRIPTOR_PREFIXES = ("/dev/fd/", "/dev/stdout", "/dev/stderr", "/proc/self/fd/")
 
 
-def mount_types(text: str) -> dict[int, str]:
-    """st_dev -> file system type of every mount in `text`, a /proc/self/mountinfo
-    (`36 35 98:0 /mnt1 /mnt/parent rw,noatime master:1 - ext3 /dev/root rw`); a line that
-    is not one is left out (mount points are octal-escaped there, so a space in one never
-    shifts the fields read)."""
-    types: dict[int, str] = {}
-    for line in split_lines(text):
-        head, sep, tail = line.partition(" - ")
-        fields = head.split()
-        kind = tail.split()
-        if not sep or len(fields) < 3 or not kind:
-            continue
-        major, colon, minor = fields[2].partition(":")
-        if not (colon and major.isascii() and major.isdigit() and minor.isascii()):
-            continue
-        if not minor.isdigit() or int(major) >= 1 << 12 or int(minor) >= 1 << 20:
-            continue
-        types.setdefault(os.makedev(int(major), int(minor)), kind[0])
-    return types
-
-
 @lru_cache(maxsize=1)
 def _mount_types() -> dict[int, str]:
-    """The mounts this process sees (none off Linux)."""
-    try:
-        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as handle:
-            return mount_types(handle.read())
-    except OSError:
-        return {}
+    """st_dev -> file system type of the mounts this process sees (none off Linux); the
+    first mount of a device is the one its files show."""
+    types: dict[int, str] = {}
+    for mount in mountinfo.read():
+        if mount.dev is not None:
+            types.setdefault(mount.dev, mount.fstype)
+    return types
 
 
 def kernel_filesystem_of_device(dev: int) -> str | None:
     """The kernel file system type of the mount whose st_dev is `dev`, else None."""
     kind = _mount_types().get(dev)
-    return kind if kind in KERNEL_FILESYSTEMS else None
+    return kind if kind in mountinfo.KERNEL_FILESYSTEMS else None
 
 
 def special_filesystem(path: Path) -> str | None:

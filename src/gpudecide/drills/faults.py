@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpudecide.drills.storage_url import mounts
+from gpudecide import mountinfo
 from gpudecide.message import Message, english, message
 from gpudecide.portability.storage import Storage
 
@@ -137,7 +137,7 @@ def stale_mounts(drills_root: Path) -> list[Path]:
         root = drills_root.resolve()
     except OSError:
         return []
-    points = (Path(point) for point, _kind in mounts())
+    points = (Path(m.point) for m in mountinfo.read())
     return [p for p in points if p.name == MOUNT_NAME and p.is_relative_to(root)]
 
 

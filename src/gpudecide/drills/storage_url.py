@@ -23,27 +23,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from gpudecide import mountinfo
 from gpudecide.drills.names import NODE_LOCAL
 from gpudecide.errors import InputError, excerpt
-from gpudecide.textlines import split_lines
 
 __all__ = [
-    "PSEUDO_FILESYSTEMS",
     "S3_PROBE_OPTIONS",
     "check",
     "filesystem_type",
-    "mounts",
     "probe_s3",
 ]
 
-# Kernel file systems: their files are the kernel's state; nothing can be stored there.
-PSEUDO_FILESYSTEMS = frozenset(
-    {
-        "proc", "sysfs", "devtmpfs", "devpts", "cgroup", "cgroup2", "debugfs", "tracefs",
-        "securityfs", "pstore", "bpf", "configfs", "fusectl", "mqueue", "binfmt_misc",
-        "efivarfs", "nsfs", "rpc_pipefs", "autofs", "selinuxfs", "hugetlbfs",
-    }
-)  # fmt: skip
 # One quick question to the bucket: no retries, short timeouts (a closed port answers at once,
 # a black hole within seconds).
 S3_PROBE_OPTIONS = {
@@ -52,24 +42,6 @@ S3_PROBE_OPTIONS = {
 }
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 _IP = re.compile(r"^\d+\.\d+\.\d+\.\d+$")
-_ESCAPE = re.compile(r"\\([0-7]{3})")
-
-
-def mounts() -> list[tuple[str, str]]:
-    """(mount point, file system type) of every mount this process sees."""
-    try:
-        text = Path("/proc/self/mountinfo").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return []
-    out = []
-    for line in split_lines(text):
-        left, sep, right = line.partition(" - ")
-        fields = left.split()
-        if not sep or len(fields) < 5 or not right.split():
-            continue
-        point = _ESCAPE.sub(lambda m: chr(int(m.group(1), 8)), fields[4])
-        out.append((point, right.split()[0]))
-    return out
 
 
 def filesystem_type(path: Path) -> str | None:
@@ -82,10 +54,10 @@ def filesystem_type(path: Path) -> str | None:
     except OSError:
         return None
     best: tuple[int, str] | None = None
-    for point, kind in mounts():
-        inside = resolved == point or resolved.startswith(point.rstrip("/") + "/")
-        if inside and (best is None or len(point) > best[0]):
-            best = (len(point), kind)
+    for m in mountinfo.read():
+        inside = resolved == m.point or resolved.startswith(m.point.rstrip("/") + "/")
+        if inside and (best is None or len(m.point) > best[0]):
+            best = (len(m.point), m.fstype)
     return best[1] if best else None
 
 
@@ -107,7 +79,7 @@ def _folder(given: str, where: _Where) -> str:
     folder = Path(given).expanduser()
     folder = folder if folder.is_absolute() else Path.cwd() / folder
     kind = filesystem_type(folder)
-    if kind in PSEUDO_FILESYSTEMS:
+    if kind in mountinfo.KERNEL_FILESYSTEMS:
         raise where.error(
             "storage {folder} is on a {fstype} file system: checkpoints cannot be kept there",
             "give a folder on a disk, s3://BUCKET/PREFIX, or node",

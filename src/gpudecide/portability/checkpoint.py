@@ -48,7 +48,7 @@ import torch
 from gpudecide.artifacts.hashing import FileDigest, format_sums, parse_sums
 from gpudecide.artifacts.safetensors_header import inspect_handle
 from gpudecide.errors import InputError
-from gpudecide.fsutil import open_regular_raw, sha256_path
+from gpudecide.fsutil import AHEAD, open_regular_raw, prefetch, sha256_path
 from gpudecide.message import Message, english, message
 from gpudecide.portability.texts import plain
 
@@ -416,11 +416,17 @@ def _read_safetensors(path: Path) -> _Loaded:
             for t in sorted(info.tensors, key=lambda t: t.begin):
                 tensors[t.name] = torch.empty(t.shape, dtype=_TORCH_DTYPES[t.dtype])
         pending: list[Future[None]] = []
+        fd = handle.fileno()
+        at = os.lseek(fd, 0, os.SEEK_CUR)
         # the header check proved that the tensors tile the rest of the file in this order
         for batch in _batches(_byte_view(t) for t in tensors.values()):
-            if not _read_all(handle.fileno(), batch):
+            # this slice and the next are requested at once: the disk reads the next one
+            # while this one is copied and hashed
+            prefetch(fd, at, AHEAD)
+            if not _read_all(fd, batch):
                 problems.append("the file ended before its last tensor")
                 break
+            at += sum(len(v) for v in batch)
             pending.append(pool.submit(_update, digest, batch))
         for job in pending:
             job.result()
