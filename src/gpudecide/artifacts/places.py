@@ -45,7 +45,7 @@ __all__ = [
     "write_output",
 ]
 
-# Where those are mounted on every Linux, for systems without /proc/self/mountinfo.
+# Where proc and sysfs are mounted on every Linux, for systems without /proc/self/mountinfo.
 _KERNEL_ROOTS = (("/proc", "proc"), ("/sys", "sysfs"))
 # Character devices that take a stream without harm: null, zero, full (major 1), and the
 # terminals (4: tty0-63 and serial, 5: /dev/tty and /dev/console, 136-143: pseudo-terminals).
