@@ -373,6 +373,36 @@ def test_a_drill_killed_with_sigterm_leaves_no_mount(ws_root: Path) -> None:
     assert journals == [] or all(json.loads(j.read_text()) for j in journals)
 
 
+_UNDER_NOHUP = """
+import os, signal, time
+from gpudecide.drills.journal import stopped_by_signals
+try:
+    with stopped_by_signals():
+        os.kill(os.getpid(), signal.SIGHUP)
+        time.sleep(0.2)
+        print("hangup ignored", flush=True)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+        print("SIGTERM did not stop it", flush=True)
+except KeyboardInterrupt as exc:
+    print(f"stopped by {exc}", flush=True)
+"""
+
+
+def test_a_game_day_under_nohup_survives_a_hangup_and_still_stops_on_sigterm() -> None:
+    """`nohup gpudecide drill all`: the hangup the person asked to ignore stays ignored (a
+    closed terminal does not end the game day); `kill` still unwinds it. A real nohup, real
+    signals."""
+    done = subprocess.run(
+        ["nohup", sys.executable, "-c", _UNDER_NOHUP],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout.splitlines() == ["hangup ignored", "stopped by SIGTERM"], done.stderr
+    assert done.returncode == 0
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_every_stop_signal_runs_the_rollback(tmp_path: Path, sig: signal.Signals) -> None:
     """In this process: the signal arrives while the filesystem is mounted; the drill unwinds
@@ -398,10 +428,21 @@ def test_every_stop_signal_runs_the_rollback(tmp_path: Path, sig: signal.Signals
     watcher = threading.Thread(target=stop_when_mounted, daemon=True)
     watcher.start()
     try:
-        with pytest.raises(KeyboardInterrupt), stopped_by_signals():
-            disk_full.run(DrillContext(root=drills / "d", timeout_s=60))
+        raised = False
+        try:
+            with stopped_by_signals():
+                disk_full.run(DrillContext(root=drills / "d", timeout_s=60))
+        except KeyboardInterrupt:
+            raised = True
         watcher.join(5)
-        assert seen == [True]
+        state = {
+            "seen": seen,
+            "handler": signal.getsignal(sig),
+            "blocked": signal.pthread_sigmask(signal.SIG_BLOCK, []),
+            "pending": signal.sigpending(),
+            "threads": [t.name for t in threading.enumerate()],
+        }
+        assert raised and seen == [True], state
         assert faults.stale_mounts(drills) == []
     finally:
         faults.clear_stale(drills)  # a failing run leaves nothing mounted behind

@@ -170,8 +170,9 @@ class _Stopped(KeyboardInterrupt):
 def stopped_by_signals() -> Iterator[None]:
     """While a game day runs, SIGTERM and SIGHUP unwind it as SIGINT does (a
     KeyboardInterrupt): the drills' rollbacks (unmount, give access back, stop the jobs) run
-    before the process ends, instead of the default of dying on the spot. Only the main
-    thread can handle signals; elsewhere this does nothing."""
+    before the process ends, instead of the default of dying on the spot. A signal the
+    process was started ignoring stays ignored: under `nohup` a closed terminal must not
+    end the game day. Only the main thread can handle signals; elsewhere this does nothing."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -179,7 +180,11 @@ def stopped_by_signals() -> Iterator[None]:
     def stop(signum: int, _frame: object) -> None:
         raise _Stopped(signal.Signals(signum).name)
 
-    saved = {sig: signal.signal(sig, stop) for sig in STOP_SIGNALS[1:]}
+    saved = {
+        sig: signal.signal(sig, stop)
+        for sig in STOP_SIGNALS[1:]
+        if signal.getsignal(sig) is not signal.SIG_IGN
+    }
     try:
         yield
     finally:
