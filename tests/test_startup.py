@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -435,3 +436,64 @@ def test_the_library_used_directly_keeps_pydantics_plugins() -> None:
     )
     done = subprocess.run([sys.executable, "-c", body], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip().splitlines()[-1] == "False", done.stderr[-2000:]
+
+
+# A run of the command line with the collector watched: how many collections ran while it
+# ran, and the collector's state at the process's end (atexit, after the program's finally).
+_COLLECTED = """
+import atexit, gc, sys
+runs = []
+gc.callbacks.append(lambda phase, info: runs.append(info) if phase == "stop" else None)
+atexit.register(lambda: print(len(runs), gc.get_threshold(), gc.get_freeze_count() > 0))
+sys.argv = ["gpudecide", {args}]
+from gpudecide.{module} import main
+try:
+    main()
+except SystemExit:
+    pass
+"""
+
+
+def _collected(module: str, args: str, cwd: Path) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", _COLLECTED.format(module=module, args=args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.strip().splitlines()[-1].split(" ", 1)
+
+
+@pytest.mark.parametrize("args", ["'--help'", "'init', 'ws'"])
+def test_the_program_runs_its_command_without_a_collection(args: str, tmp_path: Path) -> None:
+    """The console script (`program.main`) sets the collector's threshold before it imports
+    the command line: `--help` and `init` run without one collection, and the process ends
+    with its objects frozen, its atexit handlers still run (issue 25)."""
+    runs, state = _collected("program", args, tmp_path)
+    assert runs == "0"
+    assert state == "(100000, 10, 10) True"
+    assert args != "'init', 'ws'" or (tmp_path / "ws" / "gpudecide.yaml").is_file()
+
+
+def test_the_command_line_run_in_process_keeps_the_interpreters_collector(tmp_path: Path) -> None:
+    """The twin: `cli.main`, as code that imports gpudecide runs it, leaves the collector as
+    Python sets it, and the probe sees the collections that the program avoids."""
+    runs, state = _collected("cli", "'--help'", tmp_path)
+    default = subprocess.run(
+        [sys.executable, "-c", "import gc; print(gc.get_threshold())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert int(runs) > 10
+    assert state == f"{default} False"
+
+
+def test_the_console_script_is_the_program() -> None:
+    """`gpudecide` and `python -m gpudecide` both start at `program.main`."""
+    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    assert project["project"]["scripts"] == {"gpudecide": "gpudecide.program:main"}
+    main = (Path(__file__).parents[1] / "src" / "gpudecide" / "__main__.py").read_text()
+    assert "from gpudecide.program import main" in main

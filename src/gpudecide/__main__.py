@@ -1,5 +1,5 @@
 """`python -m gpudecide` runs the command line."""
 
-from gpudecide.cli import main
+from gpudecide.program import main
 
 main()

@@ -233,5 +233,6 @@ def _demo_module() -> ModuleType:
 
 
 def main() -> None:
-    """Console-script entry point: one-line usage and output errors, no traceback."""
+    """Run the command line in this process: one-line usage and output errors, no traceback
+    (the console script is `gpudecide.program.main`, which adds the process's settings)."""
     run_app(app)

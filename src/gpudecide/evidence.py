@@ -183,10 +183,13 @@ def shown_path(path: str | Path, root: Path | None) -> str:
 def record_ref(path: Path, root: Path | None = None, snapshot: Snapshot | None = None) -> InputRef:
     """Cite an evidence record by id and identity hash (an edited record is refused); read
     from `snapshot` when it scanned the record."""
-    record = snapshot.verified(path) if snapshot is not None else load(path, verify=True)
-    return InputRef(
-        path=shown_path(path, root), sha256=record.identity_sha256(), size=0, record_id=record.id
-    )
+    if snapshot is None:
+        record = load(path, verify=True)
+        identity = record.identity_sha256()
+    else:
+        record = snapshot.verified(path)
+        identity = snapshot.identity(record)
+    return InputRef(path=shown_path(path, root), sha256=identity, size=0, record_id=record.id)
 
 
 def input_ref(path: str | Path, root: Path | None = None) -> InputRef:
@@ -306,7 +309,12 @@ def write(record: Evidence, evidence_dir: Path) -> Path:
             "figures": redact_all(record.figures),
         }
     )
-    changed = clean.model_dump() != record.model_dump()
+    changed = (clean.title, clean.summary, clean.notes, clean.figures) != (
+        record.title,
+        record.summary,
+        record.notes,
+        record.figures,
+    )
     sealed = seal(clean, where=evidence_dir) if changed or not record.content_sha256 else record
     text = sealed.model_dump_json(indent=2) + "\n"
     if len(text) > MAX_RECORD_BYTES:
@@ -388,7 +396,7 @@ def _read_input(
         if cited:
             record = snapshot.verified(p)
             snapshot.records[p] = record
-            return record.identity_sha256()
+            return snapshot.identity(record)
         return sha256_path(p)[0]
     except FileNotFoundError:
         return Freshness.MISSING_INPUT, message("report", "{path}: input is gone", path=shown)
@@ -443,6 +451,9 @@ class Snapshot:
     # id(record) -> (the record, whether its seal holds); the record is kept so that its id
     # is never another's while the snapshot lives
     seals: dict[int, tuple[Evidence, bool]] = field(default_factory=dict)
+    # id(record) -> (the record, its identity hash): freshness, the decision's citations and
+    # its record each need it, and each is a canonical dump of the figures
+    identities: dict[int, tuple[Evidence, str]] = field(default_factory=dict)
 
     def freshness(self, record: Evidence) -> tuple[Freshness, list[Message]]:
         """`freshness` of one of the records, with the inputs as this snapshot read them."""
@@ -470,6 +481,14 @@ class Snapshot:
         if kept is None or kept[0] is not record:
             kept = (record, record.compute_content_sha256() == record.content_sha256)
             self.seals[id(record)] = kept
+        return kept[1]
+
+    def identity(self, record: Evidence) -> str:
+        """`record.identity_sha256()`, computed once a snapshot."""
+        kept = self.identities.get(id(record))
+        if kept is None or kept[0] is not record:
+            kept = (record, record.identity_sha256())
+            self.identities[id(record)] = kept
         return kept[1]
 
 

@@ -405,7 +405,7 @@ def assess(
         contradictions=disputes,
         stale=refused,
         cites=[
-            {"id": r.id, "kind": r.kind, "identity_sha256": r.identity_sha256()}
+            {"id": r.id, "kind": r.kind, "identity_sha256": snapshot.identity(r)}
             for r in sorted(checks.values(), key=lambda r: r.id)
         ],
     )
