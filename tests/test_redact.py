@@ -61,6 +61,18 @@ def test_what_is_no_credential_stays(text: str) -> None:
     assert not looks_like_credential(text)
 
 
+@pytest.mark.parametrize("text", MASKED)
+def test_a_credential_is_masked_in_a_short_text_said_again_and_in_a_long_one(text: str) -> None:
+    """Short texts are remembered (records repeat them thousands of times), long ones are
+    not: either way the credential is masked, every time it is said."""
+    short = redact(text)
+    assert redact(text) == short and SECRET not in short
+    padding = "x " * 200
+    long = redact(padding + text + " " + padding)
+    assert len(padding + text) > 256
+    assert long == padding + short + " " + padding
+
+
 @given(st.text(max_size=200))
 def test_redaction_is_idempotent_and_never_grows_a_secret(text: str) -> None:
     once = redact(text)

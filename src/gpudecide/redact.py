@@ -60,16 +60,27 @@ _HEX = re.compile(r"[0-9a-f]{32,}")
 
 
 # A record's figures repeat the same few hundred keys and ids thousands of times (the
-# decision record: 4,300 strings, 570 distinct): each is scanned once a run (issue 25).
-@lru_cache(maxsize=8192)
+# decision record: 4,300 strings, 570 distinct): a short text is scanned once a run, and
+# the cache holds at most _CACHED x _SHORT characters (issue 25).
+_SHORT = 256
+_CACHED = 8192
+
+
 def redact(text: str) -> str:
     """`text` with every credential it holds masked."""
     if not text:
         return text
+    return _masked_short(text) if len(text) <= _SHORT else _masked(text)
+
+
+def _masked(text: str) -> str:
     out = _PREFIXED.sub(lambda m: next(g for g in m.groups() if g) + MASK, text)
     out = _USERINFO.sub(lambda m: f"{m.group('head')}:{MASK}@", out)
     out = _BEARER.sub(lambda m: f"{m.group(1)} {MASK}", out)
     return _ASSIGNED.sub(lambda m: m.group("key") + MASK, out)
+
+
+_masked_short = lru_cache(maxsize=_CACHED)(_masked)
 
 
 def redact_all(obj: Any) -> Any:
