@@ -25,9 +25,9 @@ PACKAGES = (
     "attest",
     "marks",
 )
-# Composition roots: they know every analysis (the command line, the report and demo
-# registries, the ledger of records).
-ROOTS = {"cli.py", "__main__.py", "sections.py", "demo.py", "ledger.py", "status.py"}
+# Composition roots: they know every analysis (the command line and the program around it,
+# the report and demo registries, the ledger of records).
+ROOTS = {"cli.py", "__main__.py", "program.py", "sections.py", "demo.py", "ledger.py", "status.py"}
 
 
 def _modules() -> list[Path]:
