@@ -18,11 +18,12 @@ import json
 import os
 import socket
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -431,6 +432,8 @@ _RANK = {
 }
 
 
+_T = TypeVar("_T")
+
 MAX_CITATION_DEPTH = 8  # records citing records: the chain is short (profile -> cost -> decision)
 
 
@@ -477,19 +480,23 @@ class Snapshot:
 
     def sealed(self, record: Evidence) -> bool:
         """Whether the record's content hash still matches it (computed once a snapshot)."""
-        kept = self.seals.get(id(record))
-        if kept is None or kept[0] is not record:
-            kept = (record, record.compute_content_sha256() == record.content_sha256)
-            self.seals[id(record)] = kept
-        return kept[1]
+        return _once(
+            self.seals, record, lambda: record.compute_content_sha256() == record.content_sha256
+        )
 
     def identity(self, record: Evidence) -> str:
         """`record.identity_sha256()`, computed once a snapshot."""
-        kept = self.identities.get(id(record))
-        if kept is None or kept[0] is not record:
-            kept = (record, record.identity_sha256())
-            self.identities[id(record)] = kept
-        return kept[1]
+        return _once(self.identities, record, record.identity_sha256)
+
+
+def _once(kept: dict[int, tuple[Evidence, _T]], record: Evidence, compute: Callable[[], _T]) -> _T:
+    """`compute()` for `record`, from `kept` when it holds that very record (an id alone
+    could be another record's once the first is gone; the record kept prevents that)."""
+    held = kept.get(id(record))
+    if held is None or held[0] is not record:
+        held = (record, compute())
+        kept[id(record)] = held
+    return held[1]
 
 
 def freshness(record: Evidence, root: Path) -> tuple[Freshness, list[Message]]:
