@@ -37,18 +37,19 @@ with contextlib.redirect_stdout(io.StringIO()):
 """
 
 
+def _last_json(code: str, cwd: Path | None = None) -> Any:
+    """The JSON value on the last line `code` printed, run in a fresh interpreter."""
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def _loaded(body: str, cwd: Path | None = None, watched: tuple[str, ...] = HEAVY) -> list[str]:
     """The `watched` modules (the heavy libraries) in `sys.modules` after `body` ran in a
     fresh interpreter."""
-    done = subprocess.run(
-        [sys.executable, "-c", _PROBE.format(body=body, heavy=watched)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    loaded: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
+    loaded: list[str] = _last_json(_PROBE.format(body=body, heavy=watched), cwd)
     return loaded
 
 
@@ -462,15 +463,7 @@ except SystemExit:
 
 
 def _collected(module: str, args: str, cwd: Path) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, "-c", _COLLECTED.format(module=module, args=args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    state: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    state: dict[str, Any] = _last_json(_COLLECTED.format(module=module, args=args), cwd)
     return state
 
 
@@ -492,14 +485,9 @@ def test_the_command_line_run_in_process_keeps_the_interpreters_collector(tmp_pa
     """The twin: `cli.main`, as code that imports gpudecide runs it, leaves the collector as
     Python sets it, and the probe sees the collections that the program avoids."""
     state = _collected("cli", "'--help'", tmp_path)
-    default = subprocess.run(
-        [sys.executable, "-c", "import gc; print(list(gc.get_threshold()))"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
+    default = _last_json("import gc; print(list(gc.get_threshold()))")
     assert len(state["runs"]) > 10
-    assert state["threshold"] == json.loads(default)
+    assert state["threshold"] == default
     assert state["frozen"] == 0
 
 
